@@ -1,0 +1,180 @@
+package dev.ubuf.plan;
+
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The schedule of one overlapped op on one rank, as data: per-stream steps with explicit dependencies.
+ * Built once per (shape, dtype, method, rank); run by the CUDA executor on GPUs and by the host executor on
+ * Java arrays in CI. Immutable and validated on construction.
+ *
+ * @param op                   "ag" or "rs" (results-file vocabulary)
+ * @param method               "ring", "aggregate", "pipeline", "bulk", "oneshot", ...
+ * @param rank                 this rank's index in the domain
+ * @param tp                   ranks in the domain
+ * @param streams              role of each stream index used by the steps
+ * @param matrices             the matrices the steps address (one spec per role)
+ * @param flagsReceivedPerCall for each flag index, how many signals this rank receives on it per call
+ * @param eventCount           events used (indices 0..eventCount-1)
+ * @param steps                issue order; a WaitEvent always follows its RecordEvent
+ */
+public record Plan(String op, String method, int rank, int tp, List<StreamRole> streams,
+                   Map<BufferRole, MatrixSpec> matrices, List<Integer> flagsReceivedPerCall, int eventCount,
+                   List<PlanStep> steps) {
+
+    public Plan {
+        Objects.requireNonNull(op, "op");
+        Objects.requireNonNull(method, "method");
+        streams = List.copyOf(streams);
+        matrices = Map.copyOf(new EnumMap<>(matrices));
+        flagsReceivedPerCall = List.copyOf(flagsReceivedPerCall);
+        steps = List.copyOf(steps);
+        if (tp < 1 || rank < 0 || rank >= tp) {
+            throw new IllegalArgumentException("rank " + rank + " outside domain of " + tp);
+        }
+        validate(rank, tp, streams, matrices, flagsReceivedPerCall.size(), eventCount, steps);
+    }
+
+    public int flagCount() {
+        return flagsReceivedPerCall.size();
+    }
+
+    public MatrixSpec matrix(BufferRole role) {
+        MatrixSpec m = matrices.get(role);
+        if (m == null) {
+            throw new IllegalArgumentException(op + "/" + method + " plan has no " + role + " matrix");
+        }
+        return m;
+    }
+
+    /** How many signals this rank sends to (peer, flag) per call: the sender's absolute-value arithmetic. */
+    public int signalsSentPerCall(int peer, int flag) {
+        int n = 0;
+        for (PlanStep s : steps) {
+            if (s instanceof PlanStep.Signal sig && sig.peer() == peer && sig.flag() == flag) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    public String describe() {
+        StringBuilder sb = new StringBuilder(op + "/" + method + " rank " + rank + " of " + tp + ", streams "
+                + streams + ", flags/call " + flagsReceivedPerCall + "\n");
+        for (int i = 0; i < steps.size(); i++) {
+            sb.append(String.format("  %3d %s%n", i, steps.get(i)));
+        }
+        return sb.toString();
+    }
+
+    private static void validate(int rank, int tp, List<StreamRole> streams, Map<BufferRole, MatrixSpec> matrices,
+                                 int flagCount, int eventCount, List<PlanStep> steps) {
+        boolean[] recorded = new boolean[eventCount];
+        for (int i = 0; i < steps.size(); i++) {
+            PlanStep s = steps.get(i);
+            String at = "step " + i + " (" + s + "): ";
+            if (s.stream() < 0 || s.stream() >= streams.size()) {
+                throw new IllegalArgumentException(at + "stream out of range");
+            }
+            switch (s) {
+                case PlanStep.Gemm g -> {
+                    checkRegion(at, g.a(), rank, tp, matrices, false);
+                    checkRegion(at, g.b(), rank, tp, matrices, false);
+                    checkRegion(at, g.c(), rank, tp, matrices, false);
+                }
+                case PlanStep.Copy c -> {
+                    checkRegion(at, c.src(), rank, tp, matrices, true);
+                    checkRegion(at, c.dst(), rank, tp, matrices, true);
+                    if (c.src().rank() != rank && c.dst().rank() != rank) {
+                        throw new IllegalArgumentException(at + "a copy must touch this rank's memory");
+                    }
+                }
+                case PlanStep.Signal sig -> {
+                    if (sig.peer() < 0 || sig.peer() >= tp || sig.flag() < 0 || sig.flag() >= flagCount) {
+                        throw new IllegalArgumentException(at + "peer or flag out of range");
+                    }
+                }
+                case PlanStep.WaitSignal w -> {
+                    if (w.flag() < 0 || w.flag() >= flagCount) {
+                        throw new IllegalArgumentException(at + "flag out of range");
+                    }
+                }
+                case PlanStep.Reduce r -> {
+                    for (Region src : r.sources()) {
+                        checkRegion(at, src, rank, tp, matrices, true);
+                    }
+                    checkRegion(at, r.dst(), rank, tp, matrices, false);
+                }
+                case PlanStep.RecordEvent e -> {
+                    if (e.event() < 0 || e.event() >= eventCount || recorded[e.event()]) {
+                        throw new IllegalArgumentException(at + "event out of range or recorded twice");
+                    }
+                    recorded[e.event()] = true;
+                }
+                case PlanStep.WaitEvent e -> {
+                    if (e.event() < 0 || e.event() >= eventCount || !recorded[e.event()]) {
+                        throw new IllegalArgumentException(at + "waits for an event not recorded before it");
+                    }
+                }
+                case PlanStep.AddBias b -> {
+                    checkRegion(at, b.dst(), rank, tp, matrices, false);
+                    if (!matrices.containsKey(BufferRole.BIAS)) {
+                        throw new IllegalArgumentException(at + "no BIAS matrix declared");
+                    }
+                }
+            }
+        }
+    }
+
+    private static void checkRegion(String at, Region r, int rank, int tp, Map<BufferRole, MatrixSpec> matrices,
+                                    boolean peerAllowed) {
+        MatrixSpec m = matrices.get(r.buffer());
+        if (m == null) {
+            throw new IllegalArgumentException(at + r.buffer() + " not declared");
+        }
+        if (r.endRow() > m.rows() || r.endCol() > m.cols()) {
+            throw new IllegalArgumentException(at + r + " outside " + m.rows() + "x" + m.cols());
+        }
+        if (r.rank() >= tp) {
+            throw new IllegalArgumentException(at + r + " names a rank outside the domain");
+        }
+        if (r.rank() != rank && !(peerAllowed && r.buffer().peerVisible())) {
+            throw new IllegalArgumentException(at + r + " is another rank's memory, not reachable here");
+        }
+    }
+
+    /** Checks that a domain's plans agree: every (receiver, flag) has one sender sending what the receiver expects. */
+    public static void validateDomain(List<Plan> plans) {
+        int tp = plans.size();
+        for (int r = 0; r < tp; r++) {
+            Plan p = plans.get(r);
+            if (p.rank() != r || p.tp() != tp) {
+                throw new IllegalArgumentException("plan " + r + " is for rank " + p.rank() + " of " + p.tp());
+            }
+        }
+        for (int recv = 0; recv < tp; recv++) {
+            Plan rp = plans.get(recv);
+            for (int f = 0; f < rp.flagCount(); f++) {
+                List<Integer> senders = new ArrayList<>();
+                int sent = 0;
+                for (Plan sp : plans) {
+                    int n = sp.signalsSentPerCall(recv, f);
+                    if (n > 0) {
+                        senders.add(sp.rank());
+                        sent += n;
+                    }
+                }
+                if (senders.size() > 1) {
+                    throw new IllegalArgumentException("flag " + f + " of rank " + recv + " has several senders " + senders);
+                }
+                if (sent != rp.flagsReceivedPerCall().get(f)) {
+                    throw new IllegalArgumentException("flag " + f + " of rank " + recv + " receives " + sent
+                            + " signals per call but the plan expects " + rp.flagsReceivedPerCall().get(f));
+                }
+            }
+        }
+    }
+}

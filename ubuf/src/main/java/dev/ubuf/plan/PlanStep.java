@@ -1,0 +1,79 @@
+package dev.ubuf.plan;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * One step of a plan, issued in list order onto its stream. A stream runs its steps in order; steps on different
+ * streams are ordered only by events (same rank) and signals (across ranks).
+ */
+public sealed interface PlanStep {
+    int stream();
+
+    /** c = a * b (+ c when accumulate). a is rows x K of the left operand, b is K x cols of the right one. */
+    record Gemm(int stream, Region a, Region b, Region c, boolean accumulate) implements PlanStep {
+        public Gemm {
+            Objects.requireNonNull(a, "a");
+            Objects.requireNonNull(b, "b");
+            Objects.requireNonNull(c, "c");
+            if (a.cols() != b.rows() || c.rows() != a.rows() || c.cols() != b.cols()) {
+                throw new IllegalArgumentException("GEMM shapes disagree: " + a + " x " + b + " -> " + c);
+            }
+        }
+    }
+
+    /** Copy src to dst (same shape). dst may be a peer's user buffer: the copy engine moves it over NVLink. */
+    record Copy(int stream, Region src, Region dst) implements PlanStep {
+        public Copy {
+            if (!src.sameShape(dst)) {
+                throw new IllegalArgumentException("copy shapes disagree: " + src + " -> " + dst);
+            }
+        }
+    }
+
+    /**
+     * After every earlier step of this stream has completed, raise {@code peer}'s flag {@code flag} by one.
+     * Each (peer, flag) pair has exactly one sender, so the sender can write absolute sequence numbers.
+     */
+    record Signal(int stream, int peer, int flag) implements PlanStep {
+    }
+
+    /**
+     * Block this stream until this rank's flag {@code flag} has received {@code count} signals in the current call
+     * (count 0 means: every signal of all earlier calls, which is how credits from the previous call are awaited).
+     */
+    record WaitSignal(int stream, int flag, int count) implements PlanStep {
+        public WaitSignal {
+            if (count < 0) {
+                throw new IllegalArgumentException("negative wait count " + count);
+            }
+        }
+    }
+
+    /** dst = (dst when accumulate) + sum of sources, in fp32, rounded once. Sources may be peers' user buffers. */
+    record Reduce(int stream, List<Region> sources, Region dst, boolean accumulate) implements PlanStep {
+        public Reduce {
+            sources = List.copyOf(sources);
+            if (sources.isEmpty() || sources.size() > 8) {
+                throw new IllegalArgumentException("reduce takes 1..8 sources, got " + sources.size());
+            }
+            for (Region s : sources) {
+                if (!s.sameShape(dst)) {
+                    throw new IllegalArgumentException("reduce shapes disagree: " + s + " -> " + dst);
+                }
+            }
+        }
+    }
+
+    /** Record event {@code event} on this stream (each event is recorded once per plan). */
+    record RecordEvent(int stream, int event) implements PlanStep {
+    }
+
+    /** Make this stream wait for event {@code event}, recorded earlier in the plan's list. */
+    record WaitEvent(int stream, int event) implements PlanStep {
+    }
+
+    /** dst[i][j] += bias[j]: the bias of a row-parallel layer, added once after the reduction. */
+    record AddBias(int stream, Region dst) implements PlanStep {
+    }
+}
