@@ -1,0 +1,310 @@
+package dev.ubuf.comm;
+
+import dev.ubuf.config.UbufEnvironment;
+import dev.ubuf.cuda.CudaContext;
+import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.cuda.DeviceBuffer;
+import dev.ubuf.cuda.IpcMemory;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.function.Supplier;
+
+/**
+ * One rank's membership in a tensor-parallel domain: the domain's bootstrap, this rank's CUDA context, and the user
+ * buffers registered on every rank. Reference-counted ({@link #retain()} / {@link #close()}); the last close
+ * releases every buffer still registered, newest first. The bootstrap stays the caller's.
+ */
+public final class TpCommunicator implements AutoCloseable {
+    private final Bootstrap bootstrap;
+    private final CudaContext context;
+    private final UbufEnvironment env;
+    private final BufferSharing sharing;
+    private final int[] deviceOfRank;
+    private final Deque<UserBuffer> live = new ArrayDeque<>();
+    private final List<CudaContext> peerContexts = new ArrayList<>();
+    private int references = 1;
+    private volatile String abortReason;
+
+    private TpCommunicator(Bootstrap bootstrap, CudaContext context, UbufEnvironment env, BufferSharing requested) {
+        this.bootstrap = bootstrap;
+        this.context = context;
+        this.env = env;
+        context.makeCurrent();
+        ByteBuffer me = ByteBuffer.allocate(12).putInt(context.device().ordinal()).putLong(ProcessHandle.current().pid());
+        byte[][] all = bootstrap.allGather(me.array());
+        deviceOfRank = new int[all.length];
+        boolean samePid = true;
+        for (int r = 0; r < all.length; r++) {
+            ByteBuffer b = ByteBuffer.wrap(all[r]);
+            deviceOfRank[r] = b.getInt();
+            samePid &= b.getLong() == ProcessHandle.current().pid();
+        }
+        BufferSharing chosen = requested != null ? requested
+                : samePid ? BufferSharing.IN_PROCESS
+                : context.device().supportsVmm() && context.device().supportsPosixFdHandles()
+                ? BufferSharing.VMM_POSIX_FD : BufferSharing.LEGACY_IPC;
+        if (chosen == BufferSharing.IN_PROCESS && !samePid) {
+            throw new IllegalArgumentException("IN_PROCESS sharing needs every rank in this JVM, but ranks span processes");
+        }
+        this.sharing = chosen;
+        if (sharing == BufferSharing.IN_PROCESS) {
+            for (int r = 0; r < deviceOfRank.length; r++) {
+                if (r != rank()) {
+                    CudaContext peer = CudaContext.retainPrimary(deviceOfRank[r]);
+                    peerContexts.add(peer);
+                    context.enablePeerAccess(peer);
+                }
+            }
+            context.makeCurrent();
+        }
+        if (env.debug()) {
+            System.err.printf("ubuf: rank %d of %d on device %d (%s), sharing %s, devices %s%n", rank(), tp(),
+                    context.device().ordinal(), context.device().name(), sharing, java.util.Arrays.toString(deviceOfRank));
+        }
+    }
+
+    /**
+     * Joins the domain: collective over every rank of {@code domain}.
+     *
+     * @param sharing null to choose automatically (IN_PROCESS when all ranks share this JVM, else VMM_POSIX_FD where
+     *                the device supports it, else LEGACY_IPC)
+     */
+    public static TpCommunicator create(Bootstrap domain, CudaContext context, UbufEnvironment env, BufferSharing sharing) {
+        return new TpCommunicator(domain, context, env, sharing);
+    }
+
+    public int rank() {
+        return bootstrap.rank();
+    }
+
+    public int tp() {
+        return bootstrap.size();
+    }
+
+    public CudaContext context() {
+        return context;
+    }
+
+    public Bootstrap bootstrap() {
+        return bootstrap;
+    }
+
+    public UbufEnvironment environment() {
+        return env;
+    }
+
+    public BufferSharing sharing() {
+        return sharing;
+    }
+
+    public int deviceOfRank(int r) {
+        return deviceOfRank[r];
+    }
+
+    /**
+     * Registers a buffer of {@code bytes} on every rank (collective: every rank calls with the same name and size),
+     * zero-filled, and returns once every rank knows every address.
+     */
+    public synchronized UserBuffer register(String name, long bytes) {
+        assertUsable();
+        if (bytes <= 0) {
+            throw new IllegalArgumentException("user buffer size must be positive, got " + bytes);
+        }
+        agreeOnSize(name, bytes);
+        context.makeCurrent();
+        SharedMemory memory = switch (sharing) {
+            case IN_PROCESS -> inProcess(bytes);
+            case LEGACY_IPC -> legacyIpc(bytes);
+            case VMM_POSIX_FD -> VmmSharedMemory.create(this, name, bytes);
+        };
+        try {
+            try (CudaStream s = context.createStream(dev.ubuf.cuda.StreamPriority.NORMAL)) {
+                s.fill8(memory.address(rank()), (byte) 0, bytes);
+                s.synchronize();
+            }
+            bootstrap.barrier();
+        } catch (RuntimeException e) {
+            memory.close();
+            throw e;
+        }
+        UserBuffer ub = new UserBuffer(name, this, memory, deviceOfRank);
+        live.push(ub);
+        if (env.debug()) {
+            StringBuilder sb = new StringBuilder();
+            for (int r = 0; r < tp(); r++) {
+                sb.append(String.format(" %d:0x%x", r, memory.address(r)));
+            }
+            System.err.printf("ubuf: rank %d registered %s (%d bytes, %s):%s%n", rank(), name, bytes, sharing, sb);
+        }
+        return ub;
+    }
+
+    /** A flags region: {@code count} int32 sequence numbers per rank, zeroed once and never reset. */
+    public FlagRegion flags(String name, int count) {
+        if (count <= 0) {
+            throw new IllegalArgumentException("flag count must be positive, got " + count);
+        }
+        return new FlagRegion(register(name, (long) count * Integer.BYTES), count);
+    }
+
+    private void agreeOnSize(String name, long bytes) {
+        byte[] mine = ByteBuffer.allocate(8).putLong(bytes).array();
+        byte[][] all = bootstrap.allGather(mine);
+        for (int r = 0; r < all.length; r++) {
+            long theirs = ByteBuffer.wrap(all[r]).getLong();
+            if (theirs != bytes) {
+                throw new IllegalArgumentException("register(" + name + "): rank " + rank() + " asked for " + bytes
+                        + " bytes but rank " + r + " for " + theirs);
+            }
+        }
+    }
+
+    private SharedMemory inProcess(long bytes) {
+        DeviceBuffer mine = context.allocate(bytes);
+        try {
+            byte[][] all = bootstrap.allGather(ByteBuffer.allocate(8).putLong(mine.address()).array());
+            long[] addresses = new long[all.length];
+            for (int r = 0; r < all.length; r++) {
+                addresses[r] = ByteBuffer.wrap(all[r]).getLong();
+            }
+            return new SharedMemory() {
+                @Override
+                public long address(int r) {
+                    return addresses[r];
+                }
+
+                @Override
+                public long bytes() {
+                    return bytes;
+                }
+
+                @Override
+                public void close() {
+                    mine.close();
+                }
+            };
+        } catch (RuntimeException e) {
+            mine.close();
+            throw e;
+        }
+    }
+
+    private SharedMemory legacyIpc(long bytes) {
+        DeviceBuffer mine = context.allocate(bytes);
+        List<IpcMemory> opened = new ArrayList<>();
+        try {
+            byte[][] handles = bootstrap.allGather(IpcMemory.export(mine));
+            long[] addresses = new long[handles.length];
+            for (int r = 0; r < handles.length; r++) {
+                if (r == rank()) {
+                    addresses[r] = mine.address();
+                } else {
+                    IpcMemory m = IpcMemory.open(context, handles[r], bytes);
+                    opened.add(m);
+                    addresses[r] = m.address();
+                }
+            }
+            return new SharedMemory() {
+                @Override
+                public long address(int r) {
+                    return addresses[r];
+                }
+
+                @Override
+                public long bytes() {
+                    return bytes;
+                }
+
+                @Override
+                public void close() {
+                    for (int i = opened.size() - 1; i >= 0; i--) {
+                        opened.get(i).close();
+                    }
+                    mine.close();
+                }
+            };
+        } catch (RuntimeException e) {
+            for (int i = opened.size() - 1; i >= 0; i--) {
+                opened.get(i).close();
+            }
+            mine.close();
+            throw e;
+        }
+    }
+
+    synchronized void released(UserBuffer buffer) {
+        live.remove(buffer);
+    }
+
+    /**
+     * Waits for {@code stream} with the UB_TIMEOUT deadline. On expiry the domain is aborted and the error names this
+     * rank and what {@code pending} says it was waiting for (flag, peer, expected and observed values).
+     */
+    public void await(CudaStream stream, Supplier<String> pending) {
+        if (!stream.synchronize(env.timeout())) {
+            String what = "rank " + rank() + " timed out after " + env.timeout().toSeconds() + " s (UB_TIMEOUT): "
+                    + pending.get();
+            abort(what);
+            throw new UbufTimeoutException(what);
+        }
+    }
+
+    /** Marks the domain failed and tells the peers; later operations fail with {@code reason}. */
+    public void abort(String reason) {
+        if (abortReason == null) {
+            abortReason = reason;
+            try {
+                bootstrap.abort(reason);
+            } catch (RuntimeException ignored) {
+                // the peers may already be gone; the local state is what matters now
+            }
+        }
+    }
+
+    void assertUsable() {
+        if (abortReason != null) {
+            throw new IllegalStateException("communicator of rank " + rank() + " was aborted: " + abortReason);
+        }
+        if (references <= 0) {
+            throw new IllegalStateException("communicator of rank " + rank() + " is closed");
+        }
+    }
+
+    /** Adds an owner; each owner closes once. */
+    public synchronized TpCommunicator retain() {
+        assertUsable();
+        references++;
+        return this;
+    }
+
+    /** Drops one reference; the last releases every buffer still registered (newest first) and peer contexts. */
+    @Override
+    public synchronized void close() {
+        if (references <= 0) {
+            return;
+        }
+        if (--references > 0) {
+            return;
+        }
+        RuntimeException first = null;
+        while (!live.isEmpty()) {
+            try {
+                live.peek().close();
+            } catch (RuntimeException e) {
+                live.poll();
+                first = first == null ? e : first;
+            }
+        }
+        for (int i = peerContexts.size() - 1; i >= 0; i--) {
+            peerContexts.get(i).close();
+        }
+        peerContexts.clear();
+        if (first != null) {
+            throw first;
+        }
+    }
+}

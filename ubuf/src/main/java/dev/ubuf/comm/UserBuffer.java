@@ -1,0 +1,88 @@
+package dev.ubuf.comm;
+
+import dev.ubuf.cuda.DeviceMemory;
+import dev.ubuf.tensor.DType;
+import dev.ubuf.tensor.TensorView;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A buffer of the same size on every rank of a TP domain, registered once, whose peers' device addresses every rank
+ * knows: a rank copies straight into a peer's instance. Created by {@link TpCommunicator#register}; closing releases
+ * the mappings and the allocation (the communicator stays open).
+ */
+public final class UserBuffer implements AutoCloseable {
+    private final String name;
+    private final TpCommunicator comm;
+    private final SharedMemory memory;
+    private final DeviceMemory[] views;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    UserBuffer(String name, TpCommunicator comm, SharedMemory memory, int[] deviceOfRank) {
+        this.name = name;
+        this.comm = comm;
+        this.memory = memory;
+        this.views = new DeviceMemory[deviceOfRank.length];
+        for (int r = 0; r < views.length; r++) {
+            views[r] = new PeerAddress(this, r, deviceOfRank[r]);
+        }
+    }
+
+    public String name() {
+        return name;
+    }
+
+    public long bytes() {
+        return memory.bytes();
+    }
+
+    public int rank() {
+        return comm.rank();
+    }
+
+    public int tp() {
+        return comm.tp();
+    }
+
+    long address(int r) {
+        if (closed.get()) {
+            throw new IllegalStateException("user buffer " + name + " is closed");
+        }
+        return memory.address(r);
+    }
+
+    public boolean isOpen() {
+        return !closed.get();
+    }
+
+    /** This rank's instance. */
+    public DeviceMemory local() {
+        return views[comm.rank()];
+    }
+
+    /** Rank {@code r}'s instance, addressable from this rank (copies, kernels). */
+    public DeviceMemory peer(int r) {
+        if (r < 0 || r >= views.length) {
+            throw new IllegalArgumentException("rank " + r + " outside domain of " + views.length);
+        }
+        return views[r];
+    }
+
+    /** A dense rows x cols matrix view of rank {@code r}'s instance. */
+    public TensorView matrix(int r, long rows, long cols, DType dtype) {
+        return TensorView.of(peer(r), rows, cols, dtype);
+    }
+
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            comm.released(this);
+            memory.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "UserBuffer(" + name + ", " + bytes() + " bytes, rank " + rank() + " of " + tp() + ")";
+    }
+}

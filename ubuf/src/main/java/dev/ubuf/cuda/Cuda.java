@@ -1,0 +1,60 @@
+package dev.ubuf.cuda;
+
+import jcuda.driver.CUresult;
+import jcuda.driver.JCudaDriver;
+
+import java.util.Optional;
+
+/** Driver entry points shared by the wrappers: error checking and availability. */
+public final class Cuda {
+    private Cuda() {
+    }
+
+    /** Throws a {@link CudaException} naming {@code call} unless {@code rc} is CUDA_SUCCESS. */
+    static void check(int rc, String call) {
+        if (rc != CUresult.CUDA_SUCCESS) {
+            throw new CudaException(call, rc, CUresult.stringFor(rc));
+        }
+    }
+
+    /**
+     * Initialises the driver (idempotent in the driver) and returns the device count.
+     *
+     * @throws CudaUnavailableException when there is no driver or no device
+     */
+    public static int deviceCount() {
+        try {
+            int rc = JCudaDriver.cuInit(0);
+            if (rc != CUresult.CUDA_SUCCESS) {
+                throw new CudaUnavailableException("no usable CUDA driver: cuInit returned " + CUresult.stringFor(rc));
+            }
+            int[] n = new int[1];
+            check(JCudaDriver.cuDeviceGetCount(n), "cuDeviceGetCount");
+            if (n[0] == 0) {
+                throw new CudaUnavailableException("the CUDA driver reports no device");
+            }
+            return n[0];
+        } catch (UnsatisfiedLinkError | NoClassDefFoundError e) {
+            throw new CudaUnavailableException("no CUDA driver (libcuda.so.1) could be loaded: " + e.getMessage());
+        }
+    }
+
+    /** Empty when at least {@code devices} GPUs are usable, else the reason (for test skips and `ubuf info`). */
+    public static Optional<String> unavailableReason(int devices) {
+        try {
+            int n = deviceCount();
+            return n >= devices ? Optional.empty()
+                    : Optional.of("needs " + devices + " GPUs, found " + n);
+        } catch (CudaUnavailableException e) {
+            return Optional.of(e.getMessage());
+        }
+    }
+
+    /** Driver version as major*1000 + minor*10 (CUDA's convention). */
+    public static int driverVersion() {
+        deviceCount();
+        int[] v = new int[1];
+        check(JCudaDriver.cuDriverGetVersion(v), "cuDriverGetVersion");
+        return v[0];
+    }
+}

@@ -1,0 +1,124 @@
+package dev.ubuf.cuda;
+
+import jcuda.driver.CUcontext;
+import jcuda.driver.JCudaDriver;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The primary context of one device, retained for the lifetime of this object. Factory for the device's streams,
+ * events and buffers, which it tracks: closing it while any is open fails with their names.
+ * Each thread that uses the device calls {@link #makeCurrent()}; the factories do it for you.
+ */
+public final class CudaContext implements AutoCloseable {
+    private final CudaDevice device;
+    private final Handles.Context handle = new Handles.Context();
+    private final ResourceLedger ledger = new ResourceLedger();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private CudaContext(CudaDevice device) {
+        this.device = device;
+        Cuda.check(JCudaDriver.cuDevicePrimaryCtxRetain(handle, device.handle()), "cuDevicePrimaryCtxRetain");
+        makeCurrent();
+    }
+
+    public static CudaContext retainPrimary(CudaDevice device) {
+        return new CudaContext(device);
+    }
+
+    public static CudaContext retainPrimary(int ordinal) {
+        return new CudaContext(CudaDevice.get(ordinal));
+    }
+
+    public CudaDevice device() {
+        return device;
+    }
+
+    public ResourceLedger ledger() {
+        return ledger;
+    }
+
+    CUcontext handle() {
+        return handle;
+    }
+
+    /** Binds this context to the calling thread (cheap; call it at the top of every per-rank thread). */
+    public CudaContext makeCurrent() {
+        assertOpen();
+        Cuda.check(JCudaDriver.cuCtxSetCurrent(handle), "cuCtxSetCurrent");
+        return this;
+    }
+
+    public void synchronize() {
+        makeCurrent();
+        Cuda.check(JCudaDriver.cuCtxSynchronize(), "cuCtxSynchronize");
+    }
+
+    /** Lets kernels and copies on this device address {@code peer}'s memory directly; already-enabled is fine. */
+    public void enablePeerAccess(CudaContext peer) {
+        if (peer.device.ordinal() == device.ordinal()) {
+            return;
+        }
+        if (!device.canAccessPeer(peer.device)) {
+            throw new IllegalStateException(device + " cannot access " + peer.device + " (no P2P path)");
+        }
+        makeCurrent();
+        int rc = JCudaDriver.cuCtxEnablePeerAccess(peer.handle, 0);
+        if (rc != jcuda.driver.CUresult.CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
+            Cuda.check(rc, "cuCtxEnablePeerAccess(" + device + " -> " + peer.device + ")");
+        }
+    }
+
+    /** Free and total device memory as seen by the driver, bytes. */
+    public long[] memoryInfo() {
+        makeCurrent();
+        long[] free = new long[1];
+        long[] total = new long[1];
+        Cuda.check(JCudaDriver.cuMemGetInfo(free, total), "cuMemGetInfo");
+        return new long[]{free[0], total[0]};
+    }
+
+    public DeviceBuffer allocate(long bytes) {
+        return new DeviceBuffer(this, bytes);
+    }
+
+    public PinnedHostBuffer allocateHost(long bytes) {
+        return new PinnedHostBuffer(this, bytes);
+    }
+
+    public CudaStream createStream(StreamPriority priority) {
+        return new CudaStream(this, priority);
+    }
+
+    public CudaEvent createEvent(boolean timing) {
+        return new CudaEvent(this, timing);
+    }
+
+    void assertOpen() {
+        if (closed.get()) {
+            throw new IllegalStateException("context of " + device + " is closed");
+        }
+    }
+
+    boolean isOpen() {
+        return !closed.get();
+    }
+
+    /** Releases the primary context; fails (without releasing) when resources created from it are still open. */
+    @Override
+    public void close() {
+        var open = ledger.openResources();
+        if (!open.isEmpty()) {
+            throw new IllegalStateException("closing the context of " + device + " with " + open.size()
+                    + " resources still open: " + open);
+        }
+        if (closed.compareAndSet(false, true)) {
+            Cuda.check(JCudaDriver.cuDevicePrimaryCtxRelease(device.handle()), "cuDevicePrimaryCtxRelease");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "CudaContext(" + device + ")";
+    }
+}

@@ -1,0 +1,61 @@
+package dev.ubuf.cuda;
+
+import jcuda.driver.JCudaDriver;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/** A CUDA event: cross-stream ordering and, when created with timing, elapsed time between two records. */
+public final class CudaEvent implements AutoCloseable {
+    private final CudaContext context;
+    private final Handles.Event handle = new Handles.Event();
+    private final boolean timing;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    CudaEvent(CudaContext context, boolean timing) {
+        this.context = context;
+        this.timing = timing;
+        context.makeCurrent();
+        Cuda.check(JCudaDriver.cuEventCreate(handle, timing ? 0 : 0x2 /* CU_EVENT_DISABLE_TIMING */), "cuEventCreate");
+        context.ledger().opened(this, "CudaEvent(" + context.device() + ")", 0);
+    }
+
+    Handles.Event handle() {
+        assertOpen();
+        return handle;
+    }
+
+    public void record(CudaStream stream) {
+        Cuda.check(JCudaDriver.cuEventRecord(handle(), stream.handle()), "cuEventRecord");
+    }
+
+    public void synchronize() {
+        Cuda.check(JCudaDriver.cuEventSynchronize(handle()), "cuEventSynchronize");
+    }
+
+    /** Milliseconds from {@code start}'s record to this event's (both recorded with timing enabled). */
+    public float elapsedMillisSince(CudaEvent start) {
+        if (!timing || !start.timing) {
+            throw new IllegalStateException("elapsed time needs two events created with timing enabled");
+        }
+        float[] ms = new float[1];
+        Cuda.check(JCudaDriver.cuEventElapsedTime(ms, start.handle(), handle()), "cuEventElapsedTime");
+        return ms[0];
+    }
+
+    private void assertOpen() {
+        if (closed.get()) {
+            throw new IllegalStateException("event is closed");
+        }
+    }
+
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            try {
+                Cuda.check(JCudaDriver.cuEventDestroy(handle), "cuEventDestroy");
+            } finally {
+                context.ledger().closed(this, 0);
+            }
+        }
+    }
+}

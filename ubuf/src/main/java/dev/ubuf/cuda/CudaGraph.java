@@ -1,0 +1,46 @@
+package dev.ubuf.cuda;
+
+import jcuda.driver.CUgraph;
+import jcuda.driver.CUgraphExec;
+import jcuda.driver.JCudaDriver;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/** An instantiated CUDA graph captured from a stream; replay it with {@link #launch(CudaStream)}. */
+public final class CudaGraph implements AutoCloseable {
+    private final CudaContext context;
+    private final CUgraph graph;
+    private final CUgraphExec exec = new CUgraphExec();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    CudaGraph(CudaContext context, CUgraph graph) {
+        this.context = context;
+        this.graph = graph;
+        try {
+            Cuda.check(JCudaDriver.cuGraphInstantiate(exec, graph, 0), "cuGraphInstantiate");
+        } catch (RuntimeException e) {
+            JCudaDriver.cuGraphDestroy(graph);
+            throw e;
+        }
+        context.ledger().opened(this, "CudaGraph(" + context.device() + ")", 0);
+    }
+
+    public void launch(CudaStream stream) {
+        if (closed.get()) {
+            throw new IllegalStateException("graph is closed");
+        }
+        Cuda.check(JCudaDriver.cuGraphLaunch(exec, stream.handle()), "cuGraphLaunch");
+    }
+
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            try {
+                Cuda.check(JCudaDriver.cuGraphExecDestroy(exec), "cuGraphExecDestroy");
+                Cuda.check(JCudaDriver.cuGraphDestroy(graph), "cuGraphDestroy");
+            } finally {
+                context.ledger().closed(this, 0);
+            }
+        }
+    }
+}

@@ -1,0 +1,97 @@
+package dev.ubuf.cuda;
+
+import jcuda.Pointer;
+import jcuda.driver.CUfunction;
+import jcuda.driver.CUmodule;
+import jcuda.driver.JCudaDriver;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The ubuf kernels (the fatbin resource of the ubuf-kernels jar) loaded into one context. Launches take typed
+ * arguments: Long/Integer/Float boxed scalars, or a long[] passed by value as a struct of 64-bit words.
+ */
+public final class KernelLibrary implements AutoCloseable {
+    public static final String RESOURCE = "/dev/ubuf/kernels/ubuf_kernels.fatbin";
+
+    private final CudaContext context;
+    private final CUmodule module = new CUmodule();
+    private final Map<String, CUfunction> functions = new HashMap<>();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private KernelLibrary(CudaContext context, byte[] fatbin) {
+        this.context = context;
+        context.makeCurrent();
+        Cuda.check(JCudaDriver.cuModuleLoadData(module, fatbin), "cuModuleLoadData(ubuf_kernels.fatbin)");
+        context.ledger().opened(this, "KernelLibrary(" + context.device() + ")", 0);
+    }
+
+    /** Loads the kernels into {@code context}; fails clearly when the build had no nvcc. */
+    public static KernelLibrary load(CudaContext context) {
+        return new KernelLibrary(context, readFatbin());
+    }
+
+    /** Whether the kernels were compiled into this build (nvcc was present). */
+    public static boolean available() {
+        return KernelLibrary.class.getResource(RESOURCE) != null;
+    }
+
+    static byte[] readFatbin() {
+        try (InputStream in = KernelLibrary.class.getResourceAsStream(RESOURCE)) {
+            if (in == null) {
+                throw new KernelsUnavailableException("the CUDA kernels are not in this build: " + RESOURCE
+                        + " is missing from the ubuf-kernels jar because nvcc was not found when it was built;"
+                        + " rebuild with nvcc (CUDA 12 or 13) on PATH or in /usr/local/cuda/bin");
+            }
+            return in.readAllBytes();
+        } catch (IOException e) {
+            throw new KernelsUnavailableException("cannot read " + RESOURCE + ": " + e.getMessage());
+        }
+    }
+
+    private synchronized CUfunction function(String name) {
+        if (closed.get()) {
+            throw new IllegalStateException("kernel library is closed");
+        }
+        return functions.computeIfAbsent(name, n -> {
+            CUfunction f = new CUfunction();
+            Cuda.check(JCudaDriver.cuModuleGetFunction(f, module, n), "cuModuleGetFunction(" + n + ")");
+            return f;
+        });
+    }
+
+    /** Launches {@code name} on a 1-D grid. */
+    public void launch(String name, int gridX, int blockX, CudaStream stream, Object... args) {
+        Pointer[] params = new Pointer[args.length];
+        for (int i = 0; i < args.length; i++) {
+            params[i] = switch (args[i]) {
+                case Long v -> Pointer.to(new long[]{v});
+                case Integer v -> Pointer.to(new int[]{v});
+                case Float v -> Pointer.to(new float[]{v});
+                case long[] words -> Pointer.to(words);
+                default -> throw new IllegalArgumentException("unsupported kernel argument " + args[i]);
+            };
+        }
+        Cuda.check(JCudaDriver.cuLaunchKernel(function(name), gridX, 1, 1, blockX, 1, 1, 0, stream.handle(),
+                Pointer.to(params), null), "cuLaunchKernel(" + name + ")");
+    }
+
+    public CudaContext context() {
+        return context;
+    }
+
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            try {
+                Cuda.check(JCudaDriver.cuModuleUnload(module), "cuModuleUnload");
+            } finally {
+                context.ledger().closed(this, 0);
+            }
+        }
+    }
+}

@@ -1,0 +1,141 @@
+package dev.ubuf.ops;
+
+import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.cuda.KernelLibrary;
+import dev.ubuf.tensor.DType;
+import dev.ubuf.tensor.TensorView;
+
+import java.util.List;
+
+/**
+ * Typed launches of the ubuf kernels (kernels/README.md lists them): validation happens here, before any launch.
+ */
+public final class DeviceKernels {
+    private static final int BLOCK = 256;
+    private final KernelLibrary library;
+    private final int maxBlocks;
+
+    public DeviceKernels(KernelLibrary library) {
+        this.library = library;
+        this.maxBlocks = library.context().device().smCount() * 8;
+    }
+
+    public KernelLibrary library() {
+        return library;
+    }
+
+    private int grid(long work) {
+        long blocks = (work + BLOCK * 8L - 1) / (BLOCK * 8L);
+        return (int) Math.max(1, Math.min(blocks, maxBlocks));
+    }
+
+    private int grid(long work, int maxCtas) {
+        return Math.max(1, Math.min(grid(work), maxCtas));
+    }
+
+    static String suffix(DType t) {
+        return switch (t) {
+            case FP32 -> "f32";
+            case FP16 -> "f16";
+            case BF16 -> "bf16";
+            default -> throw new IllegalArgumentException(t.shortName() + " is not supported by the ubuf kernels yet");
+        };
+    }
+
+    /**
+     * dst = (accumulate ? dst : 0) + sum(sources), accumulated in fp32 and rounded once. Sources (1..8) may be
+     * peers' memory; they share one leading dimension and either dst's dtype or fp32.
+     */
+    public void sum(List<TensorView> sources, TensorView dst, boolean accumulate, CudaStream stream) {
+        if (sources.isEmpty() || sources.size() > 8) {
+            throw new IllegalArgumentException("sum takes 1..8 sources, got " + sources.size());
+        }
+        TensorView first = sources.getFirst();
+        long[] ptrs = new long[8];
+        for (int i = 0; i < sources.size(); i++) {
+            TensorView s = sources.get(i);
+            s.requireShape(dst.rows(), dst.cols(), "sum source " + i);
+            s.requireDType(first.dtype(), "sum source " + i);
+            if (s.ld() != first.ld()) {
+                throw new IllegalArgumentException("sum sources must share a leading dimension: " + s.ld() + " vs " + first.ld());
+            }
+            ptrs[i] = s.address();
+        }
+        String name;
+        if (first.dtype() == dst.dtype()) {
+            name = "ubuf_sum_" + suffix(dst.dtype());
+        } else if (first.dtype() == DType.FP32) {
+            name = "ubuf_sum_f32_to_" + suffix(dst.dtype());
+        } else {
+            throw new IllegalArgumentException("sum sources must be " + dst.dtype().shortName() + " or fp32, got "
+                    + first.dtype().shortName());
+        }
+        library.launch(name, grid(dst.elements()), BLOCK, stream, ptrs, sources.size(), dst.rows(), dst.cols(),
+                first.ld(), dst.address(), dst.ld(), accumulate ? 1 : 0);
+    }
+
+    /** out[r][c] += bias[c]; bias is a 1 x cols row of out's dtype. */
+    public void addBias(TensorView out, TensorView bias, CudaStream stream) {
+        bias.requireShape(1, out.cols(), "bias");
+        bias.requireDType(out.dtype(), "bias");
+        library.launch("ubuf_add_bias_" + suffix(out.dtype()), grid(out.elements()), BLOCK, stream,
+                out.address(), out.rows(), out.cols(), out.ld(), bias.address());
+    }
+
+    /** Fills every element of a contiguous view with a bit pattern. */
+    public void fillBits(TensorView t, int bits, CudaStream stream) {
+        requireContiguous(t);
+        String name = switch (t.dtype().bytes()) {
+            case 1 -> "ubuf_fill_u8";
+            case 2 -> "ubuf_fill_u16";
+            default -> "ubuf_fill_u32";
+        };
+        library.launch(name, grid(t.elements()), BLOCK, stream, t.address(), t.elements(), bits);
+    }
+
+    /** Poisons a contiguous view with quiet NaNs so an unwritten element can never pass a check. */
+    public void poison(TensorView t, CudaStream stream) {
+        fillBits(t, nanBits(t.dtype()), stream);
+    }
+
+    public static int nanBits(DType t) {
+        return switch (t) {
+            case FP32 -> 0x7fc00000;
+            case FP16 -> 0x7e00;
+            case BF16 -> 0x7fc0;
+            default -> 0x7f;
+        };
+    }
+
+    /** Uniform values in [-scale, scale) from a counter-based hash of (seed, row, col); see DeviceRandom. */
+    public void fillRandom(TensorView t, long seed, float scale, CudaStream stream) {
+        library.launch("ubuf_fill_random_" + suffix(t.dtype()), grid(t.elements()), BLOCK, stream,
+                t.address(), t.rows(), t.cols(), t.ld(), seed, scale);
+    }
+
+    /** fp32 to half/bf16, elementwise. */
+    public void castFromF32(TensorView src, TensorView dst, CudaStream stream) {
+        src.requireDType(DType.FP32, "cast source");
+        src.requireShape(dst.rows(), dst.cols(), "cast source");
+        if (dst.dtype() == DType.FP32) {
+            sum(List.of(src), dst, false, stream);
+            return;
+        }
+        library.launch("ubuf_cast_f32_to_" + suffix(dst.dtype()), grid(dst.elements()), BLOCK, stream,
+                src.address(), src.rows(), src.cols(), src.ld(), dst.address(), dst.ld());
+    }
+
+    /** SM-driven copy of {@code bytes} (the use_ce=false path), with at most {@code ctas} thread blocks. */
+    public void copyBytes(long dst, long src, long bytes, int ctas, CudaStream stream) {
+        if (bytes <= 0) {
+            throw new IllegalArgumentException("copy size must be positive, got " + bytes);
+        }
+        library.launch("ubuf_copy_bytes", grid(bytes / 16 + 1, ctas), BLOCK, stream, dst, src, bytes);
+    }
+
+    private static void requireContiguous(TensorView t) {
+        if (!t.isContiguous()) {
+            throw new IllegalArgumentException("view must be contiguous (ld == cols), got " + t);
+        }
+    }
+}
