@@ -1,0 +1,115 @@
+// Shared device helpers for the ubuf kernels: element conversions, 16-byte vector access and the
+// division-free 2-D grid-stride iterator. Every .cu file in this directory includes this header; the build
+// compiles all of them as one translation unit, so everything here is header-safe (inline / templates).
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <stdint.h>
+
+// Every kernel is written for 1-D blocks of at most this many threads (recommended: 256).
+#define UBUF_MAX_THREADS 1024
+
+namespace ubuf {
+
+typedef long long i64;
+
+// fp32 <-> element conversions; stores round once, to nearest even.
+template <class T> struct Elem;
+template <> struct Elem<float> {
+    static __device__ __forceinline__ float load(float v) { return v; }
+    static __device__ __forceinline__ float store(float v) { return v; }
+};
+template <> struct Elem<__half> {
+    static __device__ __forceinline__ float load(__half v) { return __half2float(v); }
+    static __device__ __forceinline__ __half store(float v) { return __float2half_rn(v); }
+};
+template <> struct Elem<__nv_bfloat16> {
+    static __device__ __forceinline__ float load(__nv_bfloat16 v) { return __bfloat162float(v); }
+    static __device__ __forceinline__ __nv_bfloat16 store(float v) { return __float2bfloat16_rn(v); }
+};
+
+__device__ __forceinline__ bool aligned16(const void* p) {
+    return (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
+}
+
+// A row-major matrix whose every row starts on a 16-byte boundary: true when the base is 16-aligned and a
+// row of ld elements is a whole number of 16-byte words.
+template <class T>
+__device__ __forceinline__ bool rows_aligned16(const void* base, i64 ld) {
+    return aligned16(base) && ((ld * (i64)sizeof(T)) & 15) == 0;
+}
+
+// Loads N consecutive elements of T (N * sizeof(T) a multiple of 16, p 16-aligned) as fp32.
+template <class T, int N>
+__device__ __forceinline__ void load_vec(const T* p, float (&out)[N]) {
+    static_assert((N * sizeof(T)) % 16 == 0, "vector must be whole 16-byte words");
+    constexpr int WORDS = (int)(N * sizeof(T) / 16);
+    constexpr int PER_WORD = (int)(16 / sizeof(T));
+#pragma unroll
+    for (int w = 0; w < WORDS; ++w) {
+        uint4 u = reinterpret_cast<const uint4*>(p)[w];
+        const T* e = reinterpret_cast<const T*>(&u);
+#pragma unroll
+        for (int i = 0; i < PER_WORD; ++i) out[w * PER_WORD + i] = Elem<T>::load(e[i]);
+    }
+}
+
+// Stores N fp32 values as T (each rounded once) to N consecutive elements at p (16-aligned).
+template <class T, int N>
+__device__ __forceinline__ void store_vec(T* p, const float (&in)[N]) {
+    static_assert((N * sizeof(T)) % 16 == 0, "vector must be whole 16-byte words");
+    constexpr int WORDS = (int)(N * sizeof(T) / 16);
+    constexpr int PER_WORD = (int)(16 / sizeof(T));
+#pragma unroll
+    for (int w = 0; w < WORDS; ++w) {
+        uint4 u;
+        T* e = reinterpret_cast<T*>(&u);
+#pragma unroll
+        for (int i = 0; i < PER_WORD; ++i) e[i] = Elem<T>::store(in[w * PER_WORD + i]);
+        reinterpret_cast<uint4*>(p)[w] = u;
+    }
+}
+
+__device__ __forceinline__ i64 global_thread() {
+    return (i64)blockIdx.x * blockDim.x + threadIdx.x;
+}
+
+__device__ __forceinline__ i64 grid_threads() {
+    return (i64)gridDim.x * blockDim.x;
+}
+
+// Walks the items (row, col) of a rows x perRow grid in grid-stride order, item i = row * perRow + col.
+// One division at the start; each step then adds the stride's (rows, cols) with one carry, so the hot loop
+// has no 64-bit division.
+struct RowColIter {
+    i64 row, col;
+    i64 perRow, stepRows, stepCols;
+
+    __device__ __forceinline__ explicit RowColIter(i64 itemsPerRow) : perRow(itemsPerRow) {
+        i64 first = global_thread();
+        i64 stride = grid_threads();
+        row = first / perRow;
+        col = first - row * perRow;
+        stepRows = stride / perRow;
+        stepCols = stride - stepRows * perRow;
+    }
+
+    __device__ __forceinline__ void next() {
+        row += stepRows;
+        col += stepCols;
+        if (col >= perRow) {
+            col -= perRow;
+            ++row;
+        }
+    }
+};
+
+// Vector width (elements) of a kernel reading S and writing D: one 16-byte word of the narrower type, so
+// both sides move whole 16-byte words (fp32 -> bf16 reads two words per source and writes one).
+template <class S, class D>
+struct VecWidth {
+    static constexpr int N = (int)(16 / (sizeof(S) < sizeof(D) ? sizeof(S) : sizeof(D)));
+};
+
+}  // namespace ubuf

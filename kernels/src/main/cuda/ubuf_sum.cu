@@ -1,0 +1,85 @@
+// Element-wise sums of up to 8 row-major matrices into one, fp32 accumulation, one rounding at the store.
+// One kernel serves the ring reduce-scatter tail (k local partial chunks) and the pull reduce-scatter (the
+// same chunk of k peers' buffers, read through peer access or VMM mappings).
+#include "ubuf_common.cuh"
+
+// Passed BY VALUE as the first kernel parameter: 64 bytes, 8-byte aligned, p[j] at byte offset 8*j.
+// Entries at j >= k are never read (pass 0).
+struct SumSources {
+    const void* p[8];
+};
+static_assert(sizeof(SumSources) == 64, "SumSources is 64 bytes: the Java side marshals 8 longs");
+static_assert(alignof(SumSources) == 8, "SumSources is 8-byte aligned");
+
+namespace ubuf {
+
+// dst[r][c] = (accumulate ? dst[r][c] : 0) + (((src_0 + src_1) + ...) + src_{k-1})[r][c], in fp32, with
+// the sources summed in index order first (deterministic) and dst added last. dst may be one of the sources
+// (same pointer and ld: every element is read before it is written by the same thread) but must not
+// otherwise overlap them.
+template <class S, class D>
+__device__ __forceinline__ void sum_rows(const SumSources& srcs, int k, i64 rows, i64 cols, i64 srcLd,
+                                         D* dst, i64 dstLd, int accumulate) {
+    if (k < 1 || k > 8 || rows <= 0 || cols <= 0) return;  // the host validates; never read past p[7]
+    constexpr int N = VecWidth<S, D>::N;
+    bool vec = cols % N == 0 && rows_aligned16<D>(dst, dstLd);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+        if (j < k) vec = vec && rows_aligned16<S>(srcs.p[j], srcLd);
+    }
+    if (vec) {
+        for (RowColIter it(cols / N); it.row < rows; it.next()) {
+            const i64 srcOff = it.row * srcLd + it.col * N;
+            float acc[N];
+            load_vec<S, N>(static_cast<const S*>(srcs.p[0]) + srcOff, acc);
+#pragma unroll
+            for (int j = 1; j < 8; ++j) {
+                if (j < k) {
+                    float v[N];
+                    load_vec<S, N>(static_cast<const S*>(srcs.p[j]) + srcOff, v);
+#pragma unroll
+                    for (int i = 0; i < N; ++i) acc[i] += v[i];
+                }
+            }
+            D* d = dst + it.row * dstLd + it.col * N;
+            if (accumulate) {
+                float old[N];
+                load_vec<D, N>(d, old);
+#pragma unroll
+                for (int i = 0; i < N; ++i) acc[i] = old[i] + acc[i];
+            }
+            store_vec<D, N>(d, acc);
+        }
+    } else {
+        for (RowColIter it(cols); it.row < rows; it.next()) {
+            const i64 srcOff = it.row * srcLd + it.col;
+            float acc = Elem<S>::load(static_cast<const S*>(srcs.p[0])[srcOff]);
+#pragma unroll
+            for (int j = 1; j < 8; ++j) {
+                if (j < k) acc += Elem<S>::load(static_cast<const S*>(srcs.p[j])[srcOff]);
+            }
+            D* d = dst + it.row * dstLd + it.col;
+            if (accumulate) acc = Elem<D>::load(*d) + acc;
+            *d = Elem<D>::store(acc);
+        }
+    }
+}
+
+}  // namespace ubuf
+
+#define UBUF_SUM_KERNEL(NAME, S, D)                                                                     \
+    extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS)                                      \
+    NAME(SumSources srcs, int k, long long rows, long long cols, long long srcLd, D* dst, long long dstLd, \
+         int accumulate) {                                                                              \
+        ubuf::sum_rows<S, D>(srcs, k, rows, cols, srcLd, dst, dstLd, accumulate);                       \
+    }
+
+// Same-type sums: partials in the output type.
+UBUF_SUM_KERNEL(ubuf_sum_f32, float, float)
+UBUF_SUM_KERNEL(ubuf_sum_f16, __half, __half)
+UBUF_SUM_KERNEL(ubuf_sum_bf16, __nv_bfloat16, __nv_bfloat16)
+// fp32 partials summed into a 16-bit output (fp32 -> fp32 is ubuf_sum_f32).
+UBUF_SUM_KERNEL(ubuf_sum_f32_to_f16, float, __half)
+UBUF_SUM_KERNEL(ubuf_sum_f32_to_bf16, float, __nv_bfloat16)
+
+#undef UBUF_SUM_KERNEL

@@ -1,0 +1,58 @@
+package dev.ubuf.kernels;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class KernelNamesTest {
+
+    @Test
+    void namesFollowTheReadme() {
+        assertEquals("ubuf_sum_bf16", KernelNames.sum(KernelType.BF16));
+        assertEquals("ubuf_sum_f32", KernelNames.sumF32To(KernelType.F32), "fp32 -> fp32 is the plain fp32 sum");
+        assertEquals("ubuf_sum_f32_to_f16", KernelNames.sumF32To(KernelType.F16));
+        assertEquals("ubuf_cast_f32_to_bf16", KernelNames.castF32To(KernelType.BF16));
+        assertEquals("ubuf_add_bias_f32", KernelNames.addBias(KernelType.F32));
+        assertEquals("ubuf_fill_random_f16", KernelNames.fillRandom(KernelType.F16));
+        assertEquals(List.of("ubuf_fill_u8", "ubuf_fill_u16", "ubuf_fill_u32"),
+                List.of(KernelNames.fill(1), KernelNames.fill(2), KernelNames.fill(4)));
+    }
+
+    @Test
+    void allHasSeventeenDistinctKernels() {
+        List<String> all = KernelNames.all();
+        assertEquals(17, all.size());
+        assertEquals(17, all.stream().distinct().count());
+    }
+
+    @Test
+    void kernelsThatDoNotExistAreRejected() {
+        assertThrows(IllegalArgumentException.class, () -> KernelNames.castF32To(KernelType.F32));
+        assertThrows(IllegalArgumentException.class, () -> KernelNames.fill(8));
+        assertThrows(NullPointerException.class, () -> KernelNames.sum(null));
+    }
+
+    @Test
+    void sumSourcesPackIntoEightSlotsZeroPadded() {
+        assertArrayEquals(new long[] {0x1000, 0x2000, 0, 0, 0, 0, 0, 0}, SumSources.pack(0x1000, 0x2000));
+        assertEquals(SumSources.BYTES, Long.BYTES * SumSources.pack(1, 2, 3, 4, 5, 6, 7, 8).length);
+        assertThrows(IllegalArgumentException.class, () -> SumSources.pack());
+        assertThrows(IllegalArgumentException.class, () -> SumSources.pack(1, 2, 3, 4, 5, 6, 7, 8, 9));
+        assertThrows(IllegalArgumentException.class, () -> SumSources.pack(0x1000, 0));
+    }
+
+    @Test
+    void typesRoundToNearestEvenLikeTheDeviceStores() {
+        assertEquals(0x3f80, KernelType.BF16.encode(1.0f));
+        assertEquals(0x3f80, KernelType.BF16.encode(Float.intBitsToFloat(0x3f808000)), "tie to even (down)");
+        assertEquals(0x3f82, KernelType.BF16.encode(Float.intBitsToFloat(0x3f818000)), "tie to even (up)");
+        assertEquals(0x3c00, KernelType.F16.encode(1.0f));
+        assertEquals(0x7e00, KernelType.F16.encode(Float.NaN));
+        assertEquals(Float.NaN, KernelType.BF16.round(Float.NaN));
+        assertEquals(8, KernelType.BF16.elementsPer16Bytes());
+        assertEquals(4, KernelType.F32.elementsPer16Bytes());
+    }
+}
