@@ -1,0 +1,176 @@
+package dev.ubuf.gemm;
+
+import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
+
+import dev.ubuf.tensor.DType;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Issues row-major GEMMs ({@link GemmSpec}) through cuBLASLt onto a caller's stream, with one workspace.
+ *
+ * <p>Plans (descriptors plus the heuristic's best algorithm) are cached per spec and per alignment of the A, B and C
+ * pointers (each the largest power of two dividing the address, capped at 256), so the first run of a shape pays for
+ * the heuristic and later runs only enqueue. Pointers must be aligned to their element size; any further alignment is
+ * used, not required: 16-byte aligned pointers and leading dimensions (ld * element size a multiple of 16) get the
+ * fast vectorized kernels, anything less gets slower ones. Device buffers from cuMemAlloc are 256-byte aligned.
+ *
+ * <p>Workspace: {@link #RECOMMENDED_WORKSPACE_BYTES} (32 MiB), which Hopper's fastest kernels want; less works with
+ * fewer algorithms, 0 with none that need one. The runner's workspace is used by every GEMM it issues, so GEMMs that
+ * may run at the same time on different streams need different runners (runners may share a handle). The caller owns
+ * the workspace and frees it after closing the runner and after the GPU finished the GEMMs.
+ *
+ * <p>Not thread-safe; use it, like its handle, from one thread at a time with the handle's CUDA context current.
+ * Close before the handle. {@link #close()} destroys the cached plans, last created first; a second close does nothing.
+ */
+public final class GemmRunner implements AutoCloseable {
+    /** The workspace cuBLASLt wants on Hopper for its best kernels: 32 MiB. */
+    public static final long RECOMMENDED_WORKSPACE_BYTES = 32L << 20;
+    /** Required alignment of the workspace's address. */
+    public static final int WORKSPACE_ALIGNMENT = 256;
+    /** The largest alignment a plan distinguishes (cuBLASLt's default minimum-alignment preference). */
+    static final int MAX_TRACKED_ALIGNMENT = 256;
+
+    private final CublasLtHandle handle;
+    private final long workspace;
+    private final long workspaceBytes;
+    private final Arena algorithms = Arena.ofShared();
+    private final Map<MatmulPlan.Key, MatmulPlan> plans = new LinkedHashMap<>();
+    private boolean closed;
+
+    /**
+     * @param handle         the cuBLASLt handle of the device the GEMMs run on; it must stay open while this runner is
+     * @param workspace      device address of the workspace, 256-byte aligned (0 only when workspaceBytes is 0)
+     * @param workspaceBytes size of the workspace; see {@link #RECOMMENDED_WORKSPACE_BYTES}
+     */
+    public GemmRunner(CublasLtHandle handle, long workspace, long workspaceBytes) {
+        Objects.requireNonNull(handle, "handle");
+        handle.assertOpen();
+        checkWorkspace(workspace, workspaceBytes);
+        this.handle = handle;
+        this.workspace = workspace;
+        this.workspaceBytes = workspaceBytes;
+    }
+
+    /**
+     * Enqueues {@code C = alpha * op(A) * op(B) + beta * C} on {@code stream} (D is C: the result overwrites C in place).
+     * With beta = 0, C's old contents are not read (NaNs in it do not propagate). Returns once the GEMM is enqueued;
+     * the buffers must stay valid until the stream has run it.
+     *
+     * @param a      device address of A's first element ({@code spec.aBytes()} bytes from there)
+     * @param b      device address of B's first element ({@code spec.bBytes()} bytes from there)
+     * @param c      device address of C's first element ({@code spec.cBytes()} bytes from there)
+     * @param stream a CUstream (cudaStream_t), 0 for the legacy default stream
+     * @throws IllegalArgumentException for a null, misaligned or closed input, before any cuBLASLt call
+     * @throws GemmException            if cuBLASLt has no algorithm for the GEMM or a call fails
+     */
+    public void run(GemmSpec spec, long a, long b, long c, float alpha, float beta, long stream) {
+        assertOpen();
+        checkOperands(spec, a, b, c);
+        MatmulPlan plan = plan(new MatmulPlan.Key(spec, alignmentOf(a), alignmentOf(b), alignmentOf(c)));
+        MatmulDescriptors d = plan.descriptors();
+        ColumnMajorCall call = d.call();
+        try (Arena arena = Arena.ofConfined()) {
+            // Host pointer mode: cuBLASLt reads alpha and beta before cublasLtMatmul returns.
+            MemorySegment alphaHost = arena.allocateFrom(JAVA_FLOAT, alpha);
+            MemorySegment betaHost = arena.allocateFrom(JAVA_FLOAT, beta);
+            handle.library().matmul(handle.address(), d.matmulDesc(), alphaHost,
+                    call.firstAddress(a, b), d.aLayout(), call.secondAddress(a, b), d.bLayout(), betaHost,
+                    c, d.cLayout(), c, d.cLayout(), plan.algo(), workspace, workspaceBytes, stream);
+        }
+    }
+
+    /** Number of cached plans (one per spec and pointer-alignment combination run so far). */
+    public int planCount() {
+        return plans.size();
+    }
+
+    public long workspaceBytes() {
+        return workspaceBytes;
+    }
+
+    public boolean isOpen() {
+        return !closed;
+    }
+
+    /** Destroys the cached plans, most recent first, then frees their algorithm memory. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        List<MatmulPlan> created = new ArrayList<>(plans.values());
+        plans.clear();
+        RuntimeException failure = null;
+        for (MatmulPlan plan : created.reversed()) {
+            failure = MatmulDescriptors.attempt(failure, plan::close);
+        }
+        algorithms.close();
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    /** The largest power of two dividing {@code address}, capped at {@value #MAX_TRACKED_ALIGNMENT}. */
+    static int alignmentOf(long address) {
+        if (address == 0) {
+            return MAX_TRACKED_ALIGNMENT;
+        }
+        return (int) Math.min(MAX_TRACKED_ALIGNMENT, Long.lowestOneBit(address));
+    }
+
+    private MatmulPlan plan(MatmulPlan.Key key) {
+        MatmulPlan plan = plans.get(key);
+        if (plan == null) {
+            plan = MatmulPlan.choose(handle.library(), handle.address(), key, workspaceBytes, algorithms);
+            plans.put(key, plan);
+        }
+        return plan;
+    }
+
+    private void assertOpen() {
+        if (closed) {
+            throw new IllegalStateException("GemmRunner is closed");
+        }
+        if (!handle.isOpen()) {
+            throw new IllegalStateException("the cuBLASLt handle of this GemmRunner is closed");
+        }
+    }
+
+    static void checkWorkspace(long workspace, long workspaceBytes) {
+        if (workspaceBytes < 0) {
+            throw new IllegalArgumentException("workspaceBytes must be >= 0, got " + workspaceBytes);
+        }
+        if (workspaceBytes > 0 && workspace == 0) {
+            throw new IllegalArgumentException("workspace address is 0 but workspaceBytes is " + workspaceBytes);
+        }
+        if (Long.remainderUnsigned(workspace, WORKSPACE_ALIGNMENT) != 0) {
+            throw new IllegalArgumentException("workspace 0x" + Long.toHexString(workspace) + " is not "
+                    + WORKSPACE_ALIGNMENT + "-byte aligned");
+        }
+    }
+
+    /** Everything run checks before touching cuBLASLt. */
+    static void checkOperands(GemmSpec spec, long a, long b, long c) {
+        Objects.requireNonNull(spec, "spec");
+        checkPointer("A", a, spec.abType());
+        checkPointer("B", b, spec.abType());
+        checkPointer("C", c, spec.cType());
+    }
+
+    private static void checkPointer(String name, long address, DType type) {
+        if (address == 0) {
+            throw new IllegalArgumentException(name + " is a null device pointer");
+        }
+        if (Long.remainderUnsigned(address, type.bytes()) != 0) {
+            throw new IllegalArgumentException(name + " at 0x" + Long.toHexString(address) + " is not aligned to its "
+                    + type + " element size of " + type.bytes() + " bytes");
+        }
+    }
+}
