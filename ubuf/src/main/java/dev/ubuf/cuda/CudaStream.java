@@ -65,6 +65,31 @@ public final class CudaStream implements AutoCloseable {
         copy(dst.address() + dstOffset, src.address() + srcOffset, bytes);
     }
 
+    /**
+     * Asynchronous 2-D copy: {@code height} rows of {@code widthBytes}, rows {@code srcPitch}/{@code dstPitch} bytes
+     * apart, between device addresses on either GPU (copy engines handle the strides).
+     */
+    public void copy2d(long dstAddress, long dstPitch, long srcAddress, long srcPitch, long widthBytes, long height) {
+        if (widthBytes <= 0 || height <= 0 || dstPitch < widthBytes || srcPitch < widthBytes) {
+            throw new IllegalArgumentException("bad 2-D copy: " + height + " rows of " + widthBytes + " bytes, pitches "
+                    + srcPitch + " -> " + dstPitch);
+        }
+        if (dstPitch == widthBytes && srcPitch == widthBytes) {
+            copy(dstAddress, srcAddress, widthBytes * height);
+            return;
+        }
+        jcuda.driver.CUDA_MEMCPY2D c = new jcuda.driver.CUDA_MEMCPY2D();
+        c.srcMemoryType = jcuda.driver.CUmemorytype.CU_MEMORYTYPE_DEVICE;
+        c.srcDevice = Handles.ptr(srcAddress);
+        c.srcPitch = srcPitch;
+        c.dstMemoryType = jcuda.driver.CUmemorytype.CU_MEMORYTYPE_DEVICE;
+        c.dstDevice = Handles.ptr(dstAddress);
+        c.dstPitch = dstPitch;
+        c.WidthInBytes = widthBytes;
+        c.Height = height;
+        Cuda.check(JCudaDriver.cuMemcpy2DAsync(c, handle()), "cuMemcpy2DAsync");
+    }
+
     public void copyFromHost(DeviceMemory dst, long dstOffset, PinnedHostBuffer src, long srcOffset, long bytes) {
         checkRange(dst, dstOffset, bytes);
         if (srcOffset < 0 || srcOffset + bytes > src.bytes()) {

@@ -1,0 +1,265 @@
+package dev.ubuf.exec;
+
+import dev.ubuf.comm.FlagRegion;
+import dev.ubuf.comm.TpCommunicator;
+import dev.ubuf.comm.UserBuffer;
+import dev.ubuf.cuda.CudaContext;
+import dev.ubuf.cuda.CudaEvent;
+import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.cuda.DeviceBuffer;
+import dev.ubuf.cuda.StreamPriority;
+import dev.ubuf.gemm.Gemm;
+import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.plan.BufferRole;
+import dev.ubuf.plan.MatrixSpec;
+import dev.ubuf.plan.Plan;
+import dev.ubuf.plan.PlanStep;
+import dev.ubuf.plan.Region;
+import dev.ubuf.plan.StreamRole;
+import dev.ubuf.tensor.TensorView;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Issues a {@link Plan} onto CUDA streams: GEMMs through cuBLASLt, copies on the copy engines (or SMs), signals as
+ * stream writes of absolute sequence numbers to the peers' flags, waits as stream waits (cyclic >=). Every run forks
+ * from and joins back to the caller's stream, so it composes with the caller's work. Owns its streams, events, GEMM
+ * workspaces and scratch; the user buffer and flags are shared (owned by the op that made this executor).
+ */
+public final class CudaPlanExecutor implements AutoCloseable {
+    private final Plan plan;
+    private final TpCommunicator comm;
+    private final UserBuffer ubuf;
+    private final FlagRegion flags;
+    private final DeviceKernels kernels;
+    private final ExecutionSettings settings;
+    private final CudaStream[] streams;
+    private final Gemm[] gemms;
+    private final CudaEvent fork;
+    private final CudaEvent[] joins;
+    private final CudaEvent[] events;
+    private final DeviceBuffer scratch;
+    private final int[][] sendsPerCall;
+    private final int[][] sentThisCall;
+    private final String[] pendingWaits;
+    private int calls;
+
+    public CudaPlanExecutor(Plan plan, TpCommunicator comm, UserBuffer ubuf, FlagRegion flags, DeviceKernels kernels,
+                            ExecutionSettings settings) {
+        if (plan.rank() != comm.rank() || plan.tp() != comm.tp()) {
+            throw new IllegalArgumentException("plan is for rank " + plan.rank() + " of " + plan.tp()
+                    + ", communicator is rank " + comm.rank() + " of " + comm.tp());
+        }
+        if (plan.matrices().containsKey(BufferRole.UBUF) && plan.matrix(BufferRole.UBUF).bytes() > ubuf.bytes()) {
+            throw new IllegalArgumentException("user buffer " + ubuf.name() + " has " + ubuf.bytes()
+                    + " bytes, the plan needs " + plan.matrix(BufferRole.UBUF).bytes());
+        }
+        if (plan.flagCount() > flags.count()) {
+            throw new IllegalArgumentException("plan needs " + plan.flagCount() + " flags, region has " + flags.count());
+        }
+        this.plan = plan;
+        this.comm = comm;
+        this.ubuf = ubuf;
+        this.flags = flags;
+        this.kernels = kernels;
+        this.settings = settings;
+        CudaContext ctx = comm.context().makeCurrent();
+        List<AutoCloseable> made = new ArrayList<>();
+        try {
+            int n = plan.streams().size();
+            streams = new CudaStream[n];
+            gemms = new Gemm[n];
+            joins = new CudaEvent[n];
+            for (int i = 0; i < n; i++) {
+                StreamRole role = plan.streams().get(i);
+                streams[i] = ctx.createStream(role == StreamRole.COMM ? StreamPriority.HIGH : StreamPriority.NORMAL);
+                made.add(streams[i]);
+                joins[i] = ctx.createEvent(false);
+                made.add(joins[i]);
+                if (usesGemm(i)) {
+                    gemms[i] = new Gemm(ctx);
+                    made.add(gemms[i]);
+                }
+            }
+            fork = ctx.createEvent(false);
+            made.add(fork);
+            events = new CudaEvent[plan.eventCount()];
+            for (int e = 0; e < events.length; e++) {
+                events[e] = ctx.createEvent(false);
+                made.add(events[e]);
+            }
+            MatrixSpec s = plan.matrices().get(BufferRole.SCRATCH);
+            scratch = s == null ? null : ctx.allocate(s.bytes());
+        } catch (RuntimeException e) {
+            for (int i = made.size() - 1; i >= 0; i--) {
+                try {
+                    made.get(i).close();
+                } catch (Exception ignored) {
+                    // already failing; keep the first error
+                }
+            }
+            throw e;
+        }
+        sendsPerCall = new int[plan.tp()][plan.flagCount()];
+        for (int p = 0; p < plan.tp(); p++) {
+            for (int f = 0; f < plan.flagCount(); f++) {
+                sendsPerCall[p][f] = plan.signalsSentPerCall(p, f);
+            }
+        }
+        sentThisCall = new int[plan.tp()][plan.flagCount()];
+        pendingWaits = new String[plan.streams().size()];
+    }
+
+    private boolean usesGemm(int stream) {
+        return plan.steps().stream().anyMatch(s -> s instanceof PlanStep.Gemm && s.stream() == stream);
+    }
+
+    public Plan plan() {
+        return plan;
+    }
+
+    public int calls() {
+        return calls;
+    }
+
+    /** Issues one call of the plan, forked from and joined back into {@code caller}. Returns without waiting. */
+    public void run(OperandBindings b, CudaStream caller) {
+        comm.context().makeCurrent();
+        bind(b);
+        for (int[] row : sentThisCall) {
+            java.util.Arrays.fill(row, 0);
+        }
+        fork.record(caller);
+        for (CudaStream s : streams) {
+            s.waitEvent(fork);
+        }
+        for (PlanStep step : plan.steps()) {
+            issue(step, b);
+        }
+        for (int i = 0; i < streams.length; i++) {
+            joins[i].record(streams[i]);
+            caller.waitEvent(joins[i]);
+        }
+        calls++;
+    }
+
+    /** What the last call waits on, for timeout reports. */
+    public String pendingWaits() {
+        StringBuilder sb = new StringBuilder(plan.op() + "/" + plan.method() + " call " + (calls - 1) + ":");
+        for (int i = 0; i < pendingWaits.length; i++) {
+            if (pendingWaits[i] != null) {
+                sb.append(" stream ").append(i).append(' ').append(pendingWaits[i]).append(';');
+            }
+        }
+        return sb.toString();
+    }
+
+    private void bind(OperandBindings b) {
+        check(BufferRole.INPUT, b.input(), false);
+        check(BufferRole.OUTPUT, b.output(), false);
+        check(BufferRole.BIAS, b.bias(), false);
+        check(BufferRole.WEIGHT, b.weight(), b.weightTransposed());
+    }
+
+    private void check(BufferRole role, TensorView t, boolean transposed) {
+        MatrixSpec m = plan.matrices().get(role);
+        if (m == null) {
+            return;
+        }
+        if (t == null) {
+            throw new IllegalArgumentException(plan.op() + "/" + plan.method() + " needs a " + role + " tensor");
+        }
+        long rows = transposed ? m.cols() : m.rows();
+        long cols = transposed ? m.rows() : m.cols();
+        t.requireShape(rows, cols, role.name().toLowerCase() + (transposed ? " (stored transposed)" : ""));
+        t.requireDType(m.dtype(), role.name().toLowerCase());
+        t.memory().assertOpen();
+    }
+
+    private TensorView view(Region r, OperandBindings b) {
+        TensorView base = switch (r.buffer()) {
+            case INPUT -> b.input();
+            case OUTPUT -> b.output();
+            case BIAS -> b.bias();
+            case WEIGHT -> b.weight();
+            case UBUF -> {
+                MatrixSpec m = plan.matrix(BufferRole.UBUF);
+                yield TensorView.of(ubuf.peer(r.rank()), m.rows(), m.cols(), m.dtype());
+            }
+            case SCRATCH -> {
+                MatrixSpec m = plan.matrix(BufferRole.SCRATCH);
+                yield TensorView.of(scratch, m.rows(), m.cols(), m.dtype());
+            }
+        };
+        if (r.buffer() == BufferRole.WEIGHT && b.weightTransposed()) {
+            return base.rows(r.col(), r.cols()).cols(r.row(), r.rows());
+        }
+        return base.rows(r.row(), r.rows()).cols(r.col(), r.cols());
+    }
+
+    private void issue(PlanStep step, OperandBindings b) {
+        CudaStream s = streams[step.stream()];
+        switch (step) {
+            case PlanStep.Gemm g -> gemms[g.stream()].multiply(view(g.a(), b), view(g.b(), b), view(g.c(), b),
+                    1f, g.accumulate() ? 1f : 0f,
+                    new Gemm.Options(false, b.weightTransposed(), settings.gemmSmBudget(), false), s);
+            case PlanStep.Copy c -> copy(view(c.src(), b), view(c.dst(), b), s);
+            case PlanStep.Signal sig -> {
+                int k = ++sentThisCall[sig.peer()][sig.flag()];
+                flags.signal(s, sig.peer(), sig.flag(), calls * sendsPerCall[sig.peer()][sig.flag()] + k);
+            }
+            case PlanStep.WaitSignal w -> {
+                int value = calls * plan.flagsReceivedPerCall().get(w.flag()) + w.count();
+                pendingWaits[w.stream()] = "flag " + w.flag() + " >= " + value;
+                flags.await(s, w.flag(), value);
+            }
+            case PlanStep.Reduce r -> {
+                List<TensorView> src = new ArrayList<>(r.sources().size());
+                for (Region x : r.sources()) {
+                    src.add(view(x, b));
+                }
+                kernels.sum(src, view(r.dst(), b), r.accumulate(), s);
+            }
+            case PlanStep.RecordEvent e -> events[e.event()].record(s);
+            case PlanStep.WaitEvent e -> s.waitEvent(events[e.event()]);
+            case PlanStep.AddBias ab -> {
+                TensorView dst = view(ab.dst(), b);
+                kernels.addBias(dst, b.bias().cols(ab.dst().col(), ab.dst().cols()), s);
+            }
+        }
+    }
+
+    private void copy(TensorView src, TensorView dst, CudaStream s) {
+        int e = src.dtype().bytes();
+        long width = src.cols() * e;
+        if (settings.useCopyEngine() || !(src.isContiguous() && dst.isContiguous())) {
+            s.copy2d(dst.address(), dst.ld() * e, src.address(), src.ld() * e, width, src.rows());
+        } else {
+            kernels.copyBytes(dst.address(), src.address(), width * src.rows(), settings.smCopyCtas(), s);
+        }
+    }
+
+    @Override
+    public void close() {
+        comm.context().makeCurrent();
+        // GEMMs and copies may still read the workspaces and scratch freed below.
+        for (CudaStream s : streams) {
+            comm.await(s, this::pendingWaits);
+        }
+        if (scratch != null) {
+            scratch.close();
+        }
+        for (int e = events.length - 1; e >= 0; e--) {
+            events[e].close();
+        }
+        fork.close();
+        for (int i = streams.length - 1; i >= 0; i--) {
+            if (gemms[i] != null) {
+                gemms[i].close();
+            }
+            joins[i].close();
+            streams[i].close();
+        }
+    }
+}

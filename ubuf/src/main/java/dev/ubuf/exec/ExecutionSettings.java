@@ -1,0 +1,27 @@
+package dev.ubuf.exec;
+
+/**
+ * How a plan's steps are carried out on the GPU (not what they are).
+ *
+ * @param useCopyEngine  copies on the copy engines (cuMemcpyAsync), else by an SM copy kernel (TE's use_ce=false)
+ * @param smCopyCtas     thread blocks of the SM copy kernel when useCopyEngine is false
+ * @param gemmSmBudget   SM_COUNT_TARGET for the plan's GEMMs, 0 for the whole GPU (pipelined RS leaves SMs to the
+ *                       reduce kernel)
+ */
+public record ExecutionSettings(boolean useCopyEngine, int smCopyCtas, int gemmSmBudget) {
+    public static final ExecutionSettings DEFAULT = new ExecutionSettings(true, 16, 0);
+
+    public ExecutionSettings {
+        if (smCopyCtas < 1 || gemmSmBudget < 0) {
+            throw new IllegalArgumentException("smCopyCtas must be >= 1 and gemmSmBudget >= 0");
+        }
+    }
+
+    public ExecutionSettings withCopyEngine(boolean ce) {
+        return new ExecutionSettings(ce, smCopyCtas, gemmSmBudget);
+    }
+
+    public ExecutionSettings withGemmSmBudget(int sms) {
+        return new ExecutionSettings(useCopyEngine, smCopyCtas, sms);
+    }
+}
