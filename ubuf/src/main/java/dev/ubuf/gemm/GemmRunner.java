@@ -66,7 +66,8 @@ public final class GemmRunner implements AutoCloseable {
      * @param b      device address of B's first element ({@code spec.bBytes()} bytes from there)
      * @param c      device address of C's first element ({@code spec.cBytes()} bytes from there)
      * @param stream a CUstream (cudaStream_t), 0 for the legacy default stream
-     * @throws IllegalArgumentException for a null, misaligned or closed input, before any cuBLASLt call
+     * @throws IllegalArgumentException for a null or misaligned pointer, before any cuBLASLt call
+     * @throws IllegalStateException    if this runner or its handle is closed
      * @throws GemmException            if cuBLASLt has no algorithm for the GEMM or a call fails
      */
     public void run(GemmSpec spec, long a, long b, long c, float alpha, float beta, long stream) {
