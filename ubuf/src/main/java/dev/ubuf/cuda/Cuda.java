@@ -23,6 +23,9 @@ public final class Cuda {
      * @throws CudaUnavailableException when there is no driver or no device
      */
     public static int deviceCount() {
+        if (DriverProbe.MISSING != null) {
+            throw new CudaUnavailableException(DriverProbe.MISSING);
+        }
         try {
             int rc = JCudaDriver.cuInit(0);
             if (rc != CUresult.CUDA_SUCCESS) {
@@ -35,7 +38,23 @@ public final class Cuda {
             }
             return n[0];
         } catch (UnsatisfiedLinkError | NoClassDefFoundError e) {
-            throw new CudaUnavailableException("no CUDA driver (libcuda.so.1) could be loaded: " + e.getMessage());
+            String msg = String.valueOf(e.getMessage());
+            throw new CudaUnavailableException("the CUDA driver binding could not be loaded: "
+                    + msg.lines().findFirst().orElse(msg));
+        }
+    }
+
+    /** Looks for libcuda.so.1 once, without JCuda, so a machine without a driver gets one plain sentence. */
+    private static final class DriverProbe {
+        static final String MISSING = probe();
+
+        private static String probe() {
+            try {
+                java.lang.foreign.SymbolLookup.libraryLookup("libcuda.so.1", java.lang.foreign.Arena.global());
+                return null;
+            } catch (IllegalArgumentException e) {
+                return "no CUDA driver on this machine (libcuda.so.1 not found)";
+            }
         }
     }
 

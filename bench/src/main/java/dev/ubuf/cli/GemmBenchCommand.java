@@ -1,0 +1,79 @@
+package dev.ubuf.cli;
+
+import dev.ubuf.bench.EventTimer;
+import dev.ubuf.bench.ResultsFile;
+import dev.ubuf.cuda.CudaContext;
+import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.cuda.DeviceBuffer;
+import dev.ubuf.cuda.KernelLibrary;
+import dev.ubuf.cuda.StreamPriority;
+import dev.ubuf.gemm.Gemm;
+import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.tensor.DType;
+import dev.ubuf.tensor.TensorView;
+import org.apache.commons.math3.stat.descriptive.DescriptiveStatistics;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/** cuBLASLt GEMM from Java, timed with CUDA events on fresh random inputs. */
+@Command(name = "gemm", description = "Time C[M,N] = A[M,K] * B[K,N] through cuBLASLt (record op gemm, method cublaslt).")
+final class GemmBenchCommand implements Callable<Integer> {
+    @Option(names = "--m", defaultValue = "8192") long m;
+    @Option(names = "--n", defaultValue = "8192") long n;
+    @Option(names = "--k", defaultValue = "8192") long k;
+    @Option(names = "--dtype", defaultValue = "bf16") String dtype;
+    @Option(names = "--device", defaultValue = "0") int device;
+    @Option(names = "--warmup", defaultValue = "10") int warmup;
+    @Option(names = "--iters", defaultValue = "50") int iters;
+    @Option(names = "--out", description = "results file to write") Path out;
+
+    @Override
+    public Integer call() throws Exception {
+        DType t = DType.parse(dtype);
+        CudaContext ctx = CudaContext.retainPrimary(device);
+        try (KernelLibrary lib = KernelLibrary.load(ctx);
+             CudaStream s = ctx.createStream(StreamPriority.NORMAL);
+             DeviceBuffer a = ctx.allocate(m * k * t.bytes());
+             DeviceBuffer b = ctx.allocate(k * n * t.bytes());
+             DeviceBuffer c = ctx.allocate(m * n * t.bytes());
+             Gemm gemm = new Gemm(ctx)) {
+            DeviceKernels kernels = new DeviceKernels(lib);
+            TensorView av = TensorView.of(a, m, k, t);
+            TensorView bv = TensorView.of(b, k, n, t);
+            TensorView cv = TensorView.of(c, m, n, t);
+            kernels.fillRandom(av, System.nanoTime(), 1f, s);
+            kernels.fillRandom(bv, System.nanoTime() + 1, 1f / (float) Math.sqrt(k), s);
+            DescriptiveStatistics st = EventTimer.time(ctx, s, warmup, iters, () -> gemm.multiply(av, bv, cv, s));
+            double ms = st.getPercentile(50);
+            double tflops = 2.0 * m * n * k / (ms * 1e-3) / 1e12;
+            System.out.printf("gemm %s %dx%dx%d: median %.4f ms (p10 %.4f, p90 %.4f) %.1f TFLOP/s, cuBLASLt %s%n",
+                    t.shortName(), m, n, k, ms, st.getPercentile(10), st.getPercentile(90), tflops, Gemm.cublasLtVersion());
+            if (out != null) {
+                ResultsFile rf = new ResultsFile(ctx.device().name(), ResultsFile.commitFromEnvironment());
+                Map<String, Object> rec = new LinkedHashMap<>();
+                rec.put("op", "gemm");
+                rec.put("method", "cublaslt");
+                rec.put("tp", 1);
+                rec.put("dtype", t.shortName());
+                rec.put("m", m);
+                rec.put("n", n);
+                rec.put("k", k);
+                rec.put("ms", ms);
+                rec.put("p10_ms", st.getPercentile(10));
+                rec.put("p90_ms", st.getPercentile(90));
+                rec.put("tflops", tflops);
+                rec.put("iters", iters);
+                rf.add(rec);
+                rf.write(out);
+            }
+        } finally {
+            ctx.close();
+        }
+        return 0;
+    }
+}

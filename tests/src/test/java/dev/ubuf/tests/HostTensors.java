@@ -1,0 +1,120 @@
+package dev.ubuf.tests;
+
+import dev.ubuf.cuda.CudaContext;
+import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.cuda.PinnedHostBuffer;
+import dev.ubuf.tensor.DType;
+import dev.ubuf.tensor.TensorView;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.SplittableRandom;
+
+/** Moves float matrices between the host and tensor views (through pinned memory), in the view's dtype. */
+final class HostTensors {
+    private HostTensors() {
+    }
+
+    /** Fresh uniform values in [-1, 1) already rounded to {@code t}, so host and device see the same numbers. */
+    static float[] random(SplittableRandom rnd, long n, DType t, float scale) {
+        float[] a = new float[Math.toIntExact(n)];
+        for (int i = 0; i < a.length; i++) {
+            a[i] = t.round((float) (rnd.nextDouble(-1, 1) * scale));
+        }
+        return a;
+    }
+
+    static void upload(CudaContext ctx, CudaStream s, float[] rowMajor, TensorView dst) {
+        int e = dst.dtype().bytes();
+        long rowBytes = dst.cols() * e;
+        try (PinnedHostBuffer h = ctx.allocateHost(rowBytes * dst.rows())) {
+            MemorySegment seg = h.segment();
+            for (long i = 0; i < dst.rows() * dst.cols(); i++) {
+                put(seg, i, dst.dtype(), rowMajor[(int) i]);
+            }
+            for (long r = 0; r < dst.rows(); r++) {
+                s.copyFromHost(dst.memory(), dst.byteOffset() + r * dst.ld() * e, h, r * rowBytes, rowBytes);
+            }
+            s.synchronize();
+        }
+    }
+
+    static float[] download(CudaContext ctx, CudaStream s, TensorView src) {
+        int e = src.dtype().bytes();
+        long rowBytes = src.cols() * e;
+        float[] out = new float[Math.toIntExact(src.rows() * src.cols())];
+        try (PinnedHostBuffer h = ctx.allocateHost(rowBytes * src.rows())) {
+            for (long r = 0; r < src.rows(); r++) {
+                s.copyToHost(h, r * rowBytes, src.memory(), src.byteOffset() + r * src.ld() * e, rowBytes);
+            }
+            s.synchronize();
+            MemorySegment seg = h.segment();
+            for (int i = 0; i < out.length; i++) {
+                out[i] = get(seg, i, src.dtype());
+            }
+        }
+        return out;
+    }
+
+    static void put(MemorySegment seg, long i, DType t, float v) {
+        switch (t.bytes()) {
+            case 4 -> seg.setAtIndex(ValueLayout.JAVA_FLOAT, i, v);
+            case 2 -> seg.setAtIndex(ValueLayout.JAVA_SHORT, i, (short) t.encode(v));
+            default -> throw new IllegalArgumentException(t.toString());
+        }
+    }
+
+    static float get(MemorySegment seg, long i, DType t) {
+        return switch (t.bytes()) {
+            case 4 -> seg.getAtIndex(ValueLayout.JAVA_FLOAT, i);
+            case 2 -> t.decode(seg.getAtIndex(ValueLayout.JAVA_SHORT, i));
+            default -> throw new IllegalArgumentException(t.toString());
+        };
+    }
+
+    /** Row-major float64 product of a [m,k] (or stored [k,m] when ta) and b [k,n] (or stored [n,k] when tb). */
+    static double[] matmul(float[] a, float[] b, int m, int n, int k, boolean ta, boolean tb) {
+        double[] c = new double[m * n];
+        double[] bt = new double[n * k];
+        for (int kk = 0; kk < k; kk++) {
+            for (int j = 0; j < n; j++) {
+                bt[j * k + kk] = tb ? b[j * k + kk] : b[kk * n + j];
+            }
+        }
+        double[] arow = new double[k];
+        for (int i = 0; i < m; i++) {
+            for (int kk = 0; kk < k; kk++) {
+                arow[kk] = ta ? a[kk * m + i] : a[i * k + kk];
+            }
+            for (int j = 0; j < n; j++) {
+                double acc = 0;
+                int o = j * k;
+                for (int kk = 0; kk < k; kk++) {
+                    acc += arow[kk] * bt[o + kk];
+                }
+                c[i * n + j] = acc;
+            }
+        }
+        return c;
+    }
+
+    /** ||got - want||_F / ||want||_F; NaN anywhere makes it NaN, which fails every bound. */
+    static double relativeError(float[] got, double[] want) {
+        double num = 0;
+        double den = 0;
+        for (int i = 0; i < want.length; i++) {
+            double d = got[i] - want[i];
+            num += d * d;
+            den += want[i] * want[i];
+        }
+        return Math.sqrt(num / den);
+    }
+
+    static void assertAllFinite(float[] got, String what) {
+        for (int i = 0; i < got.length; i++) {
+            if (!Float.isFinite(got[i])) {
+                throw new AssertionError(what + ": element " + i + " is " + got[i] + " (unwritten or corrupt)");
+            }
+        }
+    }
+}
