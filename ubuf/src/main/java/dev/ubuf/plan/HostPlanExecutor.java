@@ -1,6 +1,7 @@
 package dev.ubuf.plan;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
@@ -38,7 +39,11 @@ import java.util.Random;
  */
 public final class HostPlanExecutor {
 
-    /** @param seed the interleaving's random seed; @param detectRaces check happens-before of every access */
+    /**
+     * @param seed        seeds the random choice of the next step (same seed, same plans: same interleaving)
+     * @param detectRaces check every access against the happens-before order (small shapes: the shadow state is
+     *                    elements x threads ints per matrix)
+     */
     public record Options(long seed, boolean detectRaces) {
         public static Options seeded(long seed) {
             return new Options(seed, true);
@@ -438,8 +443,8 @@ public final class HostPlanExecutor {
         void start(CallHooks hooks) {
             inCall = true;
             epoch = firstCall + callsDone;
-            java.util.Arrays.fill(cursor, 0);
-            java.util.Arrays.fill(recorded, false);
+            Arrays.fill(cursor, 0);
+            Arrays.fill(recorded, false);
             if (races != null) {
                 races.begin(callerThread, new HostRaceDetector.Tag(plan.rank(), "caller", callsDone, -1,
                         "start of call (NaN into OUTPUT/SCRATCH, beforeCall)"));
@@ -449,7 +454,7 @@ public final class HostPlanExecutor {
                     MatrixSpec m = plan.matrix(role);
                     Region all = Region.rows(role, plan.rank(), 0, m.rows(), m.cols());
                     access(callerThread, all, true);
-                    java.util.Arrays.fill(memory.raw(role), Double.NaN);
+                    Arrays.fill(memory.raw(role), Double.NaN);
                 }
             }
             hookRank = plan.rank();
