@@ -1,0 +1,84 @@
+package dev.ubuf.rs;
+
+import dev.ubuf.plan.BufferRole;
+import dev.ubuf.plan.Plan;
+import dev.ubuf.plan.PlanBuilder;
+import dev.ubuf.plan.PlanStep;
+import dev.ubuf.plan.Region;
+import dev.ubuf.plan.StreamRole;
+
+import java.util.Objects;
+
+/**
+ * Pipelined ("split") GEMM→ReduceScatter: the GEMM runs in {@code numSplits} column blocks; block j of every
+ * rank's full partial X·W[:, j] lands in that rank's user buffer [m, n] (output dtype), and each rank pull-reduces
+ * its own rows of block j from all ranks into OUTPUT (+ bias) while block j+1 computes.
+ *
+ * <p>The pull-reduce kernel needs SMs beside the running GEMM: the executor gives the GEMMs an SM budget of
+ * device SMs minus {@link RsOptions#gemmSmMargin()} (cuBLASLt SM_COUNT_TARGET) for this method.
+ *
+ * <p>Streams: {@code min(computeStreams, numSplits)} COMPUTE streams (blocks round-robin), a COMM "signal" stream
+ * that tells every peer "block j ready" after GEMM j (one stream per flag keeps the absolute sequence numbers
+ * in order even when the GEMMs finish out of order), and a COMM "reduce" stream that runs the pull-reduce kernel.
+ *
+ * <p>Flags (see {@link PlanParts}): ready from each peer, numSplits per call (block j is signal j+1); one credit
+ * per peer per call, sent after the last block's reduce. Before its first GEMM of a call, each compute stream
+ * waits for every credit of the previous call: no peer is still reading this buffer when it is overwritten.
+ */
+public record PipelinedGemmReduceScatter(RsShape shape, RsOptions options) implements RsSchedule {
+
+    public PipelinedGemmReduceScatter {
+        Objects.requireNonNull(shape, "shape");
+        Objects.requireNonNull(options, "options");
+        PlanParts.requireSupported(RsMethod.PIPELINE, shape, options);
+    }
+
+    @Override
+    public RsMethod method() {
+        return RsMethod.PIPELINE;
+    }
+
+    /** Columns per block: n / numSplits. */
+    public long blockCols() {
+        return shape.n() / options.numSplits();
+    }
+
+    @Override
+    public Plan plan(int rank) {
+        PlanParts.checkRank(shape, rank);
+        int splits = options.numSplits();
+        long cols = blockCols();
+
+        PlanBuilder b = new PlanBuilder("rs", method().shortName(), rank, shape.tp());
+        PlanParts.declareOperands(b, shape);
+        PlanParts.declareOutput(b, shape);
+        b.matrix(BufferRole.UBUF, shape.dtype(), shape.m(), shape.n());
+        PlanParts.declarePullFlags(b, splits);
+        int[] compute = new int[Math.min(options.computeStreams(), splits)];
+        for (int s = 0; s < compute.length; s++) {
+            compute[s] = b.stream(StreamRole.COMPUTE);
+        }
+        int signal = b.stream(StreamRole.COMM);
+        int reduce = b.stream(StreamRole.COMM);
+
+        for (int j = 0; j < splits; j++) {
+            int stream = compute[j % compute.length];
+            if (j < compute.length) {
+                PlanParts.waitPeers(b, stream, shape, true, 0);
+            }
+            long col = j * cols;
+            b.add(new PlanStep.Gemm(stream,
+                    Region.rows(BufferRole.INPUT, rank, 0, shape.m(), shape.k()),
+                    new Region(BufferRole.WEIGHT, rank, 0, shape.k(), col, cols),
+                    new Region(BufferRole.UBUF, rank, 0, shape.m(), col, cols), false));
+            int done = b.record(stream);
+            b.add(new PlanStep.WaitEvent(signal, done));
+            PlanParts.signalPeers(b, signal, PlanParts.readyFlag(rank));
+            b.add(new PlanStep.WaitEvent(reduce, done));
+            PlanParts.waitPeers(b, reduce, shape, false, j + 1);
+            PlanParts.pullReduceOwnRows(b, reduce, shape, col, cols);
+        }
+        PlanParts.signalPeers(b, reduce, PlanParts.creditFlag(shape, rank));
+        return b.build();
+    }
+}

@@ -1,0 +1,147 @@
+package dev.ubuf.rs;
+
+import dev.ubuf.plan.BufferRole;
+import dev.ubuf.plan.Plan;
+import dev.ubuf.plan.PlanBuilder;
+import dev.ubuf.plan.PlanStep;
+import dev.ubuf.plan.Region;
+import dev.ubuf.plan.StreamRole;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Ring-exchange GEMM→ReduceScatter with the reduction folded into the GEMMs, so no tail reduction is exposed.
+ *
+ * <p>Chunk c is rows [c*m/tp, (c+1)*m/tp). At step i = 0..tp-1 rank r works on chunk c_i = (r + i + 1) mod tp:
+ * <ul>
+ *   <li>step 0: GEMM of its own partial of c_0 into SCRATCH (fp32, no accumulate);</li>
+ *   <li>step i &gt; 0: the running sum of c_i over ranks r+1..r+i arrives from rank r+1 in a receive slot of this
+ *       rank's user buffer; the GEMM accumulates this rank's partial onto it in place (beta = 1, fp32 C/D);</li>
+ *   <li>steps 0..tp-2: the copy engine sends the running sum to rank r-1's receive slot for its step i+1, which
+ *       works on the same chunk ((r-1) + (i+1) + 1 = r + i + 1);</li>
+ *   <li>step tp-1: c = r, the slot holds the sum over all ranks: one rounding into OUTPUT, then the bias.</li>
+ * </ul>
+ * Each step is cut into {@code ringSubChunks} row sub-chunks, so the copy of sub-chunk j overlaps the GEMM of
+ * sub-chunk j+1, and the neighbour's next step starts on sub-chunk 0 while we still compute the last one.
+ *
+ * <p>Slots and credits: the user buffer holds S = min(ringSlots, tp-1) receive slots of [m/tp, n]; step i uses slot
+ * (i-1) mod S. Rank r writes into rank r-1's slots only. Rank r-1 sends rank r one credit per received sub-chunk,
+ * after it is done with it (its copy onward has completed, or at the last step its cast into OUTPUT). Before rank r
+ * writes sub-chunk j of step i+1 into r-1's slot, it waits for the credit of sub-chunk j of step i+1-S (the slot's
+ * previous content in this call) or, when i+1-S &lt; 1, for every credit of the previous call (the slot's last
+ * content of that call). Data signals and credits each travel on one stream per (rank, flag), in order, so their
+ * absolute sequence numbers never go backwards. SCRATCH is private and is only re-written by the next call, which
+ * the executor orders after this one on the same rank (fork/join on the caller's stream).
+ *
+ * <p>Flags on rank r: {@link #DATA_FLAG} from r+1, {@code (tp-1) * ringSubChunks} per call (sub-chunk j of step i
+ * is signal (i-1)*subChunks + j + 1); {@link #CREDIT_FLAG} from r-1, the same count and numbering.
+ * Streams: {@code computeStreams} COMPUTE streams (GEMMs round-robin, the final cast rides on its GEMM's stream),
+ * then one COMM stream for copies, data signals and credits.
+ */
+public record RingExchangeGemmReduceScatter(RsShape shape, RsOptions options) implements RsSchedule {
+
+    /** Flag on which a rank receives running sums from rank r+1. */
+    public static final int DATA_FLAG = 0;
+    /** Flag on which a rank receives credits (slot free) from rank r-1. */
+    public static final int CREDIT_FLAG = 1;
+
+    public RingExchangeGemmReduceScatter {
+        Objects.requireNonNull(shape, "shape");
+        Objects.requireNonNull(options, "options");
+        PlanParts.requireSupported(RsMethod.RING, shape, options);
+    }
+
+    @Override
+    public RsMethod method() {
+        return RsMethod.RING;
+    }
+
+    /** Receive slots in each rank's user buffer. */
+    public int slots() {
+        return Math.min(options.ringSlots(), shape.tp() - 1);
+    }
+
+    @Override
+    public Plan plan(int rank) {
+        PlanParts.checkRank(shape, rank);
+        int tp = shape.tp();
+        long mc = shape.rowsPerRank();
+        long n = shape.n();
+        int subChunks = options.ringSubChunks();
+        int slots = slots();
+        int left = (rank - 1 + tp) % tp;
+        int right = (rank + 1) % tp;
+        int perCall = (tp - 1) * subChunks;
+
+        PlanBuilder b = new PlanBuilder("rs", method().shortName(), rank, tp);
+        PlanParts.declareOperands(b, shape);
+        PlanParts.declareOutput(b, shape);
+        b.matrix(BufferRole.UBUF, options.ringPartialDtype(), slots * mc, n);
+        b.matrix(BufferRole.SCRATCH, options.ringPartialDtype(), mc, n);
+        int dataFlag = b.flag(perCall);
+        int creditFlag = b.flag(perCall);
+        assert dataFlag == DATA_FLAG && creditFlag == CREDIT_FLAG;
+        int[] compute = new int[options.computeStreams()];
+        for (int s = 0; s < compute.length; s++) {
+            compute[s] = b.stream(StreamRole.COMPUTE);
+        }
+        int comm = b.stream(StreamRole.COMM);
+
+        int gemm = 0;
+        for (int step = 0; step < tp; step++) {
+            long chunk = (rank + step + 1) % tp;
+            for (int j = 0; j < subChunks; j++) {
+                long lo = subChunkStart(mc, subChunks, j);
+                long rows = subChunkStart(mc, subChunks, j + 1) - lo;
+                int stream = compute[gemm++ % compute.length];
+                Region x = Region.rows(BufferRole.INPUT, rank, chunk * mc + lo, rows, shape.k());
+                Region w = Region.rows(BufferRole.WEIGHT, rank, 0, shape.k(), n);
+                Region sum;
+                if (step == 0) {
+                    sum = Region.rows(BufferRole.SCRATCH, rank, lo, rows, n);
+                } else {
+                    sum = Region.rows(BufferRole.UBUF, rank, slotRow(step, mc) + lo, rows, n);
+                    b.add(new PlanStep.WaitSignal(stream, dataFlag, sequence(step, j)));
+                }
+                b.add(new PlanStep.Gemm(stream, x, w, sum, step > 0));
+                if (step < tp - 1) {
+                    b.order(stream, comm);
+                    int next = step + 1;
+                    int reused = next - slots;
+                    b.add(new PlanStep.WaitSignal(comm, creditFlag, reused >= 1 ? sequence(reused, j) : 0));
+                    Region dst = Region.rows(BufferRole.UBUF, left, slotRow(next, mc) + lo, rows, n);
+                    b.add(new PlanStep.Copy(comm, sum, dst));
+                    b.add(new PlanStep.Signal(comm, left, dataFlag));
+                    if (step > 0) {
+                        b.add(new PlanStep.Signal(comm, right, creditFlag));
+                    }
+                } else {
+                    Region out = Region.rows(BufferRole.OUTPUT, rank, lo, rows, n);
+                    b.add(new PlanStep.Reduce(stream, List.of(sum), out, false));
+                    if (shape.bias()) {
+                        b.add(new PlanStep.AddBias(stream, out));
+                    }
+                    b.order(stream, comm);
+                    b.add(new PlanStep.Signal(comm, right, creditFlag));
+                }
+            }
+        }
+        return b.build();
+    }
+
+    /** First row of sub-chunk j of a chunk of mc rows (uneven splits spread the remainder). */
+    static long subChunkStart(long mc, int subChunks, int j) {
+        return mc * j / subChunks;
+    }
+
+    /** Signal number (1-based, within a call) of sub-chunk j of ring step i >= 1. */
+    private int sequence(int step, int j) {
+        return (step - 1) * options.ringSubChunks() + j + 1;
+    }
+
+    /** First UBUF row of the receive slot of ring step i >= 1. */
+    private long slotRow(int step, long mc) {
+        return ((step - 1) % slots()) * mc;
+    }
+}

@@ -1,0 +1,78 @@
+package dev.ubuf.rs;
+
+import dev.ubuf.tensor.DType;
+
+import java.util.Objects;
+
+/**
+ * Tuning knobs of the RS methods; each method reads the ones it names. Immutable: derive variants with the
+ * {@code with...} methods. Shape-dependent limits (splits dividing n, sub-chunks fitting m/tp) are checked when a
+ * schedule is made.
+ *
+ * @param computeStreams   GEMM streams, 1..3; consecutive GEMMs go round-robin over them (RING, PIPELINE)
+ * @param numSplits        PIPELINE: column blocks of the GEMM, each reduce-scattered while the next computes;
+ *                         must divide n
+ * @param gemmSmMargin     PIPELINE: SMs the executor keeps free of the GEMMs (cuBLASLt SM_COUNT_TARGET =
+ *                         device SMs - margin) so the pull-reduce kernel of block j runs beside GEMM j+1;
+ *                         0 = no budget
+ * @param ringSubChunks    RING: row sub-chunks per ring step, at least 1 and at most m/tp. With 2 or more, the copy
+ *                         of sub-chunk j to the neighbour runs while sub-chunk j+1 computes; with 1 every step
+ *                         waits for the previous step's copy (a serial chain of GEMM + copy)
+ * @param ringSlots        RING: receive slots (each [m/tp, n]) in the user buffer, at least 1, clamped to tp-1;
+ *                         2 lets the neighbour fill step i+1 while step i is still being read
+ * @param ringPartialDtype RING: type of the partial sums on the wire and in the slots. FP32 (default) keeps every
+ *                         accumulation in fp32 and rounds once into the output; the output dtype halves the NVLink
+ *                         bytes at the price of one rounding per ring step
+ */
+public record RsOptions(int computeStreams, int numSplits, int gemmSmMargin, int ringSubChunks, int ringSlots,
+                        DType ringPartialDtype) {
+
+    /** Transformer Engine's pipeline defaults (4 splits, 16 SMs for communication) and a 2-sub-chunk fp32 ring. */
+    public static final RsOptions DEFAULTS = new RsOptions(3, 4, 16, 2, 2, DType.FP32);
+
+    public RsOptions {
+        Objects.requireNonNull(ringPartialDtype, "ringPartialDtype");
+        if (computeStreams < 1 || computeStreams > 3) {
+            throw new IllegalArgumentException("computeStreams must be 1..3, got " + computeStreams);
+        }
+        if (numSplits < 1) {
+            throw new IllegalArgumentException("numSplits must be >= 1, got " + numSplits);
+        }
+        if (gemmSmMargin < 0) {
+            throw new IllegalArgumentException("gemmSmMargin must be >= 0, got " + gemmSmMargin);
+        }
+        if (ringSubChunks < 1) {
+            throw new IllegalArgumentException("ringSubChunks must be >= 1, got " + ringSubChunks);
+        }
+        if (ringSlots < 1) {
+            throw new IllegalArgumentException("ringSlots must be >= 1, got " + ringSlots);
+        }
+        if (ringPartialDtype.isReserved()) {
+            throw new IllegalArgumentException("ringPartialDtype " + ringPartialDtype + " is reserved");
+        }
+    }
+
+    public RsOptions withComputeStreams(int v) {
+        return new RsOptions(v, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype);
+    }
+
+    public RsOptions withNumSplits(int v) {
+        return new RsOptions(computeStreams, v, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype);
+    }
+
+    public RsOptions withGemmSmMargin(int v) {
+        return new RsOptions(computeStreams, numSplits, v, ringSubChunks, ringSlots, ringPartialDtype);
+    }
+
+    public RsOptions withRingSubChunks(int v) {
+        return new RsOptions(computeStreams, numSplits, gemmSmMargin, v, ringSlots, ringPartialDtype);
+    }
+
+    public RsOptions withRingSlots(int v) {
+        return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, v, ringPartialDtype);
+    }
+
+    public RsOptions withRingPartialDtype(DType v) {
+        return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, v);
+    }
+}

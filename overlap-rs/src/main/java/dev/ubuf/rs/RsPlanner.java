@@ -1,0 +1,57 @@
+package dev.ubuf.rs;
+
+import java.util.Objects;
+
+/**
+ * Picks the RS method for a GEMM→ReduceScatter shape (BULK is never picked: it is a different operation).
+ *
+ * <ul>
+ *   <li>ONESHOT when m &lt;= {@code oneShotMaxM}: chunks of a few rows make slow GEMMs and latency-bound copies,
+ *       so one GEMM and one reduce-scatter is never slower than the baseline.</li>
+ *   <li>otherwise RING when k &gt;= {@code ringMinK}: the fp32 ring moves 4 bytes per output element per step
+ *       against 2·k flops of GEMM, so it hides its copies only when k is large (on H100, about k &gt;= 2·GEMM
+ *       flop/s / NVLink byte/s per peer, several thousand); it has no exposed tail and needs no SM budget.</li>
+ *   <li>otherwise PIPELINE (Transformer Engine's default for row-parallel fprop).</li>
+ * </ul>
+ * When the preferred method cannot run the shape (n not divisible by numSplits, tp above the pull-reduce
+ * fan-in, too few rows per chunk) the next one that can is taken, in the order preferred, RING, PIPELINE,
+ * ONESHOT. The thresholds are parameters because they are measured on the GPU, not derived.
+ *
+ * @param oneShotMaxM largest m (total rows, all ranks) that runs ONESHOT
+ * @param ringMinK    smallest per-rank k that prefers RING over PIPELINE; Long.MAX_VALUE never prefers RING
+ * @param options     the options every chosen schedule is made with
+ */
+public record RsPlanner(long oneShotMaxM, long ringMinK, RsOptions options) {
+
+    /** Untuned starting points: ONESHOT up to 1024 rows, RING from k = 8192 on. */
+    public static final RsPlanner DEFAULT = new RsPlanner(1024, 8192, RsOptions.DEFAULTS);
+
+    public RsPlanner {
+        Objects.requireNonNull(options, "options");
+        if (oneShotMaxM < 0 || ringMinK < 0) {
+            throw new IllegalArgumentException("thresholds must be >= 0, got oneShotMaxM=" + oneShotMaxM
+                    + " ringMinK=" + ringMinK);
+        }
+    }
+
+    /** The method for this shape; throws IllegalArgumentException if no method can run it. */
+    public RsMethod choose(RsShape shape) {
+        Objects.requireNonNull(shape, "shape");
+        RsMethod preferred = shape.m() <= oneShotMaxM ? RsMethod.ONESHOT
+                : shape.k() >= ringMinK ? RsMethod.RING : RsMethod.PIPELINE;
+        StringBuilder why = new StringBuilder();
+        for (RsMethod m : new RsMethod[]{preferred, RsMethod.RING, RsMethod.PIPELINE, RsMethod.ONESHOT}) {
+            var reason = RsSchedule.whyUnsupported(m, shape, options);
+            if (reason.isEmpty()) {
+                return m;
+            }
+            why.append("; ").append(reason.get());
+        }
+        throw new IllegalArgumentException("no RS method can run " + shape + why);
+    }
+
+    /** The schedule of {@link #choose}'s method. */
+    public RsSchedule schedule(RsShape shape) {
+        return RsSchedule.of(choose(shape), shape, options);
+    }
+}

@@ -1,0 +1,43 @@
+package dev.ubuf.rs;
+
+import dev.ubuf.tensor.DType;
+
+import java.util.Objects;
+
+/**
+ * The shape of one row-parallel GEMM→ReduceScatter: every rank holds X[m, k] and W[k, n] (k is this rank's slice
+ * of the layer's inner dimension, K/tp), its product is a partial sum of the layer output, and rank r receives
+ * rows [r*m/tp, (r+1)*m/tp) of the sum over ranks: out[m/tp, n] (+ bias[n], added once after the reduction).
+ *
+ * @param tp    ranks in the domain (at least 2: with one rank there is nothing to reduce)
+ * @param m     rows (tokens) of the full product, divisible by tp
+ * @param k     inner dimension on each rank (ignored by {@link RsMethod#BULK}, which runs no GEMM)
+ * @param n     columns of the product and of the output
+ * @param dtype element type of X, W, the user buffer of the pull methods, the output and the bias
+ * @param bias  whether a bias row [1, n] is added after the reduction
+ */
+public record RsShape(int tp, long m, long k, long n, DType dtype, boolean bias) {
+
+    public RsShape {
+        Objects.requireNonNull(dtype, "dtype");
+        if (tp < 2) {
+            throw new IllegalArgumentException("reduce-scatter needs tp >= 2, got tp=" + tp
+                    + " (with one rank run the GEMM directly)");
+        }
+        if (m <= 0 || k <= 0 || n <= 0) {
+            throw new IllegalArgumentException("m, k, n must be positive, got m=" + m + " k=" + k + " n=" + n);
+        }
+        if (m % tp != 0) {
+            throw new IllegalArgumentException("m=" + m + " is not divisible by tp=" + tp
+                    + ": every rank receives m/tp whole rows");
+        }
+        if (dtype.isReserved()) {
+            throw new IllegalArgumentException(dtype + " is reserved: GEMM and reduction support it not yet");
+        }
+    }
+
+    /** Rows each rank receives: m / tp. */
+    public long rowsPerRank() {
+        return m / tp;
+    }
+}
