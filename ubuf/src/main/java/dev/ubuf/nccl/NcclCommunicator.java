@@ -17,6 +17,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * rank's device current (e.g. JCuda {@code cuCtxSetCurrent} of its primary context) before {@link #initRank} and
  * before every operation; NCCL rejects buffers of another device.
  *
+ * <p>Data types: FP32, FP16 and BF16 map to ncclFloat32/ncclFloat16/ncclBfloat16. The reserved FP8 types map to
+ * ncclFloat8e4m3/ncclFloat8e5m2, which nccl.h has since 2.24; with an older libnccl they are rejected with an
+ * IllegalArgumentException before the call.
+ *
  * <p>Threads: operations of one communicator must not run concurrently with each other (NCCL's rule);
  * {@link #abort()} may be called from any thread, e.g. a watchdog that found a dead peer, to unblock the others.
  * {@link #close()} must not race with operations.
@@ -91,7 +95,8 @@ public final class NcclCommunicator implements AutoCloseable {
                 out.add(opened(nccl, c));
             }
         } catch (RuntimeException e) {
-            for (int i = out.size(); i < comms.length; i++) {
+            // opened() already destroyed the communicator it failed on (index out.size()); free the ones after it.
+            for (int i = out.size() + 1; i < comms.length; i++) {
                 try {
                     nccl.commDestroy(comms[i]);
                 } catch (RuntimeException suppressed) {
