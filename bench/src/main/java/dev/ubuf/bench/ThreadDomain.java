@@ -1,0 +1,60 @@
+package dev.ubuf.bench;
+
+import dev.ubuf.comm.Bootstrap;
+import dev.ubuf.comm.InMemoryBootstrap;
+import dev.ubuf.cuda.CudaContext;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+/** Runs a body on tp ranks of one JVM (a thread and a GPU each, in-memory bootstrap); rethrows the first failure. */
+public final class ThreadDomain {
+    public interface Body {
+        void run(int rank, Bootstrap bootstrap, CudaContext ctx) throws Exception;
+    }
+
+    private ThreadDomain() {
+    }
+
+    public static void run(int tp, Duration timeout, Body body) throws Exception {
+        InMemoryBootstrap.Group group = InMemoryBootstrap.group(tp, timeout);
+        ExecutorService pool = Executors.newFixedThreadPool(tp);
+        try {
+            List<Future<?>> fs = new ArrayList<>();
+            for (int r = 0; r < tp; r++) {
+                int rank = r;
+                fs.add(pool.submit(() -> {
+                    try (Bootstrap b = group.rank(rank)) {
+                        CudaContext ctx = CudaContext.retainPrimary(rank);
+                        try {
+                            body.run(rank, b, ctx);
+                        } catch (Exception | Error e) {
+                            b.abort("rank " + rank + " failed: " + e);
+                            throw e;
+                        } finally {
+                            ctx.close();
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : fs) {
+                try {
+                    f.get();
+                } catch (ExecutionException e) {
+                    if (e.getCause() instanceof Exception ex) {
+                        throw ex;
+                    }
+                    throw new RuntimeException(e.getCause());
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+}
