@@ -9,10 +9,13 @@ __device__ __forceinline__ void cast_rows(const float* src, i64 rows, i64 cols, 
     if (rows <= 0 || cols <= 0) return;
     constexpr int N = VecWidth<float, D>::N;
     if (cols % N == 0 && rows_aligned16<float>(src, srcLd) && rows_aligned16<D>(dst, dstLd)) {
-        for (RowColIter it(cols / N); it.row < rows; it.next()) {
-            float v[N];
-            load_vec<float, N>(src + it.row * srcLd + it.col * N, v);
-            store_vec<D, N>(dst + it.row * dstLd + it.col * N, v);
+        for (RowColPair it(cols / N); it.a.row < rows; it.next()) {
+            const bool hasB = it.b.row < rows;
+            float a[N], b[N];
+            load_vec<float, N>(src + it.a.row * srcLd + it.a.col * N, a);
+            if (hasB) load_vec<float, N>(src + it.b.row * srcLd + it.b.col * N, b);
+            store_vec<D, N>(dst + it.a.row * dstLd + it.a.col * N, a);
+            if (hasB) store_vec<D, N>(dst + it.b.row * dstLd + it.b.col * N, b);
         }
     } else {
         for (RowColIter it(cols); it.row < rows; it.next()) {

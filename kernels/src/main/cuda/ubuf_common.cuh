@@ -7,8 +7,10 @@
 #include <cuda_bf16.h>
 #include <stdint.h>
 
-// Every kernel is written for 1-D blocks of at most this many threads (recommended: 256).
-#define UBUF_MAX_THREADS 1024
+// Every kernel is written for 1-D blocks (and a 1-D grid) of at most this many threads; 256 is recommended.
+// 512 rather than 1024 lets ptxas give the two-items-per-thread reductions up to 128 registers, so nothing
+// spills; a launch with more threads per block fails with CUDA_ERROR_INVALID_VALUE.
+#define UBUF_MAX_THREADS 512
 
 namespace ubuf {
 
@@ -79,21 +81,22 @@ __device__ __forceinline__ i64 grid_threads() {
     return (i64)gridDim.x * blockDim.x;
 }
 
-// Walks the items (row, col) of a rows x perRow grid in grid-stride order, item i = row * perRow + col.
-// One division at the start; each step then adds the stride's (rows, cols) with one carry, so the hot loop
-// has no 64-bit division.
+// Walks the items (row, col) of a rows x perRow grid, item i = row * perRow + col, from item `first` in steps
+// of `stride` items (by default this thread's grid-stride sequence). One division at the start; each step then
+// adds the stride's (rows, cols) with one carry, so the hot loop has no 64-bit division.
 struct RowColIter {
     i64 row, col;
     i64 perRow, stepRows, stepCols;
 
-    __device__ __forceinline__ explicit RowColIter(i64 itemsPerRow) : perRow(itemsPerRow) {
-        i64 first = global_thread();
-        i64 stride = grid_threads();
+    __device__ __forceinline__ RowColIter(i64 itemsPerRow, i64 first, i64 stride) : perRow(itemsPerRow) {
         row = first / perRow;
         col = first - row * perRow;
         stepRows = stride / perRow;
         stepCols = stride - stepRows * perRow;
     }
+
+    __device__ __forceinline__ explicit RowColIter(i64 itemsPerRow)
+        : RowColIter(itemsPerRow, global_thread(), grid_threads()) {}
 
     __device__ __forceinline__ void next() {
         row += stepRows;
@@ -102,6 +105,22 @@ struct RowColIter {
             col -= perRow;
             ++row;
         }
+    }
+};
+
+// This thread's grid-stride items taken two at a time: `a` and `b` are one grid stride apart and each steps two,
+// so a loop body can issue both items' loads before either store (two independent memory accesses in flight per
+// thread; one is not enough to saturate HBM). `b` is past the end whenever `a` is.
+struct RowColPair {
+    RowColIter a, b;
+
+    __device__ __forceinline__ explicit RowColPair(i64 itemsPerRow)
+        : a(itemsPerRow, global_thread(), 2 * grid_threads()),
+          b(itemsPerRow, global_thread() + grid_threads(), 2 * grid_threads()) {}
+
+    __device__ __forceinline__ void next() {
+        a.next();
+        b.next();
     }
 };
 

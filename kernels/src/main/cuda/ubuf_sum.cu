@@ -13,6 +13,33 @@ static_assert(alignof(SumSources) == 8, "SumSources is 8-byte aligned");
 
 namespace ubuf {
 
+// acc = ((src_0 + src_1) + ...) + src_{k-1} at N consecutive elements from offset off of every source.
+template <class S, int N>
+__device__ __forceinline__ void sum_sources_vec(const SumSources& srcs, int k, i64 off, float (&acc)[N]) {
+    load_vec<S, N>(static_cast<const S*>(srcs.p[0]) + off, acc);
+#pragma unroll
+    for (int j = 1; j < 8; ++j) {
+        if (j < k) {
+            float v[N];
+            load_vec<S, N>(static_cast<const S*>(srcs.p[j]) + off, v);
+#pragma unroll
+            for (int i = 0; i < N; ++i) acc[i] += v[i];
+        }
+    }
+}
+
+// d[0..N) = (accumulate ? d[0..N) + acc : acc), rounded once.
+template <class D, int N>
+__device__ __forceinline__ void finish_vec(D* d, float (&acc)[N], int accumulate) {
+    if (accumulate) {
+        float old[N];
+        load_vec<D, N>(d, old);
+#pragma unroll
+        for (int i = 0; i < N; ++i) acc[i] = old[i] + acc[i];
+    }
+    store_vec<D, N>(d, acc);
+}
+
 // dst[r][c] = (accumulate ? dst[r][c] : 0) + (((src_0 + src_1) + ...) + src_{k-1})[r][c], in fp32, with
 // the sources summed in index order first (deterministic) and dst added last. dst may be one of the sources
 // (same pointer and ld: every element is read before it is written by the same thread) but must not
@@ -28,27 +55,15 @@ __device__ __forceinline__ void sum_rows(const SumSources& srcs, int k, i64 rows
         if (j < k) vec = vec && rows_aligned16<S>(srcs.p[j], srcLd);
     }
     if (vec) {
-        for (RowColIter it(cols / N); it.row < rows; it.next()) {
-            const i64 srcOff = it.row * srcLd + it.col * N;
-            float acc[N];
-            load_vec<S, N>(static_cast<const S*>(srcs.p[0]) + srcOff, acc);
-#pragma unroll
-            for (int j = 1; j < 8; ++j) {
-                if (j < k) {
-                    float v[N];
-                    load_vec<S, N>(static_cast<const S*>(srcs.p[j]) + srcOff, v);
-#pragma unroll
-                    for (int i = 0; i < N; ++i) acc[i] += v[i];
-                }
-            }
-            D* d = dst + it.row * dstLd + it.col * N;
-            if (accumulate) {
-                float old[N];
-                load_vec<D, N>(d, old);
-#pragma unroll
-                for (int i = 0; i < N; ++i) acc[i] = old[i] + acc[i];
-            }
-            store_vec<D, N>(d, acc);
+        for (RowColPair it(cols / N); it.a.row < rows; it.next()) {
+            const bool hasB = it.b.row < rows;
+            float accA[N], accB[N];
+            sum_sources_vec<S, N>(srcs, k, it.a.row * srcLd + it.a.col * N, accA);
+            if (hasB) sum_sources_vec<S, N>(srcs, k, it.b.row * srcLd + it.b.col * N, accB);
+            D* dA = dst + it.a.row * dstLd + it.a.col * N;
+            D* dB = dst + it.b.row * dstLd + it.b.col * N;
+            finish_vec<D, N>(dA, accA, accumulate);
+            if (hasB) finish_vec<D, N>(dB, accB, accumulate);
         }
     } else {
         for (RowColIter it(cols); it.row < rows; it.next()) {

@@ -79,7 +79,7 @@ def sum_sources(ptrs):
 
 TYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
 BITS = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16: torch.int16}
-GEOMS = [(1, 256), (3, 100), (1024, 256)]
+GEOMS = [(1, 256), (3, 100), (1024, 512)]
 # rows, cols, srcLd, dstLd, srcOff, dstOff (elements)
 SHAPES = [(64, 256, 256, 256, 0, 0), (33, 136, 200, 144, 0, 0), (17, 129, 131, 130, 0, 0),
           (16, 64, 64, 64, 1, 0), (16, 64, 64, 64, 0, 2), (1, 1, 1, 1, 0, 0), (0, 5, 5, 5, 0, 0)]
@@ -316,6 +316,17 @@ def bandwidth(results):
                                     ctypes.c_int(k), LL(rows), LL(cols), LL(cols), P(out.data_ptr()), LL(cols),
                                     ctypes.c_int(0)))
         results[f"sum_bf16_k{k}_GBps"] = (k + 1) * out.numel() * 2 / ms / 1e6
+    for k in (1, 2, 4):
+        rows, cols = 8192, 4096  # fp32 128 MiB per source
+        srcs = [torch.empty(rows, cols, dtype=torch.float32, device="cuda:0").uniform_() for _ in range(k)]
+        out = torch.empty(rows, cols, dtype=torch.bfloat16, device="cuda:0")
+        ms = time_ms(lambda: launch("ubuf_sum_f32_to_bf16", grid, 256, sum_sources([s.data_ptr() for s in srcs]),
+                                    ctypes.c_int(k), LL(rows), LL(cols), LL(cols), P(out.data_ptr()), LL(cols),
+                                    ctypes.c_int(0)))
+        results[f"sum_f32_to_bf16_k{k}_GBps"] = (4 * k + 2) * out.numel() / ms / 1e6
+    ms = time_ms(lambda: launch("ubuf_cast_f32_to_bf16", grid, 256, P(srcs[0].data_ptr()), LL(rows), LL(cols),
+                                LL(cols), P(out.data_ptr()), LL(cols)))
+    results["cast_f32_to_bf16_GBps"] = 6 * out.numel() / ms / 1e6
     rows, cols = 8192, 8192
     out = torch.empty(rows, cols, dtype=torch.bfloat16, device="cuda:0")
     ms = time_ms(lambda: launch("ubuf_fill_random_bf16", grid, 256, P(out.data_ptr()), LL(rows), LL(cols), LL(cols),
@@ -347,8 +358,14 @@ def main():
         local = ctypes.c_int()
         ck(cuda.cuFuncGetAttribute(ctypes.byref(local), 3, fn(name)), "attr")
         attrs[name] = {"maxThreads": v.value, "regs": regs.value, "localBytes": local.value}
-        expect(v.value == 1024 and local.value == 0, f"{name}: {attrs[name]}")
+        expect(v.value == 512 and local.value == 0, f"{name}: {attrs[name]}")
     results["functions"] = attrs
+    big = torch.empty(64, device="cuda:0")
+    ptrs = (ctypes.c_void_p * 3)(*[ctypes.cast(ctypes.pointer(a), ctypes.c_void_p)
+                                  for a in (P(big.data_ptr()), LL(64), ctypes.c_uint(0))])
+    rc = cuda.cuLaunchKernel(fn("ubuf_fill_u32"), 1, 1, 1, 1024, 1, 1, 0, None, ptrs, None)
+    expect(rc == 1, f"a 1024-thread block must be refused with CUDA_ERROR_INVALID_VALUE (1), got {rc}")
+    torch.cuda.synchronize()
     for check in (check_sum, check_cast, check_bias, check_fill, check_random, check_copy):
         before = len(FAILS)
         check()
