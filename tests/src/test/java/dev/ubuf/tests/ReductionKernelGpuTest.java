@@ -92,11 +92,12 @@ class ReductionKernelGpuTest {
             kernels.sum(views, dv, accumulate, stream);
             float[] got = HostTensors.download(ctx, stream, dv);
             for (int i = 0; i < rows * cols; i++) {
-                float acc = accumulate ? dst0[i] : 0f;
-                for (int j = 0; j < k; j++) {
+                // The kernel's documented order: the sources in index order, then the old dst added once.
+                float acc = chunks[0][i];
+                for (int j = 1; j < k; j++) {
                     acc += chunks[j][i];
                 }
-                float want = out.round(acc);
+                float want = out.round(accumulate ? dst0[i] + acc : acc);
                 float diff = Math.abs(got[i] - want);
                 assertTrue(diff <= ulp(out, want), "element " + i + ": got " + got[i] + ", host fp32 sum " + want
                         + " (seed " + seed + ")");

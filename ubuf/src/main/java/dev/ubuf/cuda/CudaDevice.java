@@ -76,8 +76,10 @@ public final class CudaDevice {
         return attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED) != 0;
     }
 
+    /** 32-bit stream wait/write value operations: always there from CUDA 12 on (the old _V1 attribute reads 0). */
     public boolean supportsStreamMemOps() {
-        return attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1) != 0;
+        return Cuda.driverVersion() >= 12000
+                || attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1) != 0;
     }
 
     /** Whether the hardware offers NVLink multicast (an attribute query only: no multicast object is touched). */

@@ -46,10 +46,12 @@ final class Nvml {
                 MemorySegment active = arena.allocate(ValueLayout.JAVA_INT);
                 MemorySegment pci = arena.allocate(68);
                 int links = 0;
+                int activeLinks = 0;
                 for (int link = 0; link < NVML_NVLINK_MAX_LINKS; link++) {
                     if ((int) state.invokeExact(handle, link, active) != 0 || active.get(ValueLayout.JAVA_INT, 0) == 0) {
                         continue;
                     }
+                    activeLinks++;
                     if ((int) remote.invokeExact(handle, link, pci) != 0) {
                         continue;
                     }
@@ -58,7 +60,8 @@ final class Nvml {
                         links++;
                     }
                 }
-                return links > 0 ? "NV" + links : "PCIe/P2P";
+                // In a VM the remote ends can carry host bus ids that match no local GPU: report the active links.
+                return links > 0 ? "NV" + links : activeLinks > 0 ? "NV" + activeLinks + "*" : "PCIe/P2P";
             } finally {
                 int ignored = (int) shutdown.invokeExact();
             }

@@ -82,6 +82,7 @@ public record SystemReport(int driverVersion, String cublasLt, String nccl, Stri
         for (int i = 0; i < peerMatrix.size(); i++) {
             sb.append("  GPU ").append(i).append(": ").append(String.join("  ", peerMatrix.get(i))).append('\n');
         }
+        sb.append("  (* = active NVLinks whose remote ends could not be matched to a GPU id, as in a VM)\n");
         sb.append("multicast    supported=").append(yes(multicastSupported)).append(" allowed=")
                 .append(yes(multicastAllowed)).append(" (").append(multicastNote).append(")\n");
         return sb.toString();
