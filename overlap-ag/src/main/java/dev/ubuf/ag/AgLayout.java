@@ -1,0 +1,85 @@
+package dev.ubuf.ag;
+
+import dev.ubuf.plan.BufferRole;
+import dev.ubuf.plan.PlanBuilder;
+import dev.ubuf.plan.PlanStep;
+import dev.ubuf.plan.Region;
+
+import java.util.Objects;
+
+/** Chunk arithmetic shared by the AG schedules: chunk c of the gathered buffer is rank c's shard. */
+final class AgLayout {
+    final AgShape shape;
+    final AgOptions options;
+    final int rank;
+    final int tp;
+    final long rows;
+
+    AgLayout(AgShape shape, int rank, AgOptions options) {
+        this.shape = Objects.requireNonNull(shape, "shape");
+        this.options = Objects.requireNonNull(options, "options");
+        if (rank < 0 || rank >= shape.tp()) {
+            throw new IllegalArgumentException("rank " + rank + " outside a domain of tp = " + shape.tp());
+        }
+        this.rank = rank;
+        this.tp = shape.tp();
+        this.rows = shape.chunkRows();
+    }
+
+    int next(int distance) {
+        return Math.floorMod(rank + distance, tp);
+    }
+
+    PlanBuilder builder(AgMethod method) {
+        PlanBuilder b = new PlanBuilder("ag", method.resultName(), rank, tp);
+        if (!options.inputInUbuf()) {
+            b.matrix(BufferRole.INPUT, shape.dtype(), rows, shape.k());
+        }
+        b.matrix(BufferRole.UBUF, shape.dtype(), shape.m(), shape.k());
+        if (method.hasGemm()) {
+            b.matrix(BufferRole.WEIGHT, shape.dtype(), shape.k(), shape.n());
+            b.matrix(BufferRole.OUTPUT, shape.dtype(), shape.m(), shape.n());
+        }
+        return b;
+    }
+
+    /** Chunks [first, first+count) of the gathered buffer in {@code owner}'s memory. */
+    Region ubuf(int owner, int first, int count) {
+        return Region.rows(BufferRole.UBUF, owner, first * rows, count * rows, shape.k());
+    }
+
+    /** This rank's shard where the call finds it: INPUT, or chunk {@code rank} of UBUF. */
+    Region shard() {
+        return options.inputInUbuf() ? ubuf(rank, rank, 1)
+                : Region.rows(BufferRole.INPUT, rank, 0, rows, shape.k());
+    }
+
+    /** Output rows of chunks [first, first+count). */
+    Region out(int first, int count) {
+        return Region.rows(BufferRole.OUTPUT, rank, first * rows, count * rows, shape.n());
+    }
+
+    Region weight() {
+        return Region.rows(BufferRole.WEIGHT, rank, 0, shape.k(), shape.n());
+    }
+
+    /** The GEMM of chunks [first, first+count) read from {@code a}. */
+    PlanStep.Gemm gemm(int stream, Region a, int first, int count) {
+        return new PlanStep.Gemm(stream, a, weight(), out(first, count), false);
+    }
+
+    /** Puts the shard into UBUF chunk {@code rank} (so the call hands out the whole gathered input), if not there. */
+    void ownShardIntoUbuf(PlanBuilder b, int stream) {
+        if (!options.inputInUbuf()) {
+            b.add(new PlanStep.Copy(stream, shard(), ubuf(rank, rank, 1)));
+        }
+    }
+
+    int[] computeStreams(PlanBuilder b, int needed) {
+        int[] s = new int[Math.max(1, Math.min(options.computeStreams(), needed))];
+        for (int i = 0; i < s.length; i++) {
+            s[i] = b.stream(dev.ubuf.plan.StreamRole.COMPUTE);
+        }
+        return s;
+    }
+}

@@ -1,0 +1,138 @@
+package dev.ubuf.ag;
+
+import dev.ubuf.plan.BufferRole;
+import dev.ubuf.plan.Plan;
+import dev.ubuf.plan.PlanStep;
+import dev.ubuf.plan.StreamRole;
+import dev.ubuf.tensor.DType;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Shapes, options, method choice and the structure of the plans (their results are in AgPlansHostTest). */
+class AgPlansTest {
+    private static long count(Plan p, Class<? extends PlanStep> kind) {
+        return p.steps().stream().filter(kind::isInstance).count();
+    }
+
+    @Test
+    void shapeRejectsRowsThatDoNotSplitOverTheRanks() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new AgShape(3, 100, 8, 8, DType.BF16));
+        assertTrue(e.getMessage().contains("m = 100 rows cannot be split evenly over tp = 3"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> new AgShape(0, 8, 8, 8, DType.BF16));
+        assertThrows(IllegalArgumentException.class, () -> new AgShape(2, 8, 0, 8, DType.BF16));
+        assertThrows(IllegalArgumentException.class, () -> new AgShape(2, 8, 8, 8, DType.FP8_E4M3));
+        assertEquals(4, new AgShape(2, 8, 8, 8, DType.BF16).chunkRows());
+    }
+
+    @Test
+    void optionsAreBounded() {
+        assertThrows(IllegalArgumentException.class, () -> AgOptions.defaults().withComputeStreams(0));
+        assertThrows(IllegalArgumentException.class, () -> AgOptions.defaults().withComputeStreams(4));
+        assertThrows(IllegalArgumentException.class, () -> AgOptions.defaults().withCommStreams(0));
+    }
+
+    @Test
+    void aggregateRejectsOddTp() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> AgPlans.domain(AgMethod.AGGREGATE, new AgShape(3, 9, 4, 4, DType.BF16), AgOptions.defaults()));
+        assertTrue(e.getMessage().contains("even tp"), e.getMessage());
+    }
+
+    @Test
+    void rankOutsideTheDomainIsRejected() {
+        assertThrows(IllegalArgumentException.class,
+                () -> AgPlans.plan(AgMethod.RING, new AgShape(2, 4, 4, 4, DType.BF16), 2, AgOptions.defaults()));
+    }
+
+    @Test
+    void ringMultipliesEveryChunkOnceAndForwardsAllButTheLast() {
+        AgShape shape = new AgShape(8, 24, 4, 4, DType.BF16);
+        for (Plan p : AgPlans.domain(AgMethod.RING, shape, AgOptions.defaults())) {
+            assertEquals("ring", p.method());
+            assertEquals(List.of(7, 1), p.flagsReceivedPerCall());
+            assertEquals(8, count(p, PlanStep.Gemm.class));
+            assertEquals(7, p.signalsSentPerCall((p.rank() + 1) % 8, RingAllGatherGemm.DATA));
+            assertEquals(1 + 3, p.streams().size(), "one comm + three compute streams");
+            long gemmStreams = p.steps().stream().filter(s -> s instanceof PlanStep.Gemm).mapToInt(PlanStep::stream)
+                    .distinct().count();
+            assertEquals(3, gemmStreams);
+            for (PlanStep s : p.steps()) {
+                if (s instanceof PlanStep.Gemm) {
+                    assertEquals(StreamRole.COMPUTE, p.streams().get(s.stream()));
+                }
+                if (s instanceof PlanStep.Copy) {
+                    assertEquals(StreamRole.COMM, p.streams().get(s.stream()));
+                }
+            }
+        }
+    }
+
+    @Test
+    void inputInUbufDropsTheInputMatrixAndTheLocalCopy() {
+        AgShape shape = new AgShape(4, 8, 4, 4, DType.BF16);
+        for (AgMethod m : AgMethod.values()) {
+            Plan withInput = AgPlans.plan(m, shape, 1, AgOptions.defaults());
+            Plan inUbuf = AgPlans.plan(m, shape, 1, AgOptions.defaults().withInputInUbuf(true));
+            assertTrue(withInput.matrices().containsKey(BufferRole.INPUT), m.toString());
+            assertFalse(inUbuf.matrices().containsKey(BufferRole.INPUT), m.toString());
+            assertEquals(count(withInput, PlanStep.Copy.class) - 1, count(inUbuf, PlanStep.Copy.class), m.toString());
+        }
+    }
+
+    @Test
+    void bulkGathersWithoutGemmAndOneShotRunsOneGemm() {
+        AgShape shape = new AgShape(4, 8, 4, 4, DType.BF16);
+        Plan bulk = AgPlans.plan(AgMethod.BULK, shape, 2, AgOptions.defaults());
+        assertFalse(bulk.matrices().containsKey(BufferRole.WEIGHT));
+        assertFalse(bulk.matrices().containsKey(BufferRole.OUTPUT));
+        assertEquals(0, count(bulk, PlanStep.Gemm.class));
+        assertTrue(bulk.streams().stream().allMatch(s -> s == StreamRole.COMM));
+        Plan oneShot = AgPlans.plan(AgMethod.ONESHOT, shape, 2, AgOptions.defaults().withCommStreams(3));
+        assertEquals(1, count(oneShot, PlanStep.Gemm.class));
+        assertEquals(3, oneShot.streams().stream().filter(s -> s == StreamRole.COMM).count());
+        PlanStep.Gemm g = (PlanStep.Gemm) oneShot.steps().getLast();
+        assertEquals(8, g.a().rows(), "the GEMM covers the whole gathered buffer");
+    }
+
+    @Test
+    void aggregateMovesTwoChunkBlocksBetweenRanksOfTheSameParity() {
+        AgShape shape = new AgShape(8, 16, 4, 4, DType.BF16);
+        Plan p = AgPlans.plan(AgMethod.AGGREGATE, shape, 3, AgOptions.defaults());
+        assertEquals(2 + 3, count(p, PlanStep.Gemm.class), "own chunk, partner chunk, 3 blocks");
+        assertEquals(1, p.signalsSentPerCall(2, AggregateAllGatherGemm.PAIR));
+        assertEquals(3, p.signalsSentPerCall(5, AggregateAllGatherGemm.RING));
+        for (PlanStep s : p.steps()) {
+            if (s instanceof PlanStep.Copy c && c.dst().rank() == 5) {
+                assertEquals(4, c.dst().rows(), "2 chunks of 2 rows");
+            }
+        }
+    }
+
+    @Test
+    void plannerPicksRingForBigChunksAndOneShotForSmallOnes() {
+        AgPlanner planner = AgPlanner.defaults();
+        assertEquals(AgMethod.RING, planner.choose(new AgShape(8, 8 * 2048, 8192, 1024, DType.BF16)));
+        assertEquals(AgMethod.ONESHOT, planner.choose(new AgShape(8, 8 * 512, 8192, 1024, DType.BF16)),
+                "chunks under 1024 rows");
+        assertEquals(AgMethod.ONESHOT, planner.choose(new AgShape(8, 8 * 2048, 64, 64, DType.BF16)),
+                "chunks under 1 GFLOP");
+        assertEquals(AgMethod.ONESHOT, planner.choose(new AgShape(1, 65536, 8192, 8192, DType.BF16)), "tp 1");
+        assertEquals(AgMethod.RING, new AgPlanner(256, 0).choose(new AgShape(8, 8 * 512, 64, 64, DType.BF16)));
+        assertThrows(IllegalArgumentException.class, () -> new AgPlanner(0, 1));
+    }
+
+    @Test
+    void methodNamesAreTheResultsVocabulary() {
+        assertEquals("oneshot", AgMethod.ONESHOT.resultName());
+        assertEquals(AgMethod.AGGREGATE, AgMethod.parse("Aggregate"));
+        assertEquals(AgMethod.RING, AgMethod.RING.schedule().method());
+        assertThrows(IllegalArgumentException.class, () -> AgMethod.parse("atomic"));
+    }
+}
