@@ -30,7 +30,7 @@ import java.util.Objects;
  * after it is done with it (its copy onward has completed, or at the last step its cast into OUTPUT). Before rank r
  * writes sub-chunk j of step i+1 into r-1's slot, it waits for the credit of sub-chunk j of step i+1-S (the slot's
  * previous content in this call) or, when i+1-S &lt; 1, for every credit of the previous call (the slot's last
- * content of that call). Data signals and credits each travel on one stream per (rank, flag), in order, so their
+ * content of that call; one wait covers all of these, the stream being in order). Data signals and credits each travel on one stream per (rank, flag), in order, so their
  * absolute sequence numbers never go backwards. SCRATCH is private and is only re-written by the next call, which
  * the executor orders after this one on the same rank (fork/join on the caller's stream).
  *
@@ -89,6 +89,7 @@ public record RingExchangeGemmReduceScatter(RsShape shape, RsOptions options) im
         int comm = b.stream(StreamRole.COMM);
 
         int gemm = 0;
+        int creditAwaited = -1; // the comm stream runs in order: a credit wait no higher than an earlier one is moot
         for (int step = 0; step < tp; step++) {
             long chunk = (rank + step + 1) % tp;
             for (int j = 0; j < subChunks; j++) {
@@ -109,7 +110,11 @@ public record RingExchangeGemmReduceScatter(RsShape shape, RsOptions options) im
                     b.order(stream, comm);
                     int next = step + 1;
                     int reused = next - slots;
-                    b.add(new PlanStep.WaitSignal(comm, creditFlag, reused >= 1 ? sequence(reused, j) : 0));
+                    int credit = reused >= 1 ? sequence(reused, j) : 0;
+                    if (credit > creditAwaited) {
+                        b.add(new PlanStep.WaitSignal(comm, creditFlag, credit));
+                        creditAwaited = credit;
+                    }
                     Region dst = Region.rows(BufferRole.UBUF, left, slotRow(next, mc) + lo, rows, n);
                     b.add(new PlanStep.Copy(comm, sum, dst));
                     b.add(new PlanStep.Signal(comm, left, dataFlag));
