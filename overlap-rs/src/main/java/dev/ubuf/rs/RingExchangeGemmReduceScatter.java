@@ -30,9 +30,16 @@ import java.util.Objects;
  * after it is done with it (its copy onward has completed, or at the last step its cast into OUTPUT). Before rank r
  * writes sub-chunk j of step i+1 into r-1's slot, it waits for the credit of sub-chunk j of step i+1-S (the slot's
  * previous content in this call) or, when i+1-S &lt; 1, for every credit of the previous call (the slot's last
- * content of that call). Data signals and credits each travel on one stream per (rank, flag), in order, so their
- * absolute sequence numbers never go backwards. SCRATCH is private and is only re-written by the next call, which
- * the executor orders after this one on the same rank (fork/join on the caller's stream).
+ * content of that call; one wait covers all of these, the stream being in order). For tp &gt; 2, S must be at
+ * least 2: a slot is freed by sending its sum on, which needs a free slot at the next rank, so with one slot every
+ * rank would wait on its neighbour round the ring. Data signals and credits each travel on one stream per
+ * (rank, flag), in order, so their absolute sequence numbers never go backwards. SCRATCH is private and is only
+ * re-written by the next call, which the executor orders after this one on the same rank (fork/join on the
+ * caller's stream).
+ *
+ * <p>Cost: the sums travel in {@code ringPartialDtype} (fp32 by default), twice the bytes of a bf16 ring, so the
+ * copies hide behind the GEMMs only while 2·k flops per output element outlast 4 bytes on the link (see
+ * {@link RsPlanner}). The only exposed work after the last GEMM is the cast of its sub-chunk.
  *
  * <p>Flags on rank r: {@link #DATA_FLAG} from r+1, {@code (tp-1) * ringSubChunks} per call (sub-chunk j of step i
  * is signal (i-1)*subChunks + j + 1); {@link #CREDIT_FLAG} from r-1, the same count and numbering.
@@ -89,6 +96,7 @@ public record RingExchangeGemmReduceScatter(RsShape shape, RsOptions options) im
         int comm = b.stream(StreamRole.COMM);
 
         int gemm = 0;
+        int creditAwaited = -1; // the comm stream runs in order: a credit wait no higher than an earlier one is moot
         for (int step = 0; step < tp; step++) {
             long chunk = (rank + step + 1) % tp;
             for (int j = 0; j < subChunks; j++) {
@@ -109,7 +117,11 @@ public record RingExchangeGemmReduceScatter(RsShape shape, RsOptions options) im
                     b.order(stream, comm);
                     int next = step + 1;
                     int reused = next - slots;
-                    b.add(new PlanStep.WaitSignal(comm, creditFlag, reused >= 1 ? sequence(reused, j) : 0));
+                    int credit = reused >= 1 ? sequence(reused, j) : 0;
+                    if (credit > creditAwaited) {
+                        b.add(new PlanStep.WaitSignal(comm, creditFlag, credit));
+                        creditAwaited = credit;
+                    }
                     Region dst = Region.rows(BufferRole.UBUF, left, slotRow(next, mc) + lo, rows, n);
                     b.add(new PlanStep.Copy(comm, sum, dst));
                     b.add(new PlanStep.Signal(comm, left, dataFlag));

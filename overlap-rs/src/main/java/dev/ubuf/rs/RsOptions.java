@@ -18,8 +18,10 @@ import java.util.Objects;
  * @param ringSubChunks    RING: row sub-chunks per ring step, at least 1 and at most m/tp. With 2 or more, the copy
  *                         of sub-chunk j to the neighbour runs while sub-chunk j+1 computes; with 1 every step
  *                         waits for the previous step's copy (a serial chain of GEMM + copy)
- * @param ringSlots        RING: receive slots (each [m/tp, n]) in the user buffer, at least 1, clamped to tp-1;
- *                         2 lets the neighbour fill step i+1 while step i is still being read
+ * @param ringSlots        RING: receive slots (each [m/tp, n]) in the user buffer, at least 2, clamped to tp-1.
+ *                         A slot is freed by sending its sum onward, which needs a free slot at the neighbour:
+ *                         with one slot that is a cycle round the ring; with 2 the neighbour fills step i+1
+ *                         while step i is still being read; more slots add slack against jitter
  * @param ringPartialDtype RING: type of the partial sums on the wire and in the slots. FP32 (default) keeps every
  *                         accumulation in fp32 and rounds once into the output; the output dtype halves the NVLink
  *                         bytes at the price of one rounding per ring step
@@ -44,8 +46,9 @@ public record RsOptions(int computeStreams, int numSplits, int gemmSmMargin, int
         if (ringSubChunks < 1) {
             throw new IllegalArgumentException("ringSubChunks must be >= 1, got " + ringSubChunks);
         }
-        if (ringSlots < 1) {
-            throw new IllegalArgumentException("ringSlots must be >= 1, got " + ringSlots);
+        if (ringSlots < 2) {
+            throw new IllegalArgumentException("ringSlots must be >= 2, got " + ringSlots + ": with one slot each"
+                    + " rank's send waits for its neighbour to free its slot by its own send, a cycle round the ring");
         }
         if (ringPartialDtype.isReserved()) {
             throw new IllegalArgumentException("ringPartialDtype " + ringPartialDtype + " is reserved");

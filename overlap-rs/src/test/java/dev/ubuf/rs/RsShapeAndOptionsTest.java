@@ -45,7 +45,7 @@ class RsShapeAndOptionsTest {
         assertRejected("numSplits", () -> d.withNumSplits(0));
         assertRejected("gemmSmMargin", () -> d.withGemmSmMargin(-1));
         assertRejected("ringSubChunks", () -> d.withRingSubChunks(0));
-        assertRejected("ringSlots", () -> d.withRingSlots(0));
+        assertRejected("ringSlots must be >= 2", () -> d.withRingSlots(1));
         assertRejected("reserved", () -> d.withRingPartialDtype(DType.FP8_E5M2));
     }
 

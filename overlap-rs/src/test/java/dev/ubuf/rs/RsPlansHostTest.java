@@ -1,0 +1,104 @@
+package dev.ubuf.rs;
+
+import dev.ubuf.plan.HostPlanExecutor;
+import dev.ubuf.plan.Plan;
+import dev.ubuf.tensor.DType;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * Every RS method, for tp = 2, 3, 4, 8, several shapes (rows per rank not a power of two among them), with and
+ * without bias and several option sets: all ranks' plans run on the host executor in many random interleavings,
+ * 3 consecutive calls with fresh inputs each, race detection on, and every OUTPUT must equal the float64
+ * reference exactly. Seeds start at System.nanoTime() (or -Drs.seed=...) and are printed on failure.
+ */
+class RsPlansHostTest {
+    private static final int SEEDS = 50;
+    private static final long SEED_BASE = Long.getLong("rs.seed", System.nanoTime());
+
+    record Case(RsMethod method, RsShape shape, RsOptions options) {
+        @Override
+        public String toString() {
+            String opts = switch (method) {
+                case RING -> "subChunks=" + options.ringSubChunks() + " slots=" + options.ringSlots()
+                        + " streams=" + options.computeStreams();
+                case PIPELINE -> "splits=" + options.numSplits() + " streams=" + options.computeStreams();
+                case BULK, ONESHOT -> "";
+            };
+            return method.shortName() + " tp=" + shape.tp() + " m=" + shape.m() + " k=" + shape.k() + " n="
+                    + shape.n() + (shape.bias() ? " bias " : " ") + opts;
+        }
+    }
+
+    static List<Case> cases() {
+        RsOptions d = RsOptions.DEFAULTS;
+        List<RsOptions> ring = List.of(
+                d,                                                              // 2 sub-chunks, 2 slots, 3 streams
+                d.withRingSubChunks(1).withComputeStreams(1),                   // serial chain of whole chunks
+                d.withRingSubChunks(3).withRingSlots(3).withComputeStreams(2),
+                d.withRingSlots(8));                                            // a slot per step (clamped to tp-1)
+        List<RsOptions> pipeline = List.of(
+                d.withNumSplits(3),
+                d.withNumSplits(2).withComputeStreams(1),
+                d.withNumSplits(1).withComputeStreams(2));
+        List<Case> cases = new ArrayList<>();
+        for (int tp : new int[]{2, 3, 4, 8}) {
+            // rows per rank 3, 5 and 2; n divisible by 1, 2 and 3 splits
+            long[][] dims = {{3, 4, 6}, {5, 3, 12}, {2, 1, 6}};
+            for (long[] dim : dims) {
+                for (boolean bias : new boolean[]{false, true}) {
+                    RsShape shape = new RsShape(tp, tp * dim[0], dim[1], dim[2], DType.BF16, bias);
+                    for (RsOptions o : ring) {
+                        add(cases, RsMethod.RING, shape, o);
+                    }
+                    for (RsOptions o : pipeline) {
+                        add(cases, RsMethod.PIPELINE, shape, o);
+                    }
+                    add(cases, RsMethod.BULK, shape, d);
+                    add(cases, RsMethod.ONESHOT, shape, d);
+                }
+            }
+        }
+        return cases;
+    }
+
+    private static void add(List<Case> cases, RsMethod method, RsShape shape, RsOptions options) {
+        if (RsSchedule.whyUnsupported(method, shape, options).isEmpty()) {
+            cases.add(new Case(method, shape, options));
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("cases")
+    void matchesTheFloat64ReferenceInEveryInterleaving(Case c) {
+        List<Plan> plans = RsSchedule.of(c.method(), c.shape(), c.options()).plans();
+        for (int i = 0; i < SEEDS; i++) {
+            long seed = SEED_BASE + i;
+            String failure;
+            try {
+                failure = new RsReferenceCheck(c.shape(), seed).run(plans, HostPlanExecutor.Options.seeded(seed));
+            } catch (RuntimeException e) {
+                throw new AssertionError(c + ", seed " + seed + " (rerun with -Drs.seed=" + seed + "): " + e.getMessage(), e);
+            }
+            if (failure != null) {
+                fail(c + ", seed " + seed + " (rerun with -Drs.seed=" + seed + "): " + failure);
+            }
+        }
+    }
+
+    @org.junit.jupiter.api.Test
+    void everyMethodIsCoveredAtEveryTp() {
+        List<Case> all = cases();
+        for (RsMethod m : RsMethod.values()) {
+            for (int tp : new int[]{2, 3, 4, 8}) {
+                assertFalse(all.stream().noneMatch(c -> c.method() == m && c.shape().tp() == tp), m + " tp=" + tp);
+            }
+        }
+    }
+}
