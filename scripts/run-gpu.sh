@@ -21,6 +21,7 @@ for stage in "$@"; do
         | grep -vE "^W[0-9]|OMP_NUM" | tee "$OUT/torch.txt" | tail -12 ;;
     ag) UBUF bench ag --out "$OUT/ag.json" 2>&1 | tee "$OUT/ag.txt" ;;
     rs) UBUF bench rs --out "$OUT/rs.json" 2>&1 | tee "$OUT/rs.txt" ;;
+    p2p) UBUF bench p2p --out "$OUT/p2p.json" 2>&1 | tee "$OUT/p2p.txt" ;;
     *) echo "unknown stage $stage" ;;
   esac
 done
