@@ -430,7 +430,9 @@ public final class TcpBootstrap implements Bootstrap {
 
                     @Override
                     public void onDisconnect(String detail) {
-                        LOG.log(System.Logger.Level.WARNING, "rank 0: lost rank " + rank + ": " + detail);
+                        if (!hub.isLost(rank)) { // not after a rank's own orderly leave
+                            LOG.log(System.Logger.Level.WARNING, "rank 0: lost rank " + rank + ": " + detail);
+                        }
                         hub.rankGone(rank, false, "its connection to rank 0 ended: " + detail);
                     }
                 });
