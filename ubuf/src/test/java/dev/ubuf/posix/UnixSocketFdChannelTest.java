@@ -130,6 +130,7 @@ class UnixSocketFdChannelTest {
         try (UnixSocketListener listener = UnixSocketListener.bind(socketPath);
              UnixSocketFdChannel client = UnixSocketFdChannel.connect(socketPath, GUARD);
              UnixSocketFdChannel server = listener.accept(GUARD)) {
+            assertEquals(server.peer(), client.peer(), "both ends are this process");
             UnixSocketException e = assertThrows(UnixSocketException.class,
                     () -> server.receiveFd(Duration.ofMillis(200)));
             assertTrue(e.getMessage().contains("no file descriptor arrived"), e.getMessage());
