@@ -2,10 +2,13 @@ package dev.ubuf.comm;
 
 import org.junit.jupiter.api.Test;
 
+import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -63,6 +66,14 @@ class TcpBootstrapTest {
         BootstrapRejectedException range = assertThrows(BootstrapRejectedException.class,
                 () -> TcpBootstrap.connect(new LaunchEnvironment(1, 3, 1, "127.0.0.1", port, TOKEN), LONG));
         assertTrue(range.reason().contains("world size 3"), range.reason());
+        assertTrue(rawHello(port, new Frame.Hello(Wire.PROTOCOL_VERSION, 5, 2, TOKEN)).contains("outside 1..1"));
+        assertTrue(rawHello(port, new Frame.Hello(Wire.PROTOCOL_VERSION, 0, 2, TOKEN)).contains("second rank 0"));
+        assertTrue(rawHello(port, new Frame.Hello(99, 1, 2, TOKEN)).contains("protocol version 99"));
+        try (Socket stranger = new Socket(InetAddress.getLoopbackAddress(), port)) { // e.g. an HTTP probe
+            stranger.getOutputStream().write("GET / HTTP/1.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            Frame reply = Wire.read(new DataInputStream(stranger.getInputStream()), Wire.MAX_FRAME_BYTES);
+            assertTrue(((Frame.Rejected) reply).reason().contains("no valid hello"), reply.toString());
+        }
         // The rejected peers did not take rank 1: the real one still joins.
         try (TcpBootstrap rank1 = TcpBootstrap.connect(env(1, 2, port, TOKEN), LONG);
              TcpBootstrap rank0 = root.get(30, TimeUnit.SECONDS)) {
@@ -71,6 +82,23 @@ class TcpBootstrapTest {
             assertTrue(duplicate.reason().contains("already connected"), duplicate.reason());
             RankThreads.run(2, rank -> (rank == 0 ? rank0 : rank1).allGather(new byte[]{(byte) rank}))
                     .forEach(o -> assertEquals(2, o.get().length));
+        }
+    }
+
+    /** Sends one hello on a raw socket and returns the root's rejection reason. */
+    private static String rawHello(int port, Frame.Hello hello) throws IOException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (true) { // the root may still be starting
+            try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), port)) {
+                socket.getOutputStream().write(Wire.encode(hello));
+                Frame reply = Wire.read(new DataInputStream(socket.getInputStream()), Wire.MAX_FRAME_BYTES);
+                return ((Frame.Rejected) reply).reason();
+            } catch (java.net.ConnectException e) {
+                if (System.nanoTime() > deadline) {
+                    throw e;
+                }
+                Thread.onSpinWait();
+            }
         }
     }
 
