@@ -95,7 +95,9 @@ final class Connection {
                 }
             }
         } catch (IOException e) {
-            disconnected("could not write: " + e);
+            // The connection is dead (reset or closed by the peer). The reader reports it, after first handing on
+            // what the peer sent before (e.g. its orderly Leave), so a normal shutdown is not mistaken for a loss.
+            outbox.clear();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

@@ -179,12 +179,25 @@ final class Endpoint {
         return closed;
     }
 
-    /** Marks the endpoint closed; returns false if it already was. */
-    synchronized boolean markClosed() {
-        if (closed) {
-            return false;
+    /**
+     * Marks the endpoint closed and fails this rank's own pending operations (another thread may be waiting in one);
+     * returns false if it already was closed.
+     */
+    boolean markClosed() {
+        Map<Key, Waiter> pending;
+        synchronized (this) {
+            if (closed) {
+                return false;
+            }
+            closed = true;
+            pending = new HashMap<>(waiting);
+            waiting.clear();
         }
-        closed = true;
+        Failure closedHere = new Failure.Invalid("rank " + worldRank + " closed its bootstrap while this operation "
+                + "was pending");
+        for (Waiter waiter : pending.values()) {
+            waiter.result().completeExceptionally(new FailureSignal(closedHere));
+        }
         return true;
     }
 

@@ -18,8 +18,8 @@ sealed interface Failure {
         public BootstrapException toException(int rank, String operation) {
             return new BootstrapTimeoutException(rank, operation, Arrays.stream(missingRanks).boxed().toList(),
                     Duration.ofMillis(timeoutMillis),
-                    (missingRanks.length == 1 ? "rank " : "ranks ") + Arrays.toString(missingRanks)
-                            + (missingRanks.length == 1 ? " has" : " have") + " not arrived");
+                    (missingRanks.length == 1 ? "rank " + missingRanks[0] : "ranks " + Arrays.toString(missingRanks))
+                            + " had not arrived by the deadline");
         }
     }
 

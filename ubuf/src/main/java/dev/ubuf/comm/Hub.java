@@ -307,6 +307,9 @@ final class Hub implements AutoCloseable {
             return;
         }
         failPending(group, new Failure.Lost(worldRank, true, "it closed its bootstrap of " + group.key));
+        if (group.departed.size() == group.members.length) {
+            groups.remove(group.key); // everyone left: nothing can arrive for it any more
+        }
     }
 
     /**

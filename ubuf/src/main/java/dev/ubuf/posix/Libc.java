@@ -32,6 +32,7 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT;
  * <p>The instance is created on first use ({@link #get()}), so merely loading a class that mentions it does no native
  * work.
  */
+@SuppressWarnings("restricted") // binding libc is this class's purpose; callers run with --enable-native-access
 final class Libc {
     // bits/socket.h, bits/socket_type.h, asm-generic/socket.h (glibc 2.36, Linux UAPI)
     static final int AF_UNIX = 1;

@@ -1,0 +1,2 @@
+/** {@code ubuf-launch}: starts and supervises one JVM per rank, torchrun-style. */
+package dev.ubuf.launch;
