@@ -43,10 +43,9 @@ public final class TpCommunicator implements AutoCloseable {
             deviceOfRank[r] = b.getInt();
             samePid &= b.getLong() == ProcessHandle.current().pid();
         }
+        // Across processes legacy IPC for now: the VMM/POSIX-FD path is bound (CudaVmm, FD passing) but not wired.
         BufferSharing chosen = requested != null ? requested
-                : samePid ? BufferSharing.IN_PROCESS
-                : context.device().supportsVmm() && context.device().supportsPosixFdHandles()
-                ? BufferSharing.VMM_POSIX_FD : BufferSharing.LEGACY_IPC;
+                : samePid ? BufferSharing.IN_PROCESS : BufferSharing.LEGACY_IPC;
         if (chosen == BufferSharing.IN_PROCESS && !samePid) {
             throw new IllegalArgumentException("IN_PROCESS sharing needs every rank in this JVM, but ranks span processes");
         }
@@ -70,8 +69,7 @@ public final class TpCommunicator implements AutoCloseable {
     /**
      * Joins the domain: collective over every rank of {@code domain}.
      *
-     * @param sharing null to choose automatically (IN_PROCESS when all ranks share this JVM, else VMM_POSIX_FD where
-     *                the device supports it, else LEGACY_IPC)
+     * @param sharing null to choose automatically (IN_PROCESS when all ranks share this JVM, else LEGACY_IPC)
      */
     public static TpCommunicator create(Bootstrap domain, CudaContext context, UbufEnvironment env, BufferSharing sharing) {
         return new TpCommunicator(domain, context, env, sharing);

@@ -6,6 +6,6 @@ final class VmmSharedMemory {
     }
 
     static SharedMemory create(TpCommunicator comm, String name, long bytes) {
-        throw new UnsupportedOperationException("VMM_POSIX_FD sharing is not wired yet");
+        throw new UnsupportedOperationException("VMM_POSIX_FD sharing of user buffers is not wired yet: use LEGACY_IPC (the automatic choice across processes)");
     }
 }
