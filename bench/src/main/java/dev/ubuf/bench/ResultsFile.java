@@ -37,6 +37,27 @@ public final class ResultsFile {
         records.add(JSON.valueToTree(fields));
     }
 
+    /**
+     * The fields every overlapped-op record carries (DESIGN.md), in a mutable map for op-specific extras; includes
+     * "% of ideal" = max(gemm, comm) / ms.
+     */
+    public static Map<String, Object> overlapRecord(String op, String method, int tp, String dtype, long m, long n,
+                                                    long k, double ms, double gemmMs, double commMs) {
+        Map<String, Object> r = new java.util.LinkedHashMap<>();
+        r.put("op", op);
+        r.put("method", method);
+        r.put("tp", tp);
+        r.put("dtype", dtype);
+        r.put("m", m);
+        r.put("n", n);
+        r.put("k", k);
+        r.put("ms", ms);
+        r.put("gemm_ms", gemmMs);
+        r.put("comm_ms", commMs);
+        r.put("pct_of_ideal", 100 * Math.max(gemmMs, commMs) / ms);
+        return r;
+    }
+
     public synchronized int size() {
         return records.size();
     }

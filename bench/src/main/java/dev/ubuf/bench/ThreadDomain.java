@@ -43,9 +43,14 @@ public final class ThreadDomain {
                     return null;
                 }));
             }
+            // Every rank's own waits have the timeout; this outer deadline only guards against a stuck thread.
+            long deadline = System.nanoTime() + 3 * timeout.toNanos();
             for (Future<?> f : fs) {
                 try {
-                    f.get();
+                    f.get(Math.max(1, deadline - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS);
+                } catch (java.util.concurrent.TimeoutException e) {
+                    group.close();
+                    throw new IllegalStateException("a rank thread did not finish within " + timeout.multipliedBy(3));
                 } catch (ExecutionException e) {
                     if (e.getCause() instanceof Exception ex) {
                         throw ex;

@@ -128,19 +128,9 @@ final class AgBenchCommand implements Callable<Integer> {
 
     private void add(ResultsFile rf, String method, DType t, long m, long n, long k, double ms, double gemmMs,
                      double commMs, double ncclMs) {
-        Map<String, Object> r = new LinkedHashMap<>();
-        r.put("op", "ag");
-        r.put("method", method);
-        r.put("tp", tp);
-        r.put("dtype", t.shortName());
-        r.put("m", m);
-        r.put("n", n);
-        r.put("k", k);
-        r.put("ms", ms);
-        r.put("gemm_ms", gemmMs);
-        r.put("comm_ms", commMs);
+        Map<String, Object> r = ResultsFile.overlapRecord("ag", method, tp, t.shortName(), m, n, k, ms, gemmMs,
+                commMs);
         r.put("nccl_ag_ms", ncclMs);
-        r.put("pct_of_ideal", 100 * Math.max(gemmMs, commMs) / ms);
         r.put("copy_engine", copyEngine);
         r.put("rank_mode", "threads");
         r.put("iters", iters);

@@ -56,7 +56,7 @@ class AllGatherGemmGpuTest {
         Gpu.assumeGpus(2);
         int tp = 2;
         AgShape shape = new AgShape(tp, m, k, n, t);
-        ThreadRanks.run(tp, Duration.ofSeconds(60), (rank, boot, ctx) -> {
+        dev.ubuf.bench.ThreadDomain.run(tp, Duration.ofSeconds(60), (rank, boot, ctx) -> {
             byte[] id = boot.broadcast(rank == 0 ? NcclUniqueId.generate().bytes() : null, 0);
             try (TpCommunicator comm = TpCommunicator.create(boot, ctx, ENV, null);
                  KernelLibrary lib = KernelLibrary.load(ctx);

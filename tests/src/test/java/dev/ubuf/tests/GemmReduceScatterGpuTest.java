@@ -57,7 +57,7 @@ class GemmReduceScatterGpuTest {
         int tp = 2;
         RsShape shape = new RsShape(tp, m, k, n, t, bias);
         RsOptions options = RsOptions.DEFAULTS.withNumSplits(n % 4 == 0 ? 4 : 1);
-        ThreadRanks.run(tp, Duration.ofSeconds(60), (rank, boot, ctx) -> {
+        dev.ubuf.bench.ThreadDomain.run(tp, Duration.ofSeconds(60), (rank, boot, ctx) -> {
             byte[] id = boot.broadcast(rank == 0 ? NcclUniqueId.generate().bytes() : null, 0);
             try (TpCommunicator comm = TpCommunicator.create(boot, ctx, ENV, null);
                  KernelLibrary lib = KernelLibrary.load(ctx);

@@ -23,7 +23,7 @@ class UserBufferGpuTest {
     @Test
     void eachRankCopiesIntoItsPeerAndSignalsThePeerChecksEveryElement() throws Exception {
         Gpu.assumeGpus(2);
-        ThreadRanks.run(2, Duration.ofSeconds(60), (rank, boot, ctx) -> {
+        dev.ubuf.bench.ThreadDomain.run(2, Duration.ofSeconds(60), (rank, boot, ctx) -> {
             long n = 8L << 20; // 8 Mi floats, 32 MiB
             try (TpCommunicator comm = TpCommunicator.create(boot, ctx, ENV, null);
                  UserBuffer ub = comm.register("p2p", 2 * n * 4);
@@ -64,7 +64,7 @@ class UserBufferGpuTest {
     @Test
     void thousandRegisterCloseCyclesDoNotGrowDeviceMemory() throws Exception {
         Gpu.assumeGpus(2);
-        ThreadRanks.run(2, Duration.ofSeconds(120), (rank, boot, ctx) -> {
+        dev.ubuf.bench.ThreadDomain.run(2, Duration.ofSeconds(120), (rank, boot, ctx) -> {
             try (TpCommunicator comm = TpCommunicator.create(boot, ctx, ENV, null)) {
                 for (int i = 0; i < 20; i++) {
                     comm.register("warm", 64L << 20).close();
