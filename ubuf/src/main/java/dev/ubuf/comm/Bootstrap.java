@@ -69,6 +69,14 @@ public interface Bootstrap extends AutoCloseable {
      * Leaves the group. Ranks still waiting for this one get {@link PeerLostException}. Idempotent; later operations
      * on this bootstrap throw {@link IllegalStateException}.
      */
+    /**
+     * A failure this rank already knows of (a lost peer, an abort), without waiting or communicating; empty while the
+     * job looks healthy. Long device waits poll it so that a dead peer is reported promptly instead of at a deadline.
+     */
+    default java.util.Optional<BootstrapException> knownFailure() {
+        return java.util.Optional.empty();
+    }
+
     @Override
     void close();
 }

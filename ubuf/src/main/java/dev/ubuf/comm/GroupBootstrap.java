@@ -141,6 +141,13 @@ final class GroupBootstrap implements Bootstrap {
     }
 
     @Override
+    public java.util.Optional<BootstrapException> knownFailure() {
+        Failure f = endpoint.failureFor(members);
+        return f == null ? java.util.Optional.empty()
+                : java.util.Optional.of(f.toException(worldRank(), "health check of " + displayName));
+    }
+
+    @Override
     public void abort(String reason) {
         endpoint.abort(reason == null || reason.isBlank() ? "(no reason given)" : reason);
     }

@@ -146,6 +146,11 @@ public final class InMemoryBootstrap implements Bootstrap {
     }
 
     @Override
+    public java.util.Optional<BootstrapException> knownFailure() {
+        return world.knownFailure();
+    }
+
+    @Override
     public void abort(String reason) {
         world.abort(reason);
     }

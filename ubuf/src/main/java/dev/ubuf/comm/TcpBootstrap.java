@@ -261,6 +261,11 @@ public final class TcpBootstrap implements Bootstrap {
     }
 
     @Override
+    public java.util.Optional<BootstrapException> knownFailure() {
+        return world.knownFailure();
+    }
+
+    @Override
     public void abort(String reason) {
         world.abort(reason);
     }

@@ -243,13 +243,26 @@ public final class TpCommunicator implements AutoCloseable {
      * rank and what {@code pending} says it was waiting for (flag, peer, expected and observed values).
      */
     public void await(CudaStream stream, Supplier<String> pending) {
-        if (!stream.synchronize(env.timeout())) {
-            String what = "rank " + rank() + " timed out after " + env.timeout().toSeconds() + " s (UB_TIMEOUT): "
-                    + pending.get();
-            abort(what);
-            throw new UbufTimeoutException(what);
+        long deadline = System.nanoTime() + env.timeout().toNanos();
+        // Poll in slices so that a peer the bootstrap has seen die is reported at once, not at the deadline.
+        while (!stream.synchronize(HEALTH_CHECK_INTERVAL)) {
+            var failure = bootstrap.knownFailure();
+            if (failure.isPresent()) {
+                String what = "rank " + rank() + " stopped waiting: " + failure.get().getMessage() + "; it was waiting"
+                        + " for " + pending.get();
+                abort(what);
+                throw new PeerFailedException(what, failure.get());
+            }
+            if (System.nanoTime() - deadline > 0) {
+                String what = "rank " + rank() + " timed out after " + env.timeout().toSeconds() + " s (UB_TIMEOUT): "
+                        + pending.get();
+                abort(what);
+                throw new UbufTimeoutException(what);
+            }
         }
     }
+
+    private static final java.time.Duration HEALTH_CHECK_INTERVAL = java.time.Duration.ofMillis(50);
 
     /** Marks the domain failed and tells the peers; later operations fail with {@code reason}. */
     public void abort(String reason) {

@@ -1,0 +1,8 @@
+package dev.ubuf.comm;
+
+/** A peer of the domain died or aborted while this rank waited for it; the message names both and the wait. */
+public final class PeerFailedException extends RuntimeException {
+    public PeerFailedException(String message, BootstrapException cause) {
+        super(message, cause);
+    }
+}
