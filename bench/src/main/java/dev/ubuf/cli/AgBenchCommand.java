@@ -6,6 +6,7 @@ import dev.ubuf.ag.AgPlanner;
 import dev.ubuf.ag.AgShape;
 import dev.ubuf.ag.AllGatherGemmOp;
 import dev.ubuf.bench.EventTimer;
+import dev.ubuf.bench.MethodVariant;
 import dev.ubuf.bench.ResultsFile;
 import dev.ubuf.bench.ThreadDomain;
 import dev.ubuf.comm.TpCommunicator;
@@ -97,10 +98,16 @@ final class AgBenchCommand implements Callable<Integer> {
                         }
                         Map<String, Double> methodMs = new LinkedHashMap<>();
                         for (String mname : methods) {
-                            AgMethod method = mname.equals("auto") ? AgPlanner.defaults().choose(shape) : AgMethod.parse(mname);
-                            try (AllGatherGemmOp op = new AllGatherGemmOp(comm, shape, method, AgOptions.defaults(),
+                            // ring:cs=1,ms=2 = compute streams, comm streams
+                            MethodVariant v = MethodVariant.parse(mname).requireKnown(java.util.Set.of("cs", "ms"));
+                            AgMethod method = v.method().equals("auto") ? AgPlanner.defaults().choose(shape)
+                                    : AgMethod.parse(v.method());
+                            AgOptions o = AgOptions.defaults();
+                            o = o.withComputeStreams(v.option("cs", o.computeStreams()))
+                                    .withCommStreams(v.option("ms", o.commStreams()));
+                            try (AllGatherGemmOp op = new AllGatherGemmOp(comm, shape, method, o,
                                     kernels, ExecutionSettings.DEFAULT.withCopyEngine(copyEngine))) {
-                                methodMs.put(mname, EventTimer.time(ctx, s, warmup, iters,
+                                methodMs.put(v.label(), EventTimer.time(ctx, s, warmup, iters,
                                         () -> op.forward(x, w, false, o, s), sync).getPercentile(50));
                             }
                         }

@@ -1,6 +1,7 @@
 package dev.ubuf.cli;
 
 import dev.ubuf.bench.EventTimer;
+import dev.ubuf.bench.MethodVariant;
 import dev.ubuf.bench.ResultsFile;
 import dev.ubuf.bench.ThreadDomain;
 import dev.ubuf.comm.TpCommunicator;
@@ -94,11 +95,20 @@ final class RsBenchCommand implements Callable<Integer> {
                         }
                         Map<String, Double> methodMs = new LinkedHashMap<>();
                         for (String mname : methods) {
-                            RsMethod method = mname.equals("auto") ? RsPlanner.DEFAULT.choose(shape)
-                                    : RsMethod.valueOf(mname.toUpperCase());
+                            // ring:sub=4,cs=2,slots=2 / pipeline:splits=8,margin=24,cs=2
+                            MethodVariant v = MethodVariant.parse(mname).requireKnown(
+                                    java.util.Set.of("cs", "sub", "slots", "splits", "margin"));
+                            RsMethod method = v.method().equals("auto") ? RsPlanner.DEFAULT.choose(shape)
+                                    : RsMethod.valueOf(v.method().toUpperCase());
+                            RsOptions d = RsOptions.DEFAULTS;
+                            RsOptions o = d.withComputeStreams(v.option("cs", d.computeStreams()))
+                                    .withRingSubChunks(v.option("sub", d.ringSubChunks()))
+                                    .withRingSlots(v.option("slots", d.ringSlots()))
+                                    .withNumSplits(v.option("splits", d.numSplits()))
+                                    .withGemmSmMargin(v.option("margin", d.gemmSmMargin()));
                             try (GemmReduceScatterOp op = new GemmReduceScatterOp(comm, shape, method,
-                                    RsOptions.DEFAULTS, kernels, ExecutionSettings.DEFAULT)) {
-                                methodMs.put(mname, EventTimer.time(ctx, s, warmup, iters,
+                                    o, kernels, ExecutionSettings.DEFAULT)) {
+                                methodMs.put(v.label(), EventTimer.time(ctx, s, warmup, iters,
                                         () -> op.forward(x, w, false, o, null, s), sync).getPercentile(50));
                             }
                         }

@@ -11,6 +11,10 @@ import java.util.Objects;
 public final class KernelNames {
     /** {@code ubuf_copy_bytes(void* dst, const void* src, long long bytes)}. */
     public static final String COPY_BYTES = "ubuf_copy_bytes";
+    /** Graph-safe signalling (ubuf_flags.cu): advance the device epoch, signal a flag, wait on a flag. */
+    public static final String EPOCH_ADVANCE = "ubuf_epoch_advance";
+    public static final String SIGNAL = "ubuf_signal";
+    public static final String WAIT = "ubuf_wait";
 
     private KernelNames() {
     }
@@ -72,6 +76,9 @@ public final class KernelNames {
             names.add(fill(bytes));
         }
         names.add(COPY_BYTES);
+        names.add(EPOCH_ADVANCE);
+        names.add(SIGNAL);
+        names.add(WAIT);
         names.sort(null);
         return List.copyOf(names);
     }

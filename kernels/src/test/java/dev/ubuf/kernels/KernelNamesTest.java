@@ -22,10 +22,10 @@ class KernelNamesTest {
     }
 
     @Test
-    void allHasSeventeenDistinctKernels() {
+    void allHasTwentyDistinctKernels() {
         List<String> all = KernelNames.all();
-        assertEquals(17, all.size());
-        assertEquals(17, all.stream().distinct().count());
+        assertEquals(20, all.size());
+        assertEquals(20, all.stream().distinct().count());
     }
 
     @Test

@@ -170,6 +170,13 @@ public final class CudaStream implements AutoCloseable {
         return true;
     }
 
+    /** Whether this stream is recording into a graph (work issued now is captured, not run). */
+    public boolean isCapturing() {
+        int[] status = new int[1];
+        Cuda.check(JCudaDriver.cuStreamIsCapturing(handle(), status), "cuStreamIsCapturing");
+        return status[0] != 0; // CU_STREAM_CAPTURE_STATUS_NONE = 0
+    }
+
     /** Starts recording this stream's work into a graph instead of running it. */
     public void beginCapture() {
         Cuda.check(JCudaDriver.cuStreamBeginCapture(handle(), 2 /* CU_STREAM_CAPTURE_MODE_RELAXED */),

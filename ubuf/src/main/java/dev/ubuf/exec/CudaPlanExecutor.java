@@ -40,6 +40,8 @@ public final class CudaPlanExecutor implements AutoCloseable {
     private final CudaEvent[] joins;
     private final CudaEvent[] events;
     private final DeviceBuffer scratch;
+    /** graph-safe mode: calls started so far, in device memory (read by the signal and wait kernels) */
+    private final DeviceBuffer epoch;
     private final int[][] sendsPerCall;
     private final int[][] sentThisCall;
     private final String[] pendingWaits;
@@ -91,6 +93,17 @@ public final class CudaPlanExecutor implements AutoCloseable {
             }
             MatrixSpec s = plan.matrices().get(BufferRole.SCRATCH);
             scratch = s == null ? null : ctx.allocate(s.bytes());
+            if (scratch != null) {
+                made.add(scratch);
+            }
+            epoch = settings.graphSafe() ? ctx.allocate(Integer.BYTES) : null;
+            if (epoch != null) {
+                made.add(epoch);
+                try (CudaStream z = ctx.createStream(StreamPriority.NORMAL)) {
+                    z.fill32(epoch.address(), 0, 1);
+                    z.synchronize();
+                }
+            }
         } catch (RuntimeException e) {
             for (int i = made.size() - 1; i >= 0; i--) {
                 try {
@@ -127,8 +140,16 @@ public final class CudaPlanExecutor implements AutoCloseable {
     public void run(OperandBindings b, CudaStream caller) {
         comm.context().makeCurrent();
         bind(b);
+        if (!settings.graphSafe() && caller.isCapturing()) {
+            throw new IllegalStateException(plan.op() + "/" + plan.method() + ": the caller's stream is capturing a "
+                    + "CUDA graph, but this op signals with host sequence numbers that a replay would repeat; create it"
+                    + " with ExecutionSettings.withGraphSafe(true)");
+        }
         for (int[] row : sentThisCall) {
             java.util.Arrays.fill(row, 0);
+        }
+        if (epoch != null) {
+            kernels.advanceEpoch(epoch.address(), caller);
         }
         fork.record(caller);
         for (CudaStream s : streams) {
@@ -207,12 +228,23 @@ public final class CudaPlanExecutor implements AutoCloseable {
             case PlanStep.Copy c -> copy(view(c.src(), b), view(c.dst(), b), s);
             case PlanStep.Signal sig -> {
                 int k = ++sentThisCall[sig.peer()][sig.flag()];
-                flags.signal(s, sig.peer(), sig.flag(), calls * sendsPerCall[sig.peer()][sig.flag()] + k);
+                int perCall = sendsPerCall[sig.peer()][sig.flag()];
+                if (epoch != null) {
+                    kernels.signal(flags.address(sig.peer(), sig.flag()), epoch.address(), perCall, k, s);
+                } else {
+                    flags.signal(s, sig.peer(), sig.flag(), calls * perCall + k);
+                }
             }
             case PlanStep.WaitSignal w -> {
-                int value = calls * plan.flagsReceivedPerCall().get(w.flag()) + w.count();
+                int perCall = plan.flagsReceivedPerCall().get(w.flag());
+                int value = calls * perCall + w.count();
                 pendingWaits[w.stream()] = "flag " + w.flag() + " >= " + value;
-                flags.await(s, w.flag(), value);
+                if (epoch != null) {
+                    kernels.waitFlag(flags.address(comm.rank(), w.flag()), epoch.address(), perCall, w.count(),
+                            comm.environment().timeout(), s);
+                } else {
+                    flags.await(s, w.flag(), value);
+                }
             }
             case PlanStep.Reduce r -> {
                 List<TensorView> src = new ArrayList<>(r.sources().size());
@@ -246,6 +278,9 @@ public final class CudaPlanExecutor implements AutoCloseable {
         // GEMMs and copies may still read the workspaces and scratch freed below.
         for (CudaStream s : streams) {
             comm.await(s, this::pendingWaits);
+        }
+        if (epoch != null) {
+            epoch.close();
         }
         if (scratch != null) {
             scratch.close();

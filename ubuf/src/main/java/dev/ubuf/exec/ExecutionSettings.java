@@ -7,9 +7,11 @@ package dev.ubuf.exec;
  * @param smCopyCtas     thread blocks of the SM copy kernel when useCopyEngine is false
  * @param gemmSmBudget   SM_COUNT_TARGET for the plan's GEMMs, 0 for the whole GPU (pipelined RS leaves SMs to the
  *                       reduce kernel)
+ * @param graphSafe      signal and wait with one-thread kernels reading a device epoch instead of stream memory
+ *                       operations with host sequence numbers, so the op can be captured in a CUDA graph and replayed
  */
-public record ExecutionSettings(boolean useCopyEngine, int smCopyCtas, int gemmSmBudget) {
-    public static final ExecutionSettings DEFAULT = new ExecutionSettings(true, 16, 0);
+public record ExecutionSettings(boolean useCopyEngine, int smCopyCtas, int gemmSmBudget, boolean graphSafe) {
+    public static final ExecutionSettings DEFAULT = new ExecutionSettings(true, 16, 0, false);
 
     public ExecutionSettings {
         if (smCopyCtas < 1 || gemmSmBudget < 0) {
@@ -18,10 +20,14 @@ public record ExecutionSettings(boolean useCopyEngine, int smCopyCtas, int gemmS
     }
 
     public ExecutionSettings withCopyEngine(boolean ce) {
-        return new ExecutionSettings(ce, smCopyCtas, gemmSmBudget);
+        return new ExecutionSettings(ce, smCopyCtas, gemmSmBudget, graphSafe);
     }
 
     public ExecutionSettings withGemmSmBudget(int sms) {
-        return new ExecutionSettings(useCopyEngine, smCopyCtas, sms);
+        return new ExecutionSettings(useCopyEngine, smCopyCtas, sms, graphSafe);
+    }
+
+    public ExecutionSettings withGraphSafe(boolean safe) {
+        return new ExecutionSettings(useCopyEngine, smCopyCtas, gemmSmBudget, safe);
     }
 }

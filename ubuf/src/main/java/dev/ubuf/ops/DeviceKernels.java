@@ -133,6 +133,22 @@ public final class DeviceKernels {
         library.launch("ubuf_copy_bytes", grid(bytes / 16 + 1, ctas), BLOCK, stream, dst, src, bytes);
     }
 
+    /** Graph-safe signalling: epoch[0] += 1 at the start of a call. */
+    public void advanceEpoch(long epochAddress, CudaStream stream) {
+        library.launch("ubuf_epoch_advance", 1, 1, stream, epochAddress);
+    }
+
+    /** Graph-safe signal: *flag = (epoch - 1) * perCall + k after this stream's earlier work. */
+    public void signal(long flagAddress, long epochAddress, int perCall, int k, CudaStream stream) {
+        library.launch("ubuf_signal", 1, 1, stream, flagAddress, epochAddress, perCall, k);
+    }
+
+    /** Graph-safe wait until *flag reaches (epoch - 1) * perCall + count (wrap-safe); traps after the timeout. */
+    public void waitFlag(long flagAddress, long epochAddress, int perCall, int count, java.time.Duration timeout,
+                         CudaStream stream) {
+        library.launch("ubuf_wait", 1, 1, stream, flagAddress, epochAddress, perCall, count, timeout.toNanos());
+    }
+
     private static void requireContiguous(TensorView t) {
         if (!t.isContiguous()) {
             throw new IllegalArgumentException("view must be contiguous (ld == cols), got " + t);
