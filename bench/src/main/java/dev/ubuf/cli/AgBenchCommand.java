@@ -102,10 +102,10 @@ final class AgBenchCommand implements Callable<Integer> {
                             MethodVariant v = MethodVariant.parse(mname).requireKnown(java.util.Set.of("cs", "ms"));
                             AgMethod method = v.method().equals("auto") ? AgPlanner.defaults().choose(shape)
                                     : AgMethod.parse(v.method());
-                            AgOptions o = AgOptions.defaults();
-                            o = o.withComputeStreams(v.option("cs", o.computeStreams()))
-                                    .withCommStreams(v.option("ms", o.commStreams()));
-                            try (AllGatherGemmOp op = new AllGatherGemmOp(comm, shape, method, o,
+                            AgOptions opts = AgOptions.defaults();
+                            opts = opts.withComputeStreams(v.option("cs", opts.computeStreams()))
+                                    .withCommStreams(v.option("ms", opts.commStreams()));
+                            try (AllGatherGemmOp op = new AllGatherGemmOp(comm, shape, method, opts,
                                     kernels, ExecutionSettings.DEFAULT.withCopyEngine(copyEngine))) {
                                 methodMs.put(v.label(), EventTimer.time(ctx, s, warmup, iters,
                                         () -> op.forward(x, w, false, o, s), sync).getPercentile(50));

@@ -101,13 +101,13 @@ final class RsBenchCommand implements Callable<Integer> {
                             RsMethod method = v.method().equals("auto") ? RsPlanner.DEFAULT.choose(shape)
                                     : RsMethod.valueOf(v.method().toUpperCase());
                             RsOptions d = RsOptions.DEFAULTS;
-                            RsOptions o = d.withComputeStreams(v.option("cs", d.computeStreams()))
+                            RsOptions opts = d.withComputeStreams(v.option("cs", d.computeStreams()))
                                     .withRingSubChunks(v.option("sub", d.ringSubChunks()))
                                     .withRingSlots(v.option("slots", d.ringSlots()))
                                     .withNumSplits(v.option("splits", d.numSplits()))
                                     .withGemmSmMargin(v.option("margin", d.gemmSmMargin()));
                             try (GemmReduceScatterOp op = new GemmReduceScatterOp(comm, shape, method,
-                                    o, kernels, ExecutionSettings.DEFAULT)) {
+                                    opts, kernels, ExecutionSettings.DEFAULT)) {
                                 methodMs.put(v.label(), EventTimer.time(ctx, s, warmup, iters,
                                         () -> op.forward(x, w, false, o, null, s), sync).getPercentile(50));
                             }
