@@ -95,9 +95,9 @@ final class RsBenchCommand implements Callable<Integer> {
                         }
                         Map<String, Double> methodMs = new LinkedHashMap<>();
                         for (String mname : methods) {
-                            // ring:sub=4,cs=2,slots=2 / pipeline:splits=8,margin=24,cs=2
+                            // ring:sub=4,cs=2,slots=2,lowp=1 / pipeline:splits=8,margin=24,cs=2
                             MethodVariant v = MethodVariant.parse(mname).requireKnown(
-                                    java.util.Set.of("cs", "sub", "slots", "splits", "margin"));
+                                    java.util.Set.of("cs", "sub", "slots", "splits", "margin", "lowp"));
                             RsMethod method = v.method().equals("auto") ? RsPlanner.DEFAULT.choose(shape)
                                     : RsMethod.valueOf(v.method().toUpperCase());
                             RsOptions d = RsOptions.DEFAULTS;
@@ -105,7 +105,9 @@ final class RsBenchCommand implements Callable<Integer> {
                                     .withRingSubChunks(v.option("sub", d.ringSubChunks()))
                                     .withRingSlots(v.option("slots", d.ringSlots()))
                                     .withNumSplits(v.option("splits", d.numSplits()))
-                                    .withGemmSmMargin(v.option("margin", d.gemmSmMargin()));
+                                    .withGemmSmMargin(v.option("margin", d.gemmSmMargin()))
+                                    // lowp=1: ring partials travel in the op's dtype (one rounding per hop) instead of fp32
+                                    .withRingPartialDtype(v.option("lowp", 0) == 1 ? t : d.ringPartialDtype());
                             try (GemmReduceScatterOp op = new GemmReduceScatterOp(comm, shape, method,
                                     opts, kernels, ExecutionSettings.DEFAULT)) {
                                 methodMs.put(v.label(), EventTimer.time(ctx, s, warmup, iters,

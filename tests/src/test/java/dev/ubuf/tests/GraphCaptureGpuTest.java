@@ -16,7 +16,6 @@ import dev.ubuf.exec.ExecutionSettings;
 import dev.ubuf.gemm.Gemm;
 import dev.ubuf.nccl.NcclCommunicator;
 import dev.ubuf.nccl.NcclRedOp;
-import dev.ubuf.nccl.NcclUniqueId;
 import dev.ubuf.ops.DeviceKernels;
 import dev.ubuf.rs.GemmReduceScatterOp;
 import dev.ubuf.rs.RsMethod;
@@ -50,10 +49,8 @@ class GraphCaptureGpuTest {
         int tp = 2, m = 1536, k = 512, n = 384;
         DType t = DType.BF16;
         ThreadDomain.run(tp, Duration.ofSeconds(60), (rank, boot, ctx) -> {
-            byte[] id = boot.broadcast(rank == 0 ? NcclUniqueId.generate().bytes() : null, 0);
             try (TpCommunicator comm = TpCommunicator.create(boot, ctx, ENV, null);
                  KernelLibrary lib = KernelLibrary.load(ctx);
-                 NcclCommunicator nccl = NcclCommunicator.initRank(new NcclUniqueId(id), tp, rank);
                  CudaStream s = ctx.createStream(StreamPriority.NORMAL);
                  Gemm gemm = new Gemm(ctx);
                  DeviceBuffer xb = ctx.allocate((long) m / tp * k * 2);
@@ -62,6 +59,7 @@ class GraphCaptureGpuTest {
                  DeviceBuffer gb = ctx.allocate((long) m * k * 2);
                  DeviceBuffer rb = ctx.allocate((long) m * n * 2)) {
                 DeviceKernels kernels = new DeviceKernels(lib);
+                NcclCommunicator nccl = comm.nccl(); // the domain's own, closed with the communicator
                 TensorView x = TensorView.of(xb, m / tp, k, t);
                 TensorView w = TensorView.of(wb, k, n, t);
                 TensorView out = TensorView.of(ob, m, n, t);
@@ -117,10 +115,8 @@ class GraphCaptureGpuTest {
         int tp = 2, m = 1536, k = 384, n = 512;
         DType t = DType.BF16;
         ThreadDomain.run(tp, Duration.ofSeconds(60), (rank, boot, ctx) -> {
-            byte[] id = boot.broadcast(rank == 0 ? NcclUniqueId.generate().bytes() : null, 0);
             try (TpCommunicator comm = TpCommunicator.create(boot, ctx, ENV, null);
                  KernelLibrary lib = KernelLibrary.load(ctx);
-                 NcclCommunicator nccl = NcclCommunicator.initRank(new NcclUniqueId(id), tp, rank);
                  CudaStream s = ctx.createStream(StreamPriority.NORMAL);
                  Gemm gemm = new Gemm(ctx);
                  DeviceBuffer xb = ctx.allocate((long) m * k * 2);
@@ -130,6 +126,7 @@ class GraphCaptureGpuTest {
                  DeviceBuffer pb = ctx.allocate((long) m * n * 2);
                  DeviceBuffer rb = ctx.allocate((long) m / tp * n * 2)) {
                 DeviceKernels kernels = new DeviceKernels(lib);
+                NcclCommunicator nccl = comm.nccl(); // the domain's own, closed with the communicator
                 TensorView x = TensorView.of(xb, m, k, t);
                 TensorView w = TensorView.of(wb, k, n, t);
                 TensorView bias = TensorView.of(bb, 1, n, t);

@@ -26,6 +26,7 @@ public final class TpCommunicator implements AutoCloseable {
     private final int[] deviceOfRank;
     private final Deque<UserBuffer> live = new ArrayDeque<>();
     private final List<CudaContext> peerContexts = new ArrayList<>();
+    private dev.ubuf.nccl.NcclCommunicator nccl;
     private int references = 1;
     private volatile String abortReason;
 
@@ -147,6 +148,20 @@ public final class TpCommunicator implements AutoCloseable {
             throw new IllegalArgumentException("flag count must be positive, got " + count);
         }
         return new FlagRegion(register(name, (long) count * Integer.BYTES), count);
+    }
+
+    /**
+     * The domain's NCCL communicator (the unoverlapped reference, baselines, bulk fallbacks), created on first use:
+     * collective, so every rank of the domain calls it the first time. Owned and destroyed by this communicator.
+     */
+    public synchronized dev.ubuf.nccl.NcclCommunicator nccl() {
+        assertUsable();
+        if (nccl == null) {
+            byte[] id = bootstrap.broadcast(rank() == 0 ? dev.ubuf.nccl.NcclUniqueId.generate().bytes() : null, 0);
+            context.makeCurrent();
+            nccl = dev.ubuf.nccl.NcclCommunicator.initRank(new dev.ubuf.nccl.NcclUniqueId(id), tp(), rank());
+        }
+        return nccl;
     }
 
     private void agreeOnSize(String name, long bytes) {
@@ -309,6 +324,15 @@ public final class TpCommunicator implements AutoCloseable {
                 live.poll();
                 first = first == null ? e : first;
             }
+        }
+        if (nccl != null) {
+            context.makeCurrent();
+            if (abortReason != null) {
+                nccl.abort();
+            } else {
+                nccl.close();
+            }
+            nccl = null;
         }
         for (int i = peerContexts.size() - 1; i >= 0; i--) {
             peerContexts.get(i).close();
