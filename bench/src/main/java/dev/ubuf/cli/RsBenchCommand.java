@@ -41,7 +41,8 @@ final class RsBenchCommand implements Callable<Integer> {
     @Option(names = "--tp", defaultValue = "2") int tp;
     @Option(names = "--shapes", split = " ", defaultValue = "4096,8192,8192 8192,8192,8192 16384,8192,8192 16384,8192,14336",
             description = "M,K,N (K per rank)") List<String> shapes;
-    @Option(names = "--methods", split = ",", defaultValue = "ring,pipeline,oneshot") List<String> methods;
+    @Option(names = "--methods", split = ";", defaultValue = "ring;pipeline;oneshot",
+            description = "methods or variants separated by ;, e.g. ring;ring:cs=1,ms=2;aggregate") List<String> methods;
     @Option(names = "--dtype", defaultValue = "bf16") String dtype;
     @Option(names = "--warmup", defaultValue = "5") int warmup;
     @Option(names = "--iters", defaultValue = "20") int iters;
