@@ -1,0 +1,98 @@
+package dev.ubuf.tests;
+
+import dev.ubuf.ag.AgMethod;
+import dev.ubuf.rs.RsMethod;
+import dev.ubuf.tensor.DType;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The thread-mode GPU tests' bodies ({@link RankScenario}s) with one JVM per GPU: two ranks started by the launcher
+ * ({@code ubuf-launch --nproc-per-node 2}), TCP bootstrap, user buffers shared across processes (legacy CUDA IPC,
+ * chosen automatically). Each job must exit 0; a failure shows every rank's output.
+ *
+ * <p>And the liveness of a broken job: a rank dies mid-job and the survivor reports it by itself, naming the dead
+ * rank, instead of hanging.
+ */
+class ProcessModeGpuTest {
+    private static final int TP = 2;
+    /** UB_TIMEOUT of the ranks: the deadline of every bootstrap operation and of every wait on a peer. */
+    private static final Duration UB_TIMEOUT = Duration.ofSeconds(60);
+    /** Hang guard of a whole job (JVM starts, CUDA and NCCL setup, three checked calls); not a timing assertion. */
+    private static final Duration JOB_GUARD = Duration.ofMinutes(5);
+
+    static List<AgScenario> agCases() {
+        return List.of(
+                new AgScenario(AgMethod.RING, DType.BF16, 2000, 512, 384, true, false),
+                new AgScenario(AgMethod.AGGREGATE, DType.FP16, 2000, 512, 384, true, false),
+                new AgScenario(AgMethod.ONESHOT, DType.FP32, 2000, 512, 384, true, false),
+                new AgScenario(AgMethod.RING, DType.BF16, 1024, 256, 640, false, false), // SM copies (use_ce=false)
+                new AgScenario(AgMethod.AGGREGATE, DType.BF16, 6, 128, 136, true, true)); // tiny M, transposed weight
+    }
+
+    static List<RsScenario> rsCases() {
+        return List.of(
+                new RsScenario(RsMethod.RING, DType.BF16, 2000, 384, 512, true, false),
+                new RsScenario(RsMethod.PIPELINE, DType.FP16, 2000, 384, 512, true, false),
+                new RsScenario(RsMethod.ONESHOT, DType.FP32, 2000, 384, 512, true, false),
+                new RsScenario(RsMethod.PIPELINE, DType.BF16, 1024, 640, 256, false, true),
+                new RsScenario(RsMethod.RING, DType.BF16, 6, 136, 128, true, true));
+    }
+
+    private static void assertJobPasses(RankScenario scenario) throws InterruptedException {
+        Gpu.assumeGpus(TP);
+        ProcessRanks.LaunchResult result = ProcessRanks.launch(TP, UB_TIMEOUT, scenario, JOB_GUARD);
+        assertEquals(0, result.exitCode(), () -> "job " + scenario + " failed; output:\n" + result.output());
+        for (int rank = 0; rank < TP; rank++) {
+            String passed = "[rank " + rank + "] rank " + rank + " passed " + scenario;
+            assertTrue(result.output().contains(passed), () -> "no '" + passed + "' in:\n" + result.output());
+        }
+    }
+
+    @Test
+    void eachProcessCopiesIntoItsPeerAndSignalsThePeerChecksEveryElement() throws InterruptedException {
+        assertJobPasses(new P2pScenario());
+    }
+
+    @Test
+    void thousandRegisterCloseCyclesAcrossProcessesDoNotGrowDeviceMemory() throws InterruptedException {
+        assertJobPasses(new RegisterCyclesScenario(1000));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("agCases")
+    void allGatherGemmAcrossProcessesMatchesNcclAllGatherPlusGemm(AgScenario scenario) throws InterruptedException {
+        assertJobPasses(scenario);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("rsCases")
+    void gemmReduceScatterAcrossProcessesMatchesGemmPlusNcclReduceScatter(RsScenario scenario)
+            throws InterruptedException {
+        assertJobPasses(scenario);
+    }
+
+    /**
+     * Rank 1 halts mid-job; rank 0, blocked on a flag only rank 1 would write, must stop by itself with an error that
+     * names rank 1 (at once through the bootstrap, at the latest at UB_TIMEOUT = 20 s), and everything must be over
+     * well within the 60 s hang guard.
+     *
+     * <p>The ranks are plain processes, not a launcher job: the launcher stops every rank as soon as one fails, so it
+     * would kill rank 0 before it could show that it notices the death itself.
+     */
+    @Test
+    void whenARankDiesTheSurvivorReportsItNamingTheDeadRankInsteadOfHanging() throws InterruptedException {
+        Gpu.assumeGpus(TP);
+        ProcessRanks.UnsupervisedResult result = ProcessRanks.runUnsupervised(TP,
+                Map.of("UB_SKIPMC", "1", "UB_TIMEOUT", "20"), new PeerDeathScenario(3), Duration.ofSeconds(60));
+        ProcessRanks.assertSurvivorReportedTheDeath(result);
+    }
+}

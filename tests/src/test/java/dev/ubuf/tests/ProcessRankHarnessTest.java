@@ -1,0 +1,97 @@
+package dev.ubuf.tests;
+
+import dev.ubuf.ag.AgMethod;
+import dev.ubuf.comm.Bootstrap;
+import dev.ubuf.comm.InMemoryBootstrap;
+import dev.ubuf.config.UbufEnvironment;
+import dev.ubuf.rs.RsMethod;
+import dev.ubuf.tensor.DType;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The multi-process test harness without a GPU: scenarios survive the trip through the command line, bad words are
+ * rejected by name, the kill scenarios refuse thread mode, and real child JVMs run a scenario through the launcher and
+ * unsupervised (CPU scenarios), with the exit codes and output the GPU tests rely on.
+ */
+class ProcessRankHarnessTest {
+    private static final Duration GUARD = Duration.ofSeconds(60); // hang guard only
+
+    @Test
+    void everyScenarioReadsBackFromItsCommandLineWords() {
+        List<RankScenario> all = List.of(new P2pScenario(), new RegisterCyclesScenario(1000),
+                new AgScenario(AgMethod.AGGREGATE, DType.FP16, 2000, 512, 384, false, true),
+                new RsScenario(RsMethod.PIPELINE, DType.BF16, 6, 136, 128, true, false),
+                new PeerDeathScenario(3), new HandshakeScenario(true), new HandshakeScenario(false),
+                new BootstrapPeerDeathScenario());
+        for (RankScenario s : all) {
+            assertEquals(s, RankScenario.parse(s.toArgs()), () -> "round trip of " + s.toArgs());
+        }
+    }
+
+    @Test
+    void badCommandLinesAreRejectedNamingTheScenarioAndTheParameter() {
+        assertMessage(List.of(), "no scenario named");
+        assertMessage(List.of("allgather"), "unknown scenario 'allgather'");
+        assertMessage(List.of("ag", "RING", "BF16", "2000"), "takes 7 parameters");
+        assertMessage(List.of("ag", "SPIRAL", "BF16", "2000", "512", "384", "true", "false"), "parameter method");
+        assertMessage(List.of("rs", "RING", "BF16", "2000", "0", "384", "true", "false"), "parameter k must be a positive");
+        assertMessage(List.of("rs", "RING", "BF16", "2000", "512", "384", "yes", "false"), "parameter bias must be true or false");
+        assertMessage(List.of("register-cycles", "many"), "parameter cycles must be an integer");
+        assertMessage(List.of("p2p", "extra"), "takes 0 parameters");
+    }
+
+    private static void assertMessage(List<String> args, String expected) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RankScenario.parse(args));
+        assertTrue(e.getMessage().contains(expected), () -> "'" + e.getMessage() + "' lacks '" + expected + "'");
+    }
+
+    @Test
+    void killScenariosRefuseToRunWithAThreadPerRank() throws Exception {
+        UbufEnvironment env = new UbufEnvironment(true, Duration.ofSeconds(5), false);
+        InMemoryBootstrap.Group group = InMemoryBootstrap.group(2, Duration.ofSeconds(5));
+        try (Bootstrap rank0 = group.rank(0)) {
+            for (RankScenario s : List.of(new PeerDeathScenario(3), new BootstrapPeerDeathScenario())) {
+                IllegalStateException e = assertThrows(IllegalStateException.class, () -> s.run(0, rank0, null, env));
+                assertTrue(e.getMessage().contains("one process per rank"), e.getMessage());
+            }
+        } finally {
+            group.close();
+        }
+    }
+
+    @Test
+    void twoProcessRanksRunAScenarioThroughTheLauncherWithMulticastOffAndTheTimeout() throws InterruptedException {
+        ProcessRanks.LaunchResult result = ProcessRanks.launch(2, Duration.ofSeconds(20), new HandshakeScenario(false),
+                GUARD);
+        assertEquals(0, result.exitCode(), result.output());
+        for (int rank = 0; rank < 2; rank++) {
+            String line = "[rank " + rank + "] handshake: rank " + rank + " of 2 gathered [0, 1], skipMulticast=true, "
+                    + "timeout=20 s";
+            assertTrue(result.output().contains(line), () -> "no '" + line + "' in:\n" + result.output());
+        }
+    }
+
+    @Test
+    void aFailingRankFailsTheJobWithItsErrorInTheOutput() throws InterruptedException {
+        ProcessRanks.LaunchResult result = ProcessRanks.launch(2, Duration.ofSeconds(20), new HandshakeScenario(true),
+                GUARD);
+        assertEquals(ProcessRankMain.EXIT_FAILED, result.exitCode(), result.output());
+        assertTrue(result.output().contains("[rank 1] java.lang.AssertionError: rank 1 "
+                + HandshakeScenario.FAILURE_TEXT), result.output());
+    }
+
+    @Test
+    void whenARankDiesTheSurvivorsBootstrapNamesItAndTheSurvivorExitsWithTheDetectedCode() throws InterruptedException {
+        ProcessRanks.UnsupervisedResult result = ProcessRanks.runUnsupervised(2, Map.of("UB_TIMEOUT", "20"),
+                new BootstrapPeerDeathScenario(), GUARD);
+        ProcessRanks.assertSurvivorReportedTheDeath(result);
+    }
+}
