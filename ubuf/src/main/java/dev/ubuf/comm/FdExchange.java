@@ -124,6 +124,11 @@ final class FdExchange {
         } catch (RuntimeException e) {
             sendFailure = e;
             run.fail(e);
+        } catch (Error e) {
+            run.fail(new BufferSharingException(run.who() + ": sending failed: " + e));
+            join(thread, run);
+            receiver.closeReceived();
+            throw e;
         }
         join(thread, run);
         if (run.failure.get() == null) {

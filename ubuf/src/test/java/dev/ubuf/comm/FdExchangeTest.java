@@ -131,6 +131,66 @@ class FdExchangeTest {
         assertTrue(openSockets() <= socketsBefore, "every Unix socket is closed");
     }
 
+    /**
+     * One rank's part in a cross-process exchange: shares dir/rank&lt;r&gt;.bin, checks each peer's file against what
+     * arrives through its descriptor (read through /proc/self/fd), closes everything.
+     */
+    static void exchangeAndCheckFiles(Bootstrap b, Path dir) throws IOException {
+        Map<Integer, OwnedFd> received;
+        try (OwnedFd fd = OwnedFd.openReadOnly(dir.resolve("rank" + b.rank() + ".bin"))) {
+            received = FdExchange.exchange(b, fd.value(), dir.resolve("s"), LONG);
+        }
+        try {
+            if (received.size() != b.size() - 1) {
+                throw new AssertionError("rank " + b.rank() + " received " + received.keySet());
+            }
+            for (var entry : received.entrySet()) {
+                byte[] got = Files.readAllBytes(Path.of("/proc/self/fd/" + entry.getValue().value()));
+                byte[] want = Files.readAllBytes(dir.resolve("rank" + entry.getKey() + ".bin"));
+                if (!java.util.Arrays.equals(want, got)) {
+                    throw new AssertionError("rank " + b.rank() + ": rank " + entry.getKey() + "'s descriptor does not"
+                            + " read as its file");
+                }
+            }
+        } finally {
+            received.values().forEach(OwnedFd::close);
+        }
+        b.barrier(); // nobody closes its bootstrap while a peer still needs it
+    }
+
+    @Test
+    void descriptorsCrossProcessBoundaries() throws Exception {
+        long seed = System.nanoTime();
+        System.out.println("FdExchangeTest across processes, content seed " + seed);
+        writeRankFiles(3, seed);
+        Path sockets = sockets();
+        int port = TcpBootstrapTest.freePort();
+        List<dev.ubuf.testutil.ChildJvm> children = new ArrayList<>();
+        try {
+            for (int rank = 1; rank < 3; rank++) {
+                Map<String, String> env = new java.util.HashMap<>(TcpBootstrapTest.env(rank, 3, port,
+                        TcpBootstrapTest.TOKEN).toEnvironment());
+                env.put(BootstrapConfig.TIMEOUT_VARIABLE, "30");
+                children.add(dev.ubuf.testutil.ChildJvm.start("rank" + rank, BootstrapChildMain.class, env,
+                        "fd-exchange", dir.toString()));
+            }
+            try (TcpBootstrap root = TcpBootstrap.connect(TcpBootstrapTest.env(0, 3, port, TcpBootstrapTest.TOKEN),
+                    new BootstrapConfig(Duration.ofSeconds(30)))) {
+                exchangeAndCheckFiles(root, dir);
+            }
+            for (var child : children) {
+                assertEquals(0, child.waitFor(Duration.ofSeconds(40)), child.output());
+                assertTrue(child.output().contains("OK fd-exchange rank"), child.output());
+            }
+        } finally {
+            children.forEach(dev.ubuf.testutil.ChildJvm::close);
+        }
+        assertEquals(List.of(), openFilesUnder(dir));
+        try (Stream<Path> left = Files.list(sockets)) {
+            assertEquals(List.of(), left.toList(), "no socket file is left behind");
+        }
+    }
+
     @Test
     void aRankThatNeverSendsIsNamedAtTheDeadlineAndNothingStaysOpen() throws Exception {
         writeRankFiles(3, System.nanoTime());
