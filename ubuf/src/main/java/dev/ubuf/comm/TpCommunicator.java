@@ -3,6 +3,7 @@ package dev.ubuf.comm;
 import dev.ubuf.config.UbufEnvironment;
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.cuda.CudaVmm;
 import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.IpcMemory;
 
@@ -35,18 +36,28 @@ public final class TpCommunicator implements AutoCloseable {
         this.context = context;
         this.env = env;
         context.makeCurrent();
-        ByteBuffer me = ByteBuffer.allocate(12).putInt(context.device().ordinal()).putLong(ProcessHandle.current().pid());
+        long pid = ProcessHandle.current().pid();
+        ByteBuffer me = ByteBuffer.allocate(14).putInt(context.device().ordinal()).putLong(pid)
+                .put((byte) (supportsVmmSharing(context) ? 1 : 0))
+                .put((byte) (requested == null ? -1 : requested.ordinal()));
         byte[][] all = bootstrap.allGather(me.array());
         deviceOfRank = new int[all.length];
         boolean samePid = true;
+        boolean allVmm = true;
         for (int r = 0; r < all.length; r++) {
             ByteBuffer b = ByteBuffer.wrap(all[r]);
             deviceOfRank[r] = b.getInt();
-            samePid &= b.getLong() == ProcessHandle.current().pid();
+            samePid &= b.getLong() == pid;
+            allVmm &= b.get() == 1;
+            int theirs = b.get();
+            // Every rank must take the same path, or the registrations would be different collectives.
+            if (theirs != (requested == null ? -1 : requested.ordinal())) {
+                throw new IllegalArgumentException("rank " + rank() + " asked for buffer sharing "
+                        + (requested == null ? "automatic" : requested) + " but rank " + r + " for "
+                        + (theirs < 0 ? "automatic" : BufferSharing.values()[theirs]));
+            }
         }
-        // Across processes legacy IPC for now: the VMM/POSIX-FD path is bound (CudaVmm, FD passing) but not wired.
-        BufferSharing chosen = requested != null ? requested
-                : samePid ? BufferSharing.IN_PROCESS : BufferSharing.LEGACY_IPC;
+        BufferSharing chosen = requested != null ? requested : choose(samePid, allVmm);
         if (chosen == BufferSharing.IN_PROCESS && !samePid) {
             throw new IllegalArgumentException("IN_PROCESS sharing needs every rank in this JVM, but ranks span processes");
         }
@@ -70,10 +81,31 @@ public final class TpCommunicator implements AutoCloseable {
     /**
      * Joins the domain: collective over every rank of {@code domain}.
      *
-     * @param sharing null to choose automatically (IN_PROCESS when all ranks share this JVM, else LEGACY_IPC)
+     * @param sharing how user buffers are shared, the same on every rank; null to choose automatically: IN_PROCESS
+     *     when all ranks share this JVM; across processes VMM_POSIX_FD when every rank's device supports VMM and
+     *     POSIX-file-descriptor handles (and the libcuda VMM binding loads), else LEGACY_IPC. An explicit value
+     *     overrides that choice (VMM_POSIX_FD also works inside one JVM; IN_PROCESS needs one JVM).
      */
     public static TpCommunicator create(Bootstrap domain, CudaContext context, UbufEnvironment env, BufferSharing sharing) {
         return new TpCommunicator(domain, context, env, sharing);
+    }
+
+    /** The automatic choice; every rank computes it from the same gathered facts. */
+    static BufferSharing choose(boolean allRanksInThisJvm, boolean everyDeviceSupportsVmmFds) {
+        if (allRanksInThisJvm) {
+            return BufferSharing.IN_PROCESS;
+        }
+        return everyDeviceSupportsVmmFds ? BufferSharing.VMM_POSIX_FD : BufferSharing.LEGACY_IPC;
+    }
+
+    /** Whether this rank could share through VMM allocations exported as POSIX file descriptors. */
+    private static boolean supportsVmmSharing(CudaContext context) {
+        try {
+            return context.device().supportsVmm() && context.device().supportsPosixFdHandles()
+                    && CudaVmm.driver().isAvailable();
+        } catch (RuntimeException e) {
+            return false; // an attribute the driver does not know: no VMM sharing, legacy IPC still works
+        }
     }
 
     public int rank() {

@@ -5,6 +5,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
@@ -52,6 +53,18 @@ public final class UnixSocketFdChannel implements AutoCloseable {
      * listens on it, until {@code timeout} has passed.
      */
     public static UnixSocketFdChannel connect(Path path, Duration timeout) {
+        return connect(path, timeout, true);
+    }
+
+    /**
+     * Like {@link #connect}, but an empty result when nobody listened on {@code path} within {@code timeout}, so that
+     * a caller can try in short slices and check between them whether it should stop. Other failures still throw.
+     */
+    public static Optional<UnixSocketFdChannel> tryConnect(Path path, Duration timeout) {
+        return Optional.ofNullable(connect(path, timeout, false));
+    }
+
+    private static UnixSocketFdChannel connect(Path path, Duration timeout, boolean throwOnTimeout) {
         Objects.requireNonNull(path, "path");
         Objects.requireNonNull(timeout, "timeout");
         byte[] pathBytes = Libc.socketPathBytes(path);
@@ -76,6 +89,9 @@ public final class UnixSocketFdChannel implements AutoCloseable {
                     throw libc.failure("connect(" + path + ")", errno);
                 }
                 if (System.nanoTime() - deadline >= 0) {
+                    if (!throwOnTimeout) {
+                        return null;
+                    }
                     throw new UnixSocketException("could not connect to " + path + " within " + timeout + ": "
                             + libc.strerror(errno) + " (errno " + errno + ")");
                 }

@@ -5,6 +5,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -70,6 +71,15 @@ public final class UnixSocketListener implements AutoCloseable {
      * {@link UnixSocketException}) a peer whose uid differs from this process's.
      */
     public UnixSocketFdChannel accept(Duration timeout) {
+        return tryAccept(timeout).orElseThrow(
+                () -> new UnixSocketException("no process connected to " + path + " within " + timeout));
+    }
+
+    /**
+     * Like {@link #accept}, but an empty result when nobody connected within {@code timeout}, so that a caller can
+     * wait in short slices and check between them whether it should stop.
+     */
+    public Optional<UnixSocketFdChannel> tryAccept(Duration timeout) {
         Objects.requireNonNull(timeout, "timeout");
         if (closed.get()) {
             throw new IllegalStateException("Unix socket listener on " + path + " is closed");
@@ -81,12 +91,12 @@ public final class UnixSocketListener implements AutoCloseable {
             MemorySegment capture = Libc.errnoSegment(arena);
             while (true) {
                 if (!libc.awaitReadable(listening, deadline - System.nanoTime(), "accept on " + path)) {
-                    throw new UnixSocketException("no process connected to " + path + " within " + timeout);
+                    return Optional.empty();
                 }
                 int fd = libc.accept4(capture, listening, Libc.SOCK_CLOEXEC);
                 if (fd >= 0) {
-                    return UnixSocketFdChannel.established(OwnedFd.adopt(fd, "Unix socket accepted on " + path),
-                            "accepted on " + path);
+                    return Optional.of(UnixSocketFdChannel.established(
+                            OwnedFd.adopt(fd, "Unix socket accepted on " + path), "accepted on " + path));
                 }
                 int errno = Libc.errno(capture);
                 if (errno != Libc.EINTR && errno != Libc.EAGAIN) {

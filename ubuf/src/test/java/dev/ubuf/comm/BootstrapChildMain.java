@@ -4,13 +4,15 @@ import java.util.Map;
 
 /**
  * A rank in a child process for the multi-process bootstrap tests; reads RANK etc. and UB_TIMEOUT from its
- * environment. Scenarios: {@code collectives SEED ROUNDS}, {@code wait-for-loss LOST_RANK}, {@code sleep}.
+ * environment. Scenarios: {@code collectives SEED ROUNDS}, {@code wait-for-loss LOST_RANK}, {@code sleep},
+ * {@code fd-exchange DIR} (shares DIR/rank&lt;r&gt;.bin through {@link FdExchange}, checks every peer's through the
+ * descriptor received, with sockets in DIR/s).
  */
 public final class BootstrapChildMain {
     private BootstrapChildMain() {
     }
 
-    public static void main(String[] args) throws InterruptedException {
+    public static void main(String[] args) throws Exception {
         Map<String, String> env = System.getenv();
         try (TcpBootstrap bootstrap = TcpBootstrap.connect(LaunchEnvironment.fromEnvironment(env),
                 BootstrapConfig.fromEnvironment(env))) {
@@ -38,6 +40,10 @@ public final class BootstrapChildMain {
                     System.out.println("READY rank " + rank);
                     Thread.sleep(60_000);
                     System.exit(4); // should have been killed long before
+                }
+                case "fd-exchange" -> {
+                    FdExchangeTest.exchangeAndCheckFiles(bootstrap, java.nio.file.Path.of(args[1]));
+                    System.out.println("OK fd-exchange rank " + rank + " pid " + ProcessHandle.current().pid());
                 }
                 default -> throw new IllegalArgumentException("unknown scenario " + args[0]);
             }

@@ -164,6 +164,27 @@ class UnixSocketFdChannelTest {
     }
 
     @Test
+    void tryAcceptAndTryConnectReturnEmptyOnTimeoutAndAConnectionOtherwise() throws IOException {
+        Path socketPath = dir.resolve("t.sock");
+        assertTrue(UnixSocketFdChannel.tryConnect(socketPath, Duration.ofMillis(60)).isEmpty(), "nobody listens yet");
+        try (UnixSocketListener listener = UnixSocketListener.bind(socketPath)) {
+            assertTrue(listener.tryAccept(Duration.ofMillis(60)).isEmpty(), "nobody connected yet");
+            byte[] content = randomContent("try");
+            Path file = Files.write(dir.resolve("t.bin"), content);
+            try (UnixSocketFdChannel client = UnixSocketFdChannel.tryConnect(socketPath, GUARD).orElseThrow();
+                 UnixSocketFdChannel server = listener.tryAccept(GUARD).orElseThrow();
+                 OwnedFd fd = OwnedFd.openReadOnly(file)) {
+                client.sendFd(fd, 9);
+                try (ReceivedFd received = server.receiveFd(GUARD)) {
+                    assertEquals(9, received.tag());
+                    assertArrayEquals(content, Files.readAllBytes(Path.of("/proc/self/fd/" + received.fd().value())));
+                }
+            }
+        }
+        assertFalse(Files.exists(socketPath));
+    }
+
+    @Test
     void bindRefusesAnExistingPathAndOverlongPaths() throws IOException {
         Path taken = Files.createFile(dir.resolve("taken.sock"));
         PosixException e = assertThrows(PosixException.class, () -> UnixSocketListener.bind(taken));

@@ -38,11 +38,17 @@ public final class ChildJvm implements AutoCloseable {
     }
 
     public static ChildJvm start(String name, Class<?> mainClass, Map<String, String> env, String... args) {
+        return start(name, System.getProperty("java.class.path"), mainClass, env, args);
+    }
+
+    /** Like {@link #start(String, Class, Map, String...)} with an explicit class path. */
+    public static ChildJvm start(String name, String classPath, Class<?> mainClass, Map<String, String> env,
+            String... args) {
         List<String> command = new ArrayList<>();
         command.add(javaBinary());
         command.addAll(FAST_JVM_FLAGS);
         command.add("-cp");
-        command.add(System.getProperty("java.class.path"));
+        command.add(classPath);
         command.add(mainClass.getName());
         command.addAll(List.of(args));
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
