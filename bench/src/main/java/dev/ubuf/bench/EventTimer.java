@@ -36,4 +36,29 @@ public final class EventTimer {
         }
         return stats;
     }
+
+    /**
+     * Times several candidates round-robin: each iteration runs every candidate once, in order, so slow drift of
+     * the GPU (clocks, temperature, a neighbour) affects all of them alike and their ratios stay fair.
+     */
+    public static java.util.Map<String, DescriptiveStatistics> interleaved(CudaContext ctx, CudaStream stream,
+            int warmup, int iters, java.util.LinkedHashMap<String, Runnable> candidates, Runnable between) {
+        java.util.Map<String, DescriptiveStatistics> stats = new java.util.LinkedHashMap<>();
+        candidates.keySet().forEach(k -> stats.put(k, new DescriptiveStatistics()));
+        try (CudaEvent start = ctx.createEvent(true); CudaEvent end = ctx.createEvent(true)) {
+            for (int i = 0; i < warmup + iters; i++) {
+                for (var c : candidates.entrySet()) {
+                    between.run();
+                    start.record(stream);
+                    c.getValue().run();
+                    end.record(stream);
+                    end.synchronize();
+                    if (i >= warmup) {
+                        stats.get(c.getKey()).addValue(end.elapsedMillisSince(start));
+                    }
+                }
+            }
+        }
+        return stats;
+    }
 }

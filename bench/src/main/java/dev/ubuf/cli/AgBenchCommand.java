@@ -18,57 +18,73 @@ import dev.ubuf.cuda.StreamPriority;
 import dev.ubuf.exec.ExecutionSettings;
 import dev.ubuf.gemm.Gemm;
 import dev.ubuf.nccl.NcclCommunicator;
-import dev.ubuf.nccl.NcclUniqueId;
 import dev.ubuf.ops.DeviceKernels;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
+import org.apache.commons.math3.stat.descriptive.DescriptiveStatistics;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
-import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 
 /**
- * AG overlap benchmark, one JVM driving tp GPUs: per shape, GEMM alone, copy-engine gather alone (comm), NCCL
- * AllGather alone, NCCL sequential (AllGather then GEMM) and each overlap method; rank 0's medians are recorded.
+ * AG overlap benchmark, one JVM driving tp GPUs. Per shape it times, round-robin in the same iterations: the GEMM
+ * alone, our copy-engine gather alone (comm), NCCL AllGather alone, NCCL sequential (AllGather then GEMM) and each
+ * overlap method or variant; rank 0's medians are recorded.
  */
 @Command(name = "ag", description = "AllGather->GEMM overlap vs NCCL sequential (records op ag).")
 final class AgBenchCommand implements Callable<Integer> {
     @Option(names = "--tp", defaultValue = "2") int tp;
     @Option(names = "--shapes", split = " ", defaultValue = "4096,8192,8192 8192,8192,8192 16384,8192,8192 16384,8192,14336",
-            description = "M,K,N (N per rank)") List<String> shapes;
-    @Option(names = "--methods", split = ";", defaultValue = "ring;aggregate;oneshot",
+            description = "M,K,N (N per rank), separated by spaces") List<String> shapes;
+    @Option(names = "--methods", split = ";", defaultValue = "ring;aggregate;oneshot;auto",
             description = "methods or variants separated by ;, e.g. ring;ring:cs=1,ms=2;aggregate") List<String> methods;
     @Option(names = "--dtype", defaultValue = "bf16") String dtype;
     @Option(names = "--warmup", defaultValue = "5") int warmup;
-    @Option(names = "--iters", defaultValue = "20") int iters;
+    @Option(names = "--iters", defaultValue = "30") int iters;
     @Option(names = "--copy-engine", defaultValue = "true", negatable = true) boolean copyEngine;
+    @Option(names = "--trace", description = "print rank 0's per-step timeline of one call of each method") boolean trace;
     @Option(names = "--out") Path out;
 
     @Override
     public Integer call() throws Exception {
+        // Everything is parsed and checked before any GPU work.
         DType t = DType.parse(dtype);
+        List<AgShape> parsed = new ArrayList<>();
+        for (String spec : shapes) {
+            long[] mkn = BenchShapes.parse(spec);
+            parsed.add(new AgShape(tp, mkn[0], mkn[1], mkn[2], t));
+        }
+        List<MethodVariant> variants = new ArrayList<>();
+        for (String mname : methods) {
+            MethodVariant v = MethodVariant.parse(mname).requireKnown(Set.of("cs", "ms"));
+            if (!v.method().equals("auto")) {
+                AgMethod.parse(v.method());
+            }
+            variants.add(v);
+        }
         UbufEnvironment env = UbufEnvironment.fromSystem();
         ResultsFile[] rf = new ResultsFile[1];
         ThreadDomain.run(tp, env.timeout(), (rank, boot, ctx) -> {
-            byte[] id = boot.broadcast(rank == 0 ? NcclUniqueId.generate().bytes() : null, 0);
             if (rank == 0) {
                 rf[0] = new ResultsFile(tp + "x " + ctx.device().name(), ResultsFile.commitFromEnvironment());
             }
             try (TpCommunicator comm = TpCommunicator.create(boot, ctx, env, null);
                  KernelLibrary lib = KernelLibrary.load(ctx);
-                 NcclCommunicator nccl = NcclCommunicator.initRank(new NcclUniqueId(id), tp, rank);
                  CudaStream s = ctx.createStream(StreamPriority.NORMAL);
                  Gemm gemm = new Gemm(ctx)) {
+                NcclCommunicator nccl = comm.nccl();
                 DeviceKernels kernels = new DeviceKernels(lib);
-                for (String spec : shapes) {
-                    String[] p = spec.split(",");
-                    long m = Long.parseLong(p[0]), k = Long.parseLong(p[1]), n = Long.parseLong(p[2]);
-                    AgShape shape = new AgShape(tp, m, k, n, t);
+                ExecutionSettings exec = ExecutionSettings.DEFAULT.withCopyEngine(copyEngine);
+                for (AgShape shape : parsed) {
+                    long m = shape.m(), k = shape.k(), n = shape.n();
+                    List<AllGatherGemmOp> ops = new ArrayList<>();
                     try (DeviceBuffer xb = ctx.allocate(m / tp * k * t.bytes());
                          DeviceBuffer wb = ctx.allocate(k * n * t.bytes());
                          DeviceBuffer ob = ctx.allocate(m * n * t.bytes());
@@ -81,48 +97,47 @@ final class AgBenchCommand implements Callable<Integer> {
                         kernels.fillRandom(w, 29 + rank, 1f / (float) Math.sqrt(k), s);
                         kernels.fillRandom(g, 31, 1f, s);
                         s.synchronize();
-                        Runnable sync = boot::barrier;
-                        double gemmMs = EventTimer.time(ctx, s, warmup, iters, () -> gemm.multiply(g, w, o, s), sync)
-                                .getPercentile(50);
-                        double ncclMs = EventTimer.time(ctx, s, warmup, iters,
-                                () -> nccl.allGather(x.address(), g.address(), m / tp * k, t, s.nativeHandle()), sync)
-                                .getPercentile(50);
-                        double seqMs = EventTimer.time(ctx, s, warmup, iters, () -> {
+                        AllGatherGemmOp bulk = new AllGatherGemmOp(comm, shape, AgMethod.BULK, AgOptions.defaults(),
+                                kernels, exec);
+                        ops.add(bulk);
+                        LinkedHashMap<String, Runnable> c = new LinkedHashMap<>();
+                        c.put("gemm", () -> gemm.multiply(g, w, o, s));
+                        c.put("comm", () -> bulk.gather(x, s));
+                        c.put("nccl_ag", () -> nccl.allGather(x.address(), g.address(), m / tp * k, t, s.nativeHandle()));
+                        c.put("nccl_seq", () -> {
                             nccl.allGather(x.address(), g.address(), m / tp * k, t, s.nativeHandle());
                             gemm.multiply(g, w, o, s);
-                        }, sync).getPercentile(50);
-                        double commMs;
-                        try (AllGatherGemmOp bulk = new AllGatherGemmOp(comm, shape, AgMethod.BULK,
-                                AgOptions.defaults(), kernels, ExecutionSettings.DEFAULT.withCopyEngine(copyEngine))) {
-                            commMs = EventTimer.time(ctx, s, warmup, iters, () -> bulk.gather(x, s), sync)
-                                    .getPercentile(50);
-                        }
-                        Map<String, Double> methodMs = new LinkedHashMap<>();
-                        for (String mname : methods) {
-                            // ring:cs=1,ms=2 = compute streams, comm streams
-                            MethodVariant v = MethodVariant.parse(mname).requireKnown(java.util.Set.of("cs", "ms"));
+                        });
+                        for (MethodVariant v : variants) {
                             AgMethod method = v.method().equals("auto") ? AgPlanner.defaults().choose(shape)
                                     : AgMethod.parse(v.method());
-                            AgOptions opts = AgOptions.defaults();
-                            opts = opts.withComputeStreams(v.option("cs", opts.computeStreams()))
-                                    .withCommStreams(v.option("ms", opts.commStreams()));
-                            try (AllGatherGemmOp op = new AllGatherGemmOp(comm, shape, method, opts,
-                                    kernels, ExecutionSettings.DEFAULT.withCopyEngine(copyEngine))) {
-                                methodMs.put(v.label(), EventTimer.time(ctx, s, warmup, iters,
-                                        () -> op.forward(x, w, false, o, s), sync).getPercentile(50));
+                            AgOptions d = AgOptions.defaults();
+                            AgOptions opts = d.withComputeStreams(v.option("cs", d.computeStreams()))
+                                    .withCommStreams(v.option("ms", d.commStreams()));
+                            AllGatherGemmOp op = new AllGatherGemmOp(comm, shape, method, opts, kernels, exec);
+                            ops.add(op);
+                            c.put(v.label(), () -> op.forward(x, w, false, o, s));
+                        }
+                        Map<String, DescriptiveStatistics> st = EventTimer.interleaved(ctx, s, warmup, iters, c, boot::barrier);
+                        if (trace) {
+                            for (int i = 1; i < ops.size(); i++) {
+                                AllGatherGemmOp op = ops.get(i);
+                                op.enableTrace();
+                                boot.barrier();
+                                op.forward(x, w, false, o, s);
+                                op.await(s);
+                                if (rank == 0) {
+                                    System.out.print(variants.get(i - 1).label() + " M=" + m + " N=" + n + ": " + op.traceReport());
+                                }
                             }
                         }
                         if (rank == 0) {
-                            double ideal = Math.max(gemmMs, commMs);
-                            System.out.printf("ag %s tp=%d M=%d K=%d N=%d: gemm %.3f comm(ce) %.3f nccl_ag %.3f"
-                                    + " nccl_seq %.3f ideal %.3f%n", t.shortName(), tp, m, k, n, gemmMs, commMs,
-                                    ncclMs, seqMs, ideal);
-                            add(rf[0], "nccl_seq", t, m, n, k, seqMs, gemmMs, commMs, ncclMs);
-                            for (var e : methodMs.entrySet()) {
-                                System.out.printf("   %-10s %.3f ms  %.1f%% of ideal  %.2fx vs nccl_seq%n", e.getKey(),
-                                        e.getValue(), 100 * ideal / e.getValue(), seqMs / e.getValue());
-                                add(rf[0], e.getKey(), t, m, n, k, e.getValue(), gemmMs, commMs, ncclMs);
-                            }
+                            report(rf[0], shape, st, variants);
+                        }
+                    } finally {
+                        s.synchronize();
+                        for (int i = ops.size() - 1; i >= 0; i--) {
+                            ops.get(i).close();
                         }
                     }
                 }
@@ -134,14 +149,35 @@ final class AgBenchCommand implements Callable<Integer> {
         return 0;
     }
 
-    private void add(ResultsFile rf, String method, DType t, long m, long n, long k, double ms, double gemmMs,
-                     double commMs, double ncclMs) {
-        Map<String, Object> r = ResultsFile.overlapRecord("ag", method, tp, t.shortName(), m, n, k, ms, gemmMs,
-                commMs);
+    private void report(ResultsFile rf, AgShape shape, Map<String, DescriptiveStatistics> st, List<MethodVariant> variants) {
+        double gemmMs = st.get("gemm").getPercentile(50);
+        double commMs = st.get("comm").getPercentile(50);
+        double ncclMs = st.get("nccl_ag").getPercentile(50);
+        double seqMs = st.get("nccl_seq").getPercentile(50);
+        double ideal = Math.max(gemmMs, commMs);
+        System.out.printf("ag %s tp=%d M=%d K=%d N=%d: gemm %.3f comm(ce) %.3f nccl_ag %.3f nccl_seq %.3f ideal %.3f%n",
+                shape.dtype().shortName(), tp, shape.m(), shape.k(), shape.n(), gemmMs, commMs, ncclMs, seqMs, ideal);
+        add(rf, "nccl_seq", shape, st.get("nccl_seq"), gemmMs, commMs, ncclMs);
+        for (MethodVariant v : variants) {
+            DescriptiveStatistics d = st.get(v.label());
+            double ms = d.getPercentile(50);
+            System.out.printf("   %-16s %.3f ms (p10 %.3f p90 %.3f)  %.1f%% of ideal  %.2fx vs nccl_seq%n", v.label(), ms,
+                    d.getPercentile(10), d.getPercentile(90), 100 * ideal / ms, seqMs / ms);
+            add(rf, v.label(), shape, d, gemmMs, commMs, ncclMs);
+        }
+    }
+
+    private void add(ResultsFile rf, String method, AgShape s, DescriptiveStatistics d, double gemmMs, double commMs,
+                     double ncclMs) {
+        Map<String, Object> r = ResultsFile.overlapRecord("ag", method, tp, s.dtype().shortName(), s.m(), s.n(), s.k(),
+                d.getPercentile(50), gemmMs, commMs);
+        r.put("p10_ms", d.getPercentile(10));
+        r.put("p90_ms", d.getPercentile(90));
         r.put("nccl_ag_ms", ncclMs);
         r.put("copy_engine", copyEngine);
         r.put("rank_mode", "threads");
         r.put("iters", iters);
+        r.put("timing", "interleaved");
         rf.add(r);
     }
 }

@@ -14,60 +14,82 @@ import dev.ubuf.exec.ExecutionSettings;
 import dev.ubuf.gemm.Gemm;
 import dev.ubuf.nccl.NcclCommunicator;
 import dev.ubuf.nccl.NcclRedOp;
-import dev.ubuf.nccl.NcclUniqueId;
 import dev.ubuf.ops.DeviceKernels;
 import dev.ubuf.rs.GemmReduceScatterOp;
 import dev.ubuf.rs.RsMethod;
 import dev.ubuf.rs.RsOptions;
 import dev.ubuf.rs.RsPlanner;
+import dev.ubuf.rs.RsSchedule;
 import dev.ubuf.rs.RsShape;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
+import org.apache.commons.math3.stat.descriptive.DescriptiveStatistics;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 
 /**
- * RS overlap benchmark, one JVM driving tp GPUs: per shape, GEMM alone, our copy/pull reduce-scatter alone (comm),
- * NCCL ReduceScatter alone, NCCL sequential (GEMM then ReduceScatter) and each overlap method; rank 0's medians.
+ * RS overlap benchmark, one JVM driving tp GPUs. Per shape it times, round-robin in the same iterations: the GEMM
+ * alone, our pull reduce-scatter alone (comm), NCCL ReduceScatter alone, NCCL sequential (GEMM then
+ * ReduceScatter) and each overlap method or variant; rank 0's medians are recorded.
  */
 @Command(name = "rs", description = "GEMM->ReduceScatter overlap vs NCCL sequential (records op rs).")
 final class RsBenchCommand implements Callable<Integer> {
     @Option(names = "--tp", defaultValue = "2") int tp;
     @Option(names = "--shapes", split = " ", defaultValue = "4096,8192,8192 8192,8192,8192 16384,8192,8192 16384,8192,14336",
-            description = "M,K,N (K per rank)") List<String> shapes;
-    @Option(names = "--methods", split = ";", defaultValue = "ring;pipeline;oneshot",
-            description = "methods or variants separated by ;, e.g. ring;ring:cs=1,ms=2;aggregate") List<String> methods;
+            description = "M,K,N (K per rank), separated by spaces") List<String> shapes;
+    @Option(names = "--methods", split = ";", defaultValue = "ring;pipeline;oneshot;auto",
+            description = "methods or variants separated by ;, e.g. ring;ring:sub=4,cs=1,lowp=1;pipeline:splits=8")
+    List<String> methods;
     @Option(names = "--dtype", defaultValue = "bf16") String dtype;
     @Option(names = "--warmup", defaultValue = "5") int warmup;
-    @Option(names = "--iters", defaultValue = "20") int iters;
+    @Option(names = "--iters", defaultValue = "30") int iters;
+    @Option(names = "--trace", description = "print rank 0's per-step timeline of one call of each method") boolean trace;
     @Option(names = "--out") Path out;
+
+    private static final Set<String> KEYS = Set.of("cs", "sub", "slots", "splits", "margin", "lowp");
 
     @Override
     public Integer call() throws Exception {
         DType t = DType.parse(dtype);
+        List<RsShape> parsed = new ArrayList<>();
+        for (String spec : shapes) {
+            long[] mkn = BenchShapes.parse(spec);
+            parsed.add(new RsShape(tp, mkn[0], mkn[1], mkn[2], t, false));
+        }
+        List<MethodVariant> variants = new ArrayList<>();
+        for (String mname : methods) {
+            MethodVariant v = MethodVariant.parse(mname).requireKnown(KEYS);
+            for (RsShape shape : parsed) {
+                var why = RsSchedule.whyUnsupported(method(v, shape), shape, options(v, t));
+                if (why.isPresent()) {
+                    throw new IllegalArgumentException(v.label() + " cannot run " + shape + ": " + why.get());
+                }
+            }
+            variants.add(v);
+        }
         UbufEnvironment env = UbufEnvironment.fromSystem();
         ResultsFile[] rf = new ResultsFile[1];
         ThreadDomain.run(tp, env.timeout(), (rank, boot, ctx) -> {
-            byte[] id = boot.broadcast(rank == 0 ? NcclUniqueId.generate().bytes() : null, 0);
             if (rank == 0) {
                 rf[0] = new ResultsFile(tp + "x " + ctx.device().name(), ResultsFile.commitFromEnvironment());
             }
             try (TpCommunicator comm = TpCommunicator.create(boot, ctx, env, null);
                  KernelLibrary lib = KernelLibrary.load(ctx);
-                 NcclCommunicator nccl = NcclCommunicator.initRank(new NcclUniqueId(id), tp, rank);
                  CudaStream s = ctx.createStream(StreamPriority.NORMAL);
                  Gemm gemm = new Gemm(ctx)) {
+                NcclCommunicator nccl = comm.nccl();
                 DeviceKernels kernels = new DeviceKernels(lib);
-                for (String spec : shapes) {
-                    String[] p = spec.split(",");
-                    long m = Long.parseLong(p[0]), k = Long.parseLong(p[1]), n = Long.parseLong(p[2]);
-                    RsShape shape = new RsShape(tp, m, k, n, t, false);
+                for (RsShape shape : parsed) {
+                    long m = shape.m(), k = shape.k(), n = shape.n();
+                    List<GemmReduceScatterOp> ops = new ArrayList<>();
                     try (DeviceBuffer xb = ctx.allocate(m * k * t.bytes());
                          DeviceBuffer wb = ctx.allocate(k * n * t.bytes());
                          DeviceBuffer pb = ctx.allocate(m * n * t.bytes());
@@ -79,53 +101,44 @@ final class RsBenchCommand implements Callable<Integer> {
                         kernels.fillRandom(x, 17 + rank, 1f, s);
                         kernels.fillRandom(w, 29 + rank, 1f / (float) Math.sqrt(k), s);
                         s.synchronize();
-                        Runnable sync = boot::barrier;
-                        double gemmMs = EventTimer.time(ctx, s, warmup, iters, () -> gemm.multiply(x, w, part, s), sync)
-                                .getPercentile(50);
-                        double ncclMs = EventTimer.time(ctx, s, warmup, iters, () -> nccl.reduceScatter(part.address(),
-                                o.address(), m / tp * n, t, NcclRedOp.SUM, s.nativeHandle()), sync).getPercentile(50);
-                        double seqMs = EventTimer.time(ctx, s, warmup, iters, () -> {
+                        GemmReduceScatterOp bulk = new GemmReduceScatterOp(comm, shape, RsMethod.BULK,
+                                RsOptions.DEFAULTS, kernels, ExecutionSettings.DEFAULT);
+                        ops.add(bulk);
+                        LinkedHashMap<String, Runnable> c = new LinkedHashMap<>();
+                        c.put("gemm", () -> gemm.multiply(x, w, part, s));
+                        c.put("comm", () -> bulk.reduceScatter(o, null, s));
+                        c.put("nccl_rs", () -> nccl.reduceScatter(part.address(), o.address(), m / tp * n, t,
+                                NcclRedOp.SUM, s.nativeHandle()));
+                        c.put("nccl_seq", () -> {
                             gemm.multiply(x, w, part, s);
                             nccl.reduceScatter(part.address(), o.address(), m / tp * n, t, NcclRedOp.SUM, s.nativeHandle());
-                        }, sync).getPercentile(50);
-                        double commMs;
-                        try (GemmReduceScatterOp bulk = new GemmReduceScatterOp(comm, shape, RsMethod.BULK,
-                                RsOptions.DEFAULTS, kernels, ExecutionSettings.DEFAULT)) {
-                            commMs = EventTimer.time(ctx, s, warmup, iters, () -> bulk.reduceScatter(o, null, s), sync)
-                                    .getPercentile(50);
+                        });
+                        for (MethodVariant v : variants) {
+                            GemmReduceScatterOp op = new GemmReduceScatterOp(comm, shape, method(v, shape),
+                                    options(v, t), kernels, ExecutionSettings.DEFAULT);
+                            ops.add(op);
+                            c.put(v.label(), () -> op.forward(x, w, false, o, null, s));
                         }
-                        Map<String, Double> methodMs = new LinkedHashMap<>();
-                        for (String mname : methods) {
-                            // ring:sub=4,cs=2,slots=2,lowp=1 / pipeline:splits=8,margin=24,cs=2
-                            MethodVariant v = MethodVariant.parse(mname).requireKnown(
-                                    java.util.Set.of("cs", "sub", "slots", "splits", "margin", "lowp"));
-                            RsMethod method = v.method().equals("auto") ? RsPlanner.DEFAULT.choose(shape)
-                                    : RsMethod.valueOf(v.method().toUpperCase());
-                            RsOptions d = RsOptions.DEFAULTS;
-                            RsOptions opts = d.withComputeStreams(v.option("cs", d.computeStreams()))
-                                    .withRingSubChunks(v.option("sub", d.ringSubChunks()))
-                                    .withRingSlots(v.option("slots", d.ringSlots()))
-                                    .withNumSplits(v.option("splits", d.numSplits()))
-                                    .withGemmSmMargin(v.option("margin", d.gemmSmMargin()))
-                                    // lowp=1: ring partials travel in the op's dtype (one rounding per hop) instead of fp32
-                                    .withRingPartialDtype(v.option("lowp", 0) == 1 ? t : d.ringPartialDtype());
-                            try (GemmReduceScatterOp op = new GemmReduceScatterOp(comm, shape, method,
-                                    opts, kernels, ExecutionSettings.DEFAULT)) {
-                                methodMs.put(v.label(), EventTimer.time(ctx, s, warmup, iters,
-                                        () -> op.forward(x, w, false, o, null, s), sync).getPercentile(50));
+                        Map<String, DescriptiveStatistics> st = EventTimer.interleaved(ctx, s, warmup, iters, c, boot::barrier);
+                        if (trace) {
+                            for (int i = 1; i < ops.size(); i++) {
+                                GemmReduceScatterOp op = ops.get(i);
+                                op.enableTrace();
+                                boot.barrier();
+                                op.forward(x, w, false, o, null, s);
+                                op.await(s);
+                                if (rank == 0) {
+                                    System.out.print(variants.get(i - 1).label() + " M=" + m + " N=" + n + ": " + op.traceReport());
+                                }
                             }
                         }
                         if (rank == 0) {
-                            double ideal = Math.max(gemmMs, commMs);
-                            System.out.printf("rs %s tp=%d M=%d K=%d N=%d: gemm %.3f comm(pull) %.3f nccl_rs %.3f"
-                                    + " nccl_seq %.3f ideal %.3f%n", t.shortName(), tp, m, k, n, gemmMs, commMs,
-                                    ncclMs, seqMs, ideal);
-                            add(rf[0], "nccl_seq", t, m, n, k, seqMs, gemmMs, commMs, ncclMs);
-                            for (var e : methodMs.entrySet()) {
-                                System.out.printf("   %-10s %.3f ms  %.1f%% of ideal  %.2fx vs nccl_seq%n", e.getKey(),
-                                        e.getValue(), 100 * ideal / e.getValue(), seqMs / e.getValue());
-                                add(rf[0], e.getKey(), t, m, n, k, e.getValue(), gemmMs, commMs, ncclMs);
-                            }
+                            report(rf[0], shape, st, variants);
+                        }
+                    } finally {
+                        s.synchronize();
+                        for (int i = ops.size() - 1; i >= 0; i--) {
+                            ops.get(i).close();
                         }
                     }
                 }
@@ -137,13 +150,49 @@ final class RsBenchCommand implements Callable<Integer> {
         return 0;
     }
 
-    private void add(ResultsFile rf, String method, DType t, long m, long n, long k, double ms, double gemmMs,
-                     double commMs, double ncclMs) {
-        Map<String, Object> r = ResultsFile.overlapRecord("rs", method, tp, t.shortName(), m, n, k, ms, gemmMs,
-                commMs);
+    private static RsMethod method(MethodVariant v, RsShape shape) {
+        return v.method().equals("auto") ? RsPlanner.DEFAULT.choose(shape) : RsMethod.valueOf(v.method().toUpperCase());
+    }
+
+    private static RsOptions options(MethodVariant v, DType t) {
+        RsOptions d = RsOptions.DEFAULTS;
+        return d.withComputeStreams(v.option("cs", d.computeStreams()))
+                .withRingSubChunks(v.option("sub", d.ringSubChunks()))
+                .withRingSlots(v.option("slots", d.ringSlots()))
+                .withNumSplits(v.option("splits", d.numSplits()))
+                .withGemmSmMargin(v.option("margin", d.gemmSmMargin()))
+                // lowp=1: ring partials travel in the op's dtype (one rounding per hop) instead of fp32
+                .withRingPartialDtype(v.option("lowp", 0) == 1 ? t : d.ringPartialDtype());
+    }
+
+    private void report(ResultsFile rf, RsShape shape, Map<String, DescriptiveStatistics> st, List<MethodVariant> variants) {
+        double gemmMs = st.get("gemm").getPercentile(50);
+        double commMs = st.get("comm").getPercentile(50);
+        double ncclMs = st.get("nccl_rs").getPercentile(50);
+        double seqMs = st.get("nccl_seq").getPercentile(50);
+        double ideal = Math.max(gemmMs, commMs);
+        System.out.printf("rs %s tp=%d M=%d K=%d N=%d: gemm %.3f comm(pull) %.3f nccl_rs %.3f nccl_seq %.3f ideal %.3f%n",
+                shape.dtype().shortName(), tp, shape.m(), shape.k(), shape.n(), gemmMs, commMs, ncclMs, seqMs, ideal);
+        add(rf, "nccl_seq", shape, st.get("nccl_seq"), gemmMs, commMs, ncclMs);
+        for (MethodVariant v : variants) {
+            DescriptiveStatistics d = st.get(v.label());
+            double ms = d.getPercentile(50);
+            System.out.printf("   %-16s %.3f ms (p10 %.3f p90 %.3f)  %.1f%% of ideal  %.2fx vs nccl_seq%n", v.label(), ms,
+                    d.getPercentile(10), d.getPercentile(90), 100 * ideal / ms, seqMs / ms);
+            add(rf, v.label(), shape, d, gemmMs, commMs, ncclMs);
+        }
+    }
+
+    private void add(ResultsFile rf, String method, RsShape s, DescriptiveStatistics d, double gemmMs, double commMs,
+                     double ncclMs) {
+        Map<String, Object> r = ResultsFile.overlapRecord("rs", method, tp, s.dtype().shortName(), s.m(), s.n(), s.k(),
+                d.getPercentile(50), gemmMs, commMs);
+        r.put("p10_ms", d.getPercentile(10));
+        r.put("p90_ms", d.getPercentile(90));
         r.put("nccl_rs_ms", ncclMs);
         r.put("rank_mode", "threads");
         r.put("iters", iters);
+        r.put("timing", "interleaved");
         rf.add(r);
     }
 }

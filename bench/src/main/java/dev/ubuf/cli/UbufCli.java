@@ -17,6 +17,15 @@ public final class UbufCli implements Runnable {
     }
 
     public static void main(String[] args) {
-        System.exit(new CommandLine(new UbufCli()).execute(args));
+        CommandLine cli = new CommandLine(new UbufCli());
+        // Bad input is a sentence and exit code 2, not a stack trace; real failures keep theirs.
+        cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
+            if (e instanceof IllegalArgumentException || e instanceof dev.ubuf.cuda.CudaUnavailableException) {
+                cmd.getErr().println("ubuf: " + e.getMessage());
+                return 2;
+            }
+            throw e;
+        });
+        System.exit(cli.execute(args));
     }
 }

@@ -60,6 +60,15 @@ public final class AllGatherGemmOp implements AutoCloseable {
         runner.await(stream);
     }
 
+    /** Per-step timeline of the next calls, for finding where the overlap leaks (see {@link #traceReport()}). */
+    public void enableTrace() {
+        runner.enableTrace();
+    }
+
+    public String traceReport() {
+        return runner.traceReport();
+    }
+
     @Override
     public void close() {
         runner.close();

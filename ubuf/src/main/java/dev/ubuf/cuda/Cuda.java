@@ -18,6 +18,24 @@ public final class Cuda {
     }
 
     /**
+     * Runs a JCuda call whose non-success codes are expected answers (NOT_READY, ALREADY_ENABLED) and returns its
+     * code, also when someone switched JCuda's process-wide exception mode on.
+     */
+    static int returnCode(java.util.function.IntSupplier call) {
+        try {
+            return call.getAsInt();
+        } catch (jcuda.CudaException e) {
+            String m = String.valueOf(e.getMessage());
+            for (int code : new int[]{CUresult.CUDA_ERROR_NOT_READY, CUresult.CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED}) {
+                if (m.contains(CUresult.stringFor(code))) {
+                    return code;
+                }
+            }
+            throw e;
+        }
+    }
+
+    /**
      * Initialises the driver (idempotent in the driver) and returns the device count.
      *
      * @throws CudaUnavailableException when there is no driver or no device

@@ -63,7 +63,7 @@ public final class CudaContext implements AutoCloseable {
             throw new IllegalStateException(device + " cannot access " + peer.device + " (no P2P path)");
         }
         makeCurrent();
-        int rc = JCudaDriver.cuCtxEnablePeerAccess(peer.handle, 0);
+        int rc = Cuda.returnCode(() -> JCudaDriver.cuCtxEnablePeerAccess(peer.handle, 0));
         if (rc != jcuda.driver.CUresult.CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
             Cuda.check(rc, "cuCtxEnablePeerAccess(" + device + " -> " + peer.device + ")");
         }

@@ -139,7 +139,7 @@ public final class CudaStream implements AutoCloseable {
 
     /** Whether all work issued so far has completed. */
     public boolean isIdle() {
-        int rc = JCudaDriver.cuStreamQuery(handle());
+        int rc = Cuda.returnCode(() -> JCudaDriver.cuStreamQuery(handle()));
         if (rc == CUresult.CUDA_ERROR_NOT_READY) {
             return false;
         }

@@ -46,6 +46,9 @@ public final class CudaPlanExecutor implements AutoCloseable {
     private final int[][] sentThisCall;
     private final String[] pendingWaits;
     private int calls;
+    /** Per-step timing events when tracing (start, end), plus the call's start; null when off. */
+    private CudaEvent[][] traceEvents;
+    private CudaEvent traceOrigin;
 
     public CudaPlanExecutor(Plan plan, TpCommunicator comm, UserBuffer ubuf, FlagRegion flags, DeviceKernels kernels,
                             ExecutionSettings settings) {
@@ -152,17 +155,74 @@ public final class CudaPlanExecutor implements AutoCloseable {
             kernels.advanceEpoch(epoch.address(), caller);
         }
         fork.record(caller);
+        if (traceOrigin != null) {
+            traceOrigin.record(caller);
+        }
         for (CudaStream s : streams) {
             s.waitEvent(fork);
         }
-        for (PlanStep step : plan.steps()) {
+        for (int i = 0; i < plan.steps().size(); i++) {
+            PlanStep step = plan.steps().get(i);
+            if (traceEvents != null) {
+                traceEvents[i][0].record(streams[step.stream()]);
+            }
             issue(step, b);
+            if (traceEvents != null) {
+                traceEvents[i][1].record(streams[step.stream()]);
+            }
         }
         for (int i = 0; i < streams.length; i++) {
             joins[i].record(streams[i]);
             caller.waitEvent(joins[i]);
         }
         calls++;
+    }
+
+    /**
+     * Records timing events around every step from the next call on (costs two event records per step), so
+     * {@link #traceReport()} can show when each step started and ended on its stream: where the overlap leaks.
+     */
+    public void enableTrace() {
+        if (traceEvents != null) {
+            return;
+        }
+        CudaContext ctx = comm.context().makeCurrent();
+        traceOrigin = ctx.createEvent(true);
+        traceEvents = new CudaEvent[plan.steps().size()][2];
+        for (CudaEvent[] pair : traceEvents) {
+            pair[0] = ctx.createEvent(true);
+            pair[1] = ctx.createEvent(true);
+        }
+    }
+
+    /** The last traced call's timeline (ms from its start), one line per step; call after the call completed. */
+    public String traceReport() {
+        if (traceEvents == null) {
+            throw new IllegalStateException("tracing is off: call enableTrace() before the call");
+        }
+        StringBuilder sb = new StringBuilder(plan.op() + "/" + plan.method() + " rank " + plan.rank() + " timeline (ms):\n");
+        for (int i = 0; i < traceEvents.length; i++) {
+            PlanStep st = plan.steps().get(i);
+            float a = traceEvents[i][0].elapsedMillisSince(traceOrigin);
+            float e = traceEvents[i][1].elapsedMillisSince(traceOrigin);
+            sb.append(String.format("  %3d s%d %7.3f %7.3f %7.3f  %s%n", i, st.stream(), a, e, e - a,
+                    st.getClass().getSimpleName() + describe(st)));
+        }
+        return sb.toString();
+    }
+
+    private static String describe(PlanStep st) {
+        return switch (st) {
+            case PlanStep.Gemm g -> " " + g.c() + (g.accumulate() ? " +=" : " =") + " " + g.a().rows() + "x"
+                    + g.b().cols() + "x" + g.a().cols();
+            case PlanStep.Copy c -> " " + c.src() + " -> " + c.dst();
+            case PlanStep.Signal x -> " peer " + x.peer() + " flag " + x.flag();
+            case PlanStep.WaitSignal w -> " flag " + w.flag() + " count " + w.count();
+            case PlanStep.Reduce r -> " " + r.sources().size() + " sources -> " + r.dst();
+            case PlanStep.RecordEvent e -> " " + e.event();
+            case PlanStep.WaitEvent e -> " " + e.event();
+            case PlanStep.AddBias ab -> " " + ab.dst();
+        };
     }
 
     /** What the last call waits on, for timeout reports. */
@@ -278,6 +338,13 @@ public final class CudaPlanExecutor implements AutoCloseable {
         // GEMMs and copies may still read the workspaces and scratch freed below.
         for (CudaStream s : streams) {
             comm.await(s, this::pendingWaits);
+        }
+        if (traceEvents != null) {
+            for (int i = traceEvents.length - 1; i >= 0; i--) {
+                traceEvents[i][1].close();
+                traceEvents[i][0].close();
+            }
+            traceOrigin.close();
         }
         if (epoch != null) {
             epoch.close();

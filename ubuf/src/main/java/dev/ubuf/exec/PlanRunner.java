@@ -56,6 +56,15 @@ public final class PlanRunner implements AutoCloseable {
         executor.run(bindings, caller);
     }
 
+    /** See {@link CudaPlanExecutor#enableTrace()}. */
+    public void enableTrace() {
+        executor.enableTrace();
+    }
+
+    public String traceReport() {
+        return executor.traceReport();
+    }
+
     /** Waits for {@code stream} with the UB_TIMEOUT deadline; a timeout names the flags this rank waits on. */
     public void await(CudaStream stream) {
         comm.await(stream, executor::pendingWaits);

@@ -154,4 +154,10 @@ class VmmGpuTest {
         cuMemGetInfo(free1, total);
         assertTrue(free1[0] >= free0[0] - (64L << 20), "free memory fell from " + free0[0] + " to " + free1[0]);
     }
+
+    /** JCuda's exception switch is process-wide: restore the default so later test classes see return codes. */
+    @org.junit.jupiter.api.AfterAll
+    static void restoreJCudaReturnCodes() {
+        JCudaDriver.setExceptionsEnabled(false);
+    }
 }

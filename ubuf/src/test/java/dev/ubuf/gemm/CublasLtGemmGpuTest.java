@@ -292,4 +292,10 @@ class CublasLtGemmGpuTest {
             return false;
         }
     }
+
+    /** JCuda's exception switch is process-wide: restore the default so later test classes see return codes. */
+    @org.junit.jupiter.api.AfterAll
+    static void restoreJCudaReturnCodes() {
+        JCudaDriver.setExceptionsEnabled(false);
+    }
 }

@@ -193,4 +193,10 @@ class NcclGpuTest {
             cuMemFree(p);
         }
     }
+
+    /** JCuda's exception switch is process-wide: restore the default so later test classes see return codes. */
+    @org.junit.jupiter.api.AfterAll
+    static void restoreJCudaReturnCodes() {
+        JCudaDriver.setExceptionsEnabled(false);
+    }
 }
