@@ -41,7 +41,7 @@ import java.util.concurrent.Callable;
 @Command(name = "ag", description = "AllGather->GEMM overlap vs NCCL sequential (records op ag).")
 final class AgBenchCommand implements Callable<Integer> {
     @Option(names = "--tp", defaultValue = "2") int tp;
-    @Option(names = "--shapes", split = " ", defaultValue = "4096,8192,8192 8192,8192,8192 16384,8192,8192 16384,8192,14336",
+    @Option(names = "--shapes", split = " ", arity = "1..*", defaultValue = "4096,8192,8192 8192,8192,8192 16384,8192,8192 16384,8192,14336",
             description = "M,K,N (N per rank), separated by spaces") List<String> shapes;
     @Option(names = "--methods", split = ";", defaultValue = "ring;aggregate;oneshot;auto",
             description = "methods or variants separated by ;, e.g. ring;ring:cs=1,ms=2;aggregate") List<String> methods;

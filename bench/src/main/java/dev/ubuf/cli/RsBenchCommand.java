@@ -43,7 +43,7 @@ import java.util.concurrent.Callable;
 @Command(name = "rs", description = "GEMM->ReduceScatter overlap vs NCCL sequential (records op rs).")
 final class RsBenchCommand implements Callable<Integer> {
     @Option(names = "--tp", defaultValue = "2") int tp;
-    @Option(names = "--shapes", split = " ", defaultValue = "4096,8192,8192 8192,8192,8192 16384,8192,8192 16384,8192,14336",
+    @Option(names = "--shapes", split = " ", arity = "1..*", defaultValue = "4096,8192,8192 8192,8192,8192 16384,8192,8192 16384,8192,14336",
             description = "M,K,N (K per rank), separated by spaces") List<String> shapes;
     @Option(names = "--methods", split = ";", defaultValue = "ring;pipeline;oneshot;auto",
             description = "methods or variants separated by ;, e.g. ring;ring:sub=4,cs=1,lowp=1;pipeline:splits=8")
@@ -68,7 +68,7 @@ final class RsBenchCommand implements Callable<Integer> {
         for (String mname : methods) {
             MethodVariant v = MethodVariant.parse(mname).requireKnown(KEYS);
             for (RsShape shape : parsed) {
-                var why = RsSchedule.whyUnsupported(method(v, shape), shape, options(v, t));
+                var why = RsSchedule.whyUnsupported(method(v, shape), shape, options(v, shape));
                 if (why.isPresent()) {
                     throw new IllegalArgumentException(v.label() + " cannot run " + shape + ": " + why.get());
                 }
@@ -115,7 +115,7 @@ final class RsBenchCommand implements Callable<Integer> {
                         });
                         for (MethodVariant v : variants) {
                             GemmReduceScatterOp op = new GemmReduceScatterOp(comm, shape, method(v, shape),
-                                    options(v, t), kernels, ExecutionSettings.DEFAULT);
+                                    options(v, shape), kernels, ExecutionSettings.DEFAULT);
                             ops.add(op);
                             c.put(v.label(), () -> op.forward(x, w, false, o, null, s));
                         }
@@ -154,15 +154,17 @@ final class RsBenchCommand implements Callable<Integer> {
         return v.method().equals("auto") ? RsPlanner.DEFAULT.choose(shape) : RsMethod.valueOf(v.method().toUpperCase());
     }
 
-    private static RsOptions options(MethodVariant v, DType t) {
-        RsOptions d = RsOptions.DEFAULTS;
+    private static RsOptions options(MethodVariant v, RsShape shape) {
+        // "auto" and the plain method names start from the planner's options for the shape
+        RsOptions d = RsPlanner.DEFAULT.optionsFor(shape);
         return d.withComputeStreams(v.option("cs", d.computeStreams()))
                 .withRingSubChunks(v.option("sub", d.ringSubChunks()))
                 .withRingSlots(v.option("slots", d.ringSlots()))
                 .withNumSplits(v.option("splits", d.numSplits()))
                 .withGemmSmMargin(v.option("margin", d.gemmSmMargin()))
-                // lowp=1: ring partials travel in the op's dtype (one rounding per hop) instead of fp32
-                .withRingPartialDtype(v.option("lowp", 0) == 1 ? t : d.ringPartialDtype());
+                // lowp=1: ring partials in the op's dtype; lowp=0: fp32; absent: the planner's choice
+                .withRingPartialDtype(v.option("lowp", -1) == 1 ? shape.dtype()
+                        : v.option("lowp", -1) == 0 ? dev.ubuf.tensor.DType.FP32 : d.ringPartialDtype());
     }
 
     private void report(ResultsFile rf, RsShape shape, Map<String, DescriptiveStatistics> st, List<MethodVariant> variants) {

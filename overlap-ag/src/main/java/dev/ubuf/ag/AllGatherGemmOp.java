@@ -28,6 +28,13 @@ public final class AllGatherGemmOp implements AutoCloseable {
         this.runner = new PlanRunner(comm, AgPlans.plan(method, shape, comm.rank(), options), kernels, settings);
     }
 
+    /** The op with the method {@link AgPlanner#defaults()} picks for this shape and default options. */
+    public static AllGatherGemmOp planned(TpCommunicator comm, AgShape shape, DeviceKernels kernels,
+                                          ExecutionSettings settings) {
+        return new AllGatherGemmOp(comm, shape, AgPlanner.defaults().choose(shape), AgOptions.defaults(), kernels,
+                settings);
+    }
+
     public AgShape shape() {
         return shape;
     }

@@ -33,6 +33,13 @@ public final class GemmReduceScatterOp implements AutoCloseable {
         this.runner = new PlanRunner(comm, RsSchedule.of(method, shape, options).plan(comm.rank()), kernels, s);
     }
 
+    /** The op with the method and options {@link RsPlanner#DEFAULT} picks for this shape. */
+    public static GemmReduceScatterOp planned(TpCommunicator comm, RsShape shape, DeviceKernels kernels,
+                                              ExecutionSettings settings) {
+        RsPlanner p = RsPlanner.DEFAULT;
+        return new GemmReduceScatterOp(comm, shape, p.choose(shape), p.optionsFor(shape), kernels, settings);
+    }
+
     public RsShape shape() {
         return shape;
     }

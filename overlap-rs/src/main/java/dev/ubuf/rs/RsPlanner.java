@@ -40,8 +40,9 @@ public record RsPlanner(long oneShotMaxM, long ringMinK, RsOptions options) {
         RsMethod preferred = shape.m() <= oneShotMaxM ? RsMethod.ONESHOT
                 : shape.k() >= ringMinK ? RsMethod.RING : RsMethod.PIPELINE;
         StringBuilder why = new StringBuilder();
+        RsOptions o = optionsFor(shape);
         for (RsMethod m : new RsMethod[]{preferred, RsMethod.RING, RsMethod.PIPELINE, RsMethod.ONESHOT}) {
-            var reason = RsSchedule.whyUnsupported(m, shape, options);
+            var reason = RsSchedule.whyUnsupported(m, shape, o);
             if (reason.isEmpty()) {
                 return m;
             }
@@ -50,8 +51,30 @@ public record RsPlanner(long oneShotMaxM, long ringMinK, RsOptions options) {
         throw new IllegalArgumentException("no RS method can run " + shape + why);
     }
 
-    /** The schedule of {@link #choose}'s method. */
+    /** The schedule of {@link #choose}'s method, with {@link #optionsFor}'s options. */
     public RsSchedule schedule(RsShape shape) {
-        return RsSchedule.of(choose(shape), shape, options);
+        return RsSchedule.of(choose(shape), shape, optionsFor(shape));
+    }
+
+    /**
+     * The options for this shape, tuned on 2x H200 (bench/results, 2026-11-22):
+     * <ul>
+     *   <li>tp = 2: the ring's partial travels in the op's dtype, not fp32. With two ranks there is one hop, so the
+     *       output is round(own fp32 partial + round(peer's partial)), the add done in fp32 by the GEMM epilogue
+     *       (beta = 1): the same fp32 accumulation of once-rounded partials as a reduce-scatter of bf16 partials, at
+     *       half the NVLink bytes. With more ranks each hop would round the running sum again, so tp &gt; 2 keeps
+     *       fp32 partials.</li>
+     *   <li>4 ring sub-chunks from 4096 rows per rank on (smaller copies start sooner), else the base options'.</li>
+     * </ul>
+     */
+    public RsOptions optionsFor(RsShape shape) {
+        RsOptions o = options;
+        if (shape.tp() == 2) {
+            o = o.withRingPartialDtype(shape.dtype());
+        }
+        if (shape.m() / shape.tp() >= 4096) {
+            o = o.withRingSubChunks(Math.max(o.ringSubChunks(), 4));
+        }
+        return o;
     }
 }

@@ -46,4 +46,21 @@ class RsPlannerTest {
     void rejectsNegativeThresholds() {
         assertThrows(IllegalArgumentException.class, () -> new RsPlanner(-1, 0, RsOptions.DEFAULTS));
     }
+
+    @org.junit.jupiter.api.Test
+    void partialsTravelInTheOpsDtypeOnlyAtTpTwoWhereOneRoundingIsAllThereIs() {
+        var two = RsPlanner.DEFAULT.optionsFor(new RsShape(2, 8192, 8192, 8192, dev.ubuf.tensor.DType.BF16, false));
+        org.junit.jupiter.api.Assertions.assertEquals(dev.ubuf.tensor.DType.BF16, two.ringPartialDtype());
+        var four = RsPlanner.DEFAULT.optionsFor(new RsShape(4, 8192, 8192, 8192, dev.ubuf.tensor.DType.BF16, false));
+        org.junit.jupiter.api.Assertions.assertEquals(dev.ubuf.tensor.DType.FP32, four.ringPartialDtype(),
+                "with more hops the running sum would be re-rounded at every hop");
+    }
+
+    @org.junit.jupiter.api.Test
+    void largeChunksAreCutInFourSubChunks() {
+        var big = RsPlanner.DEFAULT.optionsFor(new RsShape(2, 8192, 8192, 8192, dev.ubuf.tensor.DType.BF16, false));
+        var small = RsPlanner.DEFAULT.optionsFor(new RsShape(2, 4096, 8192, 8192, dev.ubuf.tensor.DType.BF16, false));
+        org.junit.jupiter.api.Assertions.assertEquals(4, big.ringSubChunks());
+        org.junit.jupiter.api.Assertions.assertEquals(RsOptions.DEFAULTS.ringSubChunks(), small.ringSubChunks());
+    }
 }
