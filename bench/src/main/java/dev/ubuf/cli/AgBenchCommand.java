@@ -2,7 +2,6 @@ package dev.ubuf.cli;
 
 import dev.ubuf.ag.AgMethod;
 import dev.ubuf.ag.AgOptions;
-import dev.ubuf.ag.AgPlanner;
 import dev.ubuf.ag.AgShape;
 import dev.ubuf.ag.AllGatherGemmOp;
 import dev.ubuf.bench.EventTimer;
@@ -109,12 +108,15 @@ final class AgBenchCommand implements Callable<Integer> {
                             gemm.multiply(g, w, o, s);
                         });
                         for (MethodVariant v : variants) {
-                            AgMethod method = v.method().equals("auto") ? AgPlanner.defaults().choose(shape)
-                                    : AgMethod.parse(v.method());
-                            AgOptions d = AgOptions.defaults();
-                            AgOptions opts = d.withComputeStreams(v.option("cs", d.computeStreams()))
-                                    .withCommStreams(v.option("ms", d.commStreams()));
-                            AllGatherGemmOp op = new AllGatherGemmOp(comm, shape, method, opts, kernels, exec);
+                            AllGatherGemmOp op;
+                            if (v.method().equals("auto")) { // what a layer gets: the planner's choice, NCCL included
+                                op = AllGatherGemmOp.planned(comm, shape, kernels, exec);
+                            } else {
+                                AgOptions d = AgOptions.defaults();
+                                AgOptions opts = d.withComputeStreams(v.option("cs", d.computeStreams()))
+                                        .withCommStreams(v.option("ms", d.commStreams()));
+                                op = new AllGatherGemmOp(comm, shape, AgMethod.parse(v.method()), opts, kernels, exec);
+                            }
                             ops.add(op);
                             c.put(v.label(), () -> op.forward(x, w, false, o, s));
                         }
@@ -122,6 +124,9 @@ final class AgBenchCommand implements Callable<Integer> {
                         if (trace) {
                             for (int i = 1; i < ops.size(); i++) {
                                 AllGatherGemmOp op = ops.get(i);
+                                if (op.methodName().equals("nccl")) {
+                                    continue;
+                                }
                                 op.enableTrace();
                                 boot.barrier();
                                 op.forward(x, w, false, o, s);
@@ -132,7 +137,7 @@ final class AgBenchCommand implements Callable<Integer> {
                             }
                         }
                         if (rank == 0) {
-                            report(rf[0], shape, st, variants);
+                            report(rf[0], shape, st, variants, ops.subList(1, ops.size()));
                         }
                     } finally {
                         s.synchronize();
@@ -149,7 +154,8 @@ final class AgBenchCommand implements Callable<Integer> {
         return 0;
     }
 
-    private void report(ResultsFile rf, AgShape shape, Map<String, DescriptiveStatistics> st, List<MethodVariant> variants) {
+    private void report(ResultsFile rf, AgShape shape, Map<String, DescriptiveStatistics> st, List<MethodVariant> variants,
+                        List<AllGatherGemmOp> ops) {
         double gemmMs = st.get("gemm").getPercentile(50);
         double commMs = st.get("comm").getPercentile(50);
         double ncclMs = st.get("nccl_ag").getPercentile(50);
@@ -157,22 +163,26 @@ final class AgBenchCommand implements Callable<Integer> {
         double ideal = Math.max(gemmMs, commMs);
         System.out.printf("ag %s tp=%d M=%d K=%d N=%d: gemm %.3f comm(ce) %.3f nccl_ag %.3f nccl_seq %.3f ideal %.3f%n",
                 shape.dtype().shortName(), tp, shape.m(), shape.k(), shape.n(), gemmMs, commMs, ncclMs, seqMs, ideal);
-        add(rf, "nccl_seq", shape, st.get("nccl_seq"), gemmMs, commMs, ncclMs);
-        for (MethodVariant v : variants) {
+        add(rf, "nccl_seq", "nccl_seq", shape, st.get("nccl_seq"), gemmMs, commMs, ncclMs);
+        for (int i = 0; i < variants.size(); i++) {
+            MethodVariant v = variants.get(i);
             DescriptiveStatistics d = st.get(v.label());
             double ms = d.getPercentile(50);
-            System.out.printf("   %-16s %.3f ms (p10 %.3f p90 %.3f)  %.1f%% of ideal  %.2fx vs nccl_seq%n", v.label(), ms,
-                    d.getPercentile(10), d.getPercentile(90), 100 * ideal / ms, seqMs / ms);
-            add(rf, v.label(), shape, d, gemmMs, commMs, ncclMs);
+            String ran = ops.get(i).methodName();
+            System.out.printf("   %-16s %.3f ms (p10 %.3f p90 %.3f)  %.1f%% of ideal  %.2fx vs nccl_seq%s%n", v.label(), ms,
+                    d.getPercentile(10), d.getPercentile(90), 100 * ideal / ms, seqMs / ms,
+                    v.label().equals(ran) ? "" : "  [" + ran + "]");
+            add(rf, v.label(), ran, shape, d, gemmMs, commMs, ncclMs);
         }
     }
 
-    private void add(ResultsFile rf, String method, AgShape s, DescriptiveStatistics d, double gemmMs, double commMs,
-                     double ncclMs) {
+    private void add(ResultsFile rf, String method, String ran, AgShape s, DescriptiveStatistics d, double gemmMs,
+                     double commMs, double ncclMs) {
         Map<String, Object> r = ResultsFile.overlapRecord("ag", method, tp, s.dtype().shortName(), s.m(), s.n(), s.k(),
                 d.getPercentile(50), gemmMs, commMs);
         r.put("p10_ms", d.getPercentile(10));
         r.put("p90_ms", d.getPercentile(90));
+        r.put("ran", ran);
         r.put("nccl_ag_ms", ncclMs);
         r.put("copy_engine", copyEngine);
         r.put("rank_mode", "threads");

@@ -114,8 +114,11 @@ final class RsBenchCommand implements Callable<Integer> {
                             nccl.reduceScatter(part.address(), o.address(), m / tp * n, t, NcclRedOp.SUM, s.nativeHandle());
                         });
                         for (MethodVariant v : variants) {
-                            GemmReduceScatterOp op = new GemmReduceScatterOp(comm, shape, method(v, shape),
-                                    options(v, shape), kernels, ExecutionSettings.DEFAULT);
+                            // "auto" is what a layer gets: the planner's choice, NCCL included
+                            GemmReduceScatterOp op = v.method().equals("auto")
+                                    ? GemmReduceScatterOp.planned(comm, shape, kernels, ExecutionSettings.DEFAULT)
+                                    : new GemmReduceScatterOp(comm, shape, method(v, shape), options(v, shape), kernels,
+                                    ExecutionSettings.DEFAULT);
                             ops.add(op);
                             c.put(v.label(), () -> op.forward(x, w, false, o, null, s));
                         }
@@ -123,6 +126,9 @@ final class RsBenchCommand implements Callable<Integer> {
                         if (trace) {
                             for (int i = 1; i < ops.size(); i++) {
                                 GemmReduceScatterOp op = ops.get(i);
+                                if (op.methodName().equals("nccl")) {
+                                    continue;
+                                }
                                 op.enableTrace();
                                 boot.barrier();
                                 op.forward(x, w, false, o, null, s);
@@ -133,7 +139,7 @@ final class RsBenchCommand implements Callable<Integer> {
                             }
                         }
                         if (rank == 0) {
-                            report(rf[0], shape, st, variants);
+                            report(rf[0], shape, st, variants, ops.subList(1, ops.size()));
                         }
                     } finally {
                         s.synchronize();
@@ -167,7 +173,8 @@ final class RsBenchCommand implements Callable<Integer> {
                         : v.option("lowp", -1) == 0 ? dev.ubuf.tensor.DType.FP32 : d.ringPartialDtype());
     }
 
-    private void report(ResultsFile rf, RsShape shape, Map<String, DescriptiveStatistics> st, List<MethodVariant> variants) {
+    private void report(ResultsFile rf, RsShape shape, Map<String, DescriptiveStatistics> st, List<MethodVariant> variants,
+                        List<GemmReduceScatterOp> ops) {
         double gemmMs = st.get("gemm").getPercentile(50);
         double commMs = st.get("comm").getPercentile(50);
         double ncclMs = st.get("nccl_rs").getPercentile(50);
@@ -175,22 +182,26 @@ final class RsBenchCommand implements Callable<Integer> {
         double ideal = Math.max(gemmMs, commMs);
         System.out.printf("rs %s tp=%d M=%d K=%d N=%d: gemm %.3f comm(pull) %.3f nccl_rs %.3f nccl_seq %.3f ideal %.3f%n",
                 shape.dtype().shortName(), tp, shape.m(), shape.k(), shape.n(), gemmMs, commMs, ncclMs, seqMs, ideal);
-        add(rf, "nccl_seq", shape, st.get("nccl_seq"), gemmMs, commMs, ncclMs);
-        for (MethodVariant v : variants) {
+        add(rf, "nccl_seq", "nccl_seq", shape, st.get("nccl_seq"), gemmMs, commMs, ncclMs);
+        for (int i = 0; i < variants.size(); i++) {
+            MethodVariant v = variants.get(i);
             DescriptiveStatistics d = st.get(v.label());
             double ms = d.getPercentile(50);
-            System.out.printf("   %-16s %.3f ms (p10 %.3f p90 %.3f)  %.1f%% of ideal  %.2fx vs nccl_seq%n", v.label(), ms,
-                    d.getPercentile(10), d.getPercentile(90), 100 * ideal / ms, seqMs / ms);
-            add(rf, v.label(), shape, d, gemmMs, commMs, ncclMs);
+            String ran = ops.get(i).methodName();
+            System.out.printf("   %-16s %.3f ms (p10 %.3f p90 %.3f)  %.1f%% of ideal  %.2fx vs nccl_seq%s%n", v.label(), ms,
+                    d.getPercentile(10), d.getPercentile(90), 100 * ideal / ms, seqMs / ms,
+                    v.label().equals(ran) ? "" : "  [" + ran + "]");
+            add(rf, v.label(), ran, shape, d, gemmMs, commMs, ncclMs);
         }
     }
 
-    private void add(ResultsFile rf, String method, RsShape s, DescriptiveStatistics d, double gemmMs, double commMs,
-                     double ncclMs) {
+    private void add(ResultsFile rf, String method, String ran, RsShape s, DescriptiveStatistics d, double gemmMs,
+                     double commMs, double ncclMs) {
         Map<String, Object> r = ResultsFile.overlapRecord("rs", method, tp, s.dtype().shortName(), s.m(), s.n(), s.k(),
                 d.getPercentile(50), gemmMs, commMs);
         r.put("p10_ms", d.getPercentile(10));
         r.put("p90_ms", d.getPercentile(90));
+        r.put("ran", ran);
         r.put("nccl_rs_ms", ncclMs);
         r.put("rank_mode", "threads");
         r.put("iters", iters);

@@ -119,8 +119,8 @@ class AgPlansTest {
     void plannerPicksRingForBigChunksAndOneShotForSmallOnes() {
         AgPlanner planner = AgPlanner.defaults();
         assertEquals(AgMethod.RING, planner.choose(new AgShape(8, 8 * 2048, 8192, 1024, DType.BF16)));
-        assertEquals(AgMethod.ONESHOT, planner.choose(new AgShape(8, 8 * 512, 8192, 1024, DType.BF16)),
-                "chunks under 1024 rows");
+        assertEquals(AgMethod.ONESHOT, planner.choose(new AgShape(8, 8 * 256, 8192, 1024, DType.BF16)),
+                "chunks under 512 rows");
         assertEquals(AgMethod.ONESHOT, planner.choose(new AgShape(8, 8 * 2048, 64, 64, DType.BF16)),
                 "chunks under 1 GFLOP");
         assertEquals(AgMethod.ONESHOT, planner.choose(new AgShape(1, 65536, 8192, 8192, DType.BF16)), "tp 1");
@@ -134,5 +134,14 @@ class AgPlansTest {
         assertEquals(AgMethod.AGGREGATE, AgMethod.parse("Aggregate"));
         assertEquals(AgMethod.RING, AgMethod.RING.schedule().method());
         assertThrows(IllegalArgumentException.class, () -> AgMethod.parse("atomic"));
+    }
+
+    @Test
+    void smallShapesRunOnNcclAndTheRestOnPlans() {
+        AgPlanner planner = AgPlanner.defaults();
+        assertTrue(planner.prefersNccl(new AgShape(2, 256, 8192, 8192, DType.BF16)), "128 rows per rank");
+        assertTrue(!planner.prefersNccl(new AgShape(2, 1024, 8192, 8192, DType.BF16)), "512 rows per rank");
+        assertTrue(!new AgPlanner(512, 1.0).prefersNccl(new AgShape(2, 2, 64, 64, DType.BF16)),
+                "the two-threshold planner never falls back");
     }
 }

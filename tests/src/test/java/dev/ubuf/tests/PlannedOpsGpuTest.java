@@ -72,7 +72,7 @@ class PlannedOpsGpuTest {
                         check(ctx, s, out, () -> {
                             nccl.allGather(xs.address(), gathered.address(), (long) m / tp * k, t, s.nativeHandle());
                             gemm.multiply(gathered, w, ref, s);
-                        }, ref, t, "AG " + ag.method() + " rank " + rank + " call " + call + " seed " + seed);
+                        }, ref, t, "AG " + ag.methodName() + " rank " + rank + " call " + call + " seed " + seed);
                         boot.barrier();
                     }
                 }
@@ -94,7 +94,7 @@ class PlannedOpsGpuTest {
                             gemm.multiply(x, w, part, s);
                             nccl.reduceScatter(part.address(), rsRef.address(), (long) m / tp * n, t, NcclRedOp.SUM,
                                     s.nativeHandle());
-                        }, rsRef, t, "RS " + rs.method() + " rank " + rank + " call " + call + " seed " + seed);
+                        }, rsRef, t, "RS " + rs.methodName() + " rank " + rank + " call " + call + " seed " + seed);
                         boot.barrier();
                     }
                 }
