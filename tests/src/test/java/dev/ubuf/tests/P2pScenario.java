@@ -1,6 +1,7 @@
 package dev.ubuf.tests;
 
 import dev.ubuf.comm.Bootstrap;
+import dev.ubuf.comm.BufferSharing;
 import dev.ubuf.comm.FlagRegion;
 import dev.ubuf.comm.TpCommunicator;
 import dev.ubuf.comm.UserBuffer;
@@ -18,28 +19,38 @@ import java.util.SplittableRandom;
 /**
  * Two ranks: each copies fresh random data into its peer's user buffer on the copy engine and signals the peer's flag;
  * each waits for its own flag and checks every element it received (the poisoned slot must be fully overwritten).
- * Three rounds, so flag values move on.
+ * Three rounds, so flag values move on. {@code sharing} forces how the buffers are shared (null: automatic).
  */
-record P2pScenario() implements RankScenario {
+record P2pScenario(BufferSharing sharing) implements RankScenario {
     static final String NAME = "p2p";
 
+    P2pScenario() {
+        this(null);
+    }
+
     static P2pScenario parse(List<String> params) {
-        ScenarioArgs.of(NAME, List.of(), params);
-        return new P2pScenario();
+        if (params.isEmpty()) {
+            return new P2pScenario();
+        }
+        ScenarioArgs a = ScenarioArgs.of(NAME, List.of("sharing"), params);
+        return new P2pScenario(a.constant(0, BufferSharing.class));
     }
 
     @Override
     public List<String> toArgs() {
-        return List.of(NAME);
+        return sharing == null ? List.of(NAME) : List.of(NAME, sharing.name());
     }
 
     @Override
     public void run(int rank, Bootstrap boot, CudaContext ctx, UbufEnvironment env) {
         long n = 8L << 20; // 8 Mi floats, 32 MiB
-        try (TpCommunicator comm = TpCommunicator.create(boot, ctx, env, null);
+        try (TpCommunicator comm = TpCommunicator.create(boot, ctx, env, sharing);
              UserBuffer ub = comm.register("p2p", 2 * n * 4);
              FlagRegion flags = comm.flags("p2p-flags", 4);
              CudaStream s = ctx.createStream(StreamPriority.HIGH)) {
+            if (sharing != null && comm.sharing() != sharing) {
+                throw new AssertionError("asked for " + sharing + ", got " + comm.sharing());
+            }
             int peer = 1 - rank;
             for (int round = 1; round <= 3; round++) {
                 long seed = System.nanoTime();

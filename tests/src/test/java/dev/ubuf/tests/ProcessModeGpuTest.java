@@ -62,6 +62,13 @@ class ProcessModeGpuTest {
         assertJobPasses(new P2pScenario());
     }
 
+    /** Legacy CUDA IPC handles, the fallback where VMM or POSIX-FD handles are unsupported, asked for explicitly. */
+    @Test
+    void legacyIpcSharingAcrossProcessesCopiesAndSignalsCorrectly() throws InterruptedException {
+        Gpu.assumeGpus(2);
+        assertJobPasses(new P2pScenario(dev.ubuf.comm.BufferSharing.LEGACY_IPC));
+    }
+
     @Test
     void thousandRegisterCloseCyclesAcrossProcessesDoNotGrowDeviceMemory() throws InterruptedException {
         assertJobPasses(new RegisterCyclesScenario(1000));
