@@ -26,7 +26,8 @@ class ProcessRankHarnessTest {
 
     @Test
     void everyScenarioReadsBackFromItsCommandLineWords() {
-        List<RankScenario> all = List.of(new P2pScenario(), new RegisterCyclesScenario(1000),
+        List<RankScenario> all = List.of(new P2pScenario(), new P2pScenario(dev.ubuf.comm.BufferSharing.LEGACY_IPC),
+                new RegisterCyclesScenario(1000),
                 new AgScenario(AgMethod.AGGREGATE, DType.FP16, 2000, 512, 384, false, true),
                 new RsScenario(RsMethod.PIPELINE, DType.BF16, 6, 136, 128, true, false),
                 new PeerDeathScenario(3), new HandshakeScenario(true), new HandshakeScenario(false),
@@ -45,7 +46,8 @@ class ProcessRankHarnessTest {
         assertMessage(List.of("rs", "RING", "BF16", "2000", "0", "384", "true", "false"), "parameter k must be a positive");
         assertMessage(List.of("rs", "RING", "BF16", "2000", "512", "384", "yes", "false"), "parameter bias must be true or false");
         assertMessage(List.of("register-cycles", "many"), "parameter cycles must be an integer");
-        assertMessage(List.of("p2p", "extra"), "takes 0 parameters");
+        assertMessage(List.of("p2p", "LEGACY_IPC", "extra"), "takes 1 parameters");
+        assertMessage(List.of("p2p", "SHARED_MEMORY"), "parameter sharing");
     }
 
     private static void assertMessage(List<String> args, String expected) {
