@@ -19,7 +19,7 @@ public final class VmmRankMain {
         try (TcpBootstrap boot = TcpBootstrap.connectFromEnvironment()) {
             CudaContext ctx = CudaContext.retainPrimary(LaunchEnvironment.fromEnvironment().localRank());
             try {
-                BufferSharing used = VmmUserBufferGpuTest.copyToPeerAndCheck(boot, ctx, UbufEnvironment.fromSystem(),
+                BufferSharing used = P2pScenario.copyToPeerAndCheck(boot, ctx, UbufEnvironment.fromSystem(),
                         null, 3);
                 System.out.println("OK rank " + boot.rank() + " sharing " + used);
             } finally {

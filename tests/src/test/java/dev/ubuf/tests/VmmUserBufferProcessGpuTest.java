@@ -44,7 +44,7 @@ class VmmUserBufferProcessGpuTest {
                 CudaContext ctx = CudaContext.retainPrimary(0);
                 try {
                     assertEquals(BufferSharing.VMM_POSIX_FD,
-                            VmmUserBufferGpuTest.copyToPeerAndCheck(root, ctx, VmmUserBufferGpuTest.ENV, null, 3));
+                            P2pScenario.copyToPeerAndCheck(root, ctx, VmmUserBufferGpuTest.ENV, null, 3));
                 } finally {
                     ctx.close();
                 }
