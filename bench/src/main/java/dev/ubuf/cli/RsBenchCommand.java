@@ -2,6 +2,7 @@ package dev.ubuf.cli;
 
 import dev.ubuf.bench.EventTimer;
 import dev.ubuf.bench.MethodVariant;
+import dev.ubuf.bench.OverlapReport;
 import dev.ubuf.bench.ResultsFile;
 import dev.ubuf.bench.ThreadDomain;
 import dev.ubuf.comm.TpCommunicator;
@@ -175,37 +176,8 @@ final class RsBenchCommand implements Callable<Integer> {
 
     private void report(ResultsFile rf, RsShape shape, Map<String, DescriptiveStatistics> st, List<MethodVariant> variants,
                         List<GemmReduceScatterOp> ops) {
-        double gemmMs = st.get("gemm").getPercentile(50);
-        double commMs = st.get("comm").getPercentile(50);
-        double ncclMs = st.get("nccl_rs").getPercentile(50);
-        double seqMs = st.get("nccl_seq").getPercentile(50);
-        double ideal = Math.max(gemmMs, commMs);
-        System.out.printf("rs %s tp=%d M=%d K=%d N=%d: gemm %.3f comm(pull) %.3f nccl_rs %.3f nccl_seq %.3f ideal %.3f%n",
-                shape.dtype().shortName(), tp, shape.m(), shape.k(), shape.n(), gemmMs, commMs, ncclMs, seqMs, ideal);
-        add(rf, "nccl_seq", "nccl_seq", shape, st.get("nccl_seq"), gemmMs, commMs, ncclMs);
-        for (int i = 0; i < variants.size(); i++) {
-            MethodVariant v = variants.get(i);
-            DescriptiveStatistics d = st.get(v.label());
-            double ms = d.getPercentile(50);
-            String ran = ops.get(i).methodName();
-            System.out.printf("   %-16s %.3f ms (p10 %.3f p90 %.3f)  %.1f%% of ideal  %.2fx vs nccl_seq%s%n", v.label(), ms,
-                    d.getPercentile(10), d.getPercentile(90), 100 * ideal / ms, seqMs / ms,
-                    v.label().equals(ran) ? "" : "  [" + ran + "]");
-            add(rf, v.label(), ran, shape, d, gemmMs, commMs, ncclMs);
-        }
-    }
-
-    private void add(ResultsFile rf, String method, String ran, RsShape s, DescriptiveStatistics d, double gemmMs,
-                     double commMs, double ncclMs) {
-        Map<String, Object> r = ResultsFile.overlapRecord("rs", method, tp, s.dtype().shortName(), s.m(), s.n(), s.k(),
-                d.getPercentile(50), gemmMs, commMs);
-        r.put("p10_ms", d.getPercentile(10));
-        r.put("p90_ms", d.getPercentile(90));
-        r.put("ran", ran);
-        r.put("nccl_rs_ms", ncclMs);
-        r.put("rank_mode", "threads");
-        r.put("iters", iters);
-        r.put("timing", "interleaved");
-        rf.add(r);
+        new OverlapReport("rs", tp, shape.dtype().shortName(), shape.m(), shape.k(), shape.n(), "pull", "nccl_rs",
+                Map.of("rank_mode", "threads", "iters", iters)).write(rf, st, variants.stream().map(MethodVariant::label).toList(),
+                ops.stream().map(GemmReduceScatterOp::methodName).toList());
     }
 }
