@@ -5,8 +5,6 @@ import jcuda.driver.CUfunction;
 import jcuda.driver.CUmodule;
 import jcuda.driver.JCudaDriver;
 
-import java.io.IOException;
-import java.io.InputStream;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -16,8 +14,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * arguments: Long/Integer/Float boxed scalars, or a long[] passed by value as a struct of 64-bit words.
  */
 public final class KernelLibrary implements AutoCloseable {
-    public static final String RESOURCE = "/dev/ubuf/kernels/ubuf_kernels.fatbin";
-
     private final CudaContext context;
     private final CUmodule module = new CUmodule();
     private final Map<String, CUfunction> functions = new HashMap<>();
@@ -32,25 +28,16 @@ public final class KernelLibrary implements AutoCloseable {
 
     /** Loads the kernels into {@code context}; fails clearly when the build had no nvcc. */
     public static KernelLibrary load(CudaContext context) {
-        return new KernelLibrary(context, readFatbin());
+        try {
+            return new KernelLibrary(context, dev.ubuf.kernels.KernelImage.load().fatbin());
+        } catch (IllegalStateException | java.io.UncheckedIOException e) {
+            throw new KernelsUnavailableException(e.getMessage());
+        }
     }
 
     /** Whether the kernels were compiled into this build (nvcc was present). */
     public static boolean available() {
-        return KernelLibrary.class.getResource(RESOURCE) != null;
-    }
-
-    static byte[] readFatbin() {
-        try (InputStream in = KernelLibrary.class.getResourceAsStream(RESOURCE)) {
-            if (in == null) {
-                throw new KernelsUnavailableException("the CUDA kernels are not in this build: " + RESOURCE
-                        + " is missing from the ubuf-kernels jar because nvcc was not found when it was built;"
-                        + " rebuild with nvcc (CUDA 12 or 13) on PATH or in /usr/local/cuda/bin");
-            }
-            return in.readAllBytes();
-        } catch (IOException e) {
-            throw new KernelsUnavailableException("cannot read " + RESOURCE + ": " + e.getMessage());
-        }
+        return dev.ubuf.kernels.KernelImage.isAvailable();
     }
 
     private synchronized CUfunction function(String name) {
