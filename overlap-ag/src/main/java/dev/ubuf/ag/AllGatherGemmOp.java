@@ -29,7 +29,7 @@ public final class AllGatherGemmOp implements AutoCloseable {
         this.shape = shape;
         this.methodName = method.resultName();
         this.gathersOnly = !method.hasGemm();
-        this.runner = new PlanRunner(comm, AgPlans.plan(method, shape, comm.rank(), options), kernels, settings);
+        this.runner = new PlanRunner(comm, AgPlans.domain(method, shape, options), kernels, settings);
         this.nccl = null;
     }
 

@@ -35,7 +35,7 @@ public final class GemmReduceScatterOp implements AutoCloseable {
             // Leave SMs to the pull-reduce kernel that runs beside the next block's GEMM.
             s = settings.withGemmSmBudget(comm.context().device().smCount() - options.gemmSmMargin());
         }
-        this.runner = new PlanRunner(comm, RsSchedule.of(method, shape, options).plan(comm.rank()), kernels, s);
+        this.runner = new PlanRunner(comm, RsSchedule.of(method, shape, options).plans(), kernels, s);
         this.nccl = null;
     }
 

@@ -41,6 +41,11 @@ public final class FlagRegion implements AutoCloseable {
         stream.waitValue32(address(buffer.rank(), flag), value);
     }
 
+    /** This rank's current value of {@code flag}, read from the host (diagnostics: what a stuck wait sees). */
+    public int read(int flag) {
+        return buffer.comm().context().readInt32(address(buffer.rank(), flag));
+    }
+
     public UserBuffer buffer() {
         return buffer;
     }

@@ -28,6 +28,10 @@ public final class UserBuffer implements AutoCloseable {
         }
     }
 
+    TpCommunicator comm() {
+        return comm;
+    }
+
     public String name() {
         return name;
     }

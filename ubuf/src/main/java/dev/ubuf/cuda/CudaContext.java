@@ -78,6 +78,15 @@ public final class CudaContext implements AutoCloseable {
         return new long[]{free[0], total[0]};
     }
 
+    /** Reads one int32 of device memory synchronously, outside every stream of ours (for diagnostics). */
+    public int readInt32(long deviceAddress) {
+        makeCurrent();
+        int[] v = new int[1];
+        Cuda.check(JCudaDriver.cuMemcpyDtoH(jcuda.Pointer.to(v), Handles.ptr(deviceAddress), Integer.BYTES),
+                "cuMemcpyDtoH(4 bytes)");
+        return v[0];
+    }
+
     public DeviceBuffer allocate(long bytes) {
         return new DeviceBuffer(this, bytes);
     }

@@ -44,14 +44,21 @@ public final class CudaPlanExecutor implements AutoCloseable {
     private final DeviceBuffer epoch;
     private final int[][] sendsPerCall;
     private final int[][] sentThisCall;
-    private final String[] pendingWaits;
     private int calls;
     /** Per-step timing events when tracing (start, end), plus the call's start; null when off. */
     private CudaEvent[][] traceEvents;
     private CudaEvent traceOrigin;
 
+    private final int[] senderOfFlag;
+    /** Per stream: the flag and value its last issued wait needs, for timeout reports (-1: none). */
+    private final int[] pendingFlag;
+    private final int[] pendingValue;
+
+    /**
+     * @param senderOfFlag for each of the plan's flags, the rank that signals it (-1 unknown): named in timeout reports
+     */
     public CudaPlanExecutor(Plan plan, TpCommunicator comm, UserBuffer ubuf, FlagRegion flags, DeviceKernels kernels,
-                            ExecutionSettings settings) {
+                            ExecutionSettings settings, int[] senderOfFlag) {
         if (plan.rank() != comm.rank() || plan.tp() != comm.tp()) {
             throw new IllegalArgumentException("plan is for rank " + plan.rank() + " of " + plan.tp()
                     + ", communicator is rank " + comm.rank() + " of " + comm.tp());
@@ -124,7 +131,10 @@ public final class CudaPlanExecutor implements AutoCloseable {
             }
         }
         sentThisCall = new int[plan.tp()][plan.flagCount()];
-        pendingWaits = new String[plan.streams().size()];
+        this.senderOfFlag = senderOfFlag.clone();
+        pendingFlag = new int[plan.streams().size()];
+        pendingValue = new int[plan.streams().size()];
+        java.util.Arrays.fill(pendingFlag, -1);
     }
 
     private boolean usesGemm(int stream) {
@@ -151,6 +161,7 @@ public final class CudaPlanExecutor implements AutoCloseable {
         for (int[] row : sentThisCall) {
             java.util.Arrays.fill(row, 0);
         }
+        java.util.Arrays.fill(pendingFlag, -1);
         if (epoch != null) {
             kernels.advanceEpoch(epoch.address(), caller);
         }
@@ -225,13 +236,26 @@ public final class CudaPlanExecutor implements AutoCloseable {
         };
     }
 
-    /** What the last call waits on, for timeout reports. */
+    /**
+     * What the last call's streams wait on, for timeout reports: per stream the flag, the rank that signals it, the
+     * value needed and the value this rank's flag holds now.
+     */
     public String pendingWaits() {
         StringBuilder sb = new StringBuilder(plan.op() + "/" + plan.method() + " call " + (calls - 1) + ":");
-        for (int i = 0; i < pendingWaits.length; i++) {
-            if (pendingWaits[i] != null) {
-                sb.append(" stream ").append(i).append(' ').append(pendingWaits[i]).append(';');
+        for (int i = 0; i < pendingFlag.length; i++) {
+            int f = pendingFlag[i];
+            if (f < 0) {
+                continue;
             }
+            String observed;
+            try {
+                observed = Integer.toString(flags.read(f));
+            } catch (RuntimeException e) {
+                observed = "unreadable (" + e.getMessage() + ")";
+            }
+            sb.append(" stream ").append(i).append(" waits for flag ").append(f)
+                    .append(senderOfFlag[f] >= 0 ? " from rank " + senderOfFlag[f] : "")
+                    .append(": expected >= ").append(pendingValue[i]).append(", observed ").append(observed).append(';');
         }
         return sb.toString();
     }
@@ -298,7 +322,8 @@ public final class CudaPlanExecutor implements AutoCloseable {
             case PlanStep.WaitSignal w -> {
                 int perCall = plan.flagsReceivedPerCall().get(w.flag());
                 int value = calls * perCall + w.count();
-                pendingWaits[w.stream()] = "flag " + w.flag() + " >= " + value;
+                pendingFlag[w.stream()] = w.flag();
+                pendingValue[w.stream()] = value;
                 if (epoch != null) {
                     kernels.waitFlag(flags.address(comm.rank(), w.flag()), epoch.address(), perCall, w.count(),
                             comm.environment().timeout(), s);
