@@ -113,10 +113,6 @@ public final class CudaStream implements AutoCloseable {
         Cuda.check(JCudaDriver.cuMemsetD32Async(Handles.ptr(address), bits, count, handle()), "cuMemsetD32Async");
     }
 
-    public void fill16(long address, short bits, long count) {
-        Cuda.check(JCudaDriver.cuMemsetD16Async(Handles.ptr(address), bits, count, handle()), "cuMemsetD16Async");
-    }
-
     public void fill8(long address, byte bits, long count) {
         Cuda.check(JCudaDriver.cuMemsetD8Async(Handles.ptr(address), bits, count, handle()), "cuMemsetD8Async");
     }

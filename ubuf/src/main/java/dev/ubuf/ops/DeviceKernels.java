@@ -113,18 +113,6 @@ public final class DeviceKernels {
                 t.address(), t.rows(), t.cols(), t.ld(), seed, scale);
     }
 
-    /** fp32 to half/bf16, elementwise. */
-    public void castFromF32(TensorView src, TensorView dst, CudaStream stream) {
-        src.requireDType(DType.FP32, "cast source");
-        src.requireShape(dst.rows(), dst.cols(), "cast source");
-        if (dst.dtype() == DType.FP32) {
-            sum(List.of(src), dst, false, stream);
-            return;
-        }
-        library.launch("ubuf_cast_f32_to_" + suffix(dst.dtype()), grid(dst.elements()), BLOCK, stream,
-                src.address(), src.rows(), src.cols(), src.ld(), dst.address(), dst.ld());
-    }
-
     /** SM-driven copy of {@code bytes} (the use_ce=false path), with at most {@code ctas} thread blocks. */
     public void copyBytes(long dst, long src, long bytes, int ctas, CudaStream stream) {
         if (bytes <= 0) {
