@@ -30,13 +30,13 @@ final class AgLayout {
         return Math.floorMod(rank + distance, tp);
     }
 
-    PlanBuilder builder(AgMethod method) {
-        PlanBuilder b = new PlanBuilder("ag", method.resultName(), rank, tp);
+    PlanBuilder builder(String method) {
+        PlanBuilder b = new PlanBuilder("ag", method, rank, tp);
         if (!options.inputInUbuf()) {
             b.matrix(BufferRole.INPUT, shape.dtype(), rows, shape.k());
         }
         b.matrix(BufferRole.UBUF, shape.dtype(), shape.m(), shape.k());
-        if (method.hasGemm()) {
+        if (!method.equals("bulk")) {
             b.matrix(BufferRole.WEIGHT, shape.dtype(), shape.k(), shape.n());
             b.matrix(BufferRole.OUTPUT, shape.dtype(), shape.m(), shape.n());
         }

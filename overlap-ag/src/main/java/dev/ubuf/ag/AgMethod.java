@@ -2,7 +2,11 @@ package dev.ubuf.ag;
 
 import java.util.Locale;
 
-/** The AllGather overlap methods; {@link #resultName()} is the "method" of plans and results files. */
+/**
+ * The AllGather methods this module provides (a convenience for typed code and tests; every one is also registered
+ * as a {@link dev.ubuf.op.OverlapMethod}, which is how the planner and other modules see them, alongside methods of
+ * other modules). {@link #resultName()} is the "method" of plans and results files.
+ */
 public enum AgMethod {
     /** Ring exchange: tp GEMM chunks, each chunk forwarded to rank+1 while the next GEMM runs. */
     RING(new RingAllGatherGemm()),
@@ -25,11 +29,11 @@ public enum AgMethod {
 
     /** Whether the plan multiplies by WEIGHT into OUTPUT (all but BULK). */
     public boolean hasGemm() {
-        return this != BULK;
+        return schedule.hasGemm();
     }
 
     public String resultName() {
-        return name().toLowerCase(Locale.ROOT);
+        return schedule.name();
     }
 
     public static AgMethod parse(String s) {

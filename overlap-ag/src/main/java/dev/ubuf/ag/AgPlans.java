@@ -17,9 +17,13 @@ public final class AgPlans {
 
     /** The plans of ranks 0..tp-1, validated together with {@link Plan#validateDomain}. */
     public static List<Plan> domain(AgMethod method, AgShape shape, AgOptions options) {
+        return domain(Objects.requireNonNull(method, "method").schedule(), shape, options);
+    }
+
+    static List<Plan> domain(AgSchedule method, AgShape shape, AgOptions options) {
         List<Plan> plans = new ArrayList<>();
         for (int r = 0; r < shape.tp(); r++) {
-            plans.add(plan(method, shape, r, options));
+            plans.add(method.plan(shape, r, options));
         }
         Plan.validateDomain(plans);
         return List.copyOf(plans);

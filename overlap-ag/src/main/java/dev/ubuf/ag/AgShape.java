@@ -1,5 +1,7 @@
 package dev.ubuf.ag;
 
+import dev.ubuf.op.Collective;
+import dev.ubuf.op.OverlapShape;
 import dev.ubuf.tensor.DType;
 
 import java.util.Objects;
@@ -8,7 +10,7 @@ import java.util.Objects;
  * The shape of one AllGather-GEMM on each rank: out[m, n] = allgather_rows(x_shard[m/tp, k]) * w[k, n].
  * n is this rank's output width (N/tp of a column-parallel layer).
  */
-public record AgShape(int tp, long m, long k, long n, DType dtype) {
+public record AgShape(int tp, long m, long k, long n, DType dtype) implements OverlapShape {
     public AgShape {
         Objects.requireNonNull(dtype, "dtype");
         if (tp < 1) {
@@ -24,6 +26,17 @@ public record AgShape(int tp, long m, long k, long n, DType dtype) {
         if (dtype.isReserved()) {
             throw new IllegalArgumentException(dtype + " is reserved: AG overlap takes fp32, fp16 or bf16");
         }
+    }
+
+    @Override
+    public Collective collective() {
+        return Collective.ALL_GATHER;
+    }
+
+    /** AG ops add no bias (a column-parallel bias is added by whoever consumes the output). */
+    @Override
+    public boolean bias() {
+        return false;
     }
 
     /** Rows of one rank's shard = rows of one chunk of the gathered buffer. */

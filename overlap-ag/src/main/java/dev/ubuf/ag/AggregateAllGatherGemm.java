@@ -15,15 +15,15 @@ import dev.ubuf.plan.StreamRole;
  * <p>Flags of rank r: PAIR (1 per call, from the partner), PAIR_CREDIT (1, from the partner), and with tp &gt; 2
  * RING (tp/2 - 1, from r-2) and RING_CREDIT (1, from r+2). Credits are signalled at the start of every call.
  */
-final class AggregateAllGatherGemm implements AgSchedule {
+public final class AggregateAllGatherGemm implements AgSchedule {
     static final int PAIR = 0;
     static final int PAIR_CREDIT = 1;
     static final int RING = 2;
     static final int RING_CREDIT = 3;
 
     @Override
-    public AgMethod method() {
-        return AgMethod.AGGREGATE;
+    public String name() {
+        return "aggregate";
     }
 
     @Override
@@ -38,7 +38,7 @@ final class AggregateAllGatherGemm implements AgSchedule {
         int partner = rank ^ 1;
         int next = l.next(2);
         int prev = l.next(-2);
-        PlanBuilder b = l.builder(method());
+        PlanBuilder b = l.builder(name());
         int comm = b.stream(StreamRole.COMM);
         int[] compute = l.computeStreams(b, blocks + 1);
         b.flag(1);

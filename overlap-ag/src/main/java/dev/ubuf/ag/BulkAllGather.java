@@ -10,16 +10,16 @@ import dev.ubuf.plan.StreamRole;
  * gathered for wgrad). Each rank pushes its shard into chunk {@code rank} of every peer's UBUF, starting with r+1 so
  * that the ranks push to different peers at once, and the call ends when all tp-1 peers' shards have arrived.
  */
-final class BulkAllGather implements AgSchedule {
+public final class BulkAllGather implements AgSchedule {
     @Override
-    public AgMethod method() {
-        return AgMethod.BULK;
+    public String name() {
+        return "bulk";
     }
 
     @Override
     public Plan plan(AgShape shape, int rank, AgOptions options) {
         AgLayout l = new AgLayout(shape, rank, options);
-        PlanBuilder b = l.builder(method());
+        PlanBuilder b = l.builder(name());
         int[] comm = Pushes.commStreams(b, l);
         Pushes.pushToAll(b, l, comm);
         l.ownShardIntoUbuf(b, comm[0]);

@@ -8,16 +8,22 @@ import dev.ubuf.plan.StreamRole;
  * For shapes where decomposition cannot pay (small m): push the shard to every peer as {@link BulkAllGather} does,
  * wait for all tp-1 arrivals, then one GEMM over the whole gathered buffer.
  */
-final class OneShotAllGatherGemm implements AgSchedule {
+public final class OneShotAllGatherGemm implements AgSchedule {
     @Override
-    public AgMethod method() {
-        return AgMethod.ONESHOT;
+    public String name() {
+        return "oneshot";
+    }
+
+    /** One GEMM: compute streams do not matter. */
+    @Override
+    public java.util.List<java.util.Map<String, String>> tuningSpace(dev.ubuf.op.OverlapShape shape) {
+        return shape instanceof AgShape ? java.util.List.of(java.util.Map.of()) : java.util.List.of();
     }
 
     @Override
     public Plan plan(AgShape shape, int rank, AgOptions options) {
         AgLayout l = new AgLayout(shape, rank, options);
-        PlanBuilder b = l.builder(method());
+        PlanBuilder b = l.builder(name());
         int[] comm = Pushes.commStreams(b, l);
         int compute = b.stream(StreamRole.COMPUTE);
         Pushes.pushToAll(b, l, comm);

@@ -15,20 +15,20 @@ import dev.ubuf.plan.StreamRole;
  * <p>Flags of rank r: DATA (tp-1 signals per call, from r-1) and CREDIT (1 per call, from r+1: "my UBUF is free for
  * this call"), signalled at the start of every call and awaited before the first write into r+1.
  */
-final class RingAllGatherGemm implements AgSchedule {
+public final class RingAllGatherGemm implements AgSchedule {
     static final int DATA = 0;
     static final int CREDIT = 1;
 
     @Override
-    public AgMethod method() {
-        return AgMethod.RING;
+    public String name() {
+        return "ring";
     }
 
     @Override
     public Plan plan(AgShape shape, int rank, AgOptions options) {
         AgLayout l = new AgLayout(shape, rank, options);
         int tp = l.tp;
-        PlanBuilder b = l.builder(method());
+        PlanBuilder b = l.builder(name());
         int comm = b.stream(StreamRole.COMM);
         int[] compute = l.computeStreams(b, tp);
         int next = l.next(1);

@@ -1,6 +1,6 @@
 package dev.ubuf.ag;
 
-import dev.ubuf.exec.PlanRunner;
+import dev.ubuf.op.PlanOp;
 import dev.ubuf.plan.Plan;
 import dev.ubuf.plan.PlanStep;
 import dev.ubuf.tensor.DType;
@@ -17,7 +17,7 @@ class FlagSendersTest {
         int tp = 3;
         List<Plan> domain = AgPlans.domain(AgMethod.RING, new AgShape(tp, 3 * 64, 32, 16, DType.BF16), AgOptions.defaults());
         for (Plan mine : domain) {
-            int[] senders = PlanRunner.sendersOf(domain, mine);
+            int[] senders = PlanOp.sendersOf(domain, mine);
             for (PlanStep step : mine.steps()) {
                 if (step instanceof PlanStep.WaitSignal w) {
                     int sender = senders[w.flag()];

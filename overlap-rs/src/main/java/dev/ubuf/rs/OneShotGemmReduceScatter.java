@@ -1,5 +1,10 @@
 package dev.ubuf.rs;
 
+import dev.ubuf.exec.ExecutionSettings;
+import java.util.Map;
+import java.util.List;
+import java.util.ArrayList;
+import dev.ubuf.op.OverlapShape;
 import dev.ubuf.plan.BufferRole;
 import dev.ubuf.plan.Plan;
 import dev.ubuf.plan.PlanBuilder;
@@ -47,5 +52,18 @@ public record OneShotGemmReduceScatter(RsShape shape, RsOptions options) impleme
         PlanParts.pullReduceOwnRows(b, s, shape, 0, shape.n());
         PlanParts.signalPeers(b, s, PlanParts.creditFlag(shape, rank));
         return b.build();
+    }
+
+    /** The registered {@link dev.ubuf.op.OverlapMethod}: compiles this schedule for a shape. */
+    public static final class Method implements RsOverlapMethod {
+        @Override
+        public RsMethod kind() {
+            return RsMethod.ONESHOT;
+        }
+
+        @Override
+        public List<String> keys() {
+            return List.of();
+        }
     }
 }

@@ -1,5 +1,10 @@
 package dev.ubuf.rs;
 
+import dev.ubuf.exec.ExecutionSettings;
+import java.util.Map;
+import java.util.List;
+import java.util.ArrayList;
+import dev.ubuf.op.OverlapShape;
 import dev.ubuf.plan.BufferRole;
 import dev.ubuf.plan.Plan;
 import dev.ubuf.plan.PlanBuilder;
@@ -80,5 +85,42 @@ public record PipelinedGemmReduceScatter(RsShape shape, RsOptions options) imple
         }
         PlanParts.signalPeers(b, reduce, PlanParts.creditFlag(shape, rank));
         return b.build();
+    }
+
+    /** The registered {@link dev.ubuf.op.OverlapMethod}: compiles this schedule for a shape. */
+    public static final class Method implements RsOverlapMethod {
+        @Override
+        public RsMethod kind() {
+            return RsMethod.PIPELINE;
+        }
+
+        @Override
+        public List<String> keys() {
+            return List.of("cs", "splits", "margin");
+        }
+
+        /** 2, 4 and 8 column blocks, where they divide n. */
+        @Override
+        public List<Map<String, String>> tuningSpace(OverlapShape shape) {
+            if (!(shape instanceof RsShape rs)) {
+                return List.of();
+            }
+            List<Map<String, String>> space = new ArrayList<>();
+            for (int splits : new int[]{2, 4, 8}) {
+                if (RsSchedule.whyUnsupported(RsMethod.PIPELINE, rs, RsOptions.DEFAULTS.withNumSplits(splits)).isEmpty()) {
+                    space.add(Map.of("splits", Integer.toString(splits)));
+                }
+            }
+            return space;
+        }
+
+        /** The GEMMs leave {@code margin} SMs to the pull-reduce kernel that runs beside the next block. */
+        @Override
+        public ExecutionSettings settings(RsSchedule schedule, ExecutionSettings base, int smCount) {
+            if (base.gemmSmBudget() != 0) {
+                return base;
+            }
+            return base.withGemmSmBudget(Math.max(1, smCount - schedule.options().gemmSmMargin()));
+        }
     }
 }

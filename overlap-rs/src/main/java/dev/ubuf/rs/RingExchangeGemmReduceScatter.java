@@ -1,5 +1,9 @@
 package dev.ubuf.rs;
 
+import dev.ubuf.exec.ExecutionSettings;
+import java.util.Map;
+import java.util.ArrayList;
+import dev.ubuf.op.OverlapShape;
 import dev.ubuf.plan.BufferRole;
 import dev.ubuf.plan.Plan;
 import dev.ubuf.plan.PlanBuilder;
@@ -155,5 +159,38 @@ public record RingExchangeGemmReduceScatter(RsShape shape, RsOptions options) im
     /** First UBUF row of the receive slot of ring step i >= 1. */
     private long slotRow(int step, long mc) {
         return ((step - 1) % slots()) * mc;
+    }
+
+    /** The registered {@link dev.ubuf.op.OverlapMethod}: compiles this schedule for a shape. */
+    public static final class Method implements RsOverlapMethod {
+        @Override
+        public RsMethod kind() {
+            return RsMethod.RING;
+        }
+
+        @Override
+        public List<String> keys() {
+            return List.of("cs", "sub", "slots", "lowp");
+        }
+
+        /** Sub-chunks 1, 2 and 4 (as m/tp allows); with two ranks also partials in the op's dtype (one hop, so one
+         *  rounding, as a reduce-scatter of rounded partials does), which halves the bytes on the link. */
+        @Override
+        public List<Map<String, String>> tuningSpace(OverlapShape shape) {
+            if (!(shape instanceof RsShape rs) || RsSchedule.whyUnsupported(RsMethod.RING, rs, RsOptions.DEFAULTS
+                    .withRingSubChunks(1)).isPresent()) {
+                return List.of();
+            }
+            List<Map<String, String>> space = new ArrayList<>();
+            for (int sub : new int[]{1, 2, 4}) {
+                if (sub <= rs.rowsPerRank()) {
+                    space.add(Map.of("sub", Integer.toString(sub)));
+                    if (rs.tp() == 2) {
+                        space.add(Map.of("sub", Integer.toString(sub), "lowp", "1"));
+                    }
+                }
+            }
+            return space;
+        }
     }
 }

@@ -1,5 +1,7 @@
 package dev.ubuf.rs;
 
+import dev.ubuf.op.Collective;
+import dev.ubuf.op.OverlapShape;
 import dev.ubuf.tensor.DType;
 
 import java.util.Objects;
@@ -16,7 +18,7 @@ import java.util.Objects;
  * @param dtype element type of X, W, the user buffer of the pull methods, the output and the bias
  * @param bias  whether a bias row [1, n] is added after the reduction
  */
-public record RsShape(int tp, long m, long k, long n, DType dtype, boolean bias) {
+public record RsShape(int tp, long m, long k, long n, DType dtype, boolean bias) implements OverlapShape {
 
     public RsShape {
         Objects.requireNonNull(dtype, "dtype");
@@ -34,6 +36,11 @@ public record RsShape(int tp, long m, long k, long n, DType dtype, boolean bias)
         if (dtype.isReserved()) {
             throw new IllegalArgumentException(dtype + " is reserved: GEMM and reduction support it not yet");
         }
+    }
+
+    @Override
+    public Collective collective() {
+        return Collective.REDUCE_SCATTER;
     }
 
     /** Rows each rank receives: m / tp. */

@@ -309,6 +309,39 @@ public final class TpCommunicator implements AutoCloseable {
         }
     }
 
+    /**
+     * After the domain was aborted and the waits that can never be satisfied were released: waits for {@code stream}
+     * to drain, with the UB_TIMEOUT deadline and no further health checks (the failure is known).
+     */
+    public void awaitAfterAbort(CudaStream stream, Supplier<String> pending) {
+        if (!stream.synchronize(env.timeout())) {
+            throw new UbufTimeoutException("rank " + rank() + ": stream still busy " + env.timeout().toSeconds()
+                    + " s after the domain was aborted and its waits released: " + pending.get());
+        }
+    }
+
+    /** Whether this rank's domain was aborted (a timeout, a failed peer, a fatal error): no call will complete. */
+    public boolean isAborted() {
+        return abortReason != null;
+    }
+
+    /**
+     * A barrier of the domain before memory that peers can reach is freed (close is collective): returns once every
+     * rank has arrived, so every rank has drained its own streams. Skipped when the domain is aborted: the peers
+     * were told, and waiting for a failed one would hang.
+     */
+    public void closeBarrier(String what) {
+        if (abortReason != null) {
+            return;
+        }
+        try {
+            bootstrap.barrier();
+        } catch (RuntimeException e) {
+            abort("rank " + rank() + " closing " + what + ": " + e.getMessage());
+            throw e;
+        }
+    }
+
     private static final java.time.Duration HEALTH_CHECK_INTERVAL = java.time.Duration.ofMillis(50);
 
     /** Marks the domain failed and tells the peers; later operations fail with {@code reason}. */

@@ -77,11 +77,20 @@ public final class UserBuffer implements AutoCloseable {
         return TensorView.of(peer(r), rows, cols, dtype);
     }
 
+    /**
+     * Collective: every rank closes its instance together. Frees this rank's instance only after a barrier of the
+     * domain, so no peer can still be copying into or reading from it (their streams that touch it are drained
+     * before they arrive); after an abort the barrier is skipped, since a failed peer would never arrive.
+     */
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
-            comm.released(this);
-            memory.close();
+            try {
+                comm.closeBarrier("user buffer " + name);
+            } finally {
+                comm.released(this);
+                memory.close();
+            }
         }
     }
 

@@ -82,6 +82,14 @@ public final class CudaDevice {
                 || attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1) != 0;
     }
 
+    /**
+     * Whether stream waits may ask for a flush of outstanding remote writes (CU_STREAM_WAIT_VALUE_FLUSH); a device
+     * that cannot flush reads 0 (it is about writes from third-party devices such as RDMA NICs).
+     */
+    public boolean canFlushRemoteWrites() {
+        return attribute(98 /* CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES */) != 0;
+    }
+
     /** Whether the hardware offers NVLink multicast (an attribute query only: no multicast object is touched). */
     public boolean supportsMulticast() {
         return attribute(132 /* CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, cuda.h 12.1+ */) != 0;

@@ -125,8 +125,17 @@ public final class CudaStream implements AutoCloseable {
 
     /** Block this stream until the word at {@code address} reaches {@code value} (cyclic >=, wrap-safe). */
     public void waitValue32(long address, int value) {
-        Cuda.check(JCudaDriver.cuStreamWaitValue32(handle(), Handles.ptr(address), value,
-                0 /* CU_STREAM_WAIT_VALUE_GEQ */), "cuStreamWaitValue32");
+        waitValue32(address, value, false);
+    }
+
+    /**
+     * As {@link #waitValue32(long, int)}; with {@code flush}, the wait is followed by a flush of outstanding remote
+     * writes (CU_STREAM_WAIT_VALUE_FLUSH), legal only where {@link CudaDevice#canFlushRemoteWrites()}.
+     */
+    public void waitValue32(long address, int value, boolean flush) {
+        int flags = 0 /* CU_STREAM_WAIT_VALUE_GEQ */ | (flush ? 1 << 30 /* CU_STREAM_WAIT_VALUE_FLUSH */ : 0);
+        Cuda.check(JCudaDriver.cuStreamWaitValue32(handle(), Handles.ptr(address), value, flags),
+                "cuStreamWaitValue32");
     }
 
     public void waitEvent(CudaEvent event) {

@@ -2,6 +2,7 @@ package dev.ubuf.exec;
 
 import dev.ubuf.comm.FlagRegion;
 import dev.ubuf.comm.TpCommunicator;
+import dev.ubuf.comm.UbufTimeoutException;
 import dev.ubuf.comm.UserBuffer;
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaEvent;
@@ -19,13 +20,16 @@ import dev.ubuf.plan.StreamRole;
 import dev.ubuf.tensor.TensorView;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
- * Issues a {@link Plan} onto CUDA streams: GEMMs through cuBLASLt, copies on the copy engines (or SMs), signals as
- * stream writes of absolute sequence numbers to the peers' flags, waits as stream waits (cyclic >=). Every run forks
- * from and joins back to the caller's stream, so it composes with the caller's work. Owns its streams, events, GEMM
- * workspaces and scratch; the user buffer and flags are shared (owned by the op that made this executor).
+ * Issues a {@link Plan} onto CUDA streams: GEMMs through cuBLASLt, copies and signals by the strategies chosen once
+ * from the {@link ExecutionSettings} ({@link DataMover}: copy engines or SM copies; {@link Signalling}: stream memory
+ * operations or graph-safe kernels). Every run forks from and joins back to the caller's stream, so it composes
+ * with the caller's work, and waits for the previous run's join, so consecutive runs from different caller streams
+ * never overlap on the scratch or the user buffer. Owns its streams, events, GEMM workspaces and scratch; the user
+ * buffer and flags are shared (owned by the op that made this executor).
  */
 public final class CudaPlanExecutor implements AutoCloseable {
     private final Plan plan;
@@ -34,17 +38,23 @@ public final class CudaPlanExecutor implements AutoCloseable {
     private final FlagRegion flags;
     private final DeviceKernels kernels;
     private final ExecutionSettings settings;
+    private final Signalling signalling;
+    private final DataMover mover;
     private final CudaStream[] streams;
     private final Gemm[] gemms;
     private final CudaEvent fork;
+    /** Recorded on the caller's stream after a run's joins; the next run's streams wait for it. */
+    private final CudaEvent done;
     private final CudaEvent[] joins;
     private final CudaEvent[] events;
     private final DeviceBuffer scratch;
-    /** graph-safe mode: calls started so far, in device memory (read by the signal and wait kernels) */
-    private final DeviceBuffer epoch;
     private final int[][] sendsPerCall;
     private final int[][] sentThisCall;
     private int calls;
+    private boolean doneRecorded;
+    private boolean closed;
+    /** Set when streams still ran after the domain's waits were released: their memory must stay allocated. */
+    private boolean undrained;
     /** Per-step timing events when tracing (start, end), plus the call's start; null when off. */
     private CudaEvent[][] traceEvents;
     private CudaEvent traceOrigin;
@@ -76,9 +86,14 @@ public final class CudaPlanExecutor implements AutoCloseable {
         this.flags = flags;
         this.kernels = kernels;
         this.settings = settings;
+        this.mover = settings.useCopyEngine() ? DataMover.copyEngine() : DataMover.smCopy(kernels, settings.smCopyCtas());
         CudaContext ctx = comm.context().makeCurrent();
         List<AutoCloseable> made = new ArrayList<>();
         try {
+            signalling = settings.graphSafe()
+                    ? new GraphSafeSignalling(flags, kernels, ctx, comm.environment().timeout())
+                    : new StreamMemOpSignalling(flags, ctx);
+            made.add(signalling);
             int n = plan.streams().size();
             streams = new CudaStream[n];
             gemms = new Gemm[n];
@@ -96,6 +111,8 @@ public final class CudaPlanExecutor implements AutoCloseable {
             }
             fork = ctx.createEvent(false);
             made.add(fork);
+            done = ctx.createEvent(false);
+            made.add(done);
             events = new CudaEvent[plan.eventCount()];
             for (int e = 0; e < events.length; e++) {
                 events[e] = ctx.createEvent(false);
@@ -103,17 +120,6 @@ public final class CudaPlanExecutor implements AutoCloseable {
             }
             MatrixSpec s = plan.matrices().get(BufferRole.SCRATCH);
             scratch = s == null ? null : ctx.allocate(s.bytes());
-            if (scratch != null) {
-                made.add(scratch);
-            }
-            epoch = settings.graphSafe() ? ctx.allocate(Integer.BYTES) : null;
-            if (epoch != null) {
-                made.add(epoch);
-                try (CudaStream z = ctx.createStream(StreamPriority.NORMAL)) {
-                    z.fill32(epoch.address(), 0, 1);
-                    z.synchronize();
-                }
-            }
         } catch (RuntimeException e) {
             for (int i = made.size() - 1; i >= 0; i--) {
                 try {
@@ -134,7 +140,7 @@ public final class CudaPlanExecutor implements AutoCloseable {
         this.senderOfFlag = senderOfFlag.clone();
         pendingFlag = new int[plan.streams().size()];
         pendingValue = new int[plan.streams().size()];
-        java.util.Arrays.fill(pendingFlag, -1);
+        Arrays.fill(pendingFlag, -1);
     }
 
     private boolean usesGemm(int stream) {
@@ -151,26 +157,34 @@ public final class CudaPlanExecutor implements AutoCloseable {
 
     /** Issues one call of the plan, forked from and joined back into {@code caller}. Returns without waiting. */
     public void run(OperandBindings b, CudaStream caller) {
+        if (closed) {
+            throw new IllegalStateException(plan.op() + "/" + plan.method() + " is closed");
+        }
         comm.context().makeCurrent();
         bind(b);
-        if (!settings.graphSafe() && caller.isCapturing()) {
+        boolean capturing = caller.isCapturing();
+        if (!signalling.graphSafe() && capturing) {
             throw new IllegalStateException(plan.op() + "/" + plan.method() + ": the caller's stream is capturing a "
                     + "CUDA graph, but this op signals with host sequence numbers that a replay would repeat; create it"
                     + " with ExecutionSettings.withGraphSafe(true)");
         }
         for (int[] row : sentThisCall) {
-            java.util.Arrays.fill(row, 0);
+            Arrays.fill(row, 0);
         }
-        java.util.Arrays.fill(pendingFlag, -1);
-        if (epoch != null) {
-            kernels.advanceEpoch(epoch.address(), caller);
-        }
+        Arrays.fill(pendingFlag, -1);
+        signalling.beginCall(caller);
         fork.record(caller);
         if (traceOrigin != null) {
             traceOrigin.record(caller);
         }
         for (CudaStream s : streams) {
             s.waitEvent(fork);
+            // The previous run may have been issued from another caller stream: its steps on our other streams
+            // still read the scratch and the user buffer that this run's first steps write. (Inside a capture the
+            // graph orders replays itself, and an event recorded outside it may not be waited on.)
+            if (doneRecorded && !capturing) {
+                s.waitEvent(done);
+            }
         }
         for (int i = 0; i < plan.steps().size(); i++) {
             PlanStep step = plan.steps().get(i);
@@ -185,6 +199,10 @@ public final class CudaPlanExecutor implements AutoCloseable {
         for (int i = 0; i < streams.length; i++) {
             joins[i].record(streams[i]);
             caller.waitEvent(joins[i]);
+        }
+        if (!capturing) {
+            done.record(caller);
+            doneRecorded = true;
         }
         calls++;
     }
@@ -206,23 +224,22 @@ public final class CudaPlanExecutor implements AutoCloseable {
         }
     }
 
-    /** The last traced call's timeline (ms from its start), one line per step; call after the call completed. */
-    public String traceReport() {
+    /** The last traced call's steps: stream, start and end in ms from the call's start, and what each did. */
+    public List<TraceSpan> trace() {
         if (traceEvents == null) {
             throw new IllegalStateException("tracing is off: call enableTrace() before the call");
         }
-        StringBuilder sb = new StringBuilder(plan.op() + "/" + plan.method() + " rank " + plan.rank() + " timeline (ms):\n");
+        List<TraceSpan> spans = new ArrayList<>();
         for (int i = 0; i < traceEvents.length; i++) {
             PlanStep st = plan.steps().get(i);
-            float a = traceEvents[i][0].elapsedMillisSince(traceOrigin);
-            float e = traceEvents[i][1].elapsedMillisSince(traceOrigin);
-            sb.append(String.format("  %3d s%d %7.3f %7.3f %7.3f  %s%n", i, st.stream(), a, e, e - a,
-                    st.getClass().getSimpleName() + describe(st)));
+            spans.add(new TraceSpan(st.stream(), plan.streams().get(st.stream()).name().toLowerCase(),
+                    st.getClass().getSimpleName() + describe(st),
+                    traceEvents[i][0].elapsedMillisSince(traceOrigin), traceEvents[i][1].elapsedMillisSince(traceOrigin)));
         }
-        return sb.toString();
+        return spans;
     }
 
-    private static String describe(PlanStep st) {
+    static String describe(PlanStep st) {
         return switch (st) {
             case PlanStep.Gemm g -> " " + g.c() + (g.accumulate() ? " +=" : " =") + " " + g.a().rows() + "x"
                     + g.b().cols() + "x" + g.a().cols();
@@ -249,7 +266,7 @@ public final class CudaPlanExecutor implements AutoCloseable {
             }
             String observed;
             try {
-                observed = Integer.toString(flags.read(f));
+                observed = Integer.toString(readFlag(f));
             } catch (RuntimeException e) {
                 observed = "unreadable (" + e.getMessage() + ")";
             }
@@ -258,6 +275,10 @@ public final class CudaPlanExecutor implements AutoCloseable {
                     .append(": expected >= ").append(pendingValue[i]).append(", observed ").append(observed).append(';');
         }
         return sb.toString();
+    }
+
+    private int readFlag(int f) {
+        return flags.read(f);
     }
 
     private void bind(OperandBindings b) {
@@ -269,11 +290,16 @@ public final class CudaPlanExecutor implements AutoCloseable {
 
     private void check(BufferRole role, TensorView t, boolean transposed) {
         MatrixSpec m = plan.matrices().get(role);
+        String what = plan.op() + "/" + plan.method();
         if (m == null) {
+            if (t != null) {
+                throw new IllegalArgumentException(what + " takes no " + role.name().toLowerCase() + " tensor, but "
+                        + "one was given (" + t + ")" + (role == BufferRole.BIAS ? ": make the op with a bias" : ""));
+            }
             return;
         }
         if (t == null) {
-            throw new IllegalArgumentException(plan.op() + "/" + plan.method() + " needs a " + role + " tensor");
+            throw new IllegalArgumentException(what + " needs a " + role.name().toLowerCase() + " tensor");
         }
         long rows = transposed ? m.cols() : m.rows();
         long cols = transposed ? m.rows() : m.cols();
@@ -309,27 +335,18 @@ public final class CudaPlanExecutor implements AutoCloseable {
             case PlanStep.Gemm g -> gemms[g.stream()].multiply(view(g.a(), b), view(g.b(), b), view(g.c(), b),
                     1f, g.accumulate() ? 1f : 0f,
                     new Gemm.Options(false, b.weightTransposed(), settings.gemmSmBudget(), false), s);
-            case PlanStep.Copy c -> copy(view(c.src(), b), view(c.dst(), b), s);
+            case PlanStep.Copy c -> mover.copy(view(c.src(), b), view(c.dst(), b), s);
             case PlanStep.Signal sig -> {
                 int k = ++sentThisCall[sig.peer()][sig.flag()];
                 int perCall = sendsPerCall[sig.peer()][sig.flag()];
-                if (epoch != null) {
-                    kernels.signal(flags.address(sig.peer(), sig.flag()), epoch.address(), perCall, k, s);
-                } else {
-                    flags.signal(s, sig.peer(), sig.flag(), calls * perCall + k);
-                }
+                signalling.signal(s, sig.peer(), sig.flag(), perCall, k, calls * perCall + k);
             }
             case PlanStep.WaitSignal w -> {
                 int perCall = plan.flagsReceivedPerCall().get(w.flag());
                 int value = calls * perCall + w.count();
                 pendingFlag[w.stream()] = w.flag();
                 pendingValue[w.stream()] = value;
-                if (epoch != null) {
-                    kernels.waitFlag(flags.address(comm.rank(), w.flag()), epoch.address(), perCall, w.count(),
-                            comm.environment().timeout(), s);
-                } else {
-                    flags.await(s, w.flag(), value);
-                }
+                signalling.await(s, w.flag(), perCall, w.count(), value);
             }
             case PlanStep.Reduce r -> {
                 List<TensorView> src = new ArrayList<>(r.sources().size());
@@ -347,23 +364,69 @@ public final class CudaPlanExecutor implements AutoCloseable {
         }
     }
 
-    private void copy(TensorView src, TensorView dst, CudaStream s) {
-        int e = src.dtype().bytes();
-        long width = src.cols() * e;
-        if (settings.useCopyEngine() || !(src.isContiguous() && dst.isContiguous())) {
-            s.copy2d(dst.address(), dst.ld() * e, src.address(), src.ld() * e, width, src.rows());
-        } else {
-            kernels.copyBytes(dst.address(), src.address(), width * src.rows(), settings.smCopyCtas(), s);
+    /**
+     * Waits, with the UB_TIMEOUT deadline, until every step this executor issued has completed. When the domain has
+     * failed, first makes the waits that a failed peer will never satisfy pass (the flags are written locally), so
+     * the streams drain and their memory can be freed; a timeout here aborts the domain and is rethrown.
+     */
+    public void drain() {
+        comm.context().makeCurrent();
+        if (comm.isAborted()) {
+            releaseWaits();
+        }
+        for (CudaStream s : streams) {
+            try {
+                comm.await(s, this::pendingWaits);
+            } catch (RuntimeException e) {
+                // The domain is aborted now: release what can never arrive, then wait once more, bounded.
+                releaseWaits();
+                try {
+                    comm.awaitAfterAbort(s, this::pendingWaits);
+                } catch (RuntimeException stuck) {
+                    undrained = true;
+                    e.addSuppressed(stuck);
+                }
+                throw e;
+            }
         }
     }
 
+    /** False when streams were still running after the domain failed and its waits were released. */
+    public boolean drained() {
+        return !undrained;
+    }
+
+    private void releaseWaits() {
+        int[] completed = new int[plan.flagCount()];
+        for (int f = 0; f < completed.length; f++) {
+            completed[f] = calls * plan.flagsReceivedPerCall().get(f);
+        }
+        signalling.releaseWaits(completed);
+    }
+
+    /**
+     * Frees this executor's streams, events, workspaces and scratch after {@link #drain()}ing them. The caller (the
+     * op) makes close collective: it frees nothing a peer can reach before every rank has drained.
+     */
     @Override
     public void close() {
-        comm.context().makeCurrent();
-        // GEMMs and copies may still read the workspaces and scratch freed below.
-        for (CudaStream s : streams) {
-            comm.await(s, this::pendingWaits);
+        if (closed) {
+            return;
         }
+        closed = true;
+        RuntimeException failure = null;
+        try {
+            drain();
+        } catch (RuntimeException e) {
+            failure = e;
+        }
+        if (undrained) {
+            // Steps still run after the waits were released: freeing their memory now could corrupt whatever
+            // reuses it, so it stays allocated (and the context's ledger shows it).
+            throw new UbufTimeoutException(failure.getMessage() + "; " + plan.op() + "/" + plan.method()
+                    + " left its streams and scratch allocated because they did not drain");
+        }
+        comm.context().makeCurrent();
         if (traceEvents != null) {
             for (int i = traceEvents.length - 1; i >= 0; i--) {
                 traceEvents[i][1].close();
@@ -371,15 +434,13 @@ public final class CudaPlanExecutor implements AutoCloseable {
             }
             traceOrigin.close();
         }
-        if (epoch != null) {
-            epoch.close();
-        }
         if (scratch != null) {
             scratch.close();
         }
         for (int e = events.length - 1; e >= 0; e--) {
             events[e].close();
         }
+        done.close();
         fork.close();
         for (int i = streams.length - 1; i >= 0; i--) {
             if (gemms[i] != null) {
@@ -387,6 +448,10 @@ public final class CudaPlanExecutor implements AutoCloseable {
             }
             joins[i].close();
             streams[i].close();
+        }
+        signalling.close();
+        if (failure != null) {
+            throw failure;
         }
     }
 }

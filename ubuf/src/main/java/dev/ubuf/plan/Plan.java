@@ -61,6 +61,23 @@ public record Plan(String op, String method, int rank, int tp, List<StreamRole> 
         return n;
     }
 
+    /**
+     * This plan's GEMMs alone, back to back on one compute stream, with no copies, signals or reductions: the op's own
+     * GEMM decomposition, which benchmarks time to bound what the overlap could reach. Its results are not the op's.
+     */
+    public Plan gemmsOnly() {
+        List<PlanStep> gemms = new ArrayList<>();
+        for (PlanStep s : steps) {
+            if (s instanceof PlanStep.Gemm g) {
+                gemms.add(new PlanStep.Gemm(0, g.a(), g.b(), g.c(), g.accumulate()));
+            }
+        }
+        if (gemms.isEmpty()) {
+            throw new IllegalStateException(op + "/" + method + " has no GEMM");
+        }
+        return new Plan(op, method + "-gemms", rank, tp, List.of(StreamRole.COMPUTE), matrices, List.of(), 0, gemms);
+    }
+
     public String describe() {
         StringBuilder sb = new StringBuilder(op + "/" + method + " rank " + rank + " of " + tp + ", streams "
                 + streams + ", flags/call " + flagsReceivedPerCall + "\n");

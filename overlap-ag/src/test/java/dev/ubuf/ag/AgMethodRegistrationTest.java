@@ -1,0 +1,56 @@
+package dev.ubuf.ag;
+
+import dev.ubuf.op.Collective;
+import dev.ubuf.op.MethodRegistry;
+import dev.ubuf.op.OverlapMethod;
+import dev.ubuf.op.Schedule;
+import dev.ubuf.tensor.DType;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The AG methods reach the planner only through their ServiceLoader registration, with validated string options. */
+class AgMethodRegistrationTest {
+    private final MethodRegistry registry = MethodRegistry.load();
+    private final AgShape shape = new AgShape(2, 4096, 1024, 512, DType.BF16);
+
+    @Test
+    void everyAgMethodOfThisModuleIsRegistered() {
+        List<String> names = registry.of(Collective.ALL_GATHER).stream().map(OverlapMethod::name).toList();
+        assertEquals(List.of("aggregate", "bulk", "oneshot", "ring"), names);
+        assertFalse(registry.get(Collective.ALL_GATHER, "bulk").hasGemm(), "bulk only gathers");
+    }
+
+    @Test
+    void aVariantStringCompilesToTheSamePlansAsTheTypedOptions() {
+        Schedule s = registry.schedule(shape, "ring:cs=2");
+        assertEquals("ring:cs=2", s.label());
+        assertEquals(AgPlans.domain(AgMethod.RING, shape, AgOptions.defaults().withComputeStreams(2)), s.plans());
+    }
+
+    @Test
+    void badOptionsNameTheMethodTheKeyAndTheAllowedValues() {
+        var e = assertThrows(IllegalArgumentException.class, () -> registry.schedule(shape, "ring:cs=x"));
+        assertTrue(e.getMessage().contains("cs=x") && e.getMessage().contains("not an integer"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> registry.schedule(shape, "ring:cs=9"));
+        assertTrue(e.getMessage().contains("outside 1..3"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> registry.schedule(shape, "ring:splits=2"));
+        assertTrue(e.getMessage().contains("no option 'splits'") && e.getMessage().contains("cs ="), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> registry.schedule(shape, "atomic"));
+        assertTrue(e.getMessage().contains("registered: aggregate, bulk, oneshot, ring"), e.getMessage());
+    }
+
+    @Test
+    void aggregateOffersNothingToPlanAtOddTp() {
+        AgShape odd = new AgShape(3, 3 * 512, 256, 128, DType.BF16);
+        assertTrue(registry.get(Collective.ALL_GATHER, "aggregate").tuningSpace(odd).isEmpty());
+        assertEquals(List.of(Map.of(), Map.of("cs", "2")), registry.get(Collective.ALL_GATHER, "ring").tuningSpace(odd));
+        assertThrows(IllegalArgumentException.class, () -> registry.schedule(odd, "aggregate"));
+    }
+}

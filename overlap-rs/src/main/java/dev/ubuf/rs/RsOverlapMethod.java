@@ -1,0 +1,94 @@
+package dev.ubuf.rs;
+
+import dev.ubuf.exec.ExecutionSettings;
+import dev.ubuf.op.Collective;
+import dev.ubuf.op.MethodOptions;
+import dev.ubuf.op.OverlapMethod;
+import dev.ubuf.op.OverlapShape;
+import dev.ubuf.op.Schedule;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SequencedMap;
+
+/**
+ * The {@link OverlapMethod} side of this module's methods, written once: the option keys a method reads (a subset
+ * of {@link #ALL_KEYS}), their parsing into {@link RsOptions}, and compiling into an {@link RsSchedule}. Each method
+ * is one nested {@code Method} class of its schedule record, registered in META-INF/services.
+ */
+public interface RsOverlapMethod extends OverlapMethod {
+    /** Every RS option key, in the order they are listed, with what it sets and its default. */
+    SequencedMap<String, String> ALL_KEYS = allKeys();
+
+    RsMethod kind();
+
+    /** The keys of {@link #ALL_KEYS} this method reads. */
+    List<String> keys();
+
+    @Override
+    default String name() {
+        return kind().shortName();
+    }
+
+    @Override
+    default Collective collective() {
+        return Collective.REDUCE_SCATTER;
+    }
+
+    @Override
+    default boolean hasGemm() {
+        return kind() != RsMethod.BULK;
+    }
+
+    @Override
+    default SequencedMap<String, String> optionKeys() {
+        SequencedMap<String, String> k = new LinkedHashMap<>();
+        for (String key : keys()) {
+            k.put(key, ALL_KEYS.get(key));
+        }
+        return k;
+    }
+
+    /** The typed options a string map stands for (absent keys: {@link RsOptions#DEFAULTS}). */
+    default RsOptions options(RsShape shape, Map<String, String> given) {
+        MethodOptions o = new MethodOptions(name(), optionKeys(), given);
+        RsOptions d = RsOptions.DEFAULTS;
+        return d.withComputeStreams(o.intValue("cs", d.computeStreams(), 1, 3))
+                .withNumSplits(o.intValue("splits", d.numSplits(), 1, 1 << 20))
+                .withGemmSmMargin(o.intValue("margin", d.gemmSmMargin(), 0, 1 << 16))
+                .withRingSubChunks(o.intValue("sub", d.ringSubChunks(), 1, 1 << 20))
+                .withRingSlots(o.intValue("slots", d.ringSlots(), 2, 1 << 10))
+                .withRingPartialDtype(o.boolValue("lowp", false) ? shape.dtype() : d.ringPartialDtype());
+    }
+
+    @Override
+    default Schedule schedule(OverlapShape shape, Map<String, String> options) {
+        if (!(shape instanceof RsShape rs)) {
+            throw new IllegalArgumentException("rs/" + name() + " needs an RsShape, got " + shape.key());
+        }
+        return new RsCompiledSchedule(this, RsSchedule.of(kind(), rs, options(rs, options)), options);
+    }
+
+    /** Typed form: this method for {@code shape} with {@code options}. */
+    default Schedule schedule(RsShape shape, RsOptions options) {
+        return new RsCompiledSchedule(this, RsSchedule.of(kind(), shape, options), Map.of());
+    }
+
+    /** How the executor runs a schedule of this method; the default leaves the caller's settings. */
+    default ExecutionSettings settings(RsSchedule schedule, ExecutionSettings base, int smCount) {
+        return base;
+    }
+
+    private static SequencedMap<String, String> allKeys() {
+        RsOptions d = RsOptions.DEFAULTS;
+        SequencedMap<String, String> k = new LinkedHashMap<>();
+        k.put("cs", "compute streams the GEMMs round-robin over, 1..3 (default " + d.computeStreams() + ")");
+        k.put("splits", "pipeline: column blocks of the GEMM, must divide n (default " + d.numSplits() + ")");
+        k.put("margin", "pipeline: SMs kept free of the GEMMs for the reduce kernel (default " + d.gemmSmMargin() + ")");
+        k.put("sub", "ring: row sub-chunks per step, at most m/tp (default " + d.ringSubChunks() + ")");
+        k.put("slots", "ring: receive slots, at least 2 (default " + d.ringSlots() + ")");
+        k.put("lowp", "ring: 1 = partial sums travel in the op's dtype, 0 = in fp32 (default 0)");
+        return java.util.Collections.unmodifiableSequencedMap(k);
+    }
+}

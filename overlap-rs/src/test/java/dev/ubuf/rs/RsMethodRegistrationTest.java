@@ -1,0 +1,85 @@
+package dev.ubuf.rs;
+
+import dev.ubuf.exec.ExecutionSettings;
+import dev.ubuf.op.Collective;
+import dev.ubuf.op.MethodRegistry;
+import dev.ubuf.op.OverlapMethod;
+import dev.ubuf.op.Schedule;
+import dev.ubuf.tensor.DType;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The RS methods reach the planner through their ServiceLoader registration, with validated string options. */
+class RsMethodRegistrationTest {
+    private final MethodRegistry registry = MethodRegistry.load();
+
+    private static RsShape shape(int tp, long m, long k, long n) {
+        return new RsShape(tp, m, k, n, DType.BF16, false);
+    }
+
+    @Test
+    void everyRsMethodOfThisModuleIsRegistered() {
+        List<String> names = registry.of(Collective.REDUCE_SCATTER).stream().map(OverlapMethod::name).toList();
+        assertEquals(List.of("bulk", "oneshot", "pipeline", "ring"), names);
+        assertFalse(registry.get(Collective.REDUCE_SCATTER, "bulk").hasGemm(), "bulk only reduce-scatters");
+    }
+
+    @Test
+    void variantStringsCompileToTheSamePlansAsTypedOptions() {
+        RsShape s = shape(2, 4096, 1024, 1024);
+        Schedule ring = registry.schedule(s, "ring:sub=4,lowp=1");
+        RsOptions typed = RsOptions.DEFAULTS.withRingSubChunks(4).withRingPartialDtype(DType.BF16);
+        assertEquals(RsSchedule.of(RsMethod.RING, s, typed).plans(), ring.plans());
+        assertEquals("ring:sub=4,lowp=1", ring.label());
+        Schedule pipe = registry.schedule(s, "pipeline:splits=8,margin=24");
+        assertEquals(RsSchedule.of(RsMethod.PIPELINE, s, RsOptions.DEFAULTS.withNumSplits(8).withGemmSmMargin(24))
+                .plans(), pipe.plans());
+    }
+
+    @Test
+    void pipelineLeavesItsMarginOfSmsToTheReduceKernel() {
+        Schedule pipe = registry.schedule(shape(2, 4096, 1024, 1024), "pipeline:margin=20");
+        assertEquals(112, pipe.settings(ExecutionSettings.DEFAULT, 132).gemmSmBudget());
+        assertEquals(100, pipe.settings(ExecutionSettings.DEFAULT.withGemmSmBudget(100), 132).gemmSmBudget(),
+                "an explicit budget is kept");
+        assertEquals(0, registry.schedule(shape(2, 4096, 1024, 1024), "ring").settings(ExecutionSettings.DEFAULT, 132)
+                .gemmSmBudget());
+    }
+
+    @Test
+    void badOptionsNameTheKeyAndTheAllowedValues() {
+        RsShape s = shape(2, 4096, 1024, 1024);
+        var e = assertThrows(IllegalArgumentException.class, () -> registry.schedule(s, "ring:splits=4"));
+        assertTrue(e.getMessage().contains("no option 'splits'") && e.getMessage().contains("sub ="), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> registry.schedule(s, "pipeline:splits=3"));
+        assertTrue(e.getMessage().contains("not divisible by numSplits=3"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> registry.schedule(s, "ring:lowp=yes"));
+        assertTrue(e.getMessage().contains("must be 0 or 1"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> registry.schedule(s, "bogus"));
+        assertTrue(e.getMessage().contains("registered: bulk, oneshot, pipeline, ring"), e.getMessage());
+    }
+
+    @Test
+    void theRingTriesLowPrecisionPartialsOnlyWhereOneHopMeansOneRounding() {
+        OverlapMethod ring = registry.get(Collective.REDUCE_SCATTER, "ring");
+        assertTrue(ring.tuningSpace(shape(2, 8192, 4096, 4096)).contains(Map.of("sub", "4", "lowp", "1")));
+        assertTrue(ring.tuningSpace(shape(4, 8192, 4096, 4096)).stream().noneMatch(o -> o.containsKey("lowp")),
+                "with more hops the running sum would be re-rounded at every hop");
+        assertEquals(List.of(Map.of("sub", "1"), Map.of("sub", "1", "lowp", "1")),
+                ring.tuningSpace(shape(2, 2, 64, 64)), "one row per rank leaves one sub-chunk");
+    }
+
+    @Test
+    void pipelineTriesOnlySplitsThatDivideN() {
+        OverlapMethod pipe = registry.get(Collective.REDUCE_SCATTER, "pipeline");
+        assertEquals(List.of(Map.of("splits", "2")), pipe.tuningSpace(shape(2, 4096, 1024, 1026)));
+        assertTrue(pipe.tuningSpace(shape(16, 4096, 1024, 1024)).isEmpty(), "tp above the pull-reduce fan-in");
+    }
+}

@@ -1,0 +1,31 @@
+package dev.ubuf.exec;
+
+import dev.ubuf.cuda.CudaStream;
+
+/**
+ * How a plan's signals and waits are carried out on the GPU, chosen once when the executor is built. A signal is the
+ * k-th of {@code perCall} signals a rank sends to (peer, flag) in a call; a wait needs {@code count} signals of the
+ * current call on a flag that receives {@code perCall} per call. {@code absolute} is the host-computed sequence
+ * number both correspond to (calls * perCall + k), for strategies that write it.
+ */
+interface Signalling extends AutoCloseable {
+    /** Called on the caller's stream before a call's fork (the graph-safe strategy advances its device epoch). */
+    void beginCall(CudaStream caller);
+
+    void signal(CudaStream s, int peer, int flag, int perCall, int k, int absolute);
+
+    void await(CudaStream s, int flag, int perCall, int count, int absolute);
+
+    /** Whether a call may be captured into a CUDA graph and replayed. */
+    boolean graphSafe();
+
+    /**
+     * After the domain failed: make every wait of the calls issued so far pass, so this rank's streams drain and its
+     * memory can be freed ({@code completedValues[f]} is the value flag f reaches once every issued call's signals
+     * have arrived).
+     */
+    void releaseWaits(int[] completedValues);
+
+    @Override
+    void close();
+}

@@ -1,0 +1,225 @@
+package dev.ubuf.op;
+
+import dev.ubuf.comm.TpCommunicator;
+import dev.ubuf.cuda.CudaContext;
+import dev.ubuf.cuda.CudaEvent;
+import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.cuda.DeviceBuffer;
+import dev.ubuf.cuda.StreamPriority;
+import dev.ubuf.exec.OperandBindings;
+import dev.ubuf.exec.TraceSpan;
+import dev.ubuf.gemm.Gemm;
+import dev.ubuf.nccl.NcclRedOp;
+import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.tensor.TensorView;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The unoverlapped reference on the caller's stream: AG: NCCL AllGather of the shard into an owned [m, k] buffer,
+ * then one GEMM; RS: one GEMM into an owned [m, n] partial, NCCL ReduceScatter into the output, then the bias.
+ * Every method is checked against it, and the planner always considers it, so a planned op is never slower.
+ */
+public final class NcclReferenceOp implements OverlapOp {
+    private final TpCommunicator comm;
+    private final OverlapShape shape;
+    private final DeviceKernels kernels;
+    private final DeviceBuffer buffer;
+    private final TensorView staged;
+    private final Gemm gemm;
+    /** Recorded after each call's last step: close waits for it before freeing the buffer. */
+    private final CudaEvent lastUse;
+    private boolean used;
+    private boolean closed;
+    /** start, collective end, GEMM end (or GEMM end, collective end for RS) of the last traced call; null when off */
+    private CudaEvent[] traceEvents;
+
+    NcclReferenceOp(TpCommunicator comm, OverlapShape shape, DeviceKernels kernels) {
+        if (shape.tp() != comm.tp()) {
+            throw new IllegalArgumentException("shape is for tp " + shape.tp() + ", communicator has " + comm.tp());
+        }
+        this.comm = comm;
+        this.shape = shape;
+        this.kernels = kernels;
+        comm.nccl(); // collective: every rank creates it now, not at its first call
+        CudaContext ctx = comm.context().makeCurrent();
+        long cols = ag() ? shape.k() : shape.n();
+        this.buffer = ctx.allocate(shape.m() * cols * shape.dtype().bytes());
+        this.staged = TensorView.of(buffer, shape.m(), cols, shape.dtype());
+        Gemm g = null;
+        try {
+            g = new Gemm(ctx);
+            this.lastUse = ctx.createEvent(false);
+        } catch (RuntimeException e) {
+            if (g != null) {
+                g.close();
+            }
+            buffer.close();
+            throw e;
+        }
+        this.gemm = g;
+    }
+
+    private boolean ag() {
+        return shape.collective() == Collective.ALL_GATHER;
+    }
+
+    @Override
+    public OverlapShape shape() {
+        return shape;
+    }
+
+    @Override
+    public String methodName() {
+        return "nccl";
+    }
+
+    @Override
+    public String label() {
+        return "nccl";
+    }
+
+    private Gemm.Options validate(OperandBindings b) {
+        if (closed) {
+            throw new IllegalStateException("NCCL reference op for " + shape.key() + " is closed");
+        }
+        require(b.input(), "input", shape.inputRows(), shape.k());
+        require(b.output(), "output", shape.outputRows(), shape.n());
+        if (b.weight() == null) {
+            throw new IllegalArgumentException("nccl: needs a weight tensor");
+        }
+        if (shape.bias() != (b.bias() != null)) {
+            throw new IllegalArgumentException(shape.bias() ? "nccl: this op adds a bias: pass one"
+                    : "nccl: this op has no bias, but one was given (" + b.bias() + "): make the op with a bias");
+        }
+        if (b.bias() != null) {
+            require(b.bias(), "bias", 1, shape.n());
+        }
+        if (!(ag() ? b.input() : b.output()).isContiguous()) {
+            throw new IllegalArgumentException("nccl: needs a contiguous " + (ag() ? "input" : "output"));
+        }
+        Gemm.Options o = new Gemm.Options(false, b.weightTransposed(), 0, false);
+        Gemm.spec(ag() ? staged : b.input(), b.weight(), ag() ? b.output() : staged, o); // shapes and dtypes
+        return o;
+    }
+
+    private void require(TensorView t, String what, long rows, long cols) {
+        if (t == null) {
+            throw new IllegalArgumentException("nccl: needs a " + what + " tensor");
+        }
+        t.requireShape(rows, cols, what);
+        t.requireDType(shape.dtype(), what);
+        t.memory().assertOpen();
+    }
+
+    @Override
+    public void forward(OperandBindings b, CudaStream s) {
+        Gemm.Options o = validate(b);
+        comm.context().makeCurrent();
+        mark(s, 0);
+        long rows = shape.m() / shape.tp();
+        if (ag()) {
+            comm.nccl().allGather(b.input().address(), staged.address(), rows * shape.k(), shape.dtype(),
+                    s.nativeHandle());
+            mark(s, 1);
+            gemm.multiply(staged, b.weight(), b.output(), 1f, 0f, o, s);
+        } else {
+            gemm.multiply(b.input(), b.weight(), staged, 1f, 0f, o, s);
+            mark(s, 1);
+            comm.nccl().reduceScatter(staged.address(), b.output().address(), rows * shape.n(), shape.dtype(),
+                    NcclRedOp.SUM, s.nativeHandle());
+            if (b.bias() != null) {
+                kernels.addBias(b.output(), b.bias(), s);
+            }
+        }
+        mark(s, 2);
+        lastUse.record(s);
+        used = true;
+    }
+
+    private void mark(CudaStream s, int i) {
+        if (traceEvents != null) {
+            traceEvents[i].record(s);
+        }
+    }
+
+    @Override
+    public void forwardGemmsOnly(OperandBindings b, CudaStream s) {
+        Gemm.Options o = validate(b);
+        comm.context().makeCurrent();
+        gemm.multiply(ag() ? staged : b.input(), b.weight(), ag() ? b.output() : staged, 1f, 0f, o, s);
+        lastUse.record(s);
+        used = true;
+    }
+
+    @Override
+    public void await(CudaStream stream) {
+        comm.await(stream, () -> "NCCL reference of " + shape.key());
+    }
+
+    @Override
+    public TensorView userBuffer() {
+        return staged;
+    }
+
+    @Override
+    public void enableTrace() {
+        if (traceEvents == null) {
+            CudaContext ctx = comm.context().makeCurrent();
+            traceEvents = new CudaEvent[3];
+            for (int i = 0; i < 3; i++) {
+                traceEvents[i] = ctx.createEvent(true);
+            }
+        }
+    }
+
+    @Override
+    public List<TraceSpan> trace() {
+        if (traceEvents == null) {
+            throw new IllegalStateException("tracing is off: call enableTrace() before the call");
+        }
+        double mid = traceEvents[1].elapsedMillisSince(traceEvents[0]);
+        double end = traceEvents[2].elapsedMillisSince(traceEvents[0]);
+        List<TraceSpan> spans = new ArrayList<>();
+        String first = ag() ? "NCCL AllGather " + shape.m() / shape.tp() + "x" + shape.k()
+                : "GEMM " + shape.m() + "x" + shape.n() + "x" + shape.k();
+        String second = ag() ? "GEMM " + shape.m() + "x" + shape.n() + "x" + shape.k()
+                : "NCCL ReduceScatter " + shape.m() + "x" + shape.n() + (shape.bias() ? " + bias" : "");
+        spans.add(new TraceSpan(0, "caller", first, 0, mid));
+        spans.add(new TraceSpan(0, "caller", second, mid, end));
+        return spans;
+    }
+
+    /** Waits (UB_TIMEOUT) for the last call to finish with the buffer, then frees it; nothing of it is shared. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        CudaContext ctx = comm.context().makeCurrent();
+        RuntimeException failure = null;
+        if (used) {
+            try (CudaStream tail = ctx.createStream(StreamPriority.NORMAL)) {
+                tail.waitEvent(lastUse);
+                comm.await(tail, () -> "NCCL reference of " + shape.key() + " (closing)");
+            } catch (RuntimeException e) {
+                failure = e;
+            }
+        }
+        if (traceEvents != null) {
+            for (int i = traceEvents.length - 1; i >= 0; i--) {
+                traceEvents[i].close();
+            }
+        }
+        lastUse.close();
+        gemm.close();
+        if (failure == null) {
+            buffer.close();
+        }
+        if (failure != null) {
+            throw failure; // the buffer stays allocated: a call that never finished may still write it
+        }
+    }
+}

@@ -1,0 +1,77 @@
+package dev.ubuf.op;
+
+import dev.ubuf.cuda.CudaContext;
+import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.cuda.DeviceBuffer;
+import dev.ubuf.exec.OperandBindings;
+import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.tensor.TensorView;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Device operands for one rank of an overlapped GEMM of a given shape (input, weight, output and bias where the shape
+ * has one), filled with device-random values: what the planner's tuning and the benchmarks run on. Owns the buffers.
+ */
+public final class OperandBuffers implements AutoCloseable {
+    private final List<DeviceBuffer> owned = new ArrayList<>();
+    private final OperandBindings bindings;
+
+    /**
+     * @param seed  random seed of this rank's input (the weight uses seed + 1, the bias seed + 2)
+     * @param gemm  whether to allocate a weight and an output (false for a bulk method, which only moves data)
+     */
+    public OperandBuffers(CudaContext ctx, DeviceKernels kernels, OverlapShape shape, boolean gemm, long seed,
+                          CudaStream stream) {
+        try {
+            TensorView x = matrix(ctx, shape.inputRows(), shape.k(), shape);
+            kernels.fillRandom(x, seed, 1f, stream);
+            TensorView w = null, out = null, bias = null;
+            if (gemm) {
+                w = matrix(ctx, shape.k(), shape.n(), shape);
+                kernels.fillRandom(w, seed + 1, 1f / (float) Math.sqrt(shape.k()), stream);
+                out = matrix(ctx, shape.outputRows(), shape.n(), shape);
+                kernels.poison(out, stream);
+            } else if (shape.collective() == Collective.REDUCE_SCATTER) {
+                out = matrix(ctx, shape.outputRows(), shape.n(), shape);
+            }
+            if (shape.bias()) {
+                bias = matrix(ctx, 1, shape.n(), shape);
+                kernels.fillRandom(bias, seed + 2, 1f, stream);
+            }
+            boolean agBulk = !gemm && shape.collective() == Collective.ALL_GATHER;
+            this.bindings = new OperandBindings(x, w, false, out, agBulk ? null : bias);
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+    }
+
+    private TensorView matrix(CudaContext ctx, long rows, long cols, OverlapShape shape) {
+        DeviceBuffer b = ctx.allocate(rows * cols * shape.dtype().bytes());
+        owned.add(b);
+        return TensorView.of(b, rows, cols, shape.dtype());
+    }
+
+    public OperandBindings bindings() {
+        return bindings;
+    }
+
+    /** The operands a method takes: a bulk AG only the input, a bulk RS only the output (and bias). */
+    public OperandBindings forMethod(boolean hasGemm, Collective c) {
+        if (hasGemm) {
+            return bindings;
+        }
+        return c == Collective.ALL_GATHER ? new OperandBindings(bindings.input(), null, false, null, null)
+                : new OperandBindings(null, null, false, bindings.output(), bindings.bias());
+    }
+
+    @Override
+    public void close() {
+        for (int i = owned.size() - 1; i >= 0; i--) {
+            owned.get(i).close();
+        }
+        owned.clear();
+    }
+}

@@ -1,0 +1,80 @@
+package dev.ubuf.op;
+
+import dev.ubuf.comm.TpCommunicator;
+import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.exec.ExecutionSettings;
+import dev.ubuf.exec.OperandBindings;
+import dev.ubuf.exec.TraceSpan;
+import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.tensor.TensorView;
+
+import java.util.List;
+
+/**
+ * One overlapped GEMM on one rank of a TP domain, ready to be called many times: a plan-backed op (a
+ * {@link Schedule} of any registered method) or the NCCL reference (NCCL collective + one cuBLASLt GEMM on the
+ * caller's stream). Making and closing one are collective: every rank of the domain does it together.
+ *
+ * <p>Operands ({@link OperandBindings}): AG: input = this rank's shard [m/tp, k], output [m, n]; RS: input [m, k],
+ * output [m/tp, n], bias [1, n] when the shape has one; weight [k, n], or [n, k] with weightTransposed. A method
+ * without GEMM (bulk) takes only what it moves. Everything is validated before any GPU work.
+ */
+public sealed interface OverlapOp extends AutoCloseable permits PlanOp, NcclReferenceOp {
+
+    /** A plan-backed op running {@code schedule}. */
+    static OverlapOp create(TpCommunicator comm, Schedule schedule, DeviceKernels kernels, ExecutionSettings settings) {
+        return new PlanOp(comm, schedule, kernels, settings);
+    }
+
+    /** The unoverlapped reference: NCCL AllGather + GEMM, or GEMM + NCCL ReduceScatter (+ bias). */
+    static OverlapOp ncclReference(TpCommunicator comm, OverlapShape shape, DeviceKernels kernels) {
+        return new NcclReferenceOp(comm, shape, kernels);
+    }
+
+    OverlapShape shape();
+
+    /** "ring", "pipeline", ..., or "nccl" for the reference: the results-file method. */
+    String methodName();
+
+    /** The method with its options, e.g. "ring:sub=4"; "nccl" for the reference. */
+    String label();
+
+    /** Issues one call on {@code stream} (forked from and joined back into it) and returns without waiting. */
+    void forward(OperandBindings operands, CudaStream stream);
+
+    /**
+     * Issues this op's GEMMs alone, back to back on {@code stream}, with no communication: what the overlap hides
+     * its communication behind, for benchmarks' ideal. The outputs are scratch, not the op's result.
+     */
+    void forwardGemmsOnly(OperandBindings operands, CudaStream stream);
+
+    /** Waits for {@code stream} with the UB_TIMEOUT deadline; a dead peer is reported, not waited for. */
+    void await(CudaStream stream);
+
+    /**
+     * The op's communication buffer on this rank: AG: the gathered input [m, k] (natural row order), valid after a
+     * call completed and until the next call starts; RS bulk: where the caller writes its [m, n] partial.
+     */
+    TensorView userBuffer();
+
+    /** Records per-step timing from the next call on (two events per step), for {@link #trace()}. */
+    void enableTrace();
+
+    /** The last traced call's steps; call after it completed. */
+    List<TraceSpan> trace();
+
+    /** {@link #trace()} as text, one line a step. */
+    default String traceReport() {
+        StringBuilder sb = new StringBuilder(shape().collective().resultName() + "/" + label() + " timeline (ms):\n");
+        int i = 0;
+        for (TraceSpan t : trace()) {
+            sb.append(String.format("  %3d s%d %-7s %7.3f %7.3f %7.3f  %s%n", i++, t.stream(), t.role(), t.startMs(),
+                    t.endMs(), t.durationMs(), t.what()));
+        }
+        return sb.toString();
+    }
+
+    /** Collective: drains this rank's work and frees nothing a peer can still reach. */
+    @Override
+    void close();
+}

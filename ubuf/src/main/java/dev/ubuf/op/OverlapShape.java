@@ -1,0 +1,46 @@
+package dev.ubuf.op;
+
+import dev.ubuf.tensor.DType;
+
+/**
+ * The shape of one overlapped GEMM on each rank, as its family defines it (AG: x_shard [m/tp, k], out [m, n];
+ * RS: x [m, k], out [m/tp, n]). Implemented by each family's shape record; generic code (planner, benchmark,
+ * tests) reads it through this view.
+ */
+public interface OverlapShape {
+    Collective collective();
+
+    int tp();
+
+    long m();
+
+    long k();
+
+    long n();
+
+    DType dtype();
+
+    /** Whether a bias row [1, n] is added (once, after the reduction for RS). */
+    boolean bias();
+
+    /** Rows of the input operand on each rank. */
+    default long inputRows() {
+        return collective() == Collective.ALL_GATHER ? m() / tp() : m();
+    }
+
+    /** Rows of the output on each rank. */
+    default long outputRows() {
+        return collective() == Collective.ALL_GATHER ? m() : m() / tp();
+    }
+
+    /** Work of the whole GEMM on one rank, in FLOP. */
+    default double flops() {
+        return 2.0 * m() * k() * n();
+    }
+
+    /** A stable key: "ag tp2 bf16 m8192 k8192 n8192" (+ " bias"). */
+    default String key() {
+        return collective().resultName() + " tp" + tp() + " " + dtype().shortName() + " m" + m() + " k" + k() + " n"
+                + n() + (bias() ? " bias" : "");
+    }
+}

@@ -1,0 +1,144 @@
+package dev.ubuf.op;
+
+import dev.ubuf.comm.TpCommunicator;
+import dev.ubuf.cuda.CudaContext;
+import dev.ubuf.cuda.CudaDevice;
+import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.cuda.StreamPriority;
+import dev.ubuf.exec.ExecutionSettings;
+import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.timing.InterleavedTimer;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Chooses how to run a shape among every registered method's candidates (each method with each option set of its
+ * tuning space) and the NCCL reference, by measurement, not by thresholds: the first time a shape is asked for, every
+ * candidate runs on the GPU in interleaved, shuffled rounds ({@link InterleavedTimer}, maximum over ranks), rank 0
+ * takes the lowest median and broadcasts it, and the choice is cached (memory and disk, per device). Because the
+ * NCCL reference is always measured too, a planned op is never slower than it beyond measurement noise.
+ *
+ * <p>Collective: every rank of the domain asks for the same shapes in the same order.
+ */
+public final class Planner {
+    private final MethodRegistry registry;
+    private final PlannerSettings settings;
+    private final PlanCache cache;
+
+    public Planner(MethodRegistry registry, PlannerSettings settings) {
+        this.registry = registry;
+        this.settings = settings;
+        this.cache = new PlanCache(settings.cacheFile());
+    }
+
+    /** The registered methods on the class path, settings from the environment. */
+    public static Planner fromEnvironment() {
+        return new Planner(MethodRegistry.load(), PlannerSettings.from(System.getenv()));
+    }
+
+    public MethodRegistry registry() {
+        return registry;
+    }
+
+    /** Every candidate for {@code shape}: the NCCL reference first, then each GEMM method's tuning space. */
+    public List<Candidate> candidates(OverlapShape shape) {
+        List<Candidate> c = new ArrayList<>();
+        c.add(Candidate.nccl());
+        for (OverlapMethod m : registry.of(shape.collective())) {
+            if (!m.hasGemm()) {
+                continue;
+            }
+            for (Map<String, String> opts : m.tuningSpace(shape)) {
+                c.add(Candidate.of(m.schedule(shape, opts)));
+            }
+        }
+        return c;
+    }
+
+    /**
+     * What the planner chose and why.
+     *
+     * @param source   "cache", "measured" or "untuned" (UB_TUNE=0 and nothing cached: the NCCL reference)
+     * @param medianMs the measured medians per candidate label (empty unless measured now)
+     */
+    public record Decision(OverlapShape shape, Candidate chosen, String source, Map<String, Double> medianMs) {
+        public String describe() {
+            StringBuilder sb = new StringBuilder("plan " + shape.key() + ": " + chosen.label() + " (" + source + ")");
+            medianMs.forEach((k, v) -> sb.append(String.format("%n  %-28s %8.4f ms%s", k, v,
+                    k.equals(chosen.label()) ? "  <- chosen" : "")));
+            return sb.toString();
+        }
+    }
+
+    /** The op for {@code shape} (collective): the chosen candidate, created. */
+    public OverlapOp planned(TpCommunicator comm, OverlapShape shape, DeviceKernels kernels, ExecutionSettings exec) {
+        return decide(comm, shape, kernels, exec).chosen().create(comm, shape, kernels, exec);
+    }
+
+    /** Decides for {@code shape} (collective): rank 0's cached choice, else a measurement when tuning is on. */
+    public Decision decide(TpCommunicator comm, OverlapShape shape, DeviceKernels kernels, ExecutionSettings exec) {
+        List<Candidate> all = candidates(shape);
+        String key = key(comm.context().device(), shape, exec);
+        String cached = comm.rank() == 0 ? cache.get(key).orElse("") : "";
+        String agreed = broadcast(comm, cached);
+        Optional<Candidate> hit = all.stream().filter(c -> c.label().equals(agreed)).findFirst();
+        Decision d;
+        if (hit.isPresent()) {
+            d = new Decision(shape, hit.get(), "cache", Map.of());
+        } else if (settings.tune()) {
+            d = measure(comm, shape, kernels, exec, all);
+            cache.put(key, d.chosen().label(), comm.rank() == 0);
+        } else {
+            d = new Decision(shape, Candidate.nccl(), "untuned", Map.of());
+        }
+        if (settings.debug() && comm.rank() == 0) {
+            System.err.println("ubuf: " + d.describe());
+        }
+        return d;
+    }
+
+    /** Measures every candidate (collective), returns rank 0's choice on every rank. */
+    public Decision measure(TpCommunicator comm, OverlapShape shape, DeviceKernels kernels, ExecutionSettings exec,
+                            List<Candidate> candidates) {
+        CudaContext ctx = comm.context().makeCurrent();
+        List<OverlapOp> ops = new ArrayList<>();
+        try (CudaStream s = ctx.createStream(StreamPriority.NORMAL);
+             OperandBuffers operands = new OperandBuffers(ctx, kernels, shape, true, 1234 + comm.rank(), s);
+             InterleavedTimer timer = new InterleavedTimer(comm, s)) {
+            Map<String, Runnable> work = new LinkedHashMap<>();
+            for (Candidate c : candidates) {
+                OverlapOp op = c.create(comm, shape, kernels, exec);
+                ops.add(op);
+                work.put(c.label(), () -> op.forward(operands.bindings(), s));
+            }
+            InterleavedTimer.Result r = timer.time(work, 3, settings.iters(), shape.key().hashCode());
+            Map<String, Double> medians = new LinkedHashMap<>();
+            r.stats().forEach((k, v) -> medians.put(k, v.getPercentile(50)));
+            String best = medians.entrySet().stream().min(Map.Entry.comparingByValue()).orElseThrow().getKey();
+            String agreed = broadcast(comm, comm.rank() == 0 ? best : "");
+            Candidate chosen = candidates.stream().filter(c -> c.label().equals(agreed)).findFirst().orElseThrow();
+            return new Decision(shape, chosen, "measured", medians);
+        } finally {
+            for (int i = ops.size() - 1; i >= 0; i--) {
+                ops.get(i).close();
+            }
+        }
+    }
+
+    private static String broadcast(TpCommunicator comm, String s) {
+        byte[] b = comm.bootstrap().broadcast(comm.rank() == 0 ? s.getBytes(StandardCharsets.UTF_8) : null, 0);
+        return new String(b, StandardCharsets.UTF_8);
+    }
+
+    /** The cache key: device model, compute capability, SM count, the shape and how the op is executed. */
+    static String key(CudaDevice device, OverlapShape shape, ExecutionSettings exec) {
+        return (device.name() + " sm" + device.computeCapability() + " x" + device.smCount() + " | " + shape.key()
+                + " | ce" + (exec.useCopyEngine() ? 1 : 0) + " sms" + exec.gemmSmBudget()
+                + (exec.graphSafe() ? " graph" : "")).replace(' ', '_');
+    }
+}

@@ -1,0 +1,150 @@
+package dev.ubuf.timing;
+
+import dev.ubuf.comm.TpCommunicator;
+import dev.ubuf.cuda.CudaContext;
+import dev.ubuf.cuda.CudaEvent;
+import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.cuda.DeviceBuffer;
+import dev.ubuf.cuda.StreamPriority;
+import org.apache.commons.math3.stat.descriptive.DescriptiveStatistics;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+/**
+ * Times several candidates on every rank of a domain, fairly:
+ * <ul>
+ *   <li>each iteration runs every candidate once, in an order shuffled by a seeded random (recorded), so the GPU's
+ *       slow drift and any order effect hit all candidates alike;</li>
+ *   <li>each sample starts after a barrier of the domain, and the stream is held on a device flag while the start
+ *       event, the work and the end event are enqueued, then released: the host's enqueue time is not measured;</li>
+ *   <li>a sample's time is the maximum over ranks (the op is done when its slowest rank is).</li>
+ * </ul>
+ * Collective: every rank calls {@link #time} with the same candidate names.
+ */
+public final class InterleavedTimer implements AutoCloseable {
+    private final TpCommunicator comm;
+    private final CudaStream stream;
+    private final CudaStream releaser;
+    private final DeviceBuffer hold;
+    private final CudaEvent start;
+    private final CudaEvent end;
+    private int holdValue;
+
+    public InterleavedTimer(TpCommunicator comm, CudaStream stream) {
+        this.comm = comm;
+        this.stream = stream;
+        CudaContext ctx = comm.context().makeCurrent();
+        List<AutoCloseable> made = new ArrayList<>();
+        try {
+            releaser = ctx.createStream(StreamPriority.HIGH);
+            made.add(releaser);
+            hold = ctx.allocate(Integer.BYTES);
+            made.add(hold);
+            start = ctx.createEvent(true);
+            made.add(start);
+            end = ctx.createEvent(true);
+            releaser.fill32(hold.address(), 0, 1);
+            releaser.synchronize();
+        } catch (RuntimeException e) {
+            for (int i = made.size() - 1; i >= 0; i--) {
+                try {
+                    made.get(i).close();
+                } catch (Exception ignored) {
+                    // keep the first error
+                }
+            }
+            throw e;
+        }
+    }
+
+    /** What {@link #time} measured: per candidate the per-iteration maxima over ranks, and the orders run. */
+    public record Result(Map<String, DescriptiveStatistics> stats, long seed, List<List<String>> orders) {
+        public double median(String candidate) {
+            return stats.get(candidate).getPercentile(50);
+        }
+    }
+
+    /**
+     * Runs {@code warmup} untimed and {@code iters} timed iterations of every candidate, each candidate's work issued
+     * on the timer's stream. Returns the same result on every rank.
+     */
+    public Result time(Map<String, Runnable> candidates, int warmup, int iters, long seed) {
+        if (warmup < 0 || iters < 1) {
+            throw new IllegalArgumentException("warmup must be >= 0 and iters >= 1, got " + warmup + ", " + iters);
+        }
+        List<String> names = new ArrayList<>(candidates.keySet());
+        Random order = new Random(seed);
+        double[][] mine = new double[names.size()][iters];
+        List<List<String>> orders = new ArrayList<>();
+        for (int it = 0; it < warmup + iters; it++) {
+            List<Integer> idx = new ArrayList<>();
+            for (int c = 0; c < names.size(); c++) {
+                idx.add(c);
+            }
+            Collections.shuffle(idx, order);
+            if (it >= warmup) {
+                orders.add(idx.stream().map(names::get).toList());
+            }
+            for (int c : idx) {
+                double ms = sample(names.get(c), candidates.get(names.get(c)));
+                if (it >= warmup) {
+                    mine[c][it - warmup] = ms;
+                }
+            }
+        }
+        return new Result(maxOverRanks(names, mine), seed, orders);
+    }
+
+    private double sample(String name, Runnable work) {
+        comm.bootstrap().barrier();
+        int v = ++holdValue;
+        stream.waitValue32(hold.address(), v);
+        try {
+            start.record(stream);
+            work.run();
+            end.record(stream);
+        } finally {
+            releaser.writeValue32(hold.address(), v); // also when enqueueing failed: never leave the stream held
+        }
+        comm.await(stream, () -> "timing " + name);
+        return end.elapsedMillisSince(start);
+    }
+
+    private Map<String, DescriptiveStatistics> maxOverRanks(List<String> names, double[][] mine) {
+        int iters = mine.length == 0 ? 0 : mine[0].length;
+        ByteBuffer b = ByteBuffer.allocate(names.size() * iters * Double.BYTES);
+        for (double[] row : mine) {
+            for (double x : row) {
+                b.putDouble(x);
+            }
+        }
+        byte[][] all = comm.bootstrap().allGather(b.array());
+        Map<String, DescriptiveStatistics> stats = new LinkedHashMap<>();
+        for (int c = 0; c < names.size(); c++) {
+            DescriptiveStatistics d = new DescriptiveStatistics();
+            for (int i = 0; i < iters; i++) {
+                double max = 0;
+                for (byte[] r : all) {
+                    max = Math.max(max, ByteBuffer.wrap(r).getDouble((c * iters + i) * Double.BYTES));
+                }
+                d.addValue(max);
+            }
+            stats.put(names.get(c), d);
+        }
+        return stats;
+    }
+
+    @Override
+    public void close() {
+        end.close();
+        start.close();
+        hold.close();
+        releaser.close();
+    }
+}
