@@ -1,11 +1,11 @@
 package dev.ubuf.tests;
 
-import dev.ubuf.ag.AgMethod;
-import dev.ubuf.ag.AgOptions;
 import dev.ubuf.ag.AgShape;
-import dev.ubuf.ag.AllGatherGemmOp;
-import dev.ubuf.bench.ThreadDomain;
+import dev.ubuf.comm.ThreadDomain;
 import dev.ubuf.comm.TpCommunicator;
+import dev.ubuf.exec.OperandBindings;
+import dev.ubuf.op.MethodRegistry;
+import dev.ubuf.op.OverlapOp;
 import dev.ubuf.config.UbufEnvironment;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.DeviceBuffer;
@@ -16,9 +16,6 @@ import dev.ubuf.gemm.Gemm;
 import dev.ubuf.nccl.NcclCommunicator;
 import dev.ubuf.nccl.NcclRedOp;
 import dev.ubuf.ops.DeviceKernels;
-import dev.ubuf.rs.GemmReduceScatterOp;
-import dev.ubuf.rs.RsMethod;
-import dev.ubuf.rs.RsOptions;
 import dev.ubuf.rs.RsShape;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
@@ -29,6 +26,7 @@ import java.time.Duration;
 import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -82,20 +80,23 @@ class BulkOpsGpuTest {
                 long biasSeed = java.nio.ByteBuffer.wrap(boot.broadcast(
                         java.nio.ByteBuffer.allocate(8).putLong(seed).array(), 0)).getLong();
                 HostTensors.upload(ctx, s, HostTensors.random(new SplittableRandom(biasSeed), n, t, 1f), bias);
-                try (AllGatherGemmOp ag = new AllGatherGemmOp(comm, new AgShape(tp, m, k, n, t), AgMethod.BULK,
-                        AgOptions.defaults(), kernels, ExecutionSettings.DEFAULT);
-                     GemmReduceScatterOp rs = new GemmReduceScatterOp(comm, new RsShape(tp, m, k, n, t, true),
-                             RsMethod.BULK, RsOptions.DEFAULTS, kernels, ExecutionSettings.DEFAULT)) {
+                MethodRegistry methods = MethodRegistry.load();
+                try (OverlapOp ag = OverlapOp.create(comm, methods.schedule(new AgShape(tp, m, k, n, t), "bulk"),
+                        kernels, ExecutionSettings.DEFAULT);
+                     OverlapOp rs = OverlapOp.create(comm, methods.schedule(new RsShape(tp, m, k, n, t, true), "bulk"),
+                             kernels, ExecutionSettings.DEFAULT)) {
+                    assertThrows(IllegalArgumentException.class, () -> ag.forward(new OperandBindings(x, b, false, c,
+                            null), other), "bulk takes no weight: it only gathers");
                     for (int call = 0; call < 3; call++) {
                         kernels.poison(c, s);
                         kernels.poison(out, s);
-                        s.copy(rs.partial().address(), partial.address(), (long) m * n * t.bytes());
+                        s.copy(rs.userBuffer().address(), partial.address(), (long) m * n * t.bytes());
                         s.synchronize();
                         boot.barrier();
-                        ag.gather(x, other);                 // on the comm stream, forked from `other`
+                        ag.forward(new OperandBindings(x, null, false, null, null), other);                // on the comm stream, forked from `other`
                         gemm.multiply(a, b, c, s);           // meanwhile, unrelated, on the caller's stream
                         ag.await(other);
-                        rs.reduceScatter(out, bias, other);  // the reduce-scatter of this rank's partial
+                        rs.forward(new OperandBindings(null, null, false, out, bias), other);  // the reduce-scatter of this rank's partial
                         gemm.multiply(a, b, c, 1f, 1f, Gemm.Options.NN, s); // c = 2ab, beside it
                         rs.await(other);
                         s.synchronize();
@@ -105,7 +106,7 @@ class BulkOpsGpuTest {
                         kernels.addBias(ref, bias, s);
                         gemmAlone.multiply(a, b, cRef, 2f, 0f, Gemm.Options.NN, s);
                         s.synchronize();
-                        assertArrayEquals(HostTensors.download(ctx, s, gRef), HostTensors.download(ctx, s, ag.gathered()),
+                        assertArrayEquals(HostTensors.download(ctx, s, gRef), HostTensors.download(ctx, s, ag.userBuffer()),
                                 "bulk gather, rank " + rank + " call " + call);
                         float[] got = HostTensors.download(ctx, s, out);
                         HostTensors.assertAllFinite(got, "bulk reduce-scatter");

@@ -1,7 +1,8 @@
 package dev.ubuf.tests;
 
-import dev.ubuf.ag.AgMethod;
-import dev.ubuf.rs.RsMethod;
+import static dev.ubuf.op.Collective.ALL_GATHER;
+import static dev.ubuf.op.Collective.REDUCE_SCATTER;
+
 import dev.ubuf.tensor.DType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -29,22 +30,20 @@ class ProcessModeGpuTest {
     /** Hang guard of a whole job (JVM starts, CUDA and NCCL setup, three checked calls); not a timing assertion. */
     private static final Duration JOB_GUARD = Duration.ofMinutes(5);
 
-    static List<AgScenario> agCases() {
+    static List<OverlapScenario> overlapCases() {
         return List.of(
-                new AgScenario(AgMethod.RING, DType.BF16, 2000, 512, 384, true, false),
-                new AgScenario(AgMethod.AGGREGATE, DType.FP16, 2000, 512, 384, true, false),
-                new AgScenario(AgMethod.ONESHOT, DType.FP32, 2000, 512, 384, true, false),
-                new AgScenario(AgMethod.RING, DType.BF16, 1024, 256, 640, false, false), // SM copies (use_ce=false)
-                new AgScenario(AgMethod.AGGREGATE, DType.BF16, 6, 128, 136, true, true)); // tiny M, transposed weight
-    }
-
-    static List<RsScenario> rsCases() {
-        return List.of(
-                new RsScenario(RsMethod.RING, DType.BF16, 2000, 384, 512, true, false),
-                new RsScenario(RsMethod.PIPELINE, DType.FP16, 2000, 384, 512, true, false),
-                new RsScenario(RsMethod.ONESHOT, DType.FP32, 2000, 384, 512, true, false),
-                new RsScenario(RsMethod.PIPELINE, DType.BF16, 1024, 640, 256, false, true),
-                new RsScenario(RsMethod.RING, DType.BF16, 6, 136, 128, true, true));
+                new OverlapScenario(ALL_GATHER, "ring", DType.BF16, 2000, 512, 384, true, false, false),
+                new OverlapScenario(ALL_GATHER, "aggregate", DType.FP16, 2000, 512, 384, true, false, false),
+                new OverlapScenario(ALL_GATHER, "oneshot", DType.FP32, 2000, 512, 384, true, false, false),
+                new OverlapScenario(ALL_GATHER, "ring", DType.BF16, 1024, 256, 640, false, false, false), // SM copies
+                new OverlapScenario(ALL_GATHER, "aggregate", DType.BF16, 6, 128, 136, true, true, false), // tiny, W^T
+                new OverlapScenario(ALL_GATHER, "auto", DType.BF16, 4096, 1024, 512, true, false, false),
+                new OverlapScenario(REDUCE_SCATTER, "ring", DType.BF16, 2000, 384, 512, true, false, true),
+                new OverlapScenario(REDUCE_SCATTER, "pipeline", DType.FP16, 2000, 384, 512, true, false, true),
+                new OverlapScenario(REDUCE_SCATTER, "oneshot", DType.FP32, 2000, 384, 512, true, false, true),
+                new OverlapScenario(REDUCE_SCATTER, "pipeline", DType.BF16, 1024, 640, 256, false, true, false),
+                new OverlapScenario(REDUCE_SCATTER, "ring:sub=4,lowp=1", DType.BF16, 6, 136, 128, true, true, true),
+                new OverlapScenario(REDUCE_SCATTER, "auto", DType.BF16, 4096, 1024, 512, true, false, false));
     }
 
     private static void assertJobPasses(RankScenario scenario) throws InterruptedException {
@@ -75,15 +74,8 @@ class ProcessModeGpuTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("agCases")
-    void allGatherGemmAcrossProcessesMatchesNcclAllGatherPlusGemm(AgScenario scenario) throws InterruptedException {
-        assertJobPasses(scenario);
-    }
-
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("rsCases")
-    void gemmReduceScatterAcrossProcessesMatchesGemmPlusNcclReduceScatter(RsScenario scenario)
-            throws InterruptedException {
+    @MethodSource("overlapCases")
+    void overlappedOpsAcrossProcessesMatchTheNcclReference(OverlapScenario scenario) throws InterruptedException {
         assertJobPasses(scenario);
     }
 

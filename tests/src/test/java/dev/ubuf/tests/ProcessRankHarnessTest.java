@@ -1,10 +1,8 @@
 package dev.ubuf.tests;
 
-import dev.ubuf.ag.AgMethod;
 import dev.ubuf.comm.Bootstrap;
 import dev.ubuf.comm.InMemoryBootstrap;
 import dev.ubuf.config.UbufEnvironment;
-import dev.ubuf.rs.RsMethod;
 import dev.ubuf.tensor.DType;
 import org.junit.jupiter.api.Test;
 
@@ -28,8 +26,10 @@ class ProcessRankHarnessTest {
     void everyScenarioReadsBackFromItsCommandLineWords() {
         List<RankScenario> all = List.of(new P2pScenario(), new P2pScenario(dev.ubuf.comm.BufferSharing.LEGACY_IPC),
                 new RegisterCyclesScenario(1000),
-                new AgScenario(AgMethod.AGGREGATE, DType.FP16, 2000, 512, 384, false, true),
-                new RsScenario(RsMethod.PIPELINE, DType.BF16, 6, 136, 128, true, false),
+                new OverlapScenario(dev.ubuf.op.Collective.ALL_GATHER, "aggregate", DType.FP16, 2000, 512, 384, false,
+                        true, false),
+                new OverlapScenario(dev.ubuf.op.Collective.REDUCE_SCATTER, "pipeline:splits=4", DType.BF16, 6, 136,
+                        128, true, false, true),
                 new PeerDeathScenario(3), new HandshakeScenario(true), new HandshakeScenario(false),
                 new BootstrapPeerDeathScenario());
         for (RankScenario s : all) {
@@ -41,10 +41,13 @@ class ProcessRankHarnessTest {
     void badCommandLinesAreRejectedNamingTheScenarioAndTheParameter() {
         assertMessage(List.of(), "no scenario named");
         assertMessage(List.of("allgather"), "unknown scenario 'allgather'");
-        assertMessage(List.of("ag", "RING", "BF16", "2000"), "takes 7 parameters");
-        assertMessage(List.of("ag", "SPIRAL", "BF16", "2000", "512", "384", "true", "false"), "parameter method");
-        assertMessage(List.of("rs", "RING", "BF16", "2000", "0", "384", "true", "false"), "parameter k must be a positive");
-        assertMessage(List.of("rs", "RING", "BF16", "2000", "512", "384", "yes", "false"), "parameter bias must be true or false");
+        assertMessage(List.of("overlap", "ALL_GATHER", "ring", "BF16", "2000"), "takes 9 parameters");
+        assertMessage(List.of("overlap", "SIDEWAYS", "ring", "BF16", "2000", "512", "384", "true", "false", "false"),
+                "parameter collective");
+        assertMessage(List.of("overlap", "REDUCE_SCATTER", "ring", "BF16", "2000", "0", "384", "true", "false",
+                "false"), "parameter k must be a positive");
+        assertMessage(List.of("overlap", "REDUCE_SCATTER", "ring", "BF16", "2000", "512", "384", "true", "false",
+                "yes"), "parameter bias must be true or false");
         assertMessage(List.of("register-cycles", "many"), "parameter cycles must be an integer");
         assertMessage(List.of("p2p", "LEGACY_IPC", "extra"), "takes 1 parameters");
         assertMessage(List.of("p2p", "SHARED_MEMORY"), "parameter sharing");

@@ -12,7 +12,7 @@ import java.util.List;
  * its parameters travel to a child JVM as command-line words ({@link #toArgs()}, read back by {@link #parse}).
  */
 sealed interface RankScenario
-        permits P2pScenario, RegisterCyclesScenario, AgScenario, RsScenario, PeerDeathScenario, HandshakeScenario,
+        permits P2pScenario, RegisterCyclesScenario, OverlapScenario, PeerDeathScenario, HandshakeScenario,
         BootstrapPeerDeathScenario {
 
     /**
@@ -41,8 +41,7 @@ sealed interface RankScenario
         return switch (args.getFirst()) {
             case P2pScenario.NAME -> P2pScenario.parse(params);
             case RegisterCyclesScenario.NAME -> RegisterCyclesScenario.parse(params);
-            case AgScenario.NAME -> AgScenario.parse(params);
-            case RsScenario.NAME -> RsScenario.parse(params);
+            case OverlapScenario.NAME -> OverlapScenario.parse(params);
             case PeerDeathScenario.NAME -> PeerDeathScenario.parse(params);
             case HandshakeScenario.NAME -> HandshakeScenario.parse(params);
             case BootstrapPeerDeathScenario.NAME -> BootstrapPeerDeathScenario.parse(params);
@@ -52,7 +51,7 @@ sealed interface RankScenario
     }
 
     private static List<String> names() {
-        return List.of(P2pScenario.NAME, RegisterCyclesScenario.NAME, AgScenario.NAME, RsScenario.NAME,
+        return List.of(P2pScenario.NAME, RegisterCyclesScenario.NAME, OverlapScenario.NAME,
                 PeerDeathScenario.NAME, HandshakeScenario.NAME, BootstrapPeerDeathScenario.NAME);
     }
 }

@@ -38,6 +38,14 @@ final class ScenarioArgs {
         return n;
     }
 
+    String text(int i) {
+        String v = values.get(i);
+        if (v.isBlank()) {
+            throw problem(i, "a non-empty word");
+        }
+        return v;
+    }
+
     boolean bool(int i) {
         return switch (values.get(i)) {
             case "true" -> true;

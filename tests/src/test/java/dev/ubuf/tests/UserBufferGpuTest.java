@@ -1,6 +1,6 @@
 package dev.ubuf.tests;
 
-import dev.ubuf.bench.ThreadDomain;
+import dev.ubuf.comm.ThreadDomain;
 import dev.ubuf.config.UbufEnvironment;
 import org.junit.jupiter.api.Test;
 

@@ -1,76 +1,119 @@
 package dev.ubuf.tests;
 
-import dev.ubuf.ag.AgMethod;
-import dev.ubuf.ag.AgOptions;
 import dev.ubuf.ag.AgShape;
-import dev.ubuf.ag.AllGatherGemmOp;
-import dev.ubuf.bench.ThreadDomain;
+import dev.ubuf.comm.ThreadDomain;
 import dev.ubuf.comm.TpCommunicator;
 import dev.ubuf.comm.UbufTimeoutException;
 import dev.ubuf.config.UbufEnvironment;
 import dev.ubuf.cuda.CudaStream;
-import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.KernelLibrary;
 import dev.ubuf.cuda.StreamPriority;
 import dev.ubuf.exec.ExecutionSettings;
+import dev.ubuf.op.MethodRegistry;
+import dev.ubuf.op.OperandBuffers;
+import dev.ubuf.op.OverlapOp;
 import dev.ubuf.ops.DeviceKernels;
 import dev.ubuf.tensor.DType;
-import dev.ubuf.tensor.TensorView;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The host watchdog: a rank whose peer never joins a call gets, after UB_TIMEOUT, an error naming itself, the flag,
- * the peer that should signal it, the value needed and the value observed, instead of a hang.
+ * the peer that should signal it, the value needed and the value observed, instead of a hang; and it can still close
+ * everything: the waits that will never be satisfied are released, the streams drain, and nothing stays allocated.
  */
 class WatchdogGpuTest {
-    @Test
-    void aPeerThatNeverJoinsTheCallIsReportedWithFlagPeerExpectedAndObservedValues() throws Exception {
-        Gpu.assumeGpus(2);
-        UbufEnvironment env = new UbufEnvironment(true, Duration.ofSeconds(3), false);
-        int tp = 2, m = 1024, k = 256, n = 256;
-        DType t = DType.BF16;
-        CountDownLatch reported = new CountDownLatch(1);
-        AtomicReference<String> message = new AtomicReference<>();
-        ThreadDomain.run(tp, Duration.ofSeconds(60), (rank, boot, ctx) -> {
-            try (TpCommunicator comm = TpCommunicator.create(boot, ctx, env, null);
-                 KernelLibrary lib = KernelLibrary.load(ctx);
-                 CudaStream s = ctx.createStream(StreamPriority.NORMAL);
-                 DeviceBuffer xb = ctx.allocate((long) m / tp * k * 2);
-                 DeviceBuffer wb = ctx.allocate((long) k * n * 2);
-                 DeviceBuffer ob = ctx.allocate((long) m * n * 2);
-                 AllGatherGemmOp op = new AllGatherGemmOp(comm, new AgShape(tp, m, k, n, t), AgMethod.RING,
-                         AgOptions.defaults(), new DeviceKernels(lib), ExecutionSettings.DEFAULT)) {
-                TensorView x = TensorView.of(xb, m / tp, k, t);
-                TensorView w = TensorView.of(wb, k, n, t);
-                TensorView out = TensorView.of(ob, m, n, t);
-                if (rank == 0) {
-                    op.forward(x, w, false, out, s);
-                    UbufTimeoutException e = assertThrows(UbufTimeoutException.class, () -> op.await(s));
-                    message.set(e.getMessage());
-                    reported.countDown();
-                } else {
-                    // Join only after rank 0 gave up, so its streams can drain and nothing is left stuck.
-                    assertTrue(reported.await(60, TimeUnit.SECONDS), "rank 0 never reported the missing peer");
-                    op.forward(x, w, false, out, s);
-                }
-                s.synchronize();
-            }
-        });
-        String m0 = message.get();
+    private static final UbufEnvironment ENV = new UbufEnvironment(true, Duration.ofSeconds(3), false);
+    private static final AgShape SHAPE = new AgShape(2, 1024, 256, 256, DType.BF16);
+
+    private static void assertNamesFlagPeerAndValues(String m0) {
         assertNotNull(m0);
-        System.out.println("watchdog report: " + m0);
         for (String part : new String[]{"rank 0 timed out", "UB_TIMEOUT", "waits for flag", "from rank 1",
                 "expected >= ", "observed 0"}) {
             assertTrue(m0.contains(part), "'" + m0 + "' lacks '" + part + "'");
         }
+    }
+
+    @Test
+    void aPeerThatNeverJoinsTheCallIsReportedWithFlagPeerExpectedAndObservedValues() throws Exception {
+        Gpu.assumeGpus(2);
+        CountDownLatch reported = new CountDownLatch(1);
+        AtomicReference<String> message = new AtomicReference<>();
+        ThreadDomain.run(2, Duration.ofSeconds(60), (rank, boot, ctx) -> {
+            try (TpCommunicator comm = TpCommunicator.create(boot, ctx, ENV, null);
+                 KernelLibrary lib = KernelLibrary.load(ctx);
+                 CudaStream s = ctx.createStream(StreamPriority.NORMAL)) {
+                DeviceKernels kernels = new DeviceKernels(lib);
+                try (OperandBuffers operands = new OperandBuffers(ctx, kernels, SHAPE, true, rank, s);
+                     OverlapOp op = OverlapOp.create(comm, MethodRegistry.load().schedule(SHAPE, "ring"), kernels,
+                             ExecutionSettings.DEFAULT)) {
+                    if (rank == 0) {
+                        op.forward(operands.bindings(), s);
+                        UbufTimeoutException e = assertThrows(UbufTimeoutException.class, () -> op.await(s));
+                        message.set(e.getMessage());
+                        reported.countDown();
+                    } else {
+                        // Join only after rank 0 gave up; its close releases its waits, ours complete normally.
+                        assertTrue(reported.await(60, TimeUnit.SECONDS), "rank 0 never reported the missing peer");
+                        op.forward(operands.bindings(), s);
+                    }
+                } catch (RuntimeException closing) {
+                    // closing after the abort: a peer's barrier reports the aborted domain, and that is all
+                    assertTrue(String.valueOf(closing.getMessage()).contains("abort"), closing.toString());
+                }
+            }
+        });
+        assertNamesFlagPeerAndValues(message.get());
+    }
+
+    /**
+     * Rank 1 makes the op with rank 0 and then never calls it (a dead peer in thread mode: it never arrives). Rank 0's
+     * call times out naming rank 1 and the flag; closing the op then neither hangs nor leaves anything allocated in
+     * its context. Only after that does rank 1 clean up.
+     */
+    @Test
+    void aTrulyDeadPeerNeitherHangsTheSurvivorsCloseNorLeaksItsMemory() throws Exception {
+        Gpu.assumeGpus(2);
+        CountDownLatch survivorDone = new CountDownLatch(1);
+        AtomicReference<String> message = new AtomicReference<>();
+        ThreadDomain.run(2, Duration.ofSeconds(60), (rank, boot, ctx) -> {
+            try (TpCommunicator comm = TpCommunicator.create(boot, ctx, ENV, null);
+                 KernelLibrary lib = KernelLibrary.load(ctx);
+                 CudaStream s = ctx.createStream(StreamPriority.NORMAL)) {
+                DeviceKernels kernels = new DeviceKernels(lib);
+                List<String> before = ctx.ledger().openResources();
+                OperandBuffers operands = new OperandBuffers(ctx, kernels, SHAPE, true, rank, s);
+                OverlapOp op = OverlapOp.create(comm, MethodRegistry.load().schedule(SHAPE, "ring"), kernels,
+                        ExecutionSettings.DEFAULT);
+                if (rank == 0) {
+                    op.forward(operands.bindings(), s);
+                    message.set(assertThrows(UbufTimeoutException.class, () -> op.await(s)).getMessage());
+                    op.close(); // must not wait for rank 1, nor leave the stuck streams' memory allocated
+                    operands.close();
+                    assertEquals(before, ctx.ledger().openResources(), "rank 0's context after closing the op");
+                    survivorDone.countDown();
+                } else {
+                    assertTrue(survivorDone.await(60, TimeUnit.SECONDS), "rank 0 never finished");
+                    try {
+                        op.close();
+                    } catch (RuntimeException aborted) {
+                        assertTrue(String.valueOf(aborted.getMessage()).contains("abort"), aborted.toString());
+                    }
+                    operands.close();
+                    assertEquals(before, ctx.ledger().openResources(), "rank 1's context after closing the op");
+                }
+            }
+        });
+        assertNamesFlagPeerAndValues(message.get());
     }
 }

@@ -1,4 +1,4 @@
-package dev.ubuf.bench;
+package dev.ubuf.comm;
 
 import dev.ubuf.comm.Bootstrap;
 import dev.ubuf.comm.InMemoryBootstrap;

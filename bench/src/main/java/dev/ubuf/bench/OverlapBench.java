@@ -1,0 +1,239 @@
+package dev.ubuf.bench;
+
+import dev.ubuf.comm.ThreadDomain;
+import dev.ubuf.comm.TpCommunicator;
+import dev.ubuf.config.UbufEnvironment;
+import dev.ubuf.cuda.CudaContext;
+import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.cuda.KernelLibrary;
+import dev.ubuf.cuda.StreamPriority;
+import dev.ubuf.exec.ExecutionSettings;
+import dev.ubuf.exec.OperandBindings;
+import dev.ubuf.nccl.NcclCommunicator;
+import dev.ubuf.nccl.NcclRedOp;
+import dev.ubuf.op.Collective;
+import dev.ubuf.op.MethodRegistry;
+import dev.ubuf.op.OperandBuffers;
+import dev.ubuf.op.OverlapOp;
+import dev.ubuf.op.OverlapShape;
+import dev.ubuf.op.Planner;
+import dev.ubuf.op.PlannerSettings;
+import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.timing.InterleavedTimer;
+import org.apache.commons.math3.stat.descriptive.DescriptiveStatistics;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The overlap benchmark of both families, one loop generic over ops: per shape, on tp GPUs driven by one JVM, it
+ * times in the same shuffled iterations ({@link InterleavedTimer}: barrier, stream held while enqueueing, maximum
+ * over ranks):
+ * <ul>
+ *   <li>{@code gemm}: the whole product as one cuBLASLt call;</li>
+ *   <li>{@code <variant>/gemms}: each variant's own GEMM decomposition back to back on one stream, no communication;</li>
+ *   <li>{@code comm}: the data movement alone on the copy engines (the bulk method), and {@code nccl_ag}/{@code
+ *       nccl_rs}: the NCCL collective alone;</li>
+ *   <li>{@code nccl_seq}: the NCCL reference (collective + GEMM, unoverlapped), and every variant.</li>
+ * </ul>
+ * A variant's ideal is max(min(gemm, its gemms), min(comm, nccl collective)): every term is a measured time of work
+ * the op must do at least once, so no correct measurement beats it; a record above 100.5% of it is flagged as a
+ * measurement fault, not reported as a success.
+ */
+public final class OverlapBench {
+    /** A record above this share of its ideal is a measurement fault. */
+    public static final double FAULT_PCT = 100.5;
+
+    /**
+     * @param variants registered method variants ("ring", "ring:cs=2"), "auto" (the planner's choice) or "nccl"
+     * @param out      where the results file is rewritten after every shape, if anywhere
+     */
+    public record Settings(int tp, List<OverlapShape> shapes, List<String> variants, int warmup, int iters, long seed,
+                           boolean copyEngine, boolean trace, Optional<Path> out, Map<String, Object> extras) {
+    }
+
+    private final Settings settings;
+    private final UbufEnvironment env;
+    private final PlannerSettings planner;
+
+    public OverlapBench(Settings settings, UbufEnvironment env, PlannerSettings planner) {
+        this.settings = settings;
+        this.env = env;
+        this.planner = planner;
+    }
+
+    /** Builds every variant's schedule for every shape on the host: bad variants fail before any GPU work. */
+    public static void check(MethodRegistry registry, List<OverlapShape> shapes, List<String> variants) {
+        for (OverlapShape s : shapes) {
+            for (String v : variants) {
+                if (!v.equals("auto") && !v.equals("nccl")) {
+                    registry.schedule(s, v);
+                }
+            }
+            registry.schedule(s, "bulk");
+        }
+    }
+
+    /** Runs the benchmark and returns the results (also written to {@code out} after each shape). */
+    public ResultsFile run() throws Exception {
+        MethodRegistry registry = MethodRegistry.load();
+        check(registry, settings.shapes(), settings.variants());
+        ResultsFile[] rf = new ResultsFile[1];
+        ThreadDomain.run(settings.tp(), env.timeout(), (rank, boot, ctx) -> {
+            if (rank == 0) {
+                rf[0] = new ResultsFile(settings.tp() + "x " + ctx.device().name(), ResultsFile.commitFromEnvironment());
+            }
+            try (TpCommunicator comm = TpCommunicator.create(boot, ctx, env, null);
+                 KernelLibrary lib = KernelLibrary.load(ctx);
+                 CudaStream s = ctx.createStream(StreamPriority.NORMAL);
+                 InterleavedTimer timer = new InterleavedTimer(comm, s)) {
+                DeviceKernels kernels = new DeviceKernels(lib);
+                Planner plans = new Planner(registry, planner);
+                for (OverlapShape shape : settings.shapes()) {
+                    benchShape(rank, comm, ctx, kernels, registry, plans, timer, s, shape, rank == 0 ? rf[0] : null);
+                    if (rank == 0 && settings.out().isPresent()) {
+                        write(rf[0], settings.out().get());
+                    }
+                }
+            }
+        });
+        return rf[0];
+    }
+
+    private static void write(ResultsFile rf, Path out) {
+        try {
+            rf.write(out);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + out, e);
+        }
+    }
+
+    private void benchShape(int rank, TpCommunicator comm, CudaContext ctx, DeviceKernels kernels,
+                            MethodRegistry registry, Planner plans, InterleavedTimer timer, CudaStream s,
+                            OverlapShape shape, ResultsFile rf) {
+        ExecutionSettings exec = ExecutionSettings.DEFAULT.withCopyEngine(settings.copyEngine());
+        List<OverlapOp> ops = new ArrayList<>();
+        Map<String, String> ran = new LinkedHashMap<>();
+        try (OperandBuffers operands = new OperandBuffers(ctx, kernels, shape, true, settings.seed() + rank, s)) {
+            OperandBindings b = operands.bindings();
+            OverlapOp reference = OverlapOp.ncclReference(comm, shape, kernels);
+            ops.add(reference);
+            OverlapOp bulk = OverlapOp.create(comm, registry.schedule(shape, "bulk"), kernels, exec);
+            ops.add(bulk);
+            OperandBindings bulkOperands = operands.forMethod(false, shape.collective());
+            Map<String, Runnable> c = new LinkedHashMap<>();
+            c.put("gemm", () -> reference.forwardGemmsOnly(b, s));
+            c.put("comm", () -> bulk.forward(bulkOperands, s));
+            NcclCommunicator nccl = comm.nccl();
+            String ncclKey = shape.collective() == Collective.ALL_GATHER ? "nccl_ag" : "nccl_rs";
+            long rows = shape.m() / shape.tp();
+            c.put(ncclKey, shape.collective() == Collective.ALL_GATHER
+                    ? () -> nccl.allGather(b.input().address(), reference.userBuffer().address(), rows * shape.k(),
+                    shape.dtype(), s.nativeHandle())
+                    : () -> nccl.reduceScatter(reference.userBuffer().address(), b.output().address(),
+                    rows * shape.n(), shape.dtype(), NcclRedOp.SUM, s.nativeHandle()));
+            c.put("nccl_seq", () -> reference.forward(b, s));
+            for (String v : settings.variants()) {
+                OverlapOp op = switch (v) {
+                    case "auto" -> plans.planned(comm, shape, kernels, exec);
+                    case "nccl" -> OverlapOp.ncclReference(comm, shape, kernels);
+                    default -> OverlapOp.create(comm, registry.schedule(shape, v), kernels, exec);
+                };
+                ops.add(op);
+                ran.put(v, op.label());
+                c.put(v, () -> op.forward(b, s));
+                c.put(v + "/gemms", () -> op.forwardGemmsOnly(b, s));
+            }
+            InterleavedTimer.Result r = timer.time(c, settings.warmup(), settings.iters(),
+                    settings.seed() ^ shape.key().hashCode());
+            if (settings.trace()) {
+                for (int i = 2; i < ops.size(); i++) {
+                    OverlapOp op = ops.get(i);
+                    op.enableTrace();
+                    comm.bootstrap().barrier();
+                    op.forward(b, s);
+                    op.await(s);
+                    if (rank == 0) {
+                        System.out.print(settings.variants().get(i - 2) + " " + shape.key() + ": " + op.traceReport());
+                    }
+                }
+            }
+            if (rf != null) {
+                report(rf, shape, r, ran, ncclKey);
+            }
+        } finally {
+            for (int i = ops.size() - 1; i >= 0; i--) {
+                ops.get(i).close();
+            }
+        }
+    }
+
+    private void report(ResultsFile rf, OverlapShape shape, InterleavedTimer.Result r, Map<String, String> ran,
+                        String ncclKey) {
+        double gemm = r.median("gemm");
+        double comm = Math.min(r.median("comm"), r.median(ncclKey));
+        double seq = r.median("nccl_seq");
+        System.out.printf("%s: gemm %.4f  comm %.4f (ce %.4f, %s %.4f)  nccl_seq %.4f ms%n", shape.key(), gemm, comm,
+                r.median("comm"), ncclKey, r.median(ncclKey), seq);
+        Map<String, Object> base = record(shape, "nccl_seq", r.stats().get("nccl_seq"));
+        base.put("gemm_ms", gemm);
+        base.put("comm_ms", comm);
+        base.put(ncclKey + "_ms", r.median(ncclKey));
+        base.put("ce_comm_ms", r.median("comm"));
+        rf.add(base);
+        for (var e : ran.entrySet()) {
+            String v = e.getKey();
+            DescriptiveStatistics d = r.stats().get(v);
+            double ms = d.getPercentile(50);
+            double chunked = r.median(v + "/gemms");
+            double ideal = Math.max(Math.min(gemm, chunked), comm);
+            double pct = 100 * ideal / ms;
+            boolean fault = pct > FAULT_PCT;
+            System.out.printf("   %-24s %.4f ms (p10 %.4f p90 %.4f)  gemms %.4f  %.1f%% of ideal  %.3fx vs nccl_seq%s%s%n",
+                    v, ms, d.getPercentile(10), d.getPercentile(90), chunked, pct, seq / ms,
+                    v.equals(e.getValue()) ? "" : "  [" + e.getValue() + "]",
+                    fault ? "  MEASUREMENT FAULT: above " + FAULT_PCT + "% of a lower bound" : "");
+            Map<String, Object> rec = record(shape, v, d);
+            rec.put("ran", e.getValue());
+            rec.put("gemm_ms", gemm);
+            rec.put("gemm_chunked_ms", chunked);
+            rec.put("comm_ms", comm);
+            rec.put("ideal_ms", ideal);
+            rec.put("pct_of_ideal", pct);
+            rec.put("vs_nccl_seq", seq / ms);
+            rec.put("nccl_seq_ms", seq);
+            if (fault) {
+                rec.put("measurement_fault", true);
+            }
+            rf.add(rec);
+        }
+    }
+
+    private Map<String, Object> record(OverlapShape shape, String method, DescriptiveStatistics d) {
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("op", shape.collective().resultName());
+        r.put("method", method);
+        r.put("tp", shape.tp());
+        r.put("dtype", shape.dtype().shortName());
+        r.put("m", shape.m());
+        r.put("n", shape.n());
+        r.put("k", shape.k());
+        r.put("ms", d.getPercentile(50));
+        r.put("p10_ms", d.getPercentile(10));
+        r.put("p90_ms", d.getPercentile(90));
+        r.put("bias", shape.bias());
+        r.put("iters", settings.iters());
+        r.put("timing", "interleaved-shuffled, max over ranks, enqueue excluded");
+        r.put("seed", settings.seed());
+        r.put("copy_engine", settings.copyEngine());
+        r.put("rank_mode", "threads");
+        r.putAll(settings.extras());
+        return r;
+    }
+}

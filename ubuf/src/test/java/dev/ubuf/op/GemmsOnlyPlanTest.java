@@ -1,0 +1,53 @@
+package dev.ubuf.op;
+
+import dev.ubuf.plan.BufferRole;
+import dev.ubuf.plan.Plan;
+import dev.ubuf.plan.PlanBuilder;
+import dev.ubuf.plan.PlanStep;
+import dev.ubuf.plan.Region;
+import dev.ubuf.plan.StreamRole;
+import dev.ubuf.tensor.DType;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/** A plan's GEMM decomposition, which benchmarks time for the ideal: the same GEMMs, in order, on one stream. */
+class GemmsOnlyPlanTest {
+    @Test
+    void keepsEveryGemmInOrderOnOneStreamAndDropsAllElse() {
+        PlanBuilder b = new PlanBuilder("ag", "toy", 0, 2);
+        b.matrix(BufferRole.INPUT, DType.BF16, 4, 8);
+        b.matrix(BufferRole.WEIGHT, DType.BF16, 8, 6);
+        b.matrix(BufferRole.OUTPUT, DType.BF16, 4, 6);
+        b.matrix(BufferRole.UBUF, DType.BF16, 4, 8);
+        int comm = b.stream(StreamRole.COMM);
+        int c0 = b.stream(StreamRole.COMPUTE);
+        int c1 = b.stream(StreamRole.COMPUTE);
+        b.flag(1);
+        PlanStep.Gemm g0 = new PlanStep.Gemm(c0, Region.rows(BufferRole.INPUT, 0, 0, 2, 8),
+                Region.rows(BufferRole.WEIGHT, 0, 0, 8, 6), Region.rows(BufferRole.OUTPUT, 0, 0, 2, 6), false);
+        PlanStep.Gemm g1 = new PlanStep.Gemm(c1, Region.rows(BufferRole.UBUF, 0, 2, 2, 8),
+                Region.rows(BufferRole.WEIGHT, 0, 0, 8, 6), Region.rows(BufferRole.OUTPUT, 0, 2, 2, 6), true);
+        b.add(g0);
+        b.add(new PlanStep.Copy(comm, Region.rows(BufferRole.INPUT, 0, 0, 2, 8), Region.rows(BufferRole.UBUF, 1, 0, 2, 8)));
+        b.add(new PlanStep.Signal(comm, 1, 0));
+        b.add(new PlanStep.WaitSignal(c1, 0, 1));
+        b.add(g1);
+        Plan gemms = b.build().gemmsOnly();
+        assertEquals(List.of(StreamRole.COMPUTE), gemms.streams());
+        assertEquals(0, gemms.flagCount());
+        assertEquals(List.of(new PlanStep.Gemm(0, g0.a(), g0.b(), g0.c(), false),
+                new PlanStep.Gemm(0, g1.a(), g1.b(), g1.c(), true)), gemms.steps());
+        assertEquals("toy-gemms", gemms.method());
+    }
+
+    @Test
+    void aPlanWithoutGemmHasNoDecomposition() {
+        PlanBuilder b = new PlanBuilder("ag", "bulk", 0, 1);
+        b.matrix(BufferRole.UBUF, DType.BF16, 4, 8);
+        assertThrows(IllegalStateException.class, () -> b.build().gemmsOnly());
+    }
+}
