@@ -4,7 +4,7 @@ import dev.ubuf.ag.AgMethod;
 import dev.ubuf.ag.AgOptions;
 import dev.ubuf.ag.AgShape;
 import dev.ubuf.ag.AllGatherGemmOp;
-import dev.ubuf.comm.Bootstrap;
+import dev.ubuf.bootstrap.Bootstrap;
 import dev.ubuf.comm.TpCommunicator;
 import dev.ubuf.config.UbufEnvironment;
 import dev.ubuf.cuda.CudaContext;

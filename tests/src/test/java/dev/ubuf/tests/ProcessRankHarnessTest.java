@@ -1,8 +1,8 @@
 package dev.ubuf.tests;
 
 import dev.ubuf.ag.AgMethod;
-import dev.ubuf.comm.Bootstrap;
-import dev.ubuf.comm.InMemoryBootstrap;
+import dev.ubuf.bootstrap.Bootstrap;
+import dev.ubuf.bootstrap.InMemoryBootstrap;
 import dev.ubuf.config.UbufEnvironment;
 import dev.ubuf.rs.RsMethod;
 import dev.ubuf.tensor.DType;
