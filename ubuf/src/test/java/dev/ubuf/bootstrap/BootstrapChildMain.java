@@ -23,8 +23,9 @@ public final class BootstrapChildMain {
                 case "wait-for-loss" -> {
                     int expected = Integer.parseInt(args[1]);
                     bootstrap.barrier();
-                    System.out.println("READY rank " + rank);
                     try {
+                        // READY is printed inside the try: from this line on, a loss is caught and reported.
+                        System.out.println("READY rank " + rank);
                         while (true) {
                             bootstrap.allGather(new byte[]{(byte) rank});
                         }

@@ -65,6 +65,7 @@ class TcpBootstrapProcessTest {
                      new BootstrapConfig(Duration.ofSeconds(30)))) {
             root.barrier();
             victim.awaitLine(line -> line.startsWith("READY"), GUARD);
+            waiter.awaitLine(line -> line.startsWith("READY"), GUARD);
             CompletableFuture<byte[][]> pending = CompletableFuture.supplyAsync(() -> root.allGather(new byte[1]));
             victim.process().destroyForcibly();
             Throwable failure = assertThrows(java.util.concurrent.ExecutionException.class,
@@ -87,6 +88,9 @@ class TcpBootstrapProcessTest {
                      new BootstrapConfig(Duration.ofSeconds(30)))) {
             rank1.barrier();
             root.awaitLine(line -> line.startsWith("READY"), GUARD);
+            // The waiter must be past its barrier too: killed earlier, the root may take the barrier's result to
+            // rank 2 with it, and rank 2 would fail in the barrier instead of in the wait this test is about.
+            waiter.awaitLine(line -> line.startsWith("READY"), GUARD);
             root.process().destroyForcibly();
             PeerLostException lost = assertThrows(PeerLostException.class, () -> rank1.allGather(new byte[1]));
             assertEquals(0, lost.lostRank());
