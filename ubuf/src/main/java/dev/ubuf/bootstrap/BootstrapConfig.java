@@ -7,18 +7,31 @@ import java.util.Objects;
 /**
  * Settings of a bootstrap, read once at the edge of the program and passed down.
  *
- * @param timeout the deadline of every bootstrap operation (connecting included)
+ * @param timeout      the deadline of every bootstrap operation (connecting included)
+ * @param allowNoToken let the TCP bootstrap run without a job token ({@link LaunchEnvironment#JOB_TOKEN}); only for
+ *                     trusted single-user hosts, since any process that reaches rank 0 could then join
  */
-public record BootstrapConfig(Duration timeout) {
+public record BootstrapConfig(Duration timeout, boolean allowNoToken) {
     /** Environment variable with the deadline in seconds (decimals allowed). */
     public static final String TIMEOUT_VARIABLE = "UB_TIMEOUT";
+    /** Environment variable that, set to 1, lets the TCP bootstrap run without a job token. */
+    public static final String ALLOW_NO_TOKEN_VARIABLE = "UBUF_ALLOW_NO_TOKEN";
     /** Deadline when {@value #TIMEOUT_VARIABLE} is not set. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(110);
 
     public BootstrapConfig {
-        Objects.requireNonNull(timeout, "timeout");
-        if (timeout.isNegative() || timeout.isZero()) {
-            throw new IllegalArgumentException("bootstrap timeout must be positive, got " + timeout);
+        requirePositive(timeout, "bootstrap timeout");
+    }
+
+    /** A deadline of {@code timeout}, and a job token required. */
+    public BootstrapConfig(Duration timeout) {
+        this(timeout, false);
+    }
+
+    private static void requirePositive(Duration duration, String what) {
+        Objects.requireNonNull(duration, what);
+        if (duration.isNegative() || duration.isZero()) {
+            throw new IllegalArgumentException(what + " must be positive, got " + duration);
         }
     }
 
@@ -26,22 +39,45 @@ public record BootstrapConfig(Duration timeout) {
         return new BootstrapConfig(DEFAULT_TIMEOUT);
     }
 
-    /** Reads {@value #TIMEOUT_VARIABLE} (seconds, &gt; 0) from {@code env}; the default when it is absent or blank. */
+    public BootstrapConfig withAllowNoToken(boolean allowNoToken) {
+        return new BootstrapConfig(timeout, allowNoToken);
+    }
+
+    /**
+     * Reads {@value #TIMEOUT_VARIABLE} (seconds, &gt; 0) and {@value #ALLOW_NO_TOKEN_VARIABLE} (0 or 1) from
+     * {@code env}; a default for each that is absent or blank.
+     */
     public static BootstrapConfig fromEnvironment(Map<String, String> env) {
-        String value = env.get(TIMEOUT_VARIABLE);
+        return new BootstrapConfig(seconds(env, TIMEOUT_VARIABLE, DEFAULT_TIMEOUT), flag(env, ALLOW_NO_TOKEN_VARIABLE));
+    }
+
+    private static Duration seconds(Map<String, String> env, String name, Duration absent) {
+        String value = env.get(name);
         if (value == null || value.isBlank()) {
-            return defaults();
+            return absent;
         }
         double seconds;
         try {
             seconds = Double.parseDouble(value.trim());
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(TIMEOUT_VARIABLE + " must be a number of seconds, got '" + value + "'");
+            throw new IllegalArgumentException(name + " must be a number of seconds, got '" + value + "'");
         }
         if (!(seconds > 0) || Double.isInfinite(seconds) || seconds > 365 * 86400.0) {
-            throw new IllegalArgumentException(TIMEOUT_VARIABLE + " must be a positive number of seconds (at most a "
-                    + "year), got '" + value + "'");
+            throw new IllegalArgumentException(name + " must be a positive number of seconds (at most a year), got '"
+                    + value + "'");
         }
-        return new BootstrapConfig(Duration.ofNanos(Math.max(1_000_000L, Math.round(seconds * 1e9))));
+        return Duration.ofNanos(Math.max(1_000_000L, Math.round(seconds * 1e9)));
+    }
+
+    private static boolean flag(Map<String, String> env, String name) {
+        String value = env.get(name);
+        if (value == null || value.isBlank()) {
+            return false;
+        }
+        return switch (value.trim()) {
+            case "1" -> true;
+            case "0" -> false;
+            default -> throw new IllegalArgumentException(name + " must be 0 or 1, got '" + value + "'");
+        };
     }
 }

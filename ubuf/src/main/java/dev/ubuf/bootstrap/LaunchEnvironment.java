@@ -11,10 +11,11 @@ import java.util.Objects;
  * variables ({@code RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT}) plus ubuf's job token.
  *
  * <p>Job token policy: {@code UBUF_JOB_TOKEN} (set by {@code ubuf-launch}: 32 random hex digits) authenticates the
- * ranks to rank 0. It is optional so that other launchers (torchrun, a shell loop) still work: without it
- * {@link #jobToken()} is the empty string, the TCP bootstrap logs a warning, and rank 0 then admits only peers that
- * also have no token — a rank with a token never joins a root without one, and the other way round. The token is
- * never printed ({@link #toString()} hides it).
+ * ranks to rank 0. Other launchers (torchrun, a shell loop) must set the same token on every rank. Without one,
+ * {@link #jobToken()} is the empty string and the TCP bootstrap refuses to start, unless
+ * {@link BootstrapConfig#allowNoToken()} ({@code UBUF_ALLOW_NO_TOKEN=1}) declares the host trusted; rank 0 then admits
+ * only peers that also have no token — a rank with a token never joins a root without one, and the other way round.
+ * The token is never printed ({@link #toString()} hides it).
  *
  * @param rank        this process's rank, 0 &lt;= rank &lt; worldSize
  * @param worldSize   number of ranks in the job
@@ -82,7 +83,8 @@ public record LaunchEnvironment(int rank, int worldSize, int localRank, String m
 
     /**
      * Reads and validates the variables; one exception lists every missing or invalid one. {@code RANK, WORLD_SIZE,
-     * LOCAL_RANK, MASTER_ADDR, MASTER_PORT} are required; {@code UBUF_JOB_TOKEN} is optional (see the class comment).
+     * LOCAL_RANK, MASTER_ADDR, MASTER_PORT} are required; {@code UBUF_JOB_TOKEN} is read when present (the TCP
+     * bootstrap decides whether it may be missing; see the class comment).
      */
     public static LaunchEnvironment fromEnvironment(Map<String, String> env) {
         Objects.requireNonNull(env, "env");

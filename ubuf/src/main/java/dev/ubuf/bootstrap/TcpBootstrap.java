@@ -29,7 +29,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * other ranks connect, retrying until the deadline while rank 0 is not up yet, and introduce themselves with their
  * rank, the world size and the job token. Rank 0 refuses (and tells why) a wrong or missing token, a rank that is
  * out of range, already connected or lost before, or a different world size; a refused peer never counts as a rank.
- * {@link #connect} returns once all ranks have joined.
+ * {@link #connect} returns once all ranks have joined. Without a job token ({@link LaunchEnvironment#JOB_TOKEN}) no
+ * rank starts, unless {@link BootstrapConfig#allowNoToken()} says the host is trusted.
  *
  * <p>Loss: rank 0 reads every connection on its own thread; the end of a stream marks that rank lost and every other
  * rank hears it at once ({@link PeerLostException} for every operation that needs it). The others see rank 0's loss
@@ -70,16 +71,26 @@ public final class TcpBootstrap implements Bootstrap {
      * Joins the job described by {@code environment}; returns when every rank has joined, or throws
      * {@link BootstrapTimeoutException} naming the ranks that did not join within {@code config.timeout()},
      * {@link BootstrapRejectedException} if rank 0 refused this process, {@link PeerLostException} if a rank
-     * disconnected meanwhile.
+     * disconnected meanwhile, and {@link BootstrapException} at once, before touching the network, if there is no job
+     * token and {@code config} does not allow that.
      */
     public static TcpBootstrap connect(LaunchEnvironment environment, BootstrapConfig config) {
         Objects.requireNonNull(environment, "environment");
         Objects.requireNonNull(config, "config");
         if (!environment.hasJobToken()) {
-            LOG.log(System.Logger.Level.WARNING, "rank " + environment.rank() + ": " + LaunchEnvironment.JOB_TOKEN
-                    + " is not set: the bootstrap admits any process without a token that reaches "
-                    + environment.masterAddr() + ":" + environment.masterPort()
-                    + " (start ranks with bin/ubuf-launch to get a job token)");
+            if (!config.allowNoToken()) {
+                throw new BootstrapException(environment.rank(), LaunchEnvironment.JOB_TOKEN + " is not set, and "
+                        + "without a job token any process that reaches " + environment.masterAddr() + ":"
+                        + environment.masterPort() + " could join this job. Start the ranks with bin/ubuf-launch "
+                        + "(it sets a fresh token), or give every rank the same " + LaunchEnvironment.JOB_TOKEN
+                        + " (e.g. 32 random hex digits), or, on a trusted single-user host only, set "
+                        + BootstrapConfig.ALLOW_NO_TOKEN_VARIABLE + "=1");
+            }
+            if (environment.rank() == 0) {
+                LOG.log(System.Logger.Level.INFO, "rank 0: running without a job token ("
+                        + BootstrapConfig.ALLOW_NO_TOKEN_VARIABLE + "=1): any process without a token that reaches "
+                        + environment.masterAddr() + ":" + environment.masterPort() + " may join");
+            }
         }
         long deadline = System.nanoTime() + config.timeout().toNanos();
         return environment.rank() == 0

@@ -69,4 +69,16 @@ class LaunchEnvironmentTest {
         }
         assertThrows(IllegalArgumentException.class, () -> new BootstrapConfig(Duration.ZERO));
     }
+
+    @Test
+    void aJobTokenIsRequiredUnlessUbufAllowNoTokenIsOne() {
+        assertFalse(BootstrapConfig.fromEnvironment(Map.of()).allowNoToken());
+        assertFalse(BootstrapConfig.fromEnvironment(Map.of("UBUF_ALLOW_NO_TOKEN", "0")).allowNoToken());
+        assertTrue(BootstrapConfig.fromEnvironment(Map.of("UBUF_ALLOW_NO_TOKEN", "1")).allowNoToken());
+        for (String bad : new String[]{"yes", "2", "true"}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> BootstrapConfig.fromEnvironment(Map.of("UBUF_ALLOW_NO_TOKEN", bad)), bad);
+            assertTrue(e.getMessage().contains("UBUF_ALLOW_NO_TOKEN must be 0 or 1"), e.getMessage());
+        }
+    }
 }

@@ -1,12 +1,15 @@
 package dev.ubuf.bootstrap;
 
+import dev.ubuf.testutil.CapturedLog;
 import dev.ubuf.testutil.Loopback;
 import dev.ubuf.testutil.RankThreads;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -23,6 +26,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class TcpBootstrapTest {
     static final String TOKEN = "0123456789abcdef0123456789abcdef";
     private static final BootstrapConfig LONG = new BootstrapConfig(Duration.ofSeconds(30));
+    /** For a trusted single-user host: no job token needed. */
+    private static final BootstrapConfig TRUSTED_HOST = LONG.withAllowNoToken(true);
+
+    /** Rank 0 warns about every peer it refuses and every rank it loses; here that is expected, so kept quiet. */
+    private final CapturedLog log = CapturedLog.of("dev.ubuf.bootstrap");
+
+    @AfterEach
+    void stopCapturing() {
+        log.close();
+    }
 
     static LaunchEnvironment env(int rank, int size, int port, String token) {
         return new LaunchEnvironment(rank, size, rank, "127.0.0.1", port, token);
@@ -53,7 +66,7 @@ class TcpBootstrapTest {
                 () -> TcpBootstrap.connect(env(1, 2, port, "ffffffffffffffffffffffffffffffff"), LONG));
         assertTrue(wrong.reason().contains("wrong job token"), wrong.reason());
         BootstrapRejectedException missing = assertThrows(BootstrapRejectedException.class,
-                () -> TcpBootstrap.connect(env(1, 2, port, ""), LONG));
+                () -> TcpBootstrap.connect(env(1, 2, port, ""), TRUSTED_HOST)); // it may start, but not join
         assertTrue(missing.reason().contains("missing job token"), missing.reason());
         BootstrapRejectedException range = assertThrows(BootstrapRejectedException.class,
                 () -> TcpBootstrap.connect(new LaunchEnvironment(1, 3, 1, "127.0.0.1", port, TOKEN), LONG));
@@ -75,6 +88,8 @@ class TcpBootstrapTest {
             RankThreads.run(2, rank -> (rank == 0 ? rank0 : rank1).allGather(new byte[]{(byte) rank}))
                     .forEach(o -> assertEquals(2, o.get().length));
         }
+        assertEquals(1, log.containing("refused bootstrap peer").stream()
+                .filter(m -> m.contains("wrong job token")).count(), log.messages().toString());
     }
 
     /** Sends one hello on a raw socket and returns the root's rejection reason. */
@@ -95,18 +110,35 @@ class TcpBootstrapTest {
     }
 
     @Test
-    void aRootWithoutTokenAdmitsOnlyPeersWithoutToken() throws Exception {
+    void withoutAJobTokenNoRankStartsUnlessTheHostIsDeclaredTrusted() throws Exception {
+        int port = Loopback.freePort();
+        for (int rank : new int[]{0, 1}) {
+            BootstrapException e = assertThrows(BootstrapException.class,
+                    () -> TcpBootstrap.connect(env(rank, 2, port, ""), LONG));
+            assertEquals(rank, e.rank());
+            assertTrue(e.getMessage().contains("UBUF_JOB_TOKEN is not set")
+                    && e.getMessage().contains("UBUF_ALLOW_NO_TOKEN=1"), e.getMessage());
+        }
+        // Refused before touching the network: rank 0 never listened, so the port is still free.
+        try (ServerSocket stillFree = new ServerSocket(port, 1, InetAddress.getByName("127.0.0.1"))) {
+            assertEquals(port, stillFree.getLocalPort());
+        }
+    }
+
+    @Test
+    void onATrustedHostARootWithoutTokenAdmitsOnlyPeersWithoutToken() throws Exception {
         int port = Loopback.freePort();
         CompletableFuture<TcpBootstrap> root = CompletableFuture.supplyAsync(
-                () -> TcpBootstrap.connect(env(0, 2, port, ""), LONG));
+                () -> TcpBootstrap.connect(env(0, 2, port, ""), TRUSTED_HOST));
         BootstrapRejectedException e = assertThrows(BootstrapRejectedException.class,
                 () -> TcpBootstrap.connect(env(1, 2, port, TOKEN), LONG));
         assertTrue(e.reason().contains("without a job token"), e.reason());
-        try (TcpBootstrap rank1 = TcpBootstrap.connect(env(1, 2, port, ""), LONG);
+        try (TcpBootstrap rank1 = TcpBootstrap.connect(env(1, 2, port, ""), TRUSTED_HOST);
              TcpBootstrap rank0 = root.get(30, TimeUnit.SECONDS)) {
             assertEquals(1, rank1.rank());
             assertEquals(port, rank0.listeningPort());
         }
+        assertEquals(1, log.containing("running without a job token").size(), log.messages().toString());
     }
 
     @Test
