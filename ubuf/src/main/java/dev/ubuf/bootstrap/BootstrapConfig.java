@@ -7,25 +7,32 @@ import java.util.Objects;
 /**
  * Settings of a bootstrap, read once at the edge of the program and passed down.
  *
- * @param timeout      the deadline of every bootstrap operation (connecting included)
- * @param allowNoToken let the TCP bootstrap run without a job token ({@link LaunchEnvironment#JOB_TOKEN}); only for
- *                     trusted single-user hosts, since any process that reaches rank 0 could then join
+ * @param timeout          the deadline of every bootstrap operation (connecting included)
+ * @param handshakeTimeout how long rank 0 waits for a connecting process to introduce itself before it drops it, so
+ *                         idle or slow strangers cannot hold rank 0's handshake threads
+ * @param allowNoToken     let the TCP bootstrap run without a job token ({@link LaunchEnvironment#JOB_TOKEN}); only
+ *                         for trusted single-user hosts, since any process that reaches rank 0 could then join
  */
-public record BootstrapConfig(Duration timeout, boolean allowNoToken) {
+public record BootstrapConfig(Duration timeout, Duration handshakeTimeout, boolean allowNoToken) {
     /** Environment variable with the deadline in seconds (decimals allowed). */
     public static final String TIMEOUT_VARIABLE = "UB_TIMEOUT";
+    /** Environment variable with the handshake deadline in seconds (decimals allowed). */
+    public static final String HANDSHAKE_TIMEOUT_VARIABLE = "UBUF_HANDSHAKE_TIMEOUT";
     /** Environment variable that, set to 1, lets the TCP bootstrap run without a job token. */
     public static final String ALLOW_NO_TOKEN_VARIABLE = "UBUF_ALLOW_NO_TOKEN";
     /** Deadline when {@value #TIMEOUT_VARIABLE} is not set. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(110);
+    /** Handshake deadline when {@value #HANDSHAKE_TIMEOUT_VARIABLE} is not set: a real rank's hello takes a moment. */
+    public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Duration.ofSeconds(5);
 
     public BootstrapConfig {
         requirePositive(timeout, "bootstrap timeout");
+        requirePositive(handshakeTimeout, "handshake timeout");
     }
 
-    /** A deadline of {@code timeout}, and a job token required. */
+    /** A deadline of {@code timeout}, the default handshake deadline, and a job token required. */
     public BootstrapConfig(Duration timeout) {
-        this(timeout, false);
+        this(timeout, DEFAULT_HANDSHAKE_TIMEOUT, false);
     }
 
     private static void requirePositive(Duration duration, String what) {
@@ -39,16 +46,22 @@ public record BootstrapConfig(Duration timeout, boolean allowNoToken) {
         return new BootstrapConfig(DEFAULT_TIMEOUT);
     }
 
+    public BootstrapConfig withHandshakeTimeout(Duration handshakeTimeout) {
+        return new BootstrapConfig(timeout, handshakeTimeout, allowNoToken);
+    }
+
     public BootstrapConfig withAllowNoToken(boolean allowNoToken) {
-        return new BootstrapConfig(timeout, allowNoToken);
+        return new BootstrapConfig(timeout, handshakeTimeout, allowNoToken);
     }
 
     /**
-     * Reads {@value #TIMEOUT_VARIABLE} (seconds, &gt; 0) and {@value #ALLOW_NO_TOKEN_VARIABLE} (0 or 1) from
-     * {@code env}; a default for each that is absent or blank.
+     * Reads {@value #TIMEOUT_VARIABLE} and {@value #HANDSHAKE_TIMEOUT_VARIABLE} (seconds, &gt; 0) and
+     * {@value #ALLOW_NO_TOKEN_VARIABLE} (0 or 1) from {@code env}; a default for each that is absent or blank.
      */
     public static BootstrapConfig fromEnvironment(Map<String, String> env) {
-        return new BootstrapConfig(seconds(env, TIMEOUT_VARIABLE, DEFAULT_TIMEOUT), flag(env, ALLOW_NO_TOKEN_VARIABLE));
+        return new BootstrapConfig(seconds(env, TIMEOUT_VARIABLE, DEFAULT_TIMEOUT),
+                seconds(env, HANDSHAKE_TIMEOUT_VARIABLE, DEFAULT_HANDSHAKE_TIMEOUT),
+                flag(env, ALLOW_NO_TOKEN_VARIABLE));
     }
 
     private static Duration seconds(Map<String, String> env, String name, Duration absent) {

@@ -25,6 +25,13 @@ sealed interface Frame {
     }
 
     /**
+     * The root has more connections waiting to introduce themselves than it serves at once, and dropped this one
+     * before reading it; a real rank tries again until its connect deadline.
+     */
+    record Busy(String reason) implements Frame {
+    }
+
+    /**
      * One rank's part of operation {@code seq} of {@code group}. {@code members} are the group's world ranks in
      * group-rank order; {@code root} is the group rank of a broadcast's root, else -1.
      */

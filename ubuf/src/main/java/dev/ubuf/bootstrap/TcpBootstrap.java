@@ -16,9 +16,13 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
@@ -29,21 +33,38 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * other ranks connect, retrying until the deadline while rank 0 is not up yet, and introduce themselves with their
  * rank, the world size and the job token. Rank 0 refuses (and tells why) a wrong or missing token, a rank that is
  * out of range, already connected or lost before, or a different world size; a refused peer never counts as a rank.
- * {@link #connect} returns once all ranks have joined. Without a job token ({@link LaunchEnvironment#JOB_TOKEN}) no
- * rank starts, unless {@link BootstrapConfig#allowNoToken()} says the host is trusted.
+ * {@link #connect} returns once all ranks have joined.
+ *
+ * <p>Strangers: without a job token ({@link LaunchEnvironment#JOB_TOKEN}) no rank starts, unless
+ * {@link BootstrapConfig#allowNoToken()} says the host is trusted. Until a connection has introduced itself, rank 0
+ * gives it one of {@value #HANDSHAKE_THREADS} handshake threads or a place in line (at least {@value #HANDSHAKE_QUEUE},
+ * or the world size), and drops it at {@link BootstrapConfig#handshakeTimeout()} after accepting it, however slowly
+ * it sends; beyond that, a connection is answered "busy" at once (a real rank then tries again until its deadline).
+ * So idle, slow or garbled strangers cost rank 0 a bounded number of threads for a bounded time, and the job's own
+ * ranks still get in.
  *
  * <p>Loss: rank 0 reads every connection on its own thread; the end of a stream marks that rank lost and every other
  * rank hears it at once ({@link PeerLostException} for every operation that needs it). The others see rank 0's loss
  * as the end of their connection; since rank 0 relays everything, every later operation then fails.
  *
- * <p>Threads (all daemons, named {@code ubuf-bootstrap-*}, stopped by {@link #close()}): on rank 0 an acceptor, a
- * short-lived handshake thread per connection, a reader and a writer per rank, the deadline timer; on other ranks a
- * reader and a writer.
+ * <p>Threads (all daemons, named {@code ubuf-bootstrap-*}, stopped by {@link #close()}): on rank 0 an acceptor, up
+ * to {@value #HANDSHAKE_THREADS} handshake threads (ended when idle), a reader and a writer per rank, the deadline
+ * timer; on other ranks a reader and a writer.
  */
 public final class TcpBootstrap implements Bootstrap {
     private static final System.Logger LOG = System.getLogger(TcpBootstrap.class.getName());
-    private static final Duration MAX_HANDSHAKE = Duration.ofSeconds(10);
+    /** Handshakes rank 0 runs at once; a real rank's takes well under a millisecond. */
+    static final int HANDSHAKE_THREADS = 8;
+    /** Accepted connections waiting for a handshake thread (or the world size, if larger); more are told "busy". */
+    static final int HANDSHAKE_QUEUE = 64;
+    /** What a connection that waited in line past its deadline still gets: a real rank's hello is already there. */
+    private static final Duration HANDSHAKE_GRACE = Duration.ofMillis(200);
+    private static final Duration HANDSHAKE_THREAD_IDLE = Duration.ofSeconds(5);
+    /** Refusals logged one by one; after these, one in a hundred, so strangers cannot flood the log. */
+    private static final int REFUSALS_LOGGED = 10;
+    private static final int REFUSALS_PER_LOG_LINE = 100;
     private static final Duration MAX_CONNECT_ATTEMPT = Duration.ofSeconds(2);
+    private static final Duration MAX_BACKOFF = Duration.ofMillis(500);
     private static final Duration CLOSE_GRACE = Duration.ofSeconds(2);
 
     private final LaunchEnvironment environment;
@@ -94,7 +115,7 @@ public final class TcpBootstrap implements Bootstrap {
         }
         long deadline = System.nanoTime() + config.timeout().toNanos();
         return environment.rank() == 0
-                ? connectAsRoot(environment, config.timeout(), deadline)
+                ? connectAsRoot(environment, config, deadline)
                 : connectToRoot(environment, config.timeout(), deadline);
     }
 
@@ -102,11 +123,11 @@ public final class TcpBootstrap implements Bootstrap {
         return Duration.ofNanos(Math.max(1_000_000L, deadline - System.nanoTime()));
     }
 
-    private static TcpBootstrap connectAsRoot(LaunchEnvironment env, Duration timeout, long deadline) {
-        Root root = new Root(env, timeout);
+    private static TcpBootstrap connectAsRoot(LaunchEnvironment env, BootstrapConfig config, long deadline) {
+        Root root = new Root(env, config.handshakeTimeout());
         Endpoint endpoint = new Endpoint(0, -1, frame -> root.hub.receive(0, frame));
         root.start(endpoint);
-        GroupBootstrap world = GroupBootstrap.world(endpoint, env.worldSize(), timeout);
+        GroupBootstrap world = GroupBootstrap.world(endpoint, env.worldSize(), config.timeout());
         TcpBootstrap bootstrap = new TcpBootstrap(env, endpoint, world, root, null);
         joinWorld(bootstrap, deadline);
         return bootstrap;
@@ -114,36 +135,68 @@ public final class TcpBootstrap implements Bootstrap {
 
     private static TcpBootstrap connectToRoot(LaunchEnvironment env, Duration timeout, long deadline) {
         int rank = env.rank();
-        Socket socket = reachRoot(env, timeout, deadline);
-        DataInputStream in;
-        try {
-            socket.setTcpNoDelay(true);
-            OutputStream out = socket.getOutputStream();
-            out.write(Wire.encode(new Frame.Hello(Wire.PROTOCOL_VERSION, rank, env.worldSize(), env.jobToken())));
-            out.flush();
-            socket.setSoTimeout((int) Math.max(1, remaining(deadline).toMillis()));
-            in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
-            Frame reply = Wire.read(in, Wire.MAX_FRAME_BYTES);
-            switch (reply) {
-                case Frame.Welcome w -> socket.setSoTimeout(0);
-                case Frame.Rejected r -> throw new BootstrapRejectedException(rank, r.reason());
-                default -> throw new BootstrapException(rank, "rank 0 answered the hello with " + reply);
+        long backoffMillis = 20;
+        while (true) {
+            Socket socket = reachRoot(env, timeout, deadline);
+            HandshakeInput input;
+            DataInputStream in;
+            Frame reply;
+            try {
+                socket.setTcpNoDelay(true);
+                OutputStream out = socket.getOutputStream();
+                out.write(Wire.encode(new Frame.Hello(Wire.PROTOCOL_VERSION, rank, env.worldSize(), env.jobToken())));
+                out.flush();
+                input = new HandshakeInput(socket, deadline);
+                in = new DataInputStream(new BufferedInputStream(input));
+                reply = Wire.read(in, Wire.MAX_FRAME_BYTES);
+                if (reply instanceof Frame.Welcome) {
+                    input.lift();
+                }
+            } catch (SocketTimeoutException e) {
+                closeQuietly(socket);
+                throw new BootstrapTimeoutException(rank, "connect #0 in world", List.of(0), timeout,
+                        "rank 0 accepted the connection but did not answer the hello");
+            } catch (EOFException e) {
+                closeQuietly(socket);
+                throw new BootstrapException(rank, "rank 0 closed the connection during the handshake (is it "
+                        + "shutting down, or is " + env.masterAddr() + ":" + env.masterPort() + " another service?)",
+                        e);
+            } catch (IOException e) {
+                closeQuietly(socket);
+                throw new BootstrapException(rank, "handshake with rank 0 failed: " + e, e);
+            } catch (RuntimeException e) {
+                closeQuietly(socket);
+                throw e;
             }
-        } catch (SocketTimeoutException e) {
-            closeQuietly(socket);
-            throw new BootstrapTimeoutException(rank, "connect #0 in world", List.of(0), timeout,
-                    "rank 0 accepted the connection but did not answer the hello");
-        } catch (EOFException e) {
-            closeQuietly(socket);
-            throw new BootstrapException(rank, "rank 0 closed the connection during the handshake (is it shutting "
-                    + "down, or is " + env.masterAddr() + ":" + env.masterPort() + " another service?)", e);
-        } catch (IOException e) {
-            closeQuietly(socket);
-            throw new BootstrapException(rank, "handshake with rank 0 failed: " + e, e);
-        } catch (RuntimeException e) {
-            closeQuietly(socket);
-            throw e;
+            switch (reply) {
+                case Frame.Welcome w -> {
+                    return joinRoot(env, timeout, deadline, socket, in);
+                }
+                case Frame.Busy b -> closeQuietly(socket);
+                case Frame.Rejected r -> {
+                    closeQuietly(socket);
+                    throw new BootstrapRejectedException(rank, r.reason());
+                }
+                default -> {
+                    closeQuietly(socket);
+                    throw new BootstrapException(rank, "rank 0 answered the hello with " + reply);
+                }
+            }
+            // Rank 0 dropped us unread because too many connections wait for a handshake: try again.
+            long remainingMillis = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            if (remainingMillis <= backoffMillis) {
+                throw new BootstrapTimeoutException(rank, "connect #0 in world", List.of(0), timeout,
+                        "rank 0 stayed too busy with other connections' handshakes to hear this rank");
+            }
+            sleepOrFail(rank, backoffMillis);
+            backoffMillis = Math.min(backoffMillis * 2, MAX_BACKOFF.toMillis());
         }
+    }
+
+    /** Rank 0 admitted this rank: start the connection and join the connect rendezvous. */
+    private static TcpBootstrap joinRoot(LaunchEnvironment env, Duration timeout, long deadline, Socket socket,
+                                         DataInputStream in) {
+        int rank = env.rank();
         ConnectionHolder holder = new ConnectionHolder();
         Endpoint endpoint = new Endpoint(rank, 0, frame -> holder.connection.send(frame));
         Connection connection;
@@ -205,13 +258,17 @@ public final class TcpBootstrap implements Bootstrap {
                 last = e;
                 closeQuietly(socket);
             }
-            try {
-                Thread.sleep(Math.min(backoffMillis, Math.max(1, remainingMillis)));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new BootstrapException(env.rank(), "interrupted while connecting to rank 0");
-            }
-            backoffMillis = Math.min(backoffMillis * 2, 500);
+            sleepOrFail(env.rank(), Math.min(backoffMillis, Math.max(1, remainingMillis)));
+            backoffMillis = Math.min(backoffMillis * 2, MAX_BACKOFF.toMillis());
+        }
+    }
+
+    private static void sleepOrFail(int rank, long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BootstrapException(rank, "interrupted while connecting to rank 0");
         }
     }
 
@@ -311,25 +368,38 @@ public final class TcpBootstrap implements Bootstrap {
                 + environment.masterPort() + (closed.get() ? ", closed]" : "]");
     }
 
-    /** Rank 0's side: the listening socket, the admission of ranks, the hub and one connection per rank. */
+    /**
+     * Rank 0's side: the listening socket, the admission of ranks (a bounded pool of handshakes, see the class
+     * comment), the hub and one connection per rank.
+     */
     private static final class Root {
         private final LaunchEnvironment env;
-        private final Duration timeout;
+        private final Duration handshakeTimeout;
         private final ServerSocket server;
         private final Hub hub;
         private final AtomicReferenceArray<Connection> connections;
+        /** Accepted sockets not yet admitted or refused (running or in line), closed by {@link #close()}. */
         private final Set<Socket> handshaking = ConcurrentHashMap.newKeySet();
+        private final ThreadPoolExecutor handshakes;
+        private final int handshakeQueue;
+        private final AtomicLong refusals = new AtomicLong();
         private final Object admission = new Object();
         private final Thread acceptor;
         private volatile Endpoint local;
         private volatile boolean closing;
 
-        Root(LaunchEnvironment env, Duration timeout) {
+        Root(LaunchEnvironment env, Duration handshakeTimeout) {
             this.env = env;
-            this.timeout = timeout;
+            this.handshakeTimeout = handshakeTimeout;
             this.connections = new AtomicReferenceArray<>(env.worldSize());
             this.server = listen(env);
             this.hub = new Hub(env.worldSize(), this::deliver, "ubuf-bootstrap-timer-r0");
+            // Room in line for every rank at once, so a large job's own burst of connections is never told "busy".
+            this.handshakeQueue = Math.max(HANDSHAKE_QUEUE, env.worldSize());
+            this.handshakes = new ThreadPoolExecutor(HANDSHAKE_THREADS, HANDSHAKE_THREADS,
+                    HANDSHAKE_THREAD_IDLE.toMillis(), TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(handshakeQueue),
+                    Thread.ofPlatform().daemon().name("ubuf-bootstrap-handshake-r0-", 0).factory());
+            this.handshakes.allowCoreThreadTimeOut(true); // none left once every rank is in
             this.acceptor = Thread.ofPlatform().daemon().name("ubuf-bootstrap-accept-r0").unstarted(this::acceptLoop);
         }
 
@@ -396,20 +466,40 @@ public final class TcpBootstrap implements Bootstrap {
                     }
                     return;
                 }
+                // The deadline runs from here, so connections waiting in line behind idle ones expire too.
+                long deadline = System.nanoTime() + handshakeTimeout.toNanos();
                 handshaking.add(socket);
-                Thread.ofPlatform().daemon().name("ubuf-bootstrap-handshake-r0").start(() -> handshake(socket));
+                try {
+                    handshakes.execute(() -> handshake(socket, deadline));
+                } catch (RejectedExecutionException e) {
+                    handshaking.remove(socket);
+                    refuse(socket, String.valueOf(socket.getRemoteSocketAddress()), new Frame.Busy("rank 0 is busy: "
+                            + HANDSHAKE_THREADS + " handshakes are running and " + handshakeQueue + " waiting"));
+                }
             }
         }
 
-        private void handshake(Socket socket) {
+        private void handshake(Socket socket, long acceptDeadline) {
             String peer = String.valueOf(socket.getRemoteSocketAddress());
             try {
+                if (closing) {
+                    closeQuietly(socket);
+                    return;
+                }
+                long graceDeadline = System.nanoTime() + HANDSHAKE_GRACE.toNanos();
+                long deadline = acceptDeadline - graceDeadline > 0 ? acceptDeadline : graceDeadline;
                 socket.setTcpNoDelay(true);
-                socket.setSoTimeout((int) Math.min(timeout.toMillis(), MAX_HANDSHAKE.toMillis()));
-                DataInputStream in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
+                HandshakeInput input = new HandshakeInput(socket, deadline);
+                DataInputStream in = new DataInputStream(new BufferedInputStream(input));
                 Frame frame;
                 try {
                     frame = Wire.read(in, Wire.MAX_HELLO_BYTES);
+                } catch (SocketTimeoutException e) {
+                    reject(socket, peer, "no hello within " + Durations.format(handshakeTimeout) + " of connecting");
+                    return;
+                } catch (EOFException e) {
+                    reject(socket, peer, "the connection ended before a complete hello");
+                    return;
                 } catch (IOException e) {
                     reject(socket, peer, "no valid hello: " + e.getMessage());
                     return;
@@ -418,7 +508,7 @@ public final class TcpBootstrap implements Bootstrap {
                     reject(socket, peer, "expected a hello, got " + frame.getClass().getSimpleName());
                     return;
                 }
-                admit(socket, in, peer, hello);
+                admit(socket, in, input, peer, hello);
             } catch (IOException | RuntimeException e) {
                 closeQuietly(socket);
                 if (!closing) {
@@ -429,7 +519,8 @@ public final class TcpBootstrap implements Bootstrap {
             }
         }
 
-        private void admit(Socket socket, DataInputStream in, String peer, Frame.Hello hello) throws IOException {
+        private void admit(Socket socket, DataInputStream in, HandshakeInput input, String peer, Frame.Hello hello)
+                throws IOException {
             int rank = hello.rank();
             Connection connection;
             synchronized (admission) {
@@ -453,7 +544,7 @@ public final class TcpBootstrap implements Bootstrap {
                     }
                 });
                 connection.send(new Frame.Welcome()); // queued before the hub can address this rank
-                socket.setSoTimeout(0);
+                input.lift();
                 connections.set(rank, connection);
             }
             connection.start();
@@ -498,16 +589,37 @@ public final class TcpBootstrap implements Bootstrap {
         }
 
         private void reject(Socket socket, String peer, String reason) {
-            LOG.log(System.Logger.Level.WARNING, "rank 0: refused bootstrap peer " + peer + ": " + reason);
+            refuse(socket, peer, new Frame.Rejected(reason));
+        }
+
+        /** Tells the peer why ({@code answer}: a Rejected or a Busy frame, a few bytes that never block) and closes. */
+        private void refuse(Socket socket, String peer, Frame answer) {
+            logRefusal(peer, switch (answer) {
+                case Frame.Rejected r -> r.reason();
+                case Frame.Busy b -> b.reason();
+                default -> answer.toString();
+            });
             try {
                 OutputStream out = socket.getOutputStream();
-                out.write(Wire.encode(new Frame.Rejected(reason)));
+                out.write(Wire.encode(answer));
                 out.flush();
                 socket.shutdownOutput();
             } catch (IOException e) {
                 // the peer is gone already; nothing to tell
             } finally {
                 closeQuietly(socket);
+            }
+        }
+
+        private void logRefusal(String peer, String reason) {
+            long n = refusals.incrementAndGet();
+            if (n <= REFUSALS_LOGGED) {
+                LOG.log(System.Logger.Level.WARNING, "rank 0: refused bootstrap peer " + peer + ": " + reason
+                        + (n == REFUSALS_LOGGED ? " (from now on one refusal in " + REFUSALS_PER_LOG_LINE
+                        + " is logged)" : ""));
+            } else if (n % REFUSALS_PER_LOG_LINE == 0) {
+                LOG.log(System.Logger.Level.WARNING, "rank 0: refused " + n + " bootstrap peers so far; the latest, "
+                        + peer + ": " + reason);
             }
         }
 
@@ -518,15 +630,17 @@ public final class TcpBootstrap implements Bootstrap {
             } catch (IOException e) {
                 // closing
             }
+            handshakes.shutdownNow();
             for (Socket socket : handshaking) {
                 closeQuietly(socket);
             }
-            if (Thread.currentThread() != acceptor) {
-                try {
+            try {
+                if (Thread.currentThread() != acceptor) {
                     acceptor.join(1000);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
                 }
+                handshakes.awaitTermination(1, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
             long deadline = System.nanoTime() + CLOSE_GRACE.toNanos();
             for (int rank = 1; rank < connections.length(); rank++) {

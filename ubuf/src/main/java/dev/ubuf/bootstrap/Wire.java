@@ -17,7 +17,7 @@ import java.nio.charset.StandardCharsets;
  */
 final class Wire {
     static final int MAGIC = 0x55425546; // "UBUF"
-    static final int PROTOCOL_VERSION = 1;
+    static final int PROTOCOL_VERSION = 2; // 2: the Busy frame
     /** Largest frame body; allGather results of small setup data stay far below. */
     static final int MAX_FRAME_BYTES = 1 << 30;
     /** Largest frame accepted from a peer that has not authenticated yet. */
@@ -34,6 +34,7 @@ final class Wire {
     private static final byte RESULT = 7;
     private static final byte FAILED = 8;
     private static final byte NOTICE = 9;
+    private static final byte BUSY = 10;
 
     private static final byte TIMED_OUT = 1;
     private static final byte MISMATCH = 2;
@@ -96,6 +97,10 @@ final class Wire {
             case Frame.Rejected r -> {
                 out.writeByte(REJECTED);
                 writeText(out, r.reason());
+            }
+            case Frame.Busy b -> {
+                out.writeByte(BUSY);
+                writeText(out, b.reason());
             }
             case Frame.Contribute c -> {
                 out.writeByte(CONTRIBUTE);
@@ -220,6 +225,7 @@ final class Wire {
             }
             case WELCOME -> new Frame.Welcome();
             case REJECTED -> new Frame.Rejected(in.readText());
+            case BUSY -> new Frame.Busy(in.readText());
             case CONTRIBUTE -> new Frame.Contribute(in.readText(), in.readInts(), in.readLong(), in.readKind(),
                     in.readInt(), in.readLong(), in.readBytes());
             case LEAVE -> new Frame.Leave(in.readText(), in.readInts());

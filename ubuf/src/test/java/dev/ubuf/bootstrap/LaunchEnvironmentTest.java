@@ -81,4 +81,16 @@ class LaunchEnvironmentTest {
             assertTrue(e.getMessage().contains("UBUF_ALLOW_NO_TOKEN must be 0 or 1"), e.getMessage());
         }
     }
+
+    @Test
+    void handshakeDeadlineComesFromUbufHandshakeTimeoutInSeconds() {
+        assertEquals(Duration.ofSeconds(5), BootstrapConfig.fromEnvironment(Map.of()).handshakeTimeout());
+        assertEquals(Duration.ofMillis(2500),
+                BootstrapConfig.fromEnvironment(Map.of("UBUF_HANDSHAKE_TIMEOUT", "2.5")).handshakeTimeout());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> BootstrapConfig.fromEnvironment(Map.of("UBUF_HANDSHAKE_TIMEOUT", "-1")));
+        assertTrue(e.getMessage().contains("UBUF_HANDSHAKE_TIMEOUT"), e.getMessage());
+        assertThrows(IllegalArgumentException.class,
+                () -> BootstrapConfig.defaults().withHandshakeTimeout(Duration.ZERO));
+    }
 }

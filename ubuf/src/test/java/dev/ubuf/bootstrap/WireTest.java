@@ -28,6 +28,7 @@ class WireTest {
         assertEquals(new Frame.Hello(1, 3, 4, "tok"), hello);
         assertInstanceOf(Frame.Welcome.class, roundTrip(new Frame.Welcome()));
         assertEquals(new Frame.Rejected("wrong job token"), roundTrip(new Frame.Rejected("wrong job token")));
+        assertEquals(new Frame.Busy("too many handshakes"), roundTrip(new Frame.Busy("too many handshakes")));
 
         Frame.Contribute c = (Frame.Contribute) roundTrip(new Frame.Contribute("world/[0, 2]#1", new int[]{2, 0}, 42,
                 OpKind.BROADCAST, 1, 3000, new byte[]{1, 2, 3}));
