@@ -1,7 +1,9 @@
 package dev.ubuf.bootstrap;
 
+import dev.ubuf.testutil.CapturedLog;
 import dev.ubuf.testutil.ChildJvm;
 import dev.ubuf.testutil.Loopback;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -19,6 +21,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** The TCP bootstrap across real processes: this JVM is one rank, child JVMs are the others. */
 class TcpBootstrapProcessTest {
     private static final Duration GUARD = Duration.ofSeconds(40);
+
+    /** This JVM's rank 0 warns about the ranks it loses; here that is expected, so kept quiet. */
+    private final CapturedLog log = CapturedLog.of("dev.ubuf.bootstrap");
+
+    @AfterEach
+    void stopCapturing() {
+        log.close();
+    }
 
     private static Map<String, String> childEnv(int rank, int size, int port, String timeoutSeconds) {
         Map<String, String> env = new HashMap<>(TcpBootstrapTest.env(rank, size, port, TcpBootstrapTest.TOKEN)
@@ -75,6 +85,7 @@ class TcpBootstrapProcessTest {
             assertEquals(0, lost.rank());
             assertEquals(0, waiter.waitFor(GUARD), waiter.output());
             assertTrue(waiter.output().contains("LOST 2 seen by rank 1"), waiter.output());
+            assertEquals(1, log.containing("lost rank 2").size(), log.messages().toString());
         }
     }
 
