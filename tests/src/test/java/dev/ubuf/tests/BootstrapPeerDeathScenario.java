@@ -1,8 +1,8 @@
 package dev.ubuf.tests;
 
-import dev.ubuf.comm.Bootstrap;
-import dev.ubuf.comm.BootstrapException;
-import dev.ubuf.comm.PeerLostException;
+import dev.ubuf.bootstrap.Bootstrap;
+import dev.ubuf.bootstrap.BootstrapException;
+import dev.ubuf.bootstrap.PeerLostException;
 import dev.ubuf.config.UbufEnvironment;
 import dev.ubuf.cuda.CudaContext;
 

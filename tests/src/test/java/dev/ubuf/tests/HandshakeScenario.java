@@ -1,6 +1,6 @@
 package dev.ubuf.tests;
 
-import dev.ubuf.comm.Bootstrap;
+import dev.ubuf.bootstrap.Bootstrap;
 import dev.ubuf.config.UbufEnvironment;
 import dev.ubuf.cuda.CudaContext;
 

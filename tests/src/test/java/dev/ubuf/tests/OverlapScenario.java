@@ -1,7 +1,7 @@
 package dev.ubuf.tests;
 
 import dev.ubuf.ag.AgShape;
-import dev.ubuf.comm.Bootstrap;
+import dev.ubuf.bootstrap.Bootstrap;
 import dev.ubuf.comm.TpCommunicator;
 import dev.ubuf.config.UbufEnvironment;
 import dev.ubuf.cuda.CudaContext;

@@ -1,6 +1,6 @@
 package dev.ubuf.tests;
 
-import dev.ubuf.comm.Bootstrap;
+import dev.ubuf.bootstrap.Bootstrap;
 import dev.ubuf.comm.BufferSharing;
 import dev.ubuf.comm.FlagRegion;
 import dev.ubuf.comm.TpCommunicator;

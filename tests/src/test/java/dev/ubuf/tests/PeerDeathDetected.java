@@ -1,7 +1,7 @@
 package dev.ubuf.tests;
 
-import dev.ubuf.comm.Bootstrap;
-import dev.ubuf.comm.TcpBootstrap;
+import dev.ubuf.bootstrap.Bootstrap;
+import dev.ubuf.bootstrap.TcpBootstrap;
 
 /**
  * The survivor's expected outcome in the kill scenarios: it noticed by itself that a peer died, with an error naming

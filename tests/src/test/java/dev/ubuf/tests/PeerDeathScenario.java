@@ -1,9 +1,9 @@
 package dev.ubuf.tests;
 
-import dev.ubuf.comm.Bootstrap;
+import dev.ubuf.bootstrap.Bootstrap;
+import dev.ubuf.bootstrap.PeerLostException;
 import dev.ubuf.comm.FlagRegion;
 import dev.ubuf.comm.PeerFailedException;
-import dev.ubuf.comm.PeerLostException;
 import dev.ubuf.comm.TpCommunicator;
 import dev.ubuf.comm.UbufTimeoutException;
 import dev.ubuf.comm.UserBuffer;

@@ -1,7 +1,7 @@
 package dev.ubuf.tests;
 
-import dev.ubuf.comm.Bootstrap;
-import dev.ubuf.comm.InMemoryBootstrap;
+import dev.ubuf.bootstrap.Bootstrap;
+import dev.ubuf.bootstrap.InMemoryBootstrap;
 import dev.ubuf.config.UbufEnvironment;
 import dev.ubuf.tensor.DType;
 import org.junit.jupiter.api.Test;

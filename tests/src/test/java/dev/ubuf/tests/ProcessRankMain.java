@@ -1,7 +1,7 @@
 package dev.ubuf.tests;
 
-import dev.ubuf.comm.LaunchEnvironment;
-import dev.ubuf.comm.TcpBootstrap;
+import dev.ubuf.bootstrap.LaunchEnvironment;
+import dev.ubuf.bootstrap.TcpBootstrap;
 import dev.ubuf.config.UbufEnvironment;
 import dev.ubuf.cuda.CudaContext;
 

@@ -1,6 +1,6 @@
 package dev.ubuf.tests;
 
-import dev.ubuf.comm.LaunchEnvironment;
+import dev.ubuf.bootstrap.LaunchEnvironment;
 import dev.ubuf.launch.Launcher;
 
 import java.io.BufferedReader;

@@ -1,6 +1,6 @@
 package dev.ubuf.tests;
 
-import dev.ubuf.comm.Bootstrap;
+import dev.ubuf.bootstrap.Bootstrap;
 import dev.ubuf.comm.TpCommunicator;
 import dev.ubuf.comm.UserBuffer;
 import dev.ubuf.config.UbufEnvironment;

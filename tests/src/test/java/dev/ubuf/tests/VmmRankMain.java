@@ -1,8 +1,8 @@
 package dev.ubuf.tests;
 
+import dev.ubuf.bootstrap.LaunchEnvironment;
+import dev.ubuf.bootstrap.TcpBootstrap;
 import dev.ubuf.comm.BufferSharing;
-import dev.ubuf.comm.LaunchEnvironment;
-import dev.ubuf.comm.TcpBootstrap;
 import dev.ubuf.config.UbufEnvironment;
 import dev.ubuf.cuda.CudaContext;
 

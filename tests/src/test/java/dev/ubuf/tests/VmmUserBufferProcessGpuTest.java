@@ -1,9 +1,9 @@
 package dev.ubuf.tests;
 
-import dev.ubuf.comm.BootstrapConfig;
+import dev.ubuf.bootstrap.BootstrapConfig;
+import dev.ubuf.bootstrap.LaunchEnvironment;
+import dev.ubuf.bootstrap.TcpBootstrap;
 import dev.ubuf.comm.BufferSharing;
-import dev.ubuf.comm.LaunchEnvironment;
-import dev.ubuf.comm.TcpBootstrap;
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.testutil.ChildJvm;
 import org.junit.jupiter.api.Test;

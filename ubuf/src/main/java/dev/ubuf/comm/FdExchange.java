@@ -1,5 +1,6 @@
 package dev.ubuf.comm;
 
+import dev.ubuf.bootstrap.Bootstrap;
 import dev.ubuf.posix.OwnedFd;
 import dev.ubuf.posix.PeerCredentials;
 import dev.ubuf.posix.ReceivedFd;

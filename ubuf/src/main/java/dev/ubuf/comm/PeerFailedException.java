@@ -1,5 +1,7 @@
 package dev.ubuf.comm;
 
+import dev.ubuf.bootstrap.BootstrapException;
+
 /** A peer of the domain died or aborted while this rank waited for it; the message names both and the wait. */
 public final class PeerFailedException extends RuntimeException {
     public PeerFailedException(String message, BootstrapException cause) {

@@ -1,7 +1,7 @@
 package dev.ubuf.comm;
 
-import dev.ubuf.comm.Bootstrap;
-import dev.ubuf.comm.InMemoryBootstrap;
+import dev.ubuf.bootstrap.Bootstrap;
+import dev.ubuf.bootstrap.InMemoryBootstrap;
 import dev.ubuf.cuda.CudaContext;
 
 import java.time.Duration;

@@ -1,5 +1,6 @@
 package dev.ubuf.comm;
 
+import dev.ubuf.bootstrap.Bootstrap;
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaVmm;
 import dev.ubuf.cuda.VmmAllocation;

@@ -1,8 +1,12 @@
 /**
- * How the ranks of a job find each other on the CPU side: {@link dev.ubuf.comm.Bootstrap} (allGather, broadcast,
- * barrier, subgroups, abort, all with deadlines) over TCP ({@link dev.ubuf.comm.TcpBootstrap}, one JVM per GPU) or in
- * memory ({@link dev.ubuf.comm.InMemoryBootstrap}, one JVM with a thread per GPU); the launch environment
- * ({@link dev.ubuf.comm.LaunchEnvironment}), the deadline setting ({@link dev.ubuf.comm.BootstrapConfig}) and the
- * split of the world into TP and DP groups ({@link dev.ubuf.comm.DomainLayout}).
+ * A rank's membership in a tensor-parallel domain and the memory its ranks share: {@link
+ * dev.ubuf.comm.TpCommunicator} (reference-counted, closed last), the {@link dev.ubuf.comm.UserBuffer}s registered
+ * on every rank so each knows its peers' device addresses, the {@link dev.ubuf.comm.FlagRegion}s that order copies
+ * between ranks, and how buffers are shared ({@link dev.ubuf.comm.BufferSharing}: in one process, VMM allocations
+ * passed as file descriptors over Unix sockets, or legacy CUDA IPC handles).
+ *
+ * <p>Setup data travels over a {@link dev.ubuf.bootstrap.Bootstrap}; a dead or aborted peer seen there surfaces here
+ * as {@link dev.ubuf.comm.PeerFailedException}, a host wait past its deadline as
+ * {@link dev.ubuf.comm.UbufTimeoutException}.
  */
 package dev.ubuf.comm;

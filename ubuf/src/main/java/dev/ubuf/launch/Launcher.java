@@ -1,7 +1,7 @@
 package dev.ubuf.launch;
 
-import dev.ubuf.comm.BootstrapConfig;
-import dev.ubuf.comm.LaunchEnvironment;
+import dev.ubuf.bootstrap.BootstrapConfig;
+import dev.ubuf.bootstrap.LaunchEnvironment;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;

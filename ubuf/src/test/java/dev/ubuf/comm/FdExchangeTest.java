@@ -1,8 +1,15 @@
 package dev.ubuf.comm;
 
+import dev.ubuf.bootstrap.Bootstrap;
+import dev.ubuf.bootstrap.BootstrapConfig;
+import dev.ubuf.bootstrap.InMemoryBootstrap;
+import dev.ubuf.bootstrap.LaunchEnvironment;
+import dev.ubuf.bootstrap.TcpBootstrap;
 import dev.ubuf.posix.OwnedFd;
 import dev.ubuf.posix.UnixSocketFdChannel;
 import dev.ubuf.posix.UnixSocketListener;
+import dev.ubuf.testutil.Loopback;
+import dev.ubuf.testutil.RankThreads;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
@@ -36,6 +43,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class FdExchangeTest {
     private static final Duration LONG = Duration.ofSeconds(20);
     private static final Duration SHORT = Duration.ofSeconds(1);
+    private static final String TOKEN = "0123456789abcdef0123456789abcdef";
 
     @TempDir(cleanup = CleanupMode.ALWAYS)
     Path dir;
@@ -158,23 +166,27 @@ class FdExchangeTest {
         b.barrier(); // nobody closes its bootstrap while a peer still needs it
     }
 
+    /** Rank {@code rank} of a 3-rank job on loopback with rank 0 at {@code port}. */
+    private static LaunchEnvironment rankEnvironment(int rank, int port) {
+        return new LaunchEnvironment(rank, 3, rank, "127.0.0.1", port, TOKEN);
+    }
+
     @Test
     void descriptorsCrossProcessBoundaries() throws Exception {
         long seed = System.nanoTime();
         System.out.println("FdExchangeTest across processes, content seed " + seed);
         writeRankFiles(3, seed);
         Path sockets = sockets();
-        int port = TcpBootstrapTest.freePort();
+        int port = Loopback.freePort();
         List<dev.ubuf.testutil.ChildJvm> children = new ArrayList<>();
         try {
             for (int rank = 1; rank < 3; rank++) {
-                Map<String, String> env = new java.util.HashMap<>(TcpBootstrapTest.env(rank, 3, port,
-                        TcpBootstrapTest.TOKEN).toEnvironment());
+                Map<String, String> env = new java.util.HashMap<>(rankEnvironment(rank, port).toEnvironment());
                 env.put(BootstrapConfig.TIMEOUT_VARIABLE, "30");
-                children.add(dev.ubuf.testutil.ChildJvm.start("rank" + rank, BootstrapChildMain.class, env,
-                        "fd-exchange", dir.toString()));
+                children.add(dev.ubuf.testutil.ChildJvm.start("rank" + rank, FdExchangeChildMain.class, env,
+                        dir.toString()));
             }
-            try (TcpBootstrap root = TcpBootstrap.connect(TcpBootstrapTest.env(0, 3, port, TcpBootstrapTest.TOKEN),
+            try (TcpBootstrap root = TcpBootstrap.connect(rankEnvironment(0, port),
                     new BootstrapConfig(Duration.ofSeconds(30)))) {
                 exchangeAndCheckFiles(root, dir);
             }

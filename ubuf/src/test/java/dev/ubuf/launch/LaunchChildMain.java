@@ -1,6 +1,6 @@
 package dev.ubuf.launch;
 
-import dev.ubuf.comm.TcpBootstrap;
+import dev.ubuf.bootstrap.TcpBootstrap;
 
 import java.util.Arrays;
 
