@@ -54,8 +54,12 @@ public final class OverlapBench {
      * @param variants registered method variants ("ring", "ring:cs=2"), "auto" (the planner's choice) or "nccl"
      * @param out      where the results file is rewritten after every shape, if anywhere
      */
-    public record Settings(int tp, List<OverlapShape> shapes, List<String> variants, int warmup, int iters, long seed,
-                           boolean copyEngine, boolean trace, Optional<Path> out, Map<String, Object> extras) {
+    public record Settings(int tp, List<OverlapShape> shapes, Map<Collective, List<String>> variants, int warmup,
+                           int iters, long seed, boolean copyEngine, boolean trace, Optional<Path> out,
+                           Map<String, Object> extras) {
+        public List<String> variantsOf(OverlapShape shape) {
+            return variants.getOrDefault(shape.collective(), List.of());
+        }
     }
 
     private final Settings settings;
@@ -69,9 +73,10 @@ public final class OverlapBench {
     }
 
     /** Builds every variant's schedule for every shape on the host: bad variants fail before any GPU work. */
-    public static void check(MethodRegistry registry, List<OverlapShape> shapes, List<String> variants) {
+    public static void check(MethodRegistry registry, List<OverlapShape> shapes,
+                             Map<Collective, List<String>> variants) {
         for (OverlapShape s : shapes) {
-            for (String v : variants) {
+            for (String v : variants.getOrDefault(s.collective(), List.of())) {
                 if (!v.equals("auto") && !v.equals("nccl")) {
                     registry.schedule(s, v);
                 }
@@ -82,6 +87,11 @@ public final class OverlapBench {
 
     /** Runs the benchmark and returns the results (also written to {@code out} after each shape). */
     public ResultsFile run() throws Exception {
+        return run(shape -> { });
+    }
+
+    /** As {@link #run()}; {@code done} is told (on rank 0's thread) after each shape, e.g. for a progress bar. */
+    public ResultsFile run(java.util.function.Consumer<OverlapShape> done) throws Exception {
         MethodRegistry registry = MethodRegistry.load();
         check(registry, settings.shapes(), settings.variants());
         ResultsFile[] rf = new ResultsFile[1];
@@ -97,8 +107,9 @@ public final class OverlapBench {
                 Planner plans = new Planner(registry, planner);
                 for (OverlapShape shape : settings.shapes()) {
                     benchShape(rank, comm, ctx, kernels, registry, plans, timer, s, shape, rank == 0 ? rf[0] : null);
-                    if (rank == 0 && settings.out().isPresent()) {
-                        write(rf[0], settings.out().get());
+                    if (rank == 0) {
+                        settings.out().ifPresent(o -> write(rf[0], o));
+                        done.accept(shape);
                     }
                 }
             }
@@ -139,7 +150,7 @@ public final class OverlapBench {
                     : () -> nccl.reduceScatter(reference.userBuffer().address(), b.output().address(),
                     rows * shape.n(), shape.dtype(), NcclRedOp.SUM, s.nativeHandle()));
             c.put("nccl_seq", () -> reference.forward(b, s));
-            for (String v : settings.variants()) {
+            for (String v : settings.variantsOf(shape)) {
                 OverlapOp op = switch (v) {
                     case "auto" -> plans.planned(comm, shape, kernels, exec);
                     case "nccl" -> OverlapOp.ncclReference(comm, shape, kernels);
@@ -160,7 +171,7 @@ public final class OverlapBench {
                     op.forward(b, s);
                     op.await(s);
                     if (rank == 0) {
-                        System.out.print(settings.variants().get(i - 2) + " " + shape.key() + ": " + op.traceReport());
+                        System.out.print(settings.variantsOf(shape).get(i - 2) + " " + shape.key() + ": " + op.traceReport());
                     }
                 }
             }
