@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # On a GPU node, from the repository root with the bundle in .gpu/: runs the stages named on the command line.
 # Stages: info, tests[=CLASS_REGEX], gemm, p2p, torch, and "bench ARGS..." passed to `ubuf bench` (quote it).
+# tests demands GPUs (ubuf.requireGpu=true): a GPU test that would skip here fails instead, with the reason;
+# UBUF_REQUIRE_GPU=false lets them skip (e.g. the 2-GPU tests on a 1-GPU node).
 # Everything a stage prints goes to $OUT/log.txt (default ./gpu-out); results JSON to $OUT/*.json.
 set -uo pipefail
 B=$(cd "$(dirname "$0")" && pwd)
@@ -17,6 +19,7 @@ for stage in "$@"; do
       cp=$(ls "$B"/lib/*.jar | grep -v console-standalone | tr '\n' ':')
       J -jar "$B"/lib/junit-platform-console-standalone-*.jar execute -cp "$cp" \
         --include-classname "${pat:-.*Gpu.*Test}" --select-package dev.ubuf --details=tree --disable-banner \
+        --config=ubuf.requireGpu="${UBUF_REQUIRE_GPU:-true}" \
         >> "$LOG" 2>&1
       grep -E "✘|tests (successful|failed|found)" "$LOG" | tail -40 ;;
     gemm) UBUF bench gemm --out "$OUT/gemm.json" 2>&1 | tee -a "$LOG" ;;

@@ -1,20 +1,17 @@
 package dev.ubuf.tests;
 
-import dev.ubuf.cuda.Cuda;
-import dev.ubuf.cuda.KernelLibrary;
-import org.junit.jupiter.api.Assumptions;
+import dev.ubuf.testutil.GpuAssumptions;
 
-/** Skips a GPU test, saying why, when this machine cannot run it. */
+/**
+ * What most tests here need: GPUs and the ubuf kernels. An unmet need skips the test with the reason, or fails it
+ * under {@code -Dubuf.requireGpu=true} (see {@link dev.ubuf.testutil.UbufTestExtension}).
+ */
 final class Gpu {
     private Gpu() {
     }
 
     static void assumeGpus(int n) {
-        var reason = Cuda.unavailableReason(n);
-        if (reason.isPresent()) {
-            System.out.println("SKIPPED (GPU test): " + reason.get());
-        }
-        Assumptions.assumeTrue(reason.isEmpty(), () -> "GPU test skipped: " + reason.orElse(""));
-        Assumptions.assumeTrue(KernelLibrary.available(), "GPU test skipped: built without nvcc (no kernels)");
+        GpuAssumptions.assumeGpus(n);
+        GpuAssumptions.assumeKernels();
     }
 }

@@ -6,7 +6,7 @@ import dev.ubuf.comm.TpCommunicator;
 import dev.ubuf.comm.UserBuffer;
 import dev.ubuf.config.UbufEnvironment;
 import dev.ubuf.cuda.CudaDevice;
-import org.junit.jupiter.api.Assumptions;
+import dev.ubuf.testutil.GpuAssumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -36,8 +36,8 @@ class VmmUserBufferGpuTest {
         Gpu.assumeGpus(2);
         for (int d = 0; d < 2; d++) {
             CudaDevice device = CudaDevice.get(d);
-            Assumptions.assumeTrue(device.supportsVmm() && device.supportsPosixFdHandles(),
-                    "GPU test skipped: " + device + " lacks VMM or POSIX-file-descriptor handles");
+            GpuAssumptions.assumeGpu(device.supportsVmm() && device.supportsPosixFdHandles(),
+                    device + " lacks VMM or POSIX-file-descriptor handles");
         }
     }
 

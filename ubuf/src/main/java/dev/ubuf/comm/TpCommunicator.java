@@ -149,8 +149,8 @@ public final class TpCommunicator implements AutoCloseable {
         agreeOnSize(name, bytes);
         context.makeCurrent();
         SharedMemory memory = switch (sharing) {
-            case IN_PROCESS -> inProcess(bytes);
-            case LEGACY_IPC -> legacyIpc(bytes);
+            case IN_PROCESS -> inProcess(name, bytes);
+            case LEGACY_IPC -> legacyIpc(name, bytes);
             case VMM_POSIX_FD -> VmmSharedMemory.create(this, name, bytes);
         };
         try {
@@ -209,8 +209,8 @@ public final class TpCommunicator implements AutoCloseable {
         }
     }
 
-    private SharedMemory inProcess(long bytes) {
-        DeviceBuffer mine = context.allocate(bytes);
+    private SharedMemory inProcess(String name, long bytes) {
+        DeviceBuffer mine = context.allocate(bytes, name);
         try {
             byte[][] all = bootstrap.allGather(ByteBuffer.allocate(8).putLong(mine.address()).array());
             long[] addresses = new long[all.length];
@@ -239,8 +239,8 @@ public final class TpCommunicator implements AutoCloseable {
         }
     }
 
-    private SharedMemory legacyIpc(long bytes) {
-        DeviceBuffer mine = context.allocate(bytes);
+    private SharedMemory legacyIpc(String name, long bytes) {
+        DeviceBuffer mine = context.allocate(bytes, name);
         List<IpcMemory> opened = new ArrayList<>();
         try {
             byte[][] handles = bootstrap.allGather(IpcMemory.export(mine));

@@ -1,6 +1,7 @@
 package dev.ubuf.comm;
 
 import dev.ubuf.cuda.DeviceMemory;
+import dev.ubuf.cuda.ResourceLedger;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 
@@ -9,13 +10,15 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * A buffer of the same size on every rank of a TP domain, registered once, whose peers' device addresses every rank
  * knows: a rank copies straight into a peer's instance. Created by {@link TpCommunicator#register}; closing releases
- * the mappings and the allocation (the communicator stays open).
+ * the mappings and the allocation (the communicator stays open). Listed in its context's ledger while open, whatever
+ * the sharing (so a VMM user buffer left open is named too), and reported if collected unclosed.
  */
 public final class UserBuffer implements AutoCloseable {
     private final String name;
     private final TpCommunicator comm;
     private final SharedMemory memory;
     private final DeviceMemory[] views;
+    private final ResourceLedger.Entry entry;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     UserBuffer(String name, TpCommunicator comm, SharedMemory memory, int[] deviceOfRank) {
@@ -26,6 +29,8 @@ public final class UserBuffer implements AutoCloseable {
         for (int r = 0; r < views.length; r++) {
             views[r] = new PeerAddress(this, r, deviceOfRank[r]);
         }
+        // Not counted as device memory: IN_PROCESS and LEGACY_IPC memory is a device buffer the ledger counts already.
+        this.entry = comm.context().ledger().track(this, "user buffer", name, memory.bytes());
     }
 
     TpCommunicator comm() {
@@ -88,8 +93,12 @@ public final class UserBuffer implements AutoCloseable {
             try {
                 comm.closeBarrier("user buffer " + name);
             } finally {
-                comm.released(this);
-                memory.close();
+                try {
+                    comm.released(this);
+                    memory.close();
+                } finally {
+                    entry.close();
+                }
             }
         }
     }

@@ -7,19 +7,36 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The primary context of one device, retained for the lifetime of this object. Factory for the device's streams,
- * events and buffers, which it tracks: closing it while any is open fails with their names.
+ * events and buffers, which it tracks in its {@link ResourceLedger}: closing it while any is open fails with their
+ * names. While open, the ledger is visible through JMX (see {@link ResourceLedger}); a context collected without
+ * close is reported by the {@link LeakTracker}.
  * Each thread that uses the device calls {@link #makeCurrent()}; the factories do it for you.
  */
 public final class CudaContext implements AutoCloseable {
     private final CudaDevice device;
     private final Handles.Context handle = new Handles.Context();
-    private final ResourceLedger ledger = new ResourceLedger();
+    private final ResourceLedger ledger;
+    private final LeakTracker.Tracked tracked;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private CudaContext(CudaDevice device) {
         this.device = device;
+        this.ledger = new ResourceLedger(device.ordinal(), LeakTracker.process());
         Cuda.check(JCudaDriver.cuDevicePrimaryCtxRetain(handle, device.handle()), "cuDevicePrimaryCtxRetain");
-        makeCurrent();
+        this.tracked = LeakTracker.process().track(this, "CUDA context of " + device);
+        try {
+            ledger.publish(tracked.allocationStack().orElse(null));
+            makeCurrent();
+        } catch (RuntimeException e) {
+            ledger.unpublish();
+            tracked.closed();
+            try {
+                JCudaDriver.cuDevicePrimaryCtxRelease(device.handle()); // undo the retain
+            } catch (RuntimeException undo) { // JCuda's exception mode may be on: the first error is the news
+                e.addSuppressed(undo);
+            }
+            throw e;
+        }
     }
 
     public static CudaContext retainPrimary(CudaDevice device) {
@@ -88,7 +105,12 @@ public final class CudaContext implements AutoCloseable {
     }
 
     public DeviceBuffer allocate(long bytes) {
-        return new DeviceBuffer(this, bytes);
+        return new DeviceBuffer(this, bytes, "");
+    }
+
+    /** A device allocation with a name that ledgers, leak reports and test failures show. */
+    public DeviceBuffer allocate(long bytes, String name) {
+        return new DeviceBuffer(this, bytes, name);
     }
 
     public PinnedHostBuffer allocateHost(long bytes) {
@@ -122,7 +144,12 @@ public final class CudaContext implements AutoCloseable {
                     + " resources still open: " + open);
         }
         if (closed.compareAndSet(false, true)) {
-            Cuda.check(JCudaDriver.cuDevicePrimaryCtxRelease(device.handle()), "cuDevicePrimaryCtxRelease");
+            try {
+                Cuda.check(JCudaDriver.cuDevicePrimaryCtxRelease(device.handle()), "cuDevicePrimaryCtxRelease");
+            } finally {
+                ledger.unpublish();
+                tracked.closed();
+            }
         }
     }
 

@@ -9,6 +9,7 @@ public final class CudaEvent implements AutoCloseable {
     private final CudaContext context;
     private final Handles.Event handle = new Handles.Event();
     private final boolean timing;
+    private final ResourceLedger.Entry entry;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     CudaEvent(CudaContext context, boolean timing) {
@@ -16,7 +17,7 @@ public final class CudaEvent implements AutoCloseable {
         this.timing = timing;
         context.makeCurrent();
         Cuda.check(JCudaDriver.cuEventCreate(handle, timing ? 0 : 0x2 /* CU_EVENT_DISABLE_TIMING */), "cuEventCreate");
-        context.ledger().opened(this, "CudaEvent(" + context.device() + ")", 0);
+        this.entry = context.ledger().track(this, "event", "", 0);
     }
 
     Handles.Event handle() {
@@ -54,7 +55,7 @@ public final class CudaEvent implements AutoCloseable {
             try {
                 Cuda.check(JCudaDriver.cuEventDestroy(handle), "cuEventDestroy");
             } finally {
-                context.ledger().closed(this, 0);
+                entry.close();
             }
         }
     }

@@ -11,6 +11,7 @@ public final class CudaGraph implements AutoCloseable {
     private final CudaContext context;
     private final CUgraph graph;
     private final CUgraphExec exec = new CUgraphExec();
+    private final ResourceLedger.Entry entry;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     CudaGraph(CudaContext context, CUgraph graph) {
@@ -22,7 +23,7 @@ public final class CudaGraph implements AutoCloseable {
             JCudaDriver.cuGraphDestroy(graph);
             throw e;
         }
-        context.ledger().opened(this, "CudaGraph(" + context.device() + ")", 0);
+        this.entry = context.ledger().track(this, "CUDA graph", "", 0);
     }
 
     public void launch(CudaStream stream) {
@@ -39,7 +40,7 @@ public final class CudaGraph implements AutoCloseable {
                 Cuda.check(JCudaDriver.cuGraphExecDestroy(exec), "cuGraphExecDestroy");
                 Cuda.check(JCudaDriver.cuGraphDestroy(graph), "cuGraphDestroy");
             } finally {
-                context.ledger().closed(this, 0);
+                entry.close();
             }
         }
     }

@@ -15,6 +15,7 @@ public final class CudaStream implements AutoCloseable {
     private final CudaContext context;
     private final Handles.Stream handle = new Handles.Stream();
     private final StreamPriority priority;
+    private final ResourceLedger.Entry entry;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     CudaStream(CudaContext context, StreamPriority priority) {
@@ -27,7 +28,8 @@ public final class CudaStream implements AutoCloseable {
         int p = priority == StreamPriority.HIGH ? greatest[0] : least[0];
         Cuda.check(JCudaDriver.cuStreamCreateWithPriority(handle, 0x1 /* CU_STREAM_NON_BLOCKING */, p),
                 "cuStreamCreateWithPriority");
-        context.ledger().opened(this, "CudaStream(" + priority + ", " + context.device() + ")", 0);
+        String kind = priority == StreamPriority.HIGH ? "high-priority stream" : "stream";
+        this.entry = context.ledger().track(this, kind, "", 0);
     }
 
     Handles.Stream handle() {
@@ -209,7 +211,7 @@ public final class CudaStream implements AutoCloseable {
             try {
                 Cuda.check(JCudaDriver.cuStreamDestroy(handle), "cuStreamDestroy");
             } finally {
-                context.ledger().closed(this, 0);
+                entry.close();
             }
         }
     }

@@ -2,26 +2,30 @@ package dev.ubuf.cuda;
 
 import jcuda.driver.JCudaDriver;
 
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-/** A device allocation (cuMemAlloc) owned by this object; freed once on close. */
+/** A device allocation (cuMemAlloc) owned by this object, optionally named for reports; freed once on close. */
 public final class DeviceBuffer implements DeviceMemory, AutoCloseable {
     private final CudaContext context;
     private final Handles.DevPtr ptr = new Handles.DevPtr();
     private final long bytes;
+    private final String name;
     private final long address;
+    private final ResourceLedger.Entry entry;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    DeviceBuffer(CudaContext context, long bytes) {
+    DeviceBuffer(CudaContext context, long bytes, String name) {
         if (bytes <= 0) {
             throw new IllegalArgumentException("allocation size must be positive, got " + bytes);
         }
         this.context = context;
         this.bytes = bytes;
+        this.name = Objects.requireNonNull(name, "name");
         context.makeCurrent();
         Cuda.check(JCudaDriver.cuMemAlloc(ptr, bytes), "cuMemAlloc(" + bytes + " bytes on " + context.device() + ")");
         this.address = ptr.raw();
-        context.ledger().opened(this, toString(), bytes);
+        this.entry = context.ledger().trackDeviceMemory(this, name, bytes);
     }
 
     @Override
@@ -56,13 +60,14 @@ public final class DeviceBuffer implements DeviceMemory, AutoCloseable {
                 context.makeCurrent();
                 Cuda.check(JCudaDriver.cuMemFree(ptr), "cuMemFree");
             } finally {
-                context.ledger().closed(this, bytes);
+                entry.close();
             }
         }
     }
 
     @Override
     public String toString() {
-        return "DeviceBuffer(" + bytes + " bytes on " + context.device() + ")";
+        return "DeviceBuffer(" + (name.isEmpty() ? "" : "'" + name + "', ") + bytes + " bytes on " + context.device()
+                + ")";
     }
 }

@@ -18,6 +18,7 @@ public final class IpcMemory implements DeviceMemory, AutoCloseable {
     private final Handles.DevPtr ptr = new Handles.DevPtr();
     private final long bytes;
     private final long address;
+    private final ResourceLedger.Entry entry;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private IpcMemory(CudaContext context, byte[] handle, long bytes) {
@@ -33,7 +34,7 @@ public final class IpcMemory implements DeviceMemory, AutoCloseable {
         Cuda.check(JCudaDriver.cuIpcOpenMemHandle(ptr, h, 1 /* CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS */),
                 "cuIpcOpenMemHandle");
         this.address = ptr.raw();
-        context.ledger().opened(this, "IpcMemory(" + bytes + " bytes)", 0);
+        this.entry = context.ledger().track(this, "peer memory opened by IPC handle", "", bytes);
     }
 
     /** The IPC handle of a local allocation, to send to peers. */
@@ -94,7 +95,7 @@ public final class IpcMemory implements DeviceMemory, AutoCloseable {
                 context.makeCurrent();
                 Cuda.check(JCudaDriver.cuIpcCloseMemHandle(ptr), "cuIpcCloseMemHandle");
             } finally {
-                context.ledger().closed(this, 0);
+                entry.close();
             }
         }
     }

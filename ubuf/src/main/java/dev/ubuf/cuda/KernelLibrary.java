@@ -17,13 +17,14 @@ public final class KernelLibrary implements AutoCloseable {
     private final CudaContext context;
     private final CUmodule module = new CUmodule();
     private final Map<String, CUfunction> functions = new HashMap<>();
+    private final ResourceLedger.Entry entry;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private KernelLibrary(CudaContext context, byte[] fatbin) {
         this.context = context;
         context.makeCurrent();
         Cuda.check(JCudaDriver.cuModuleLoadData(module, fatbin), "cuModuleLoadData(ubuf_kernels.fatbin)");
-        context.ledger().opened(this, "KernelLibrary(" + context.device() + ")", 0);
+        this.entry = context.ledger().track(this, "kernel library", "ubuf_kernels.fatbin", 0);
     }
 
     /** Loads the kernels into {@code context}; fails clearly when the build had no nvcc. */
@@ -77,7 +78,7 @@ public final class KernelLibrary implements AutoCloseable {
             try {
                 Cuda.check(JCudaDriver.cuModuleUnload(module), "cuModuleUnload");
             } finally {
-                context.ledger().closed(this, 0);
+                entry.close();
             }
         }
     }

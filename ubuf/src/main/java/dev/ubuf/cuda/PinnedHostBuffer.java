@@ -14,6 +14,7 @@ public final class PinnedHostBuffer implements AutoCloseable {
     private final Handles.HostPtr ptr = new Handles.HostPtr();
     private final long bytes;
     private final MemorySegment segment;
+    private final ResourceLedger.Entry entry;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     PinnedHostBuffer(CudaContext context, long bytes) {
@@ -25,7 +26,7 @@ public final class PinnedHostBuffer implements AutoCloseable {
         context.makeCurrent();
         Cuda.check(JCudaDriver.cuMemHostAlloc(ptr, bytes, 0x01 /* CU_MEMHOSTALLOC_PORTABLE */), "cuMemHostAlloc");
         this.segment = MemorySegment.ofAddress(ptr.raw()).reinterpret(bytes);
-        context.ledger().opened(this, toString(), 0);
+        this.entry = context.ledger().track(this, "pinned host buffer", "", bytes);
     }
 
     public MemorySegment segment() {
@@ -55,7 +56,7 @@ public final class PinnedHostBuffer implements AutoCloseable {
                 context.makeCurrent();
                 Cuda.check(JCudaDriver.cuMemFreeHost(ptr), "cuMemFreeHost");
             } finally {
-                context.ledger().closed(this, 0);
+                entry.close();
             }
         }
     }

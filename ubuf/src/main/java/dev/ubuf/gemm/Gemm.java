@@ -27,7 +27,7 @@ public final class Gemm implements AutoCloseable {
         this.handle = CublasLtHandle.create();
         DeviceBuffer ws = null;
         try {
-            ws = context.allocate(workspaceBytes);
+            ws = context.allocate(workspaceBytes, "cuBLASLt workspace");
             this.workspace = ws;
             this.runner = new GemmRunner(handle, ws.address(), workspaceBytes);
         } catch (RuntimeException e) {

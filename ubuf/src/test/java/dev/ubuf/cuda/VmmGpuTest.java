@@ -11,8 +11,8 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.ubuf.testutil.GpuAssumptions;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.ValueLayout;
@@ -36,14 +36,14 @@ class VmmGpuTest {
     @BeforeEach
     void needsAGpuWithVmm() {
         vmm = CudaVmm.driver();
-        assumeTrue(vmm.isAvailable(), "no usable CUDA driver (libcuda.so.1 / cuInit) on this machine");
+        GpuAssumptions.assumeGpu(vmm.isAvailable(), "no usable CUDA driver (libcuda.so.1 / cuInit) on this machine");
         JCudaDriver.setExceptionsEnabled(true);
         JCudaDriver.cuInit(0);
         int[] count = new int[1];
         cuDeviceGetCount(count);
         deviceCount = count[0];
-        assumeTrue(deviceCount > 0, "no CUDA device");
-        assumeTrue(vmm.supportsVmm(0), "device 0 does not support VMM");
+        GpuAssumptions.assumeGpu(deviceCount > 0, "no CUDA device");
+        GpuAssumptions.assumeGpu(vmm.supportsVmm(0), "device 0 does not support VMM");
         makeCurrent(0);
     }
 
@@ -80,7 +80,7 @@ class VmmGpuTest {
 
     @Test
     void anExportedAndReimportedAllocationAliasesTheSameMemory() throws Throwable {
-        assumeTrue(vmm.supportsPosixFdHandles(0), "device 0 cannot export POSIX file descriptors");
+        GpuAssumptions.assumeGpu(vmm.supportsPosixFdHandles(0), "device 0 cannot export POSIX file descriptors");
         long seed = System.nanoTime();
         try (VmmAllocation a = VmmAllocation.create(1 << 20, 0)) {
             long g = vmm.granularity(0, CudaVmm.Granularity.MINIMUM);
@@ -117,14 +117,14 @@ class VmmGpuTest {
 
     @Test
     void peersAllocationMappedForBothDevices() {
-        assumeTrue(deviceCount >= 2, "needs two GPUs");
+        GpuAssumptions.assumeGpu(deviceCount >= 2, "needs two GPUs");
         int[] can = new int[1];
         CUdevice d0 = new CUdevice();
         CUdevice d1 = new CUdevice();
         JCudaDriver.cuDeviceGet(d0, 0);
         JCudaDriver.cuDeviceGet(d1, 1);
         JCudaDriver.cuDeviceCanAccessPeer(can, d0, d1);
-        assumeTrue(can[0] != 0, "device 0 cannot access device 1");
+        GpuAssumptions.assumeGpu(can[0] != 0, "device 0 cannot access device 1");
         makeCurrent(1);
         try (VmmAllocation onDevice1 = VmmAllocation.create(1, 1)) {
             makeCurrent(0);

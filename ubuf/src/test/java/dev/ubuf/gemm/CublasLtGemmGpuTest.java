@@ -8,9 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.ubuf.tensor.DType;
+import dev.ubuf.testutil.GpuAssumptions;
 import java.lang.foreign.Arena;
 import java.lang.foreign.SymbolLookup;
 import java.nio.ByteBuffer;
@@ -110,7 +110,7 @@ class CublasLtGemmGpuTest {
 
     @BeforeEach
     void openRunner() {
-        assumeTrue(unavailable == null, unavailable);
+        GpuAssumptions.assumeGpu(unavailable == null, unavailable);
         JCudaDriver.cuCtxSetCurrent(context);
         handle = CublasLtHandle.create();
         workspace = new DeviceBuffer(GemmRunner.RECOMMENDED_WORKSPACE_BYTES);

@@ -12,10 +12,10 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.ubuf.cuda.CudaVmm;
 import dev.ubuf.tensor.DType;
+import dev.ubuf.testutil.GpuAssumptions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -35,14 +35,14 @@ class NcclGpuTest {
 
     @BeforeEach
     void needsGpusAndNccl() {
-        assumeTrue(CudaVmm.driver().isAvailable(), "no usable CUDA driver on this machine");
-        assumeTrue(Nccl.isAvailable(), "libnccl.so.2 not loadable here");
+        GpuAssumptions.assumeGpu(CudaVmm.driver().isAvailable(), "no usable CUDA driver on this machine");
+        GpuAssumptions.assumeGpu(Nccl.isAvailable(), "libnccl.so.2 not loadable here");
         JCudaDriver.setExceptionsEnabled(true);
         JCudaDriver.cuInit(0);
         int[] count = new int[1];
         cuDeviceGetCount(count);
         devices = Math.min(count[0], 8);
-        assumeTrue(devices > 0, "no CUDA device");
+        GpuAssumptions.assumeGpu(devices > 0, "no CUDA device");
         System.out.println("NCCL " + Nccl.versionString(Nccl.version()) + ", " + devices + " device(s)");
     }
 
