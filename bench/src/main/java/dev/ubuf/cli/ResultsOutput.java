@@ -50,7 +50,8 @@ final class ResultsOutput {
                     + ": " + why(e));
         }
         boolean existed = Files.exists(target);
-        try (FileChannel ignored = FileChannel.open(target, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+        try {
+            FileChannel.open(target, StandardOpenOption.CREATE, StandardOpenOption.WRITE).close();
             if (!existed) {
                 Files.delete(target);
             }

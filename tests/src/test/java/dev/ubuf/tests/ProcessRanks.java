@@ -83,9 +83,8 @@ final class ProcessRanks {
         Thread thread = Thread.ofPlatform().name("launcher-" + scenario.toArgs().getFirst()).start(job);
         try {
             int code = job.get(guard.toNanos(), TimeUnit.NANOSECONDS);
-            String output = bytes.toString(StandardCharsets.UTF_8);
-            System.out.println("launcher exit " + code + " for " + scenario + "\n" + output);
-            return new LaunchResult(code, output);
+            // the output goes into the assertions' messages: shown when a test fails, not for every passing job
+            return new LaunchResult(code, bytes.toString(StandardCharsets.UTF_8));
         } catch (TimeoutException e) {
             thread.interrupt(); // the launcher stops its ranks when interrupted
             thread.join(TimeUnit.SECONDS.toMillis(30));
@@ -149,9 +148,7 @@ final class ProcessRanks {
             }
         }
         int[] codes = Arrays.stream(processes).mapToInt(p -> p.isAlive() ? -1 : p.exitValue()).toArray();
-        UnsupervisedResult result = new UnsupervisedResult(codes, allExited, output.toString());
-        System.out.println("unsupervised " + scenario + ": " + result);
-        return result;
+        return new UnsupervisedResult(codes, allExited, output.toString());
     }
 
     private static Thread pump(Process process, String prefix, StringBuffer output) {

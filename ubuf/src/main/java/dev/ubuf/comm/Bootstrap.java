@@ -66,10 +66,6 @@ public interface Bootstrap extends AutoCloseable {
     void abort(String reason);
 
     /**
-     * Leaves the group. Ranks still waiting for this one get {@link PeerLostException}. Idempotent; later operations
-     * on this bootstrap throw {@link IllegalStateException}.
-     */
-    /**
      * A failure this rank already knows of (a lost peer, an abort), without waiting or communicating; empty while the
      * job looks healthy. Long device waits poll it so that a dead peer is reported promptly instead of at a deadline.
      */
@@ -77,6 +73,10 @@ public interface Bootstrap extends AutoCloseable {
         return java.util.Optional.empty();
     }
 
+    /**
+     * Leaves the group. Ranks still waiting for this one get {@link PeerLostException}. Idempotent; later operations
+     * on this bootstrap throw {@link IllegalStateException}.
+     */
     @Override
     void close();
 }

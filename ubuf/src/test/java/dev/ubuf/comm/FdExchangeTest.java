@@ -192,6 +192,7 @@ class FdExchangeTest {
     }
 
     @Test
+    @SuppressWarnings("try") // the silent listener is only held open, for rank 0 to connect to and wait on
     void aRankThatNeverSendsIsNamedAtTheDeadlineAndNothingStaysOpen() throws Exception {
         writeRankFiles(3, System.nanoTime());
         Path sockets = sockets();
@@ -247,6 +248,7 @@ class FdExchangeTest {
     }
 
     @Test
+    @SuppressWarnings("try") // the impostor listener is only bound, so that the socket rank 2 announces exists
     void aDescriptorWithAWrongTagIsRefusedAndClosed() throws Exception {
         writeRankFiles(3, System.nanoTime());
         Path sockets = sockets();

@@ -1,7 +1,9 @@
 package dev.ubuf.comm;
 
 import dev.ubuf.testutil.ChildJvm;
+import dev.ubuf.testutil.OutputShownOnFailure;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,6 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The TCP bootstrap across real processes: this JVM is one rank, child JVMs are the others. */
+@ExtendWith(OutputShownOnFailure.class) // refused peers and lost ranks log warnings on purpose
 class TcpBootstrapProcessTest {
     private static final Duration GUARD = Duration.ofSeconds(40);
 

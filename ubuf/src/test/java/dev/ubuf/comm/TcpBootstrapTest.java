@@ -1,6 +1,8 @@
 package dev.ubuf.comm;
 
+import dev.ubuf.testutil.OutputShownOnFailure;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.io.DataInputStream;
 import java.io.IOException;
@@ -20,6 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The TCP bootstrap with ranks as threads of this JVM, over loopback. */
+@ExtendWith(OutputShownOnFailure.class) // refused peers and lost ranks log warnings on purpose
 class TcpBootstrapTest {
     static final String TOKEN = "0123456789abcdef0123456789abcdef";
     private static final BootstrapConfig LONG = new BootstrapConfig(Duration.ofSeconds(30));
