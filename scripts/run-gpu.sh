@@ -13,6 +13,11 @@
 # In $OUT (default ./gpu-out): log.txt (all output), summary.txt (a line per stage), tests.txt (the JUnit console's
 # report), tests-summary.txt (its counts), junit/ (its XML reports) and the results files.
 set -uo pipefail
+if [ $# -eq 0 ]; then
+  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2   # the comment above
+  exit 2
+fi
+
 bundle=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
@@ -24,11 +29,6 @@ summary="$OUT/summary.txt"
 export UB_SKIPMC=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 UBUF_COMMIT=$(cat "$bundle/COMMIT" 2>/dev/null || echo unknown)
 export UBUF_COMMIT
-
-if [ $# -eq 0 ]; then
-  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2   # the comment above
-  exit 2
-fi
 
 java_() { bash "$bundle/java.sh" "$@"; }
 ubuf() { java_ -cp "$bundle/lib/*" dev.ubuf.cli.UbufCli "$@"; }
