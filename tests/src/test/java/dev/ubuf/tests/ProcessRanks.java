@@ -1,6 +1,7 @@
 package dev.ubuf.tests;
 
 import dev.ubuf.comm.LaunchEnvironment;
+import dev.ubuf.launch.LaunchHost;
 import dev.ubuf.launch.Launcher;
 
 import java.io.BufferedReader;
@@ -26,6 +27,7 @@ import java.util.HexFormat;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
@@ -79,7 +81,9 @@ final class ProcessRanks {
         args.addAll(scenario.toArgs());
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         PrintStream sink = new PrintStream(bytes, true, StandardCharsets.UTF_8);
-        FutureTask<Integer> job = new FutureTask<>(() -> Launcher.run(args.toArray(String[]::new), sink, sink));
+        // The tests count their GPUs themselves (CPU scenarios need none), so the launcher is not asked to.
+        LaunchHost host = new LaunchHost(System.getenv(), OptionalInt.empty());
+        FutureTask<Integer> job = new FutureTask<>(() -> Launcher.run(args.toArray(String[]::new), sink, sink, host));
         Thread thread = Thread.ofPlatform().name("launcher-" + scenario.toArgs().getFirst()).start(job);
         try {
             int code = job.get(guard.toNanos(), TimeUnit.NANOSECONDS);
