@@ -12,8 +12,9 @@ import java.time.LocalDate;
 import java.util.Map;
 
 /**
- * One benchmark run's results in the format of DESIGN.md: {"device", "date", "commit", "records": [...]}, each record
- * with at least op, method, tp, dtype, m, n, k, ms (and gemm_ms, comm_ms for overlapped ops).
+ * One benchmark run's results in the results format (bench/results/README.md): {"device", "date", "commit",
+ * "records": [...]}, each record with at least op, method, tp, dtype, m, n, k, ms (and gemm_ms, comm_ms for
+ * overlapped ops).
  */
 public final class ResultsFile {
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
@@ -38,7 +39,7 @@ public final class ResultsFile {
     }
 
     /**
-     * The fields every overlapped-op record carries (DESIGN.md), in a mutable map for op-specific extras; includes
+     * The fields every overlapped-op record carries (bench/results/README.md), in a mutable map for op-specific extras; includes
      * "% of ideal" = max(gemm, comm) / ms.
      */
     public static Map<String, Object> overlapRecord(String op, String method, int tp, String dtype, long m, long n,

@@ -1,13 +1,28 @@
 package dev.ubuf.cli;
 
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
 
-/** Benchmarks; each writes a results file in the format of DESIGN.md. */
-@Command(name = "bench", description = "Benchmarks (GEMM, P2P, AG and RS overlap) written to bench/results.",
-        subcommands = {GemmBenchCommand.class, AgBenchCommand.class, RsBenchCommand.class, P2pBenchCommand.class})
-final class BenchCommand implements Runnable {
+import java.util.concurrent.Callable;
+
+/** Benchmarks; each prints its results and, with --out, writes them in the results format. */
+@Command(name = "bench", mixinStandardHelpOptions = true, version = UbufCli.VERSION,
+        description = {"Benchmarks: GEMM, peer copies, AllGather->GEMM and GEMM->ReduceScatter overlap.",
+                "Each prints its results; with --out FILE it also writes them as a results file (format in"
+                        + " bench/results/README.md; the measured runs are kept in bench/results/)."},
+        subcommands = {GemmBenchCommand.class, P2pBenchCommand.class, AgBenchCommand.class, RsBenchCommand.class,
+                CommandLine.HelpCommand.class})
+final class BenchCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    /** A benchmark must be named: the usage, and the exit code of a usage error. */
     @Override
-    public void run() {
-        System.out.println("usage: ubuf bench gemm|p2p|ag|rs ... (see --help)");
+    public Integer call() {
+        spec.commandLine().getErr().println("ubuf bench: name a benchmark: gemm, p2p, ag or rs");
+        spec.commandLine().usage(spec.commandLine().getErr());
+        return CliErrors.USAGE;
     }
 }

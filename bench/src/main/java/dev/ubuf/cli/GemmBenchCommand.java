@@ -13,28 +13,58 @@ import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 import org.apache.commons.math3.stat.descriptive.DescriptiveStatistics;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 
-/** cuBLASLt GEMM from Java, timed with CUDA events on fresh random inputs. */
-@Command(name = "gemm", description = "Time C[M,N] = A[M,K] * B[K,N] through cuBLASLt (record op gemm, method cublaslt).")
+/** cuBLASLt GEMM from Java, timed with CUDA events on fresh random inputs. Options are checked before GPU work. */
+@Command(name = "gemm", mixinStandardHelpOptions = true, version = UbufCli.VERSION,
+        description = "Time C[M,N] = A[M,K] * B[K,N] through cuBLASLt (records op gemm, method cublaslt).")
 final class GemmBenchCommand implements Callable<Integer> {
-    @Option(names = "--m", defaultValue = "8192") long m;
-    @Option(names = "--n", defaultValue = "8192") long n;
-    @Option(names = "--k", defaultValue = "8192") long k;
-    @Option(names = "--dtype", defaultValue = "bf16") String dtype;
-    @Option(names = "--device", defaultValue = "0") int device;
-    @Option(names = "--warmup", defaultValue = "10") int warmup;
-    @Option(names = "--iters", defaultValue = "50") int iters;
-    @Option(names = "--out", description = "results file to write") Path out;
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--m", defaultValue = "8192", paramLabel = "M",
+            description = "Rows of A and C, >= 1 (default: ${DEFAULT-VALUE}).")
+    long m;
+    @Option(names = "--n", defaultValue = "8192", paramLabel = "N",
+            description = "Columns of B and C, >= 1 (default: ${DEFAULT-VALUE}).")
+    long n;
+    @Option(names = "--k", defaultValue = "8192", paramLabel = "K",
+            description = "Columns of A, rows of B, >= 1 (default: ${DEFAULT-VALUE}).")
+    long k;
+    @Option(names = "--dtype", defaultValue = "bf16", converter = BenchDTypes.Converter.class,
+            completionCandidates = BenchDTypes.class, paramLabel = "TYPE",
+            description = "Element type: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE}).")
+    DType t;
+    @Option(names = "--device", defaultValue = "0", paramLabel = "INDEX",
+            description = "CUDA device index, >= 0 (default: ${DEFAULT-VALUE}).")
+    int device;
+    @Option(names = "--warmup", defaultValue = "10", paramLabel = "N",
+            description = "Untimed runs first, >= 0 (default: ${DEFAULT-VALUE}).")
+    int warmup;
+    @Option(names = "--iters", defaultValue = "50", paramLabel = "N",
+            description = "Timed runs, >= 1 (default: ${DEFAULT-VALUE}).")
+    int iters;
+    @Mixin
+    ResultsOutput results;
 
     @Override
     public Integer call() throws Exception {
-        DType t = DType.parse(dtype);
+        OptionChecks.atLeast(spec, "--m", m, 1);
+        OptionChecks.atLeast(spec, "--n", n, 1);
+        OptionChecks.atLeast(spec, "--k", k, 1);
+        OptionChecks.atLeast(spec, "--device", device, 0);
+        OptionChecks.atLeast(spec, "--warmup", warmup, 0);
+        OptionChecks.atLeast(spec, "--iters", iters, 1);
+        Optional<Path> out = results.checkWritable();
         CudaContext ctx = CudaContext.retainPrimary(device);
         try (KernelLibrary lib = KernelLibrary.load(ctx);
              CudaStream s = ctx.createStream(StreamPriority.NORMAL);
@@ -53,7 +83,7 @@ final class GemmBenchCommand implements Callable<Integer> {
             double tflops = 2.0 * m * n * k / (ms * 1e-3) / 1e12;
             System.out.printf("gemm %s %dx%dx%d: median %.4f ms (p10 %.4f, p90 %.4f) %.1f TFLOP/s, cuBLASLt %s%n",
                     t.shortName(), m, n, k, ms, st.getPercentile(10), st.getPercentile(90), tflops, Gemm.cublasLtVersion());
-            if (out != null) {
+            if (out.isPresent()) {
                 ResultsFile rf = new ResultsFile(ctx.device().name(), ResultsFile.commitFromEnvironment());
                 Map<String, Object> rec = new LinkedHashMap<>();
                 rec.put("op", "gemm");
@@ -69,7 +99,7 @@ final class GemmBenchCommand implements Callable<Integer> {
                 rec.put("tflops", tflops);
                 rec.put("iters", iters);
                 rf.add(rec);
-                rf.write(out);
+                rf.write(out.get());
             }
         } finally {
             ctx.close();

@@ -2,7 +2,6 @@ package dev.ubuf.cli;
 
 import dev.ubuf.bench.ResultsFile;
 import dev.ubuf.bench.ThreadDomain;
-import dev.ubuf.comm.FlagRegion;
 import dev.ubuf.comm.TpCommunicator;
 import dev.ubuf.comm.UserBuffer;
 import dev.ubuf.config.UbufEnvironment;
@@ -11,23 +10,49 @@ import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.StreamPriority;
 import org.apache.commons.math3.stat.descriptive.DescriptiveStatistics;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 
-/** Copy-engine bandwidth into a peer's user buffer: one way (rank 0 -> 1) and both ways at once. */
-@Command(name = "p2p", description = "Copy-engine peer bandwidth through registered user buffers (records op p2p).")
+/**
+ * Copy-engine bandwidth into a peer's user buffer, GPUs 0 and 1: one way (rank 0 -> 1) and both ways at once.
+ * Options are checked before GPU work.
+ */
+@Command(name = "p2p", mixinStandardHelpOptions = true, version = UbufCli.VERSION,
+        description = "Copy-engine peer bandwidth between GPUs 0 and 1 through registered user buffers"
+                + " (records op p2p).")
 final class P2pBenchCommand implements Callable<Integer> {
-    @Option(names = "--bytes", defaultValue = "1073741824") long bytes;
-    @Option(names = "--warmup", defaultValue = "3") int warmup;
-    @Option(names = "--iters", defaultValue = "20") int iters;
-    @Option(names = "--out") Path out;
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--bytes", defaultValue = "1073741824", paramLabel = "BYTES",
+            description = "Bytes per copy, >= 1 (default: ${DEFAULT-VALUE}, 1 GiB).")
+    long bytes;
+    @Option(names = "--warmup", defaultValue = "3", paramLabel = "N",
+            description = "Untimed copies first, >= 0 (default: ${DEFAULT-VALUE}).")
+    int warmup;
+    @Option(names = "--iters", defaultValue = "20", paramLabel = "N",
+            description = "Timed copies, >= 1 (default: ${DEFAULT-VALUE}).")
+    int iters;
+    @Mixin
+    ResultsOutput results;
 
     @Override
     public Integer call() throws Exception {
+        OptionChecks.atLeast(spec, "--bytes", bytes, 1);
+        if (bytes > Long.MAX_VALUE / 2) {
+            throw OptionChecks.invalid(spec, "--bytes " + bytes + " is too large: the user buffer holds two copies");
+        }
+        OptionChecks.atLeast(spec, "--warmup", warmup, 0);
+        OptionChecks.atLeast(spec, "--iters", iters, 1);
+        Optional<Path> out = results.checkWritable();
         UbufEnvironment env = UbufEnvironment.fromSystem();
         double[][] ms = new double[2][2];
         String[] device = new String[1];
@@ -35,7 +60,6 @@ final class P2pBenchCommand implements Callable<Integer> {
             device[0] = ctx.device().name();
             try (TpCommunicator comm = TpCommunicator.create(boot, ctx, env, null);
                  UserBuffer ub = comm.register("p2p-bench", 2 * bytes);
-                 FlagRegion flags = comm.flags("p2p-bench-flags", 1);
                  CudaStream s = ctx.createStream(StreamPriority.HIGH);
                  CudaEvent a = ctx.createEvent(true);
                  CudaEvent b = ctx.createEvent(true)) {
@@ -63,7 +87,7 @@ final class P2pBenchCommand implements Callable<Integer> {
         double bothWays = 2 * bytes / (Math.max(ms[0][1], ms[1][1]) * 1e-3) / 1e9;
         System.out.printf("p2p %d bytes: one way %.3f ms = %.1f GB/s; both ways %.3f ms = %.1f GB/s aggregate%n",
                 bytes, ms[0][0], oneWay, Math.max(ms[0][1], ms[1][1]), bothWays);
-        if (out != null) {
+        if (out.isPresent()) {
             ResultsFile rf = new ResultsFile("2x " + device[0], ResultsFile.commitFromEnvironment());
             for (int mode = 0; mode < 2; mode++) {
                 Map<String, Object> r = new LinkedHashMap<>();
@@ -80,7 +104,7 @@ final class P2pBenchCommand implements Callable<Integer> {
                 r.put("rank_mode", "threads");
                 rf.add(r);
             }
-            rf.write(out);
+            rf.write(out.get());
         }
         return 0;
     }

@@ -25,57 +25,126 @@ import dev.ubuf.rs.RsShape;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 import org.apache.commons.math3.stat.descriptive.DescriptiveStatistics;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
+import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.stream.Stream;
 
 /**
  * RS overlap benchmark, one JVM driving tp GPUs. Per shape it times, round-robin in the same iterations: the GEMM
  * alone, our pull reduce-scatter alone (comm), NCCL ReduceScatter alone, NCCL sequential (GEMM then
- * ReduceScatter) and each overlap method or variant; rank 0's medians are recorded.
+ * ReduceScatter) and each overlap method or variant; rank 0's medians are recorded. Every option is checked before
+ * any GPU work.
  */
-@Command(name = "rs", description = "GEMM->ReduceScatter overlap vs NCCL sequential (records op rs).")
+@Command(name = "rs", mixinStandardHelpOptions = true, version = UbufCli.VERSION,
+        description = "GEMM->ReduceScatter overlap vs NCCL sequential (records op rs): x[M,K] * W[K,N], K per rank,"
+                + " reduce-scattered by rows to [M/tp,N].",
+        modelTransformer = RsBenchCommand.Help.class)
 final class RsBenchCommand implements Callable<Integer> {
-    @Option(names = "--tp", defaultValue = "2") int tp;
-    @Option(names = "--shapes", split = " ", arity = "1..*", defaultValue = "4096,8192,8192 8192,8192,8192 16384,8192,8192 16384,8192,14336",
-            description = "M,K,N (K per rank), separated by spaces") List<String> shapes;
-    @Option(names = "--methods", split = ";", defaultValue = "ring;pipeline;oneshot;auto",
-            description = "methods or variants separated by ;, e.g. ring;ring:sub=4,cs=1,lowp=1;pipeline:splits=8")
-    List<String> methods;
-    @Option(names = "--dtype", defaultValue = "bf16") String dtype;
-    @Option(names = "--warmup", defaultValue = "5") int warmup;
-    @Option(names = "--iters", defaultValue = "30") int iters;
-    @Option(names = "--trace", description = "print rank 0's per-step timeline of one call of each method") boolean trace;
-    @Option(names = "--out") Path out;
+    static final int MAX_TP = 8;
+    /** Methods with a GEMM (BULK only reduce-scatters; it is timed as "comm"), and the planned op. */
+    static final MethodMenu MENU = new MethodMenu(
+            Stream.concat(Arrays.stream(RsMethod.values()).filter(m -> m != RsMethod.BULK).map(RsMethod::shortName),
+                    Stream.of("auto")).toList(),
+            List.of(new VariantKey("cs", "GEMM compute streams", 1, 3),
+                    new VariantKey("sub", "ring: row sub-chunks per step, at most M/tp", 1, Integer.MAX_VALUE),
+                    new VariantKey("slots", "ring: receive slots", 2, Integer.MAX_VALUE),
+                    new VariantKey("splits", "pipeline: column blocks, dividing N", 1, Integer.MAX_VALUE),
+                    new VariantKey("margin", "pipeline: SMs kept free of the GEMMs", 0, Integer.MAX_VALUE),
+                    new VariantKey("lowp", "ring: 1 partials in the op's dtype, 0 in fp32", 0, 1)));
 
-    private static final Set<String> KEYS = Set.of("cs", "sub", "slots", "splits", "margin", "lowp");
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--tp", defaultValue = "2", paramLabel = "N",
+            description = "Ranks, one GPU each, all driven by this JVM: 2.." + MAX_TP + " (default: ${DEFAULT-VALUE}).")
+    int tp;
+    @Option(names = "--shapes", split = " ", arity = "1..*", paramLabel = "M,K,N",
+            defaultValue = "4096,8192,8192 8192,8192,8192 16384,8192,8192 16384,8192,14336",
+            description = "Shapes M,K,N (K per rank; M divisible by tp), separated by spaces"
+                    + " (default: ${DEFAULT-VALUE}).")
+    List<String> shapes;
+    @Option(names = "--methods", split = ";", splitSynopsisLabel = ";", paramLabel = "METHOD",
+            defaultValue = "ring;pipeline;oneshot;auto",
+            description = "Methods or variants separated by ';', e.g. ring;ring:sub=4,cs=1,lowp=1;pipeline:splits=8"
+                    + " (default: ${DEFAULT-VALUE}); methods and keys below.")
+    List<String> methods;
+    @Option(names = "--dtype", defaultValue = "bf16", converter = BenchDTypes.Converter.class,
+            completionCandidates = BenchDTypes.class, paramLabel = "TYPE",
+            description = "Element type: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE}).")
+    DType dtype;
+    @Option(names = "--warmup", defaultValue = "5", paramLabel = "N",
+            description = "Untimed rounds first, >= 0 (default: ${DEFAULT-VALUE}).")
+    int warmup;
+    @Option(names = "--iters", defaultValue = "30", paramLabel = "N",
+            description = "Timed rounds, each running every candidate once, round-robin; >= 1"
+                    + " (default: ${DEFAULT-VALUE}).")
+    int iters;
+    @Option(names = "--trace", description = "Print rank 0's per-step timeline of one call of each method.")
+    boolean trace;
+    @Mixin
+    ResultsOutput out;
+
+    /** Everything the run needs, checked. */
+    private record Setup(List<RsShape> shapes, List<MethodVariant> variants, Optional<Path> out) {
+    }
 
     @Override
     public Integer call() throws Exception {
-        DType t = DType.parse(dtype);
-        List<RsShape> parsed = new ArrayList<>();
-        for (String spec : shapes) {
-            long[] mkn = BenchShapes.parse(spec);
-            parsed.add(new RsShape(tp, mkn[0], mkn[1], mkn[2], t, false));
+        Setup setup = check();
+        ResultsFile results = run(setup);
+        if (setup.out().isPresent()) {
+            results.write(setup.out().get());
         }
-        List<MethodVariant> variants = new ArrayList<>();
-        for (String mname : methods) {
-            MethodVariant v = MethodVariant.parse(mname).requireKnown(KEYS);
-            for (RsShape shape : parsed) {
-                var why = RsSchedule.whyUnsupported(method(v, shape), shape, options(v, shape));
-                if (why.isPresent()) {
-                    throw new IllegalArgumentException(v.label() + " cannot run " + shape + ": " + why.get());
+        return 0;
+    }
+
+    private Setup check() {
+        OptionChecks.within(spec, "--tp", tp, 2, MAX_TP);
+        OptionChecks.atLeast(spec, "--warmup", warmup, 0);
+        OptionChecks.atLeast(spec, "--iters", iters, 1);
+        List<RsShape> parsed = BenchShapes.parse(spec, shapes, "with --tp " + tp,
+                mkn -> new RsShape(tp, mkn[0], mkn[1], mkn[2], dtype, false));
+        List<MethodVariant> variants;
+        try {
+            variants = MENU.parse(methods);
+        } catch (IllegalArgumentException e) {
+            throw OptionChecks.invalid(spec, "--methods: " + e.getMessage());
+        }
+        for (RsShape shape : parsed) {
+            for (MethodVariant v : variants) {
+                String why;
+                try {
+                    why = v.method().equals("auto") && RsPlanner.DEFAULT.prefersNccl(shape) ? null
+                            : RsSchedule.whyUnsupported(method(v, shape), shape, options(v, shape)).orElse(null);
+                } catch (IllegalArgumentException e) {
+                    why = e.getMessage();
+                }
+                if (why != null) {
+                    throw OptionChecks.invalid(spec, "--methods: '" + v.label() + "' cannot run M=" + shape.m()
+                            + " K=" + shape.k() + " N=" + shape.n() + " with --tp " + tp + ": " + why);
                 }
             }
-            variants.add(v);
         }
+        return new Setup(parsed, variants, out.checkWritable());
+    }
+
+    private ResultsFile run(Setup setup) throws Exception {
+        DType t = dtype;
+        List<RsShape> parsed = setup.shapes();
+        List<MethodVariant> variants = setup.variants();
         UbufEnvironment env = UbufEnvironment.fromSystem();
         ResultsFile[] rf = new ResultsFile[1];
         ThreadDomain.run(tp, env.timeout(), (rank, boot, ctx) -> {
@@ -151,14 +220,15 @@ final class RsBenchCommand implements Callable<Integer> {
                 }
             }
         });
-        if (out != null) {
-            rf[0].write(out);
-        }
-        return 0;
+        return rf[0];
     }
 
     private static RsMethod method(MethodVariant v, RsShape shape) {
-        return v.method().equals("auto") ? RsPlanner.DEFAULT.choose(shape) : RsMethod.valueOf(v.method().toUpperCase());
+        if (v.method().equals("auto")) {
+            return RsPlanner.DEFAULT.choose(shape);
+        }
+        return Arrays.stream(RsMethod.values()).filter(m -> m.shortName().equals(v.method())).findFirst()
+                .orElseThrow(); // the menu admitted only these names
     }
 
     private static RsOptions options(MethodVariant v, RsShape shape) {
@@ -179,5 +249,14 @@ final class RsBenchCommand implements Callable<Integer> {
         new OverlapReport("rs", tp, shape.dtype().shortName(), shape.m(), shape.k(), shape.n(), "pull", "nccl_rs",
                 Map.of("rank_mode", "threads", "iters", iters)).write(rf, st, variants.stream().map(MethodVariant::label).toList(),
                 ops.stream().map(GemmReduceScatterOp::methodName).toList());
+    }
+
+    /** Adds the --methods menu to the help, from the same list the checks use. */
+    static final class Help implements CommandLine.IModelTransformer {
+        @Override
+        public CommandSpec transform(CommandSpec spec) {
+            spec.usageMessage().footer(MENU.help().toArray(String[]::new));
+            return spec;
+        }
     }
 }

@@ -2,30 +2,45 @@ package dev.ubuf.cli;
 
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
 
-/** The `ubuf` command: `ubuf info`, `ubuf bench ...`. */
-@Command(name = "ubuf", mixinStandardHelpOptions = true, version = "ubuf 0.1.0",
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.Callable;
+
+/** The `ubuf` command: `ubuf info`, `ubuf bench ...`, `ubuf help [COMMAND]`. */
+@Command(name = "ubuf", mixinStandardHelpOptions = true, version = UbufCli.VERSION,
         description = "Userbuffers-style communication/GEMM overlap for tensor parallelism on the JVM.",
-        subcommands = {InfoCommand.class, BenchCommand.class})
-public final class UbufCli implements Runnable {
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
+        subcommands = {InfoCommand.class, BenchCommand.class, CommandLine.HelpCommand.class},
+        footer = {"", "Exit codes: 0 done, 2 bad input or no usable GPU (said in one sentence), 1 anything else."})
+public final class UbufCli implements Callable<Integer> {
+    static final String VERSION = "ubuf 0.1.0";
 
+    @Spec
+    CommandSpec spec;
+
+    /** Without a command there is nothing to do: the usage, and the exit code of a usage error. */
     @Override
-    public void run() {
-        spec.commandLine().usage(System.out);
+    public Integer call() {
+        spec.commandLine().usage(spec.commandLine().getErr());
+        return CliErrors.USAGE;
     }
 
     public static void main(String[] args) {
+        PrintWriter out = new PrintWriter(System.out, true, StandardCharsets.UTF_8);
+        PrintWriter err = new PrintWriter(System.err, true, StandardCharsets.UTF_8);
+        System.exit(run(args, out, err));
+    }
+
+    /** Runs {@code ubuf ARGS} with its output on {@code out} and {@code err}; returns the exit code. */
+    public static int run(String[] args, PrintWriter out, PrintWriter err) {
         CommandLine cli = new CommandLine(new UbufCli());
-        // Bad input is a sentence and exit code 2, not a stack trace; real failures keep theirs.
-        cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
-            if (e instanceof IllegalArgumentException || e instanceof dev.ubuf.cuda.CudaUnavailableException) {
-                cmd.getErr().println("ubuf: " + e.getMessage());
-                return 2;
-            }
-            throw e;
-        });
-        System.exit(cli.execute(args));
+        CliErrors errors = new CliErrors();
+        cli.setOut(out);
+        cli.setErr(err);
+        cli.setParameterExceptionHandler(errors);
+        cli.setExecutionExceptionHandler(errors);
+        return cli.execute(args);
     }
 }

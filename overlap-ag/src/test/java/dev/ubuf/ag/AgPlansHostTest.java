@@ -108,8 +108,7 @@ class AgPlansHostTest {
                 failing++;
             }
         }
-        System.out.println("ring without the " + what + ": wrong values in " + failing + " of " + runs + " runs");
-        assertTrue(failing > 0, "no interleaving exposed the missing " + what);
+        assertTrue(failing > 0, "none of " + runs + " interleavings exposed the missing " + what);
     }
 
     @ParameterizedTest(name = "without the {0}")

@@ -1,6 +1,7 @@
 package dev.ubuf.tests;
 
 import dev.ubuf.bootstrap.LaunchEnvironment;
+import dev.ubuf.launch.LaunchHost;
 import dev.ubuf.launch.Launcher;
 
 import java.io.BufferedReader;
@@ -26,6 +27,7 @@ import java.util.HexFormat;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
@@ -79,13 +81,14 @@ final class ProcessRanks {
         args.addAll(scenario.toArgs());
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         PrintStream sink = new PrintStream(bytes, true, StandardCharsets.UTF_8);
-        FutureTask<Integer> job = new FutureTask<>(() -> Launcher.run(args.toArray(String[]::new), sink, sink));
+        // The tests count their GPUs themselves (CPU scenarios need none), so the launcher is not asked to.
+        LaunchHost host = new LaunchHost(System.getenv(), OptionalInt.empty());
+        FutureTask<Integer> job = new FutureTask<>(() -> Launcher.run(args.toArray(String[]::new), sink, sink, host));
         Thread thread = Thread.ofPlatform().name("launcher-" + scenario.toArgs().getFirst()).start(job);
         try {
             int code = job.get(guard.toNanos(), TimeUnit.NANOSECONDS);
-            String output = bytes.toString(StandardCharsets.UTF_8);
-            System.out.println("launcher exit " + code + " for " + scenario + "\n" + output);
-            return new LaunchResult(code, output);
+            // the output goes into the assertions' messages: shown when a test fails, not for every passing job
+            return new LaunchResult(code, bytes.toString(StandardCharsets.UTF_8));
         } catch (TimeoutException e) {
             thread.interrupt(); // the launcher stops its ranks when interrupted
             thread.join(TimeUnit.SECONDS.toMillis(30));
@@ -149,9 +152,7 @@ final class ProcessRanks {
             }
         }
         int[] codes = Arrays.stream(processes).mapToInt(p -> p.isAlive() ? -1 : p.exitValue()).toArray();
-        UnsupervisedResult result = new UnsupervisedResult(codes, allExited, output.toString());
-        System.out.println("unsupervised " + scenario + ": " + result);
-        return result;
+        return new UnsupervisedResult(codes, allExited, output.toString());
     }
 
     private static Thread pump(Process process, String prefix, StringBuffer output) {

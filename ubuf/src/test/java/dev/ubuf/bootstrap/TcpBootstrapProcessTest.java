@@ -4,7 +4,9 @@ import dev.ubuf.testutil.CapturedLog;
 import dev.ubuf.testutil.ChildJvm;
 import dev.ubuf.testutil.Loopback;
 import org.junit.jupiter.api.AfterEach;
+import dev.ubuf.testutil.OutputShownOnFailure;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,6 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The TCP bootstrap across real processes: this JVM is one rank, child JVMs are the others. */
+@ExtendWith(OutputShownOnFailure.class) // refused peers and lost ranks log warnings on purpose
 class TcpBootstrapProcessTest {
     private static final Duration GUARD = Duration.ofSeconds(40);
 

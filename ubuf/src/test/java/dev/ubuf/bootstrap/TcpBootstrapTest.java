@@ -4,7 +4,9 @@ import dev.ubuf.testutil.CapturedLog;
 import dev.ubuf.testutil.Loopback;
 import dev.ubuf.testutil.RankThreads;
 import org.junit.jupiter.api.AfterEach;
+import dev.ubuf.testutil.OutputShownOnFailure;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.io.DataInputStream;
 import java.io.IOException;
@@ -23,6 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The TCP bootstrap with ranks as threads of this JVM, over loopback. */
+@ExtendWith(OutputShownOnFailure.class) // refused peers and lost ranks log warnings on purpose
 class TcpBootstrapTest {
     static final String TOKEN = "0123456789abcdef0123456789abcdef";
     private static final BootstrapConfig LONG = new BootstrapConfig(Duration.ofSeconds(30));

@@ -204,6 +204,7 @@ class FdExchangeTest {
     }
 
     @Test
+    @SuppressWarnings("try") // the silent listener is only held open, for rank 0 to connect to and wait on
     void aRankThatNeverSendsIsNamedAtTheDeadlineAndNothingStaysOpen() throws Exception {
         writeRankFiles(3, System.nanoTime());
         Path sockets = sockets();
@@ -259,6 +260,7 @@ class FdExchangeTest {
     }
 
     @Test
+    @SuppressWarnings("try") // the impostor listener is only bound, so that the socket rank 2 announces exists
     void aDescriptorWithAWrongTagIsRefusedAndClosed() throws Exception {
         writeRankFiles(3, System.nanoTime());
         Path sockets = sockets();

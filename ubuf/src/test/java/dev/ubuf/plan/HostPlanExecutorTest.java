@@ -125,7 +125,6 @@ class HostPlanExecutorTest {
                 failing++;
             }
         }
-        System.out.println("failing seeds: " + failing + "/" + SEEDS);
         return failing;
     }
 

@@ -7,22 +7,47 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.OptionalInt;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The launcher run in this JVM, starting real child JVMs. */
+/**
+ * The launcher run in this JVM, starting real child JVMs. The ranks' output is kept in the result and shown only in
+ * a failing assertion's message. Unless a test says otherwise, the machine is one whose GPUs cannot be counted and
+ * whose environment has no UB_TIMEOUT, so the tests read the same on any machine.
+ */
 class LauncherTest {
     private static final List<String> FAST = List.of("--jvm-arg=-XX:TieredStopAtLevel=1",
             "--jvm-arg=-XX:+UseSerialGC", "--jvm-arg=-Xshare:auto");
+    private static final LaunchHost NO_GPU_COUNT = host(Map.of(), OptionalInt.empty());
 
     private record Result(int exitCode, String out, String err) {
+        @Override
+        public String toString() {
+            return "exit " + exitCode + "\n--- stdout\n" + out + "\n--- stderr\n" + err;
+        }
+    }
+
+    /** This JVM's environment without UB_TIMEOUT, plus {@code extra}. */
+    private static LaunchHost host(Map<String, String> extra, OptionalInt gpus) {
+        Map<String, String> env = new HashMap<>(System.getenv());
+        env.remove("UB_TIMEOUT");
+        env.putAll(extra);
+        return new LaunchHost(env, gpus);
     }
 
     private static Result launch(String... args) {
+        return launchOn(NO_GPU_COUNT, args);
+    }
+
+    private static Result launchOn(LaunchHost host, String... args) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         List<String> all = new ArrayList<>(FAST);
@@ -30,16 +55,9 @@ class LauncherTest {
         int code;
         try (PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
              PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
-            code = Launcher.run(all.toArray(String[]::new), o, e);
+            code = Launcher.run(all.toArray(String[]::new), o, e, host);
         }
-        Result result = new Result(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
-        System.out.println("launcher exit " + code + "\n--- stdout (tail)\n" + tail(result.out) + "\n--- stderr (tail)\n"
-                + tail(result.err));
-        return result;
-    }
-
-    private static String tail(String text) {
-        return text.length() < 2000 ? text : "..." + text.substring(text.length() - 2000);
+        return new Result(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
 
     @Test
@@ -47,7 +65,7 @@ class LauncherTest {
         for (int n : new int[]{2, 4}) {
             Result result = launch("--nproc-per-node", String.valueOf(n), "--timeout", "20",
                     LaunchChildMain.class.getName(), "bootstrap", "--not-a-launcher-option");
-            assertEquals(0, result.exitCode(), result.err());
+            assertEquals(0, result.exitCode(), result::toString);
             String all = result.out();
             for (int rank = 0; rank < n; rank++) {
                 assertTrue(all.contains("[rank " + rank + "] env rank=" + rank + " world=" + n + " local=" + rank
@@ -101,9 +119,53 @@ class LauncherTest {
 
     @Test
     void usageErrorsExitWithTwoBeforeStartingAnything() {
-        assertEquals(2, launch("--nproc-per-node", "0", "Main").exitCode());
-        assertEquals(2, launch("--nproc-per-node", "2").exitCode(), "main class missing");
-        assertEquals(2, launch("--nproc-per-node", "2", "--timeout", "-1", "Main").exitCode());
-        assertEquals(2, launch("--nproc-per-node", "2", "--master-port", "70000", "Main").exitCode());
+        assertUsageError(launch("--nproc-per-node", "0", "Main"), "--nproc-per-node must be 1..64");
+        assertUsageError(launch("--nproc-per-node", "2"), "Missing required parameter: 'MAIN_CLASS'");
+        assertUsageError(launch("--nproc-per-node", "2", "--timeout", "-1", "Main"),
+                "--timeout: UB_TIMEOUT must be a positive number of seconds");
+        assertUsageError(launch("--nproc-per-node", "2", "--master-port", "70000", "Main"),
+                "--master-port must be in 0..65535, got 70000");
+    }
+
+    @Test
+    void moreRanksThanTheStatedLimitAreRefusedEvenWhereGpusCannotBeCounted() {
+        assertUsageError(launch("--nproc-per-node", "1000", "Main"),
+                "--nproc-per-node must be 1..64 (one JVM per GPU), got 1000");
+    }
+
+    @Test
+    void moreRanksThanVisibleGpusAreRefused() {
+        LaunchHost twoGpus = host(Map.of("CUDA_VISIBLE_DEVICES", "0,1"), OptionalInt.of(2));
+        assertUsageError(launchOn(twoGpus, "--nproc-per-node", "3", "Main"),
+                "--nproc-per-node 3 exceeds the 2 GPU(s) visible on this node");
+    }
+
+    @Test
+    void aBadUbTimeoutInTheEnvironmentIsRefusedByName() {
+        Result result = launchOn(host(Map.of("UB_TIMEOUT", "abc"), OptionalInt.empty()), "--nproc-per-node", "2",
+                "Main");
+        assertUsageError(result, "UB_TIMEOUT='abc' in the environment is not a positive number of seconds");
+    }
+
+    @Test
+    void theEnvironmentsUbTimeoutReachesTheRanksAndTimeoutOverridesIt() {
+        LaunchHost withTimeout = host(Map.of("UB_TIMEOUT", "25"), OptionalInt.empty());
+        Result inherited = launchOn(withTimeout, "--nproc-per-node", "2", HelloRanks.class.getName());
+        assertEquals(0, inherited.exitCode(), inherited::toString);
+        assertTrue(inherited.out().contains("[rank 1] hello from rank 1 of 2 (local rank 1 of 2 on this node)"),
+                inherited::toString);
+        assertTrue(inherited.out().contains("job token set, UB_TIMEOUT 25"), inherited::toString);
+
+        Result overridden = launchOn(withTimeout, "--nproc-per-node", "1", "--timeout", "7",
+                HelloRanks.class.getName());
+        assertTrue(overridden.out().contains("UB_TIMEOUT 7"), overridden::toString);
+    }
+
+    /** Exit 2, the message, and no rank started (nothing was printed with a rank prefix). */
+    private static void assertUsageError(Result result, String message) {
+        assertEquals(2, result.exitCode(), result::toString);
+        assertTrue(result.err().contains(message), () -> "no '" + message + "' in:\n" + result);
+        assertFalse(result.out().contains("[rank 0]") || result.err().contains("[rank 0]"), result::toString);
+        assertFalse(result.err().contains("starting"), result::toString);
     }
 }

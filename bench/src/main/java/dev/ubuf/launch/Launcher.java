@@ -31,20 +31,32 @@ import java.util.concurrent.TimeUnit;
  * {@code ubuf-launch}: starts one JVM per rank on this node, torchrun-style, and supervises them.
  *
  * <p>Each child runs {@code MAIN_CLASS ARGS...} with this JVM's java binary and classpath (plus {@code --classpath}
- * entries first), {@code --enable-native-access=ALL-UNNAMED} and every {@code --jvm-arg}, and the environment
- * {@code RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, UBUF_JOB_TOKEN} (a fresh random
- * token per job) and, with {@code --timeout}, {@code UB_TIMEOUT}. Output lines are prefixed with {@code [rank i] }.
+ * entries first), {@code --enable-native-access=ALL-UNNAMED} and every {@code --jvm-arg}, and the launcher's
+ * environment plus {@code RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, UBUF_JOB_TOKEN} (a
+ * fresh random token per job) and {@code UB_TIMEOUT} ({@code --timeout}, else the launcher's own, checked before any
+ * rank starts). Output lines are prefixed with {@code [rank i] }.
+ *
+ * <p>At most {@value #MAX_RANKS} ranks, and no more than the GPUs visible on this node where they can be counted
+ * (one rank per GPU); on a machine whose GPUs cannot be counted (no NVIDIA driver) the limit alone applies.
  *
  * <p>If a rank exits with a non-zero code (or dies), the others are stopped (SIGTERM, then SIGKILL after the grace
  * period) and the launcher exits with that rank's code, naming it. Exit 0 when every rank succeeds.
  */
 @Command(name = "ubuf-launch", mixinStandardHelpOptions = true, version = "ubuf-launch 0.1",
-        description = "Starts N ranks of a Java main class on this node (one JVM per GPU) and supervises them.")
+        description = "Starts N ranks of a Java main class on this node (one JVM per GPU) and supervises them.",
+        footer = {"", "Every rank gets the launcher's environment plus RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE"
+                + " (ranks on this node, = N), MASTER_ADDR, MASTER_PORT, UBUF_JOB_TOKEN (random per job) and"
+                + " UB_TIMEOUT when set. Output lines are prefixed with [rank i]. If a rank fails, the others are"
+                + " stopped and the launcher exits with its code.",
+                "", "Example (no GPU needed): ubuf-launch --nproc-per-node 2 dev.ubuf.launch.HelloRanks"})
 public final class Launcher implements Callable<Integer> {
     private static final int TOKEN_BYTES = 16; // 32 hex characters
+    /** Ranks one node may start: one JVM per GPU, and no node has more GPUs, so more is a typo. */
+    public static final int MAX_RANKS = 64;
 
     @Option(names = "--nproc-per-node", required = true, paramLabel = "N",
-            description = "Number of ranks (processes) to start on this node.")
+            description = "Number of ranks (processes) to start on this node: 1.." + MAX_RANKS
+                    + ", and at most the GPUs visible here where they can be counted.")
     int nprocPerNode;
 
     @Option(names = "--master-addr", defaultValue = "127.0.0.1", paramLabel = "ADDR",
@@ -56,7 +68,8 @@ public final class Launcher implements Callable<Integer> {
     int masterPort;
 
     @Option(names = "--timeout", paramLabel = "SECONDS",
-            description = "Deadline of every bootstrap operation, passed to the ranks as UB_TIMEOUT.")
+            description = "Deadline of every wait of the ranks, passed to them as UB_TIMEOUT (default: UB_TIMEOUT"
+                    + " from the environment, checked here; unset, the ranks use 110 s).")
     Double timeoutSeconds;
 
     @Option(names = "--jvm-arg", paramLabel = "ARG",
@@ -64,7 +77,8 @@ public final class Launcher implements Callable<Integer> {
     List<String> jvmArgs = new ArrayList<>();
 
     @Option(names = {"--classpath", "-cp"}, paramLabel = "PATH",
-            description = "Classpath entries for the ranks, put before the launcher's own classpath.")
+            description = "Your classes and jars (separated by ':'), put before the launcher's own class path,"
+                    + " which brings ubuf.")
     String classpath;
 
     @Option(names = "--kill-grace", defaultValue = "5", paramLabel = "SECONDS",
@@ -83,15 +97,19 @@ public final class Launcher implements Callable<Integer> {
 
     private final PrintStream out;
     private final PrintStream err;
+    private final LaunchHost host;
 
     public Launcher() {
-        this(System.out, System.err);
+        this(System.out, System.err, LaunchHost.current());
     }
 
-    /** A launcher that writes the ranks' prefixed output and its own messages to the given streams. */
-    public Launcher(PrintStream out, PrintStream err) {
+    /**
+     * A launcher on {@code host} that writes the ranks' prefixed output and its own messages to the given streams.
+     */
+    public Launcher(PrintStream out, PrintStream err, LaunchHost host) {
         this.out = out;
         this.err = err;
+        this.host = host;
     }
 
     public static void main(String[] args) {
@@ -99,11 +117,16 @@ public final class Launcher implements Callable<Integer> {
     }
 
     /**
-     * Parses {@code args} and runs the job; returns the exit code (0 all ranks succeeded, the failed rank's code or 1
-     * on failure, 2 for a usage error).
+     * Parses {@code args} and runs the job on this machine; returns the exit code (0 all ranks succeeded, the failed
+     * rank's code or 1 on failure, 2 for a usage error).
      */
     public static int run(String[] args, PrintStream out, PrintStream err) {
-        CommandLine commandLine = new CommandLine(new Launcher(out, err));
+        return run(args, out, err, LaunchHost.current());
+    }
+
+    /** Like {@link #run(String[], PrintStream, PrintStream)} on a given host. */
+    public static int run(String[] args, PrintStream out, PrintStream err, LaunchHost host) {
+        CommandLine commandLine = new CommandLine(new Launcher(out, err, host));
         commandLine.setStopAtPositional(true); // everything after MAIN_CLASS belongs to the program
         commandLine.setOut(new PrintWriter(out, true, StandardCharsets.UTF_8));
         commandLine.setErr(new PrintWriter(err, true, StandardCharsets.UTF_8));
@@ -113,31 +136,59 @@ public final class Launcher implements Callable<Integer> {
     @Override
     public Integer call() {
         validate();
+        String rankTimeout = checkedTimeout();
         int port = masterPort == 0 ? pickFreePort(masterAddr) : masterPort;
         String token = HexFormat.of().formatHex(randomBytes());
         List<String> command = childCommand();
         err.println("ubuf-launch: starting " + nprocPerNode + " ranks of " + mainClass + ", rank 0 at " + masterAddr
                 + ":" + port);
-        return new Job(command, port, token).run();
+        return new Job(command, port, token, rankTimeout).run();
     }
 
     private void validate() {
-        if (nprocPerNode < 1) {
-            throw usage("--nproc-per-node must be at least 1, got " + nprocPerNode);
+        if (nprocPerNode < 1 || nprocPerNode > MAX_RANKS) {
+            throw usage("--nproc-per-node must be 1.." + MAX_RANKS + " (one JVM per GPU), got " + nprocPerNode);
+        }
+        if (host.visibleGpus().isPresent() && nprocPerNode > host.visibleGpus().getAsInt()) {
+            throw usage("--nproc-per-node " + nprocPerNode + " exceeds the " + host.visibleGpus().getAsInt()
+                    + " GPU(s) visible on this node (" + VisibleGpus.DRIVER_GPUS + ", "
+                    + VisibleGpus.CUDA_VISIBLE_DEVICES + "=" + host.environment()
+                    .getOrDefault(VisibleGpus.CUDA_VISIBLE_DEVICES, "unset") + "): one rank per GPU");
         }
         if (masterPort < 0 || masterPort > 65535) {
             throw usage("--master-port must be in 0..65535, got " + masterPort);
         }
-        if (timeoutSeconds != null) {
-            try { // the ranks' own rules, checked here so a typo fails before anything starts
-                BootstrapConfig.fromEnvironment(Map.of(BootstrapConfig.TIMEOUT_VARIABLE, timeoutText()));
-            } catch (IllegalArgumentException e) {
-                throw usage("--timeout: " + e.getMessage());
-            }
-        }
         if (!(killGraceSeconds >= 0) || Double.isInfinite(killGraceSeconds)) {
             throw usage("--kill-grace must be a finite number of seconds >= 0, got " + killGraceSeconds);
         }
+    }
+
+    /**
+     * The UB_TIMEOUT the ranks get: --timeout, else the launcher's own, or null (the ranks' default). Checked by the
+     * ranks' own rules here, so that a typo fails before any rank starts.
+     */
+    private String checkedTimeout() {
+        String variable = BootstrapConfig.TIMEOUT_VARIABLE;
+        if (timeoutSeconds != null) {
+            try {
+                BootstrapConfig.fromEnvironment(Map.of(variable, timeoutText()));
+            } catch (IllegalArgumentException e) {
+                throw usage("--timeout: " + e.getMessage());
+            }
+            return timeoutText();
+        }
+        String inherited = host.environment().get(variable);
+        if (inherited == null || inherited.isBlank()) {
+            return null;
+        }
+        try {
+            BootstrapConfig.fromEnvironment(Map.of(variable, inherited));
+        } catch (IllegalArgumentException e) {
+            // the ranks' rule decides; the message says where the value came from and how to get past it
+            throw usage(variable + "='" + inherited + "' in the environment is not a positive number of seconds"
+                    + " (at most a year); fix or unset " + variable + ", or pass --timeout SECONDS");
+        }
+        return inherited.trim();
     }
 
     private CommandLine.ParameterException usage(String message) {
@@ -188,14 +239,16 @@ public final class Launcher implements Callable<Integer> {
         private final List<String> command;
         private final int port;
         private final String token;
+        private final String rankTimeout;
         private final Process[] processes;
         private final List<Thread> pumps = new ArrayList<>();
         private final LinkedBlockingQueue<Integer> exited = new LinkedBlockingQueue<>();
 
-        Job(List<String> command, int port, String token) {
+        Job(List<String> command, int port, String token, String rankTimeout) {
             this.command = command;
             this.port = port;
             this.token = token;
+            this.rankTimeout = rankTimeout;
             this.processes = new Process[nprocPerNode];
         }
 
@@ -227,10 +280,12 @@ public final class Launcher implements Callable<Integer> {
         private Process start(int rank) throws IOException {
             ProcessBuilder builder = new ProcessBuilder(command);
             Map<String, String> env = builder.environment();
+            env.clear(); // exactly the environment that was checked
+            env.putAll(host.environment());
             env.putAll(new LaunchEnvironment(rank, nprocPerNode, rank, masterAddr, port, token).toEnvironment());
             env.put(LaunchEnvironment.LOCAL_WORLD_SIZE, Integer.toString(nprocPerNode));
-            if (timeoutSeconds != null) {
-                env.put(BootstrapConfig.TIMEOUT_VARIABLE, timeoutText());
+            if (rankTimeout != null) {
+                env.put(BootstrapConfig.TIMEOUT_VARIABLE, rankTimeout);
             } else {
                 env.remove(BootstrapConfig.TIMEOUT_VARIABLE);
             }

@@ -1,0 +1,90 @@
+package dev.ubuf.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Bad benchmark input ends in one sentence that names the option and what it accepts, with exit code 2, before any
+ * GPU work. These tests run without a GPU, where any GPU work would end in "no CUDA driver" instead: the sentence
+ * being the option's proves the check came first.
+ */
+class BenchInputTest {
+    @ParameterizedTest(name = "ubuf {0}")
+    @CsvSource(delimiter = '|', textBlock = """
+            bench ag --iters 0                        | --iters must be at least 1, got 0
+            bench rs --iters -5                       | --iters must be at least 1, got -5
+            bench gemm --iters 0                      | --iters must be at least 1, got 0
+            bench p2p --iters 0                       | --iters must be at least 1, got 0
+            bench ag --warmup -1                      | --warmup must be at least 0, got -1
+            bench gemm --warmup -1                    | --warmup must be at least 0, got -1
+            bench p2p --bytes -1                      | --bytes must be at least 1, got -1
+            bench gemm --m 0                          | --m must be at least 1, got 0
+            bench gemm --k -3                         | --k must be at least 1, got -3
+            bench gemm --device -1                    | --device must be at least 0, got -1
+            bench ag --tp 1                           | --tp must be 2..8, got 1
+            bench rs --tp 16                          | --tp must be 2..8, got 16
+            bench ag --tp 3                           | --shapes: default shape 4096,8192,8192 (from --shapes' default) cannot run with --tp 3: m = 4096 rows cannot be split evenly
+            bench rs --tp 3 --shapes 3001,64,64       | --shapes: shape '3001,64,64' cannot run with --tp 3: m=3001 is not divisible by tp=3
+            bench ag --shapes 1,2                     | --shapes: a shape is M,K,N (three positive integers), got '1,2'
+            bench rs --shapes 4096,0,8                | --shapes: a shape is M,K,N (three positive integers), got '4096,0,8'
+            bench rs --methods bogus                  | --methods: unknown method 'bogus'; methods: ring, pipeline, oneshot, auto
+            bench ag --methods spiral:cs=1            | --methods: unknown method 'spiral' in 'spiral:cs=1'; methods: ring, aggregate, oneshot, auto
+            bench ag --methods bulk                   | --methods: unknown method 'bulk'; methods: ring, aggregate, oneshot, auto
+            bench rs --methods ring:cs=x              | --methods: 'ring:cs=x': cs must be an integer, got 'x'
+            bench rs --methods ring:cs                | --methods: 'ring:cs': 'cs' is not key=value
+            bench ag --methods ring:zz=1              | --methods: unknown key 'zz' in 'ring:zz=1'; keys: cs, ms
+            bench rs --methods ring:ms=2              | --methods: unknown key 'ms' in 'ring:ms=2'; keys: cs, sub, slots, splits, margin, lowp
+            bench ag --methods ring:cs=0              | --methods: 'ring:cs=0': cs (GEMM compute streams) must be 1..3, got 0
+            bench rs --methods ring:lowp=2            | --methods: 'ring:lowp=2': lowp (ring: 1 partials in the op's dtype, 0 in fp32) must be 0..1, got 2
+            bench rs --methods ring;ring              | --methods: 'ring' is listed twice
+            bench ag --methods ;                      | --methods: no method given; methods: ring, aggregate, oneshot, auto
+            bench rs --methods pipeline:splits=3      | --methods: 'pipeline:splits=3' cannot run M=4096 K=8192 N=8192 with --tp 2: pipeline: n=8192 is not divisible by numSplits=3
+            bench rs --methods ring:sub=4096 --shapes 4096,64,64 | --methods: 'ring:sub=4096' cannot run M=4096 K=64 N=64 with --tp 2: ring: ringSubChunks=4096 exceeds m/tp=2048
+            bench ag --dtype fp8e4m3                  | Invalid value for option '--dtype': expected one of bf16, fp16, fp32 but was 'fp8e4m3'
+            bench gemm --dtype half                   | Invalid value for option '--dtype': expected one of bf16, fp16, fp32 but was 'half'
+            bench gemm --iters abc                    | Invalid value for option '--iters': 'abc' is not an int
+            bench gemm --bogus                        | Unknown option: '--bogus'
+            """)
+    void badInputIsOneSentenceNamingTheOptionWithExitTwo(String args, String message) {
+        Ubuf result = Ubuf.run(args.trim().split(" "));
+        assertEquals(2, result.exitCode(), result::toString);
+        assertTrue(result.err().contains(message), () -> "no '" + message + "' in:\n" + result);
+        assertTrue(result.err().contains("--help' for its options"), result::toString);
+        assertNoGpuWork(result);
+    }
+
+    @Test
+    void aggregateWithAnOddTpIsRefusedNamingTheMethod() {
+        Ubuf result = Ubuf.run("bench", "ag", "--tp", "3", "--shapes", "3072,64,64", "--methods", "aggregate");
+        assertEquals(2, result.exitCode(), result::toString);
+        assertTrue(result.err().contains("--methods: 'aggregate' cannot run M=3072 K=64 N=64 with --tp 3: aggregate"
+                + " pairs ranks and needs an even tp"), result::toString);
+        assertNoGpuWork(result);
+    }
+
+    @Test
+    void anUnknownBenchmarkGetsASuggestion() {
+        Ubuf result = Ubuf.run("bench", "agg");
+        assertEquals(2, result.exitCode(), result::toString);
+        assertTrue(result.err().contains("Did you mean: bench ag?"), result::toString);
+    }
+
+    @Test
+    void validInputGetsPastTheChecks() {
+        Ubuf result = Ubuf.run("bench", "gemm", "--m", "64", "--n", "64", "--k", "64", "--warmup", "0", "--iters", "1");
+        assertFalse(result.err().startsWith("ubuf bench gemm: --"), result::toString);
+        assertFalse(result.err().contains("Invalid value"), result::toString);
+    }
+
+    /** Output that came from the checks, not from a GPU run (which on a machine without one says so first). */
+    static void assertNoGpuWork(Ubuf result) {
+        assertFalse(result.err().contains("no CUDA driver") || result.err().contains("no usable GPU")
+                || result.err().contains("CUDA_ERROR"), result::toString);
+        assertEquals("", result.out(), result::toString);
+    }
+}

@@ -1,0 +1,282 @@
+"""PyTorch baseline for ubuf's overlap benchmarks: the same shapes, timed the same way, written as a results file.
+
+    torchrun --nproc-per-node=2 bench/torch/torch_baseline.py --json OUT.json \
+        [--shapes M,K,N ...] [--dtype bf16] [--iters 30] [--warmup 5]
+
+M,K,N mean what they mean to `ubuf bench ag` and `ubuf bench rs`, with tp = the number of ranks:
+  AG: out[M, N] = allgather(x[M/tp, K]) @ W[K, N]         (N is this rank's share of the layer's columns)
+  RS: x[M, K] @ W[K, N], reduce-scattered by rows to [M/tp, N]   (K is this rank's share of the inner dimension)
+
+For each shape and op it times, round-robin in the same iterations (a barrier before every run, CUDA events, each
+iteration starting one candidate later so none always follows the same one):
+  gemm   torch.matmul alone                                        -> record op "gemm", method "torch"
+  comm   the NCCL collective alone (all_gather_into_tensor, reduce_scatter_tensor)   -> comm_ms of the records
+  seq    all-gather then matmul (AG); matmul then reduce-scatter (RS)                -> method "torch_seq"
+  async  PyTorch async-TP, torch.ops.symm_mem.fused_all_gather_matmul / fused_matmul_reduce_scatter
+                                                                                     -> method "torch_async"
+Rank 0 prints a table and writes median, p10 and p90 (ms) of its own timings. A candidate that fails on any rank
+(async-TP missing from this PyTorch, say) is left out of the timing and listed under "failures" with its error.
+Inputs are random on the device (torch.randn). To compare with ubuf fairly, alternate runs of this script with the
+Java benchmarks in one session: GPU speed drifts between sessions.
+"""
+import os
+
+# NVLink multicast can take a shared host's GPUs out of service. Forced (never defaulted) before torch.distributed
+# is imported, so that no library below can turn it on.
+os.environ["TORCH_SYMM_MEM_DISABLE_MULTICAST"] = "1"
+os.environ["NCCL_NVLS_ENABLE"] = "0"
+os.environ["NVSHMEM_DISABLE_NVLS"] = "1"
+
+import argparse  # noqa: E402
+import datetime  # noqa: E402
+import json  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+
+DEFAULT_SHAPES = ["4096,8192,8192", "8192,8192,8192", "16384,8192,8192", "16384,8192,14336"]
+DTYPES = ("bf16", "fp16", "fp32")
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        prog="torchrun --nproc-per-node=2 torch_baseline.py",
+        description="PyTorch baseline (torch.matmul, NCCL + matmul, async-TP) in ubuf's results format.")
+    p.add_argument("--json", metavar="OUT", help="results file to write (rank 0); default: only print")
+    p.add_argument("--shapes", nargs="+", default=DEFAULT_SHAPES, metavar="M,K,N",
+                   help="shapes as for ubuf bench ag/rs (default: %(default)s)")
+    p.add_argument("--dtype", choices=DTYPES, default="bf16", help="element type (default: %(default)s)")
+    p.add_argument("--iters", type=int, default=30, help="timed rounds, >= 1 (default: %(default)s)")
+    p.add_argument("--warmup", type=int, default=5, help="untimed rounds first, >= 0 (default: %(default)s)")
+    a = p.parse_args(argv)
+    world = int(os.environ.get("WORLD_SIZE", "0"))
+    if world < 2 or "LOCAL_RANK" not in os.environ:
+        p.error("start it with torchrun --nproc-per-node=2 (or more): WORLD_SIZE and LOCAL_RANK are not set")
+    if a.iters < 1:
+        p.error(f"--iters must be at least 1, got {a.iters}")
+    if a.warmup < 0:
+        p.error(f"--warmup must be at least 0, got {a.warmup}")
+    a.shapes = [parse_shape(p, s, world) for s in a.shapes]
+    if a.json and int(os.environ.get("RANK", "0")) == 0:
+        check_writable(p, a.json)
+    return a
+
+
+def parse_shape(p, word, world):
+    try:
+        m, k, n = (int(v) for v in word.split(","))
+    except ValueError:
+        p.error(f"--shapes: a shape is M,K,N (three positive integers), got '{word}'")
+    if min(m, k, n) <= 0:
+        p.error(f"--shapes: a shape is M,K,N (three positive integers), got '{word}'")
+    if m % world:
+        p.error(f"--shapes: M={m} of '{word}' is not divisible by the {world} ranks")
+    return m, k, n
+
+
+def check_writable(p, path):
+    """Fail now, not after the whole run, when the results file cannot be written."""
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        existed = os.path.exists(path)
+        with open(path, "a"):
+            pass
+        if not existed:
+            os.remove(path)
+    except OSError as e:
+        p.error(f"--json {path} cannot be written: {e}")
+
+
+def summary(times):
+    """Median, p10 and p90 of a list of milliseconds."""
+    deciles = statistics.quantiles(times, n=10, method="inclusive") if len(times) > 1 else times * 9
+    return statistics.median(times), deciles[0], deciles[-1]
+
+
+def records(op, m, k, n, tp, dtype, stats, iters, warmup):
+    """The results-file records of one op and shape from {candidate: (median, p10, p90)}."""
+    gemm_ms, comm_ms = stats["gemm"][0], stats["comm"][0]
+    ideal = max(gemm_ms, comm_ms)
+    common = dict(tp=tp, dtype=dtype, m=m, n=n, k=k, iters=iters, warmup=warmup, timing="interleaved",
+                  rank_mode="processes")
+    out = []
+    for name, method in (("seq", "torch_seq"), ("async", "torch_async")):
+        if name in stats:
+            ms, p10, p90 = stats[name]
+            out.append(dict(op=op, method=method, **common, ms=ms, p10_ms=p10, p90_ms=p90, gemm_ms=gemm_ms,
+                            comm_ms=comm_ms, ideal_ms=ideal, pct_of_ideal=100 * ideal / ms))
+    return out
+
+
+def gemm_record(m, k, n, dtype, stats, iters, warmup):
+    ms, p10, p90 = stats["gemm"]
+    return dict(op="gemm", method="torch", tp=1, dtype=dtype, m=m, n=n, k=k, ms=ms, p10_ms=p10, p90_ms=p90,
+                tflops=2.0 * m * n * k / (ms * 1e-3) / 1e12, iters=iters, warmup=warmup, timing="interleaved")
+
+
+class Bench:
+    """The process group, the device, and the timing loop shared by every shape."""
+
+    def __init__(self, a):
+        import torch
+        import torch.distributed as dist
+        self.torch, self.dist, self.a = torch, dist, a
+        self.local_rank = int(os.environ["LOCAL_RANK"])
+        torch.cuda.set_device(self.local_rank)
+        self.device = torch.device("cuda", self.local_rank)
+        dist.init_process_group("nccl", device_id=self.device,
+                                timeout=datetime.timedelta(seconds=float(os.environ.get("UB_TIMEOUT", "300"))))
+        self.rank, self.world = dist.get_rank(), dist.get_world_size()
+        self.group = dist.group.WORLD.group_name
+        self.dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[a.dtype]
+        self.symm_error = self.enable_symmetric_memory()
+
+    def enable_symmetric_memory(self):
+        """Async-TP needs symmetric memory for the group; older PyTorch needs it enabled, newer warns that it is
+        no longer needed. Returns why it cannot be used, or None."""
+        import warnings
+        try:
+            import torch.distributed._symmetric_memory as symm_mem
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                symm_mem.enable_symm_mem_for_group(self.group)
+            return None
+        except Exception as e:  # recorded as the async candidates' failure
+            return f"symmetric memory unavailable: {type(e).__name__}: {e}"
+
+    def randn(self, *shape, seed, scale=1.0):
+        g = self.torch.Generator(device=self.device).manual_seed(seed)
+        return self.torch.randn(*shape, device=self.device, dtype=self.dtype, generator=g) * scale
+
+    def barrier(self):
+        self.dist.barrier(device_ids=[self.local_rank])
+
+    def probe(self, fn):
+        """Runs fn once on every rank; returns its error (the same verdict on every rank), or None."""
+        error = None
+        try:
+            fn()
+            self.torch.cuda.synchronize()
+        except Exception as e:
+            error = f"{type(e).__name__}: {e}".strip()[:500]
+        flag = self.torch.tensor([0 if error is None else 1], device=self.device)
+        self.dist.all_reduce(flag, op=self.dist.ReduceOp.MAX)
+        if flag.item() and error is None:
+            error = "failed on another rank"
+        return error
+
+    def time(self, candidates):
+        """{name: [ms per iteration]} with every candidate run once per iteration, in a rotating order."""
+        torch = self.torch
+        names = list(candidates)
+        times = {name: [] for name in names}
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        for i in range(self.a.warmup + self.a.iters):
+            shift = i % len(names)
+            for name in names[shift:] + names[:shift]:
+                self.barrier()
+                start.record()
+                candidates[name]()
+                end.record()
+                end.synchronize()
+                if i >= self.a.warmup:
+                    times[name].append(start.elapsed_time(end))
+        return {name: summary(ts) for name, ts in times.items()}
+
+    def measure(self, op, m, k, n, candidates, failures):
+        """Probes each candidate, times those that run, and notes the others in failures."""
+        working = {}
+        for name, fn in candidates.items():
+            error = self.symm_error if name == "async" and self.symm_error else self.probe(fn)
+            if error:
+                failures.append(dict(op=op, method=self.method_name(name), m=m, k=k, n=n, error=error))
+            else:
+                working[name] = fn
+        if "gemm" not in working or "comm" not in working:
+            return None
+        return self.time(working)
+
+    @staticmethod
+    def method_name(name):
+        return {"gemm": "torch", "comm": "nccl", "seq": "torch_seq", "async": "torch_async"}[name]
+
+    def ag(self, m, k, n, failures):
+        torch, dist, tp = self.torch, self.dist, self.world
+        x = self.randn(m // tp, k, seed=17 + self.rank)
+        w = self.randn(k, n, seed=29 + self.rank, scale=k ** -0.5)
+        gathered = torch.empty(m, k, device=self.device, dtype=self.dtype)
+        out = torch.empty(m, n, device=self.device, dtype=self.dtype)
+        ops = torch.ops.symm_mem
+        candidates = {
+            "gemm": lambda: torch.matmul(gathered, w, out=out),
+            "comm": lambda: dist.all_gather_into_tensor(gathered, x),
+            "seq": lambda: (dist.all_gather_into_tensor(gathered, x), torch.matmul(gathered, w, out=out)),
+            "async": lambda: ops.fused_all_gather_matmul(x, [w], 0, self.group),
+        }
+        return self.measure("ag", m, k, n, candidates, failures)
+
+    def rs(self, m, k, n, failures):
+        torch, dist, tp = self.torch, self.dist, self.world
+        x = self.randn(m, k, seed=17 + self.rank)
+        w = self.randn(k, n, seed=29 + self.rank, scale=k ** -0.5)
+        partial = torch.empty(m, n, device=self.device, dtype=self.dtype)
+        out = torch.empty(m // tp, n, device=self.device, dtype=self.dtype)
+        ops = torch.ops.symm_mem
+        candidates = {
+            "gemm": lambda: torch.matmul(x, w, out=partial),
+            "comm": lambda: dist.reduce_scatter_tensor(out, partial),
+            "seq": lambda: (torch.matmul(x, w, out=partial), dist.reduce_scatter_tensor(out, partial)),
+            "async": lambda: ops.fused_matmul_reduce_scatter(x, w, "sum", 0, self.group),
+        }
+        return self.measure("rs", m, k, n, candidates, failures)
+
+    def close(self):
+        self.barrier()
+        self.dist.destroy_process_group()
+
+
+def print_row(op, m, k, n, stats):
+    def cell(name):
+        return f"{stats[name][0]:8.3f}" if name in stats else f"{'failed':>8}"
+    ideal = max(stats["gemm"][0], stats["comm"][0])
+    print(f"{op:3} {m:6d} {k:6d} {n:6d} {cell('gemm')} {cell('comm')} {cell('seq')} {cell('async')} {ideal:8.3f}",
+          flush=True)
+
+
+def main(argv):
+    a = parse_args(argv)
+    bench = Bench(a)
+    torch = bench.torch
+    recs, failures = [], []
+    if bench.rank == 0:
+        print(f"torch {torch.__version__}, {bench.world}x {torch.cuda.get_device_name()}, {a.dtype}, "
+              f"{a.iters} iterations after {a.warmup} warm-ups; medians in ms", flush=True)
+        print(f"{'op':3} {'M':>6} {'K':>6} {'N':>6} {'gemm':>8} {'comm':>8} {'seq':>8} {'async':>8} {'ideal':>8}",
+              flush=True)
+    for m, k, n in a.shapes:
+        for op, run in (("ag", bench.ag), ("rs", bench.rs)):
+            stats = run(m, k, n, failures)
+            torch.cuda.empty_cache()
+            if stats is None or bench.rank != 0:
+                continue
+            print_row(op, m, k, n, stats)
+            recs.extend(records(op, m, k, n, bench.world, a.dtype, stats, a.iters, a.warmup))
+            if op == "ag":
+                recs.append(gemm_record(m, k, n, a.dtype, stats, a.iters, a.warmup))
+    if bench.rank == 0:
+        for f in failures:
+            print(f"failed: {f['op']} {f['method']} M={f['m']} K={f['k']} N={f['n']}: {f['error']}", flush=True)
+        if a.json:
+            doc = dict(device=f"{bench.world}x {torch.cuda.get_device_name()}",
+                       date=datetime.date.today().isoformat(),
+                       commit=os.environ.get("UBUF_COMMIT", "unknown"),
+                       torch=torch.__version__, records=recs, failures=failures)
+            with open(a.json, "w") as f:
+                json.dump(doc, f, indent=1)
+            print(f"wrote {len(recs)} records to {a.json}", flush=True)
+    bench.close()
+    # the baseline itself worked even where async-TP did not: its failures are data, not an error
+    return 0 if recs or bench.rank != 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
