@@ -1,9 +1,11 @@
 package dev.ubuf.cuda;
 
+import dev.ubuf.UbufException;
+
 /**
  * A CUDA driver call failed. Carries the call's name and the driver's error name (e.g. CUDA_ERROR_INVALID_VALUE).
  */
-public class CudaException extends RuntimeException {
+public class CudaException extends UbufException {
     private final String call;
     private final int code;
     private final String errorName;
