@@ -10,10 +10,13 @@ public final class Cuda {
     private Cuda() {
     }
 
-    /** Throws a {@link CudaException} naming {@code call} unless {@code rc} is CUDA_SUCCESS. */
+    /**
+     * Throws a {@link CudaException} naming {@code call} unless {@code rc} is CUDA_SUCCESS: a {@link CudaFatalException}
+     * for a sticky error, a {@link DeviceOutOfMemoryException} for CUDA_ERROR_OUT_OF_MEMORY.
+     */
     static void check(int rc, String call) {
         if (rc != CUresult.CUDA_SUCCESS) {
-            throw new CudaException(call, rc, CUresult.stringFor(rc));
+            throw CudaException.of(call, rc, CUresult.stringFor(rc));
         }
     }
 

@@ -27,8 +27,8 @@ import java.util.Objects;
  * {@code long}s; device numbers are ordinals.
  *
  * <p>The library is opened, and {@code cuInit(0)} called, on first use; if either fails every call raises a
- * {@link CudaException} saying why. Every call is checked: a failure raises {@code CudaException(call, code,
- * cuGetErrorName)}. Enum values and struct layouts are those of /usr/local/cuda/include/cuda.h, CUDA 13.0
+ * {@link CudaException} saying why. Every call is checked: a failure raises {@code CudaException.of(call, code,
+ * cuGetErrorName)}, so a sticky error is a {@link CudaFatalException}. Enum values and struct layouts are those of /usr/local/cuda/include/cuda.h, CUDA 13.0
  * ({@code CUDA_VERSION 13000}); sizes and offsets verified against it with gcc.
  */
 @SuppressWarnings("restricted") // library lookup, downcalls and C strings are this binding's whole job
@@ -402,7 +402,7 @@ public final class CudaVmm implements VmmDriver {
 
     private Symbols symbols() {
         if (symbols == null) {
-            CudaException e = new CudaException(failedCall, failedCode, failedReason);
+            CudaException e = CudaException.of(failedCall, failedCode, failedReason);
             if (failedCause != null) {
                 e.initCause(failedCause);
             }
@@ -413,7 +413,7 @@ public final class CudaVmm implements VmmDriver {
 
     private void check(int rc, String call) {
         if (rc != 0) {
-            throw new CudaException(call, rc, errorNameOr(symbols, rc));
+            throw CudaException.of(call, rc, errorNameOr(symbols, rc));
         }
     }
 
