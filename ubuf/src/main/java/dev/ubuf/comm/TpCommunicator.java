@@ -287,29 +287,14 @@ public final class TpCommunicator implements AutoCloseable {
 
     /**
      * Waits for {@code stream} with the UB_TIMEOUT deadline. On expiry the domain is aborted and the error names this
-     * rank and what {@code pending} says it was waiting for (flag, peer, expected and observed values).
+     * rank and what {@code pending} says it was waiting for (flag, peer, expected and observed values). A peer the
+     * bootstrap has seen fail ends the wait at once ({@link PeerFailedException}); so does a sticky CUDA error
+     * ({@link dev.ubuf.cuda.CudaFatalException}): both abort the domain first, so no peer keeps waiting for this rank.
      */
     public void await(CudaStream stream, Supplier<String> pending) {
-        long deadline = System.nanoTime() + env.timeout().toNanos();
-        // Poll in slices so that a peer the bootstrap has seen die is reported at once, not at the deadline.
-        while (!stream.synchronize(HEALTH_CHECK_INTERVAL)) {
-            var failure = bootstrap.knownFailure();
-            if (failure.isPresent()) {
-                String what = "rank " + rank() + " stopped waiting: " + failure.get().getMessage() + "; it was waiting"
-                        + " for " + pending.get();
-                abort(what);
-                throw new PeerFailedException(what, failure.get());
-            }
-            if (System.nanoTime() - deadline > 0) {
-                String what = "rank " + rank() + " timed out after " + env.timeout().toSeconds() + " s (UB_TIMEOUT): "
-                        + pending.get();
-                abort(what);
-                throw new UbufTimeoutException(what);
-            }
-        }
+        new StreamWatchdog(rank(), env.timeout(), bootstrap::knownFailure, this::abort)
+                .await(stream::synchronize, pending);
     }
-
-    private static final java.time.Duration HEALTH_CHECK_INTERVAL = java.time.Duration.ofMillis(50);
 
     /** Marks the domain failed and tells the peers; later operations fail with {@code reason}. */
     public void abort(String reason) {
