@@ -14,10 +14,16 @@ import java.lang.foreign.MemorySegment;
 final class MatmulPlan implements AutoCloseable {
 
     /**
-     * What a plan depends on: the spec and the alignment in bytes (a power of two, at most 256) of the caller's A, B
-     * and C pointers. Chunk views at odd offsets get their own plan instead of a kernel that assumes 16-byte loads.
+     * What a plan depends on: the spec, the alignment in bytes (a power of two, at most 256) of the caller's A, B and
+     * C pointers, and whether C is accumulated into (beta != 0, which makes the GEMM read C). Chunk views at odd
+     * offsets get their own plan instead of a kernel that assumes 16-byte loads.
      */
-    record Key(GemmSpec spec, int alignA, int alignB, int alignC) {}
+    record Key(GemmSpec spec, int alignA, int alignB, int alignC, boolean accumulate) {
+        /** A key for a GEMM that overwrites C (beta = 0). */
+        Key(GemmSpec spec, int alignA, int alignB, int alignC) {
+            this(spec, alignA, alignB, alignC, false);
+        }
+    }
 
     /** Heuristic candidates asked for; the best one that fits is taken. */
     static final int REQUESTED_ALGORITHMS = 8;
