@@ -146,7 +146,7 @@ public final class AllGatherGemmOp implements AutoCloseable {
             this.gathered = TensorView.of(buffer, shape.m(), shape.k(), shape.dtype());
             Gemm g;
             try {
-                g = new Gemm(comm.context());
+                g = new Gemm(comm.context(), comm.gemmTuner());
             } catch (RuntimeException e) {
                 buffer.close();
                 throw e;

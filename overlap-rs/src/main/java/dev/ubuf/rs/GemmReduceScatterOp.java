@@ -157,7 +157,7 @@ public final class GemmReduceScatterOp implements AutoCloseable {
             this.partial = TensorView.of(buffer, shape.m(), shape.n(), shape.dtype());
             Gemm g;
             try {
-                g = new Gemm(comm.context());
+                g = new Gemm(comm.context(), comm.gemmTuner());
             } catch (RuntimeException e) {
                 buffer.close();
                 throw e;

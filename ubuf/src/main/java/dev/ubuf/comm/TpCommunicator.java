@@ -6,6 +6,8 @@ import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.CudaVmm;
 import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.IpcMemory;
+import dev.ubuf.gemm.GemmTuner;
+import dev.ubuf.gemm.GemmTuning;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
@@ -24,6 +26,7 @@ public final class TpCommunicator implements AutoCloseable {
     private final CudaContext context;
     private final UbufEnvironment env;
     private final BufferSharing sharing;
+    private final GemmTuner gemmTuner;
     private final int[] deviceOfRank;
     private final Deque<UserBuffer> live = new ArrayDeque<>();
     private final List<CudaContext> peerContexts = new ArrayList<>();
@@ -35,6 +38,7 @@ public final class TpCommunicator implements AutoCloseable {
         this.bootstrap = bootstrap;
         this.context = context;
         this.env = env;
+        this.gemmTuner = new GemmTuner(GemmTuning.from(env));
         context.makeCurrent();
         long pid = ProcessHandle.current().pid();
         ByteBuffer me = ByteBuffer.allocate(14).putInt(context.device().ordinal()).putLong(pid)
@@ -130,6 +134,14 @@ public final class TpCommunicator implements AutoCloseable {
 
     public BufferSharing sharing() {
         return sharing;
+    }
+
+    /**
+     * Chooses the algorithm of every GEMM this rank's ops run (UB_GEMM_TUNING, UB_GEMM_TUNING_FILE): pass it to each
+     * {@link dev.ubuf.gemm.Gemm}, so each kind of GEMM is timed once per rank and the choice is shared.
+     */
+    public GemmTuner gemmTuner() {
+        return gemmTuner;
     }
 
     public int deviceOfRank(int r) {
