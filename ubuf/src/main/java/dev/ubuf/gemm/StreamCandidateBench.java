@@ -14,8 +14,9 @@ import java.util.Arrays;
  * overlapped op's first chunk GEMM), and that peer may itself be tuning; timing there would block this host thread
  * on the peer while the peer blocks on us. The private stream depends on nothing, so timing always finishes. The cost
  * is that A and B may still be in flight on the caller's stream: their values do not matter for speed, only their
- * addresses, and they are only read. C and the workspace are private scratch, taken and given back in stream order
- * (no device-wide synchronisation), and C is zeroed, so an accumulating GEMM reads finite values.
+ * addresses, and they are only read (so they must be ordinary allocations, mapped whatever the stream order, as
+ * ubuf's device buffers and user buffers are). C and the workspace are private scratch, taken and given back in
+ * stream order (no device-wide synchronisation), and C is zeroed, so an accumulating GEMM reads finite values.
  *
  * <p>Each candidate runs {@value #WARMUPS} times untimed (first-launch costs), then {@value #ROUNDS} rounds of
  * {@value #RUNS_PER_ROUND} runs are timed, candidates interleaved round by round; a candidate's time is its best
