@@ -1,12 +1,15 @@
 package dev.ubuf.info;
 
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
+import dev.ubuf.ffi.NativeLibrary;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
+import java.util.List;
 
 /**
  * Just enough NVML (libnvidia-ml.so.1, java.lang.foreign) to tell NVLink from PCIe between two GPUs for `ubuf info`:
@@ -21,19 +24,18 @@ final class Nvml {
     /** "NV<k>" for k active links from a to b, "PCIe/P2P" for none, null when NVML is not usable. */
     static String linkBetween(String busA, String busB) {
         try (Arena arena = Arena.ofConfined()) {
-            SymbolLookup lib = SymbolLookup.libraryLookup("libnvidia-ml.so.1", arena);
-            Linker l = Linker.nativeLinker();
-            MethodHandle init = l.downcallHandle(lib.find("nvmlInit_v2").orElseThrow(),
-                    FunctionDescriptor.of(ValueLayout.JAVA_INT));
-            MethodHandle byBus = l.downcallHandle(lib.find("nvmlDeviceGetHandleByPciBusId_v2").orElseThrow(),
-                    FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS));
-            MethodHandle state = l.downcallHandle(lib.find("nvmlDeviceGetNvLinkState").orElseThrow(),
-                    FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.ADDRESS));
+            // Confined: NVML is unloaded again once the answer is known.
+            NativeLibrary lib = NativeLibrary.open(List.of("libnvidia-ml.so.1"), arena);
+            // nvmlInit is the same call before NVML's _v2 names (it only insists that every GPU initializes).
+            MethodHandle init = lib.bindFirst(List.of("nvmlInit_v2", "nvmlInit"), FunctionDescriptor.of(JAVA_INT));
+            MethodHandle byBus = lib.bind("nvmlDeviceGetHandleByPciBusId_v2",
+                    FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+            MethodHandle state = lib.bind("nvmlDeviceGetNvLinkState",
+                    FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
             // nvmlPciInfo_t: busIdLegacy[16], domain, bus, device, pciDeviceId, pciSubSystemId, busId[32]
-            MethodHandle remote = l.downcallHandle(lib.find("nvmlDeviceGetNvLinkRemotePciInfo_v2").orElseThrow(),
-                    FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.ADDRESS));
-            MethodHandle shutdown = l.downcallHandle(lib.find("nvmlShutdown").orElseThrow(),
-                    FunctionDescriptor.of(ValueLayout.JAVA_INT));
+            MethodHandle remote = lib.bind("nvmlDeviceGetNvLinkRemotePciInfo_v2",
+                    FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
+            MethodHandle shutdown = lib.bind("nvmlShutdown", FunctionDescriptor.of(JAVA_INT));
             if ((int) init.invokeExact() != 0) {
                 return null;
             }

@@ -7,6 +7,8 @@ import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.CudaVmm;
 import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.IpcMemory;
+import dev.ubuf.gemm.GemmTuner;
+import dev.ubuf.gemm.GemmTuning;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
@@ -25,6 +27,7 @@ public final class TpCommunicator implements AutoCloseable {
     private final CudaContext context;
     private final UbufEnvironment env;
     private final BufferSharing sharing;
+    private final GemmTuner gemmTuner;
     private final int[] deviceOfRank;
     private final Deque<UserBuffer> live = new ArrayDeque<>();
     private final List<CudaContext> peerContexts = new ArrayList<>();
@@ -36,6 +39,7 @@ public final class TpCommunicator implements AutoCloseable {
         this.bootstrap = bootstrap;
         this.context = context;
         this.env = env;
+        this.gemmTuner = new GemmTuner(GemmTuning.from(env));
         context.makeCurrent();
         long pid = ProcessHandle.current().pid();
         ByteBuffer me = ByteBuffer.allocate(14).putInt(context.device().ordinal()).putLong(pid)
@@ -131,6 +135,14 @@ public final class TpCommunicator implements AutoCloseable {
 
     public BufferSharing sharing() {
         return sharing;
+    }
+
+    /**
+     * Chooses the algorithm of every GEMM this rank's ops run (UB_GEMM_TUNING, UB_GEMM_TUNING_FILE): pass it to each
+     * {@link dev.ubuf.gemm.Gemm}, so each kind of GEMM is timed once per rank and the choice is shared.
+     */
+    public GemmTuner gemmTuner() {
+        return gemmTuner;
     }
 
     public int deviceOfRank(int r) {
@@ -288,26 +300,13 @@ public final class TpCommunicator implements AutoCloseable {
 
     /**
      * Waits for {@code stream} with the UB_TIMEOUT deadline. On expiry the domain is aborted and the error names this
-     * rank and what {@code pending} says it was waiting for (flag, peer, expected and observed values).
+     * rank and what {@code pending} says it was waiting for (flag, peer, expected and observed values). A peer the
+     * bootstrap has seen fail ends the wait at once ({@link PeerFailedException}); so does a sticky CUDA error
+     * ({@link dev.ubuf.cuda.CudaFatalException}): both abort the domain first, so no peer keeps waiting for this rank.
      */
     public void await(CudaStream stream, Supplier<String> pending) {
-        long deadline = System.nanoTime() + env.timeout().toNanos();
-        // Poll in slices so that a peer the bootstrap has seen die is reported at once, not at the deadline.
-        while (!stream.synchronize(HEALTH_CHECK_INTERVAL)) {
-            var failure = bootstrap.knownFailure();
-            if (failure.isPresent()) {
-                String what = "rank " + rank() + " stopped waiting: " + failure.get().getMessage() + "; it was waiting"
-                        + " for " + pending.get();
-                abort(what);
-                throw new PeerFailedException(what, failure.get());
-            }
-            if (System.nanoTime() - deadline > 0) {
-                String what = "rank " + rank() + " timed out after " + env.timeout().toSeconds() + " s (UB_TIMEOUT): "
-                        + pending.get();
-                abort(what);
-                throw new UbufTimeoutException(what);
-            }
-        }
+        new StreamWatchdog(rank(), env.timeout(), bootstrap::knownFailure, this::abort)
+                .await(stream::synchronize, pending);
     }
 
     /**
@@ -342,8 +341,6 @@ public final class TpCommunicator implements AutoCloseable {
             throw e;
         }
     }
-
-    private static final java.time.Duration HEALTH_CHECK_INTERVAL = java.time.Duration.ofMillis(50);
 
     /** Marks the domain failed and tells the peers; later operations fail with {@code reason}. */
     public void abort(String reason) {

@@ -1,16 +1,25 @@
 package dev.ubuf.config;
 
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 
 /**
  * The environment variables ubuf honours, read once at the edge (a launcher, a CLI, a test) and passed down.
  *
- * @param skipMulticast UB_SKIPMC=1: never create or touch NVLink multicast objects (mandatory on shared hosts)
- * @param timeout       UB_TIMEOUT seconds (default 110): deadline of every wait the host can observe
- * @param debug         UB_DEBUG=1: print topology and each registration
+ * @param skipMulticast  UB_SKIPMC=1: never create or touch NVLink multicast objects (mandatory on shared hosts)
+ * @param timeout        UB_TIMEOUT seconds (default 110): deadline of every wait the host can observe
+ * @param debug          UB_DEBUG=1: print topology and each registration
+ * @param gemmTuning     UB_GEMM_TUNING (default 1): time cuBLASLt's candidate algorithms for each GEMM once and keep
+ *                       the fastest; 0 takes the heuristic's first choice untimed
+ * @param gemmTuningFile UB_GEMM_TUNING_FILE: the file that caches the tuned choices; null for one file per device
+ *                       and cuBLASLt version in {@code cacheDirectory}
+ * @param cacheDirectory where ubuf keeps caches ($XDG_CACHE_HOME/ubuf, else ~/.cache/ubuf); null to keep tuned
+ *                       choices in memory only (unless {@code gemmTuningFile} names a file)
  */
-public record UbufEnvironment(boolean skipMulticast, Duration timeout, boolean debug) {
+public record UbufEnvironment(boolean skipMulticast, Duration timeout, boolean debug, boolean gemmTuning,
+                              Path gemmTuningFile, Path cacheDirectory) {
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(110);
 
     public UbufEnvironment {
@@ -19,13 +28,19 @@ public record UbufEnvironment(boolean skipMulticast, Duration timeout, boolean d
         }
     }
 
+    /** GEMM tuning on, with its choices kept in memory only: nothing is written to disk. */
+    public UbufEnvironment(boolean skipMulticast, Duration timeout, boolean debug) {
+        this(skipMulticast, timeout, debug, true, null, null);
+    }
+
     public static UbufEnvironment fromSystem() {
         return from(System.getenv());
     }
 
     public static UbufEnvironment from(Map<String, String> env) {
-        boolean skip = flag(env, "UB_SKIPMC");
-        boolean debug = flag(env, "UB_DEBUG");
+        boolean skip = flag(env, "UB_SKIPMC", false);
+        boolean debug = flag(env, "UB_DEBUG", false);
+        boolean tuning = flag(env, "UB_GEMM_TUNING", true);
         Duration timeout = DEFAULT_TIMEOUT;
         String t = env.get("UB_TIMEOUT");
         if (t != null && !t.isBlank()) {
@@ -39,18 +54,37 @@ public record UbufEnvironment(boolean skipMulticast, Duration timeout, boolean d
                 throw new IllegalArgumentException("UB_TIMEOUT must be a positive number of seconds, got '" + t + "'");
             }
         }
-        return new UbufEnvironment(skip, timeout, debug);
+        Path tuningFile = path(env, "UB_GEMM_TUNING_FILE");
+        Path cacheHome = path(env, "XDG_CACHE_HOME");
+        Path cache = cacheHome != null ? cacheHome.resolve("ubuf")
+                : Path.of(System.getProperty("user.home"), ".cache", "ubuf");
+        return new UbufEnvironment(skip, timeout, debug, tuning, tuningFile, cache);
     }
 
-    private static boolean flag(Map<String, String> env, String name) {
+    private static boolean flag(Map<String, String> env, String name, boolean unset) {
         String v = env.get(name);
-        if (v == null || v.isBlank() || v.equals("0") || v.equalsIgnoreCase("false")) {
+        if (v == null || v.isBlank()) {
+            return unset;
+        }
+        if (v.equals("0") || v.equalsIgnoreCase("false")) {
             return false;
         }
         if (v.equals("1") || v.equalsIgnoreCase("true")) {
             return true;
         }
         throw new IllegalArgumentException(name + " must be 0 or 1, got '" + v + "'");
+    }
+
+    private static Path path(Map<String, String> env, String name) {
+        String v = env.get(name);
+        if (v == null || v.isBlank()) {
+            return null;
+        }
+        try {
+            return Path.of(v.strip());
+        } catch (InvalidPathException e) {
+            throw new IllegalArgumentException(name + " is not a usable path: '" + v + "' (" + e.getReason() + ")");
+        }
     }
 
     /** Why multicast may not be used here, or null when it may (hardware support is checked separately). */

@@ -1,8 +1,11 @@
 package dev.ubuf.cuda;
 
+import dev.ubuf.ffi.NativeLibrary;
+import dev.ubuf.ffi.NativeLibraryException;
 import jcuda.driver.CUresult;
 import jcuda.driver.JCudaDriver;
 
+import java.util.List;
 import java.util.Optional;
 
 /** Driver entry points shared by the wrappers: error checking and availability. */
@@ -10,10 +13,13 @@ public final class Cuda {
     private Cuda() {
     }
 
-    /** Throws a {@link CudaException} naming {@code call} unless {@code rc} is CUDA_SUCCESS. */
+    /**
+     * Throws a {@link CudaException} naming {@code call} unless {@code rc} is CUDA_SUCCESS: a
+     * {@link CudaFatalException} for a sticky error, a {@link DeviceOutOfMemoryException} for CUDA_ERROR_OUT_OF_MEMORY.
+     */
     static void check(int rc, String call) {
         if (rc != CUresult.CUDA_SUCCESS) {
-            throw new CudaException(call, rc, CUresult.stringFor(rc));
+            throw CudaException.of(call, rc, CUresult.stringFor(rc));
         }
     }
 
@@ -68,10 +74,12 @@ public final class Cuda {
 
         private static String probe() {
             try {
-                java.lang.foreign.SymbolLookup.libraryLookup("libcuda.so.1", java.lang.foreign.Arena.global());
+                NativeLibrary.open(List.of("libcuda.so.1"));
                 return null;
-            } catch (IllegalArgumentException e) {
+            } catch (NativeLibraryException.NotFound e) {
                 return "no CUDA driver on this machine (libcuda.so.1 not found)";
+            } catch (NativeLibraryException.AccessDenied e) {
+                return e.getMessage();
             }
         }
     }

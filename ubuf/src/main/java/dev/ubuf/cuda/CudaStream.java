@@ -52,6 +52,14 @@ public final class CudaStream implements AutoCloseable {
         return priority;
     }
 
+    /**
+     * {@code bytes} of device memory in this stream's order, freed on this stream when closed; neither waits for the
+     * device (see {@link StreamOrderedBuffer}).
+     */
+    public StreamOrderedBuffer allocate(long bytes) {
+        return new StreamOrderedBuffer(this, bytes);
+    }
+
     /** Asynchronous copy of {@code bytes} between two device addresses, on either GPU (unified addressing). */
     public void copy(long dstAddress, long srcAddress, long bytes) {
         if (bytes <= 0) {

@@ -6,15 +6,16 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
+import dev.ubuf.ffi.NativeLibrary;
+import dev.ubuf.ffi.NativeLibraryException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
-import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -27,11 +28,12 @@ import java.util.Objects;
  * {@code long}s; device numbers are ordinals.
  *
  * <p>The library is opened, and {@code cuInit(0)} called, on first use; if either fails every call raises a
- * {@link CudaException} saying why. Every call is checked: a failure raises {@code CudaException(call, code,
- * cuGetErrorName)}. Enum values and struct layouts are those of /usr/local/cuda/include/cuda.h, CUDA 13.0
- * ({@code CUDA_VERSION 13000}); sizes and offsets verified against it with gcc.
+ * {@link CudaException} saying why. Every call is checked: a failure raises {@code CudaException.of(call, code,
+ * cuGetErrorName)}, so a sticky error is a {@link CudaFatalException}. Enum values and struct layouts are those of
+ * /usr/local/cuda/include/cuda.h, CUDA 13.0 ({@code CUDA_VERSION 13000}); sizes and offsets verified against it with
+ * gcc.
  */
-@SuppressWarnings("restricted") // library lookup, downcalls and C strings are this binding's whole job
+@SuppressWarnings("restricted") // reads the driver's C strings; opening and binding are NativeLibrary's
 public final class CudaVmm implements VmmDriver {
     static final String SONAME = "libcuda.so.1";
 
@@ -114,7 +116,7 @@ public final class CudaVmm implements VmmDriver {
         String reason = null;
         Throwable cause = null;
         try {
-            Symbols bound = new Symbols(SymbolLookup.libraryLookup(soname, Arena.global()));
+            Symbols bound = new Symbols(NativeLibrary.open(List.of(soname)));
             int rc = (int) bound.cuInit.invokeExact(0);
             if (rc == 0) {
                 s = bound;
@@ -123,22 +125,22 @@ public final class CudaVmm implements VmmDriver {
                 code = rc;
                 reason = errorNameOr(bound, rc);
             }
-        } catch (IllegalArgumentException e) {
+        } catch (NativeLibraryException.NotFound e) {
             call = "dlopen " + soname;
             reason = "CUDA driver library " + soname + " could not be loaded (no NVIDIA driver on this machine, or"
-                    + " not on the loader path): " + e.getMessage();
-            cause = e;
-        } catch (IllegalCallerException e) {
+                    + " not on the loader path): " + e.getCause().getMessage();
+            cause = e.getCause(); // the loader's own error
+        } catch (NativeLibraryException.AccessDenied e) {
             call = "dlopen " + soname;
-            reason = "native access is not enabled; run java with --enable-native-access=ALL-UNNAMED"
-                    + " (or the ubuf module's name)";
+            reason = e.getMessage();
             cause = e;
-        } catch (MissingSymbol e) {
-            call = "dlsym " + e.getMessage();
-            reason = soname + " has no " + e.getMessage() + " (the CUDA driver is too old for VMM; need 10.2+)";
+        } catch (NativeLibraryException.MissingSymbol e) {
+            String symbol = String.join(", ", e.symbols());
+            call = "dlsym " + symbol;
+            reason = soname + " has no " + symbol + " (the CUDA driver is too old for VMM; need 10.2+)";
             cause = e;
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
         this.symbols = s;
         this.failedCall = call;
@@ -190,7 +192,7 @@ public final class CudaVmm implements VmmDriver {
             check((int) s.cuDeviceGet.invokeExact(out, ordinal), "cuDeviceGet");
             return out.get(JAVA_INT, 0);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -203,7 +205,7 @@ public final class CudaVmm implements VmmDriver {
             check((int) s.cuDeviceGetAttribute.invokeExact(out, attribute, dev), "cuDeviceGetAttribute");
             return out.get(JAVA_INT, 0);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -244,7 +246,7 @@ public final class CudaVmm implements VmmDriver {
                     "cuMemGetAllocationGranularity");
             return out.get(JAVA_LONG, 0);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -263,7 +265,7 @@ public final class CudaVmm implements VmmDriver {
             check((int) s.cuMemCreate.invokeExact(handle, size, deviceProp(arena, device), 0L), "cuMemCreate");
             return handle.get(JAVA_LONG, 0);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -274,7 +276,7 @@ public final class CudaVmm implements VmmDriver {
         try {
             check((int) s.cuMemRelease.invokeExact(handle), "cuMemRelease");
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -288,7 +290,7 @@ public final class CudaVmm implements VmmDriver {
                     CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0L), "cuMemExportToShareableHandle");
             return fd.get(JAVA_INT, 0);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -309,7 +311,7 @@ public final class CudaVmm implements VmmDriver {
                     CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), "cuMemImportFromShareableHandle");
             return handle.get(JAVA_LONG, 0);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -326,7 +328,7 @@ public final class CudaVmm implements VmmDriver {
             check((int) s.cuMemAddressReserve.invokeExact(ptr, size, alignment, 0L, 0L), "cuMemAddressReserve");
             return ptr.get(JAVA_LONG, 0);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -337,7 +339,7 @@ public final class CudaVmm implements VmmDriver {
         try {
             check((int) s.cuMemAddressFree.invokeExact(address, size), "cuMemAddressFree");
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -348,7 +350,7 @@ public final class CudaVmm implements VmmDriver {
         try {
             check((int) s.cuMemMap.invokeExact(address, size, offset, handle, 0L), "cuMemMap");
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -359,7 +361,7 @@ public final class CudaVmm implements VmmDriver {
         try {
             check((int) s.cuMemUnmap.invokeExact(address, size), "cuMemUnmap");
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -384,7 +386,7 @@ public final class CudaVmm implements VmmDriver {
             }
             check((int) s.cuMemSetAccess.invokeExact(address, size, descs, (long) devices.length), "cuMemSetAccess");
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -402,7 +404,7 @@ public final class CudaVmm implements VmmDriver {
 
     private Symbols symbols() {
         if (symbols == null) {
-            CudaException e = new CudaException(failedCall, failedCode, failedReason);
+            CudaException e = CudaException.of(failedCall, failedCode, failedReason);
             if (failedCause != null) {
                 e.initCause(failedCause);
             }
@@ -413,7 +415,7 @@ public final class CudaVmm implements VmmDriver {
 
     private void check(int rc, String call) {
         if (rc != 0) {
-            throw new CudaException(call, rc, errorNameOr(symbols, rc));
+            throw CudaException.of(call, rc, errorNameOr(symbols, rc));
         }
     }
 
@@ -435,7 +437,7 @@ public final class CudaVmm implements VmmDriver {
             }
             return text;
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -471,25 +473,9 @@ public final class CudaVmm implements VmmDriver {
         return layout.varHandle(elements);
     }
 
-    private static RuntimeException rethrow(Throwable t) {
-        if (t instanceof RuntimeException r) {
-            throw r;
-        }
-        if (t instanceof Error e) {
-            throw e;
-        }
-        throw new IllegalStateException("unexpected checked exception from a native call", t);
-    }
-
     @Override
     public String toString() {
         return "CudaVmm[" + soname + (symbols == null ? ", unavailable: " + failedReason : "") + "]";
-    }
-
-    private static final class MissingSymbol extends RuntimeException {
-        MissingSymbol(String name) {
-            super(name);
-        }
     }
 
     /** Method handles, bound once when the library opens. CUdeviceptr, handles and size_t are 64-bit. */
@@ -510,42 +496,37 @@ public final class CudaVmm implements VmmDriver {
         final MethodHandle cuMemUnmap;
         final MethodHandle cuMemSetAccess;
 
-        Symbols(SymbolLookup lookup) {
+        Symbols(NativeLibrary library) {
             var u64 = JAVA_LONG; // CUdeviceptr, CUmemGenericAllocationHandle, unsigned long long flags
             var sizeT = JAVA_LONG;
-            cuInit = bind(lookup, "cuInit", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-            cuGetErrorName = bind(lookup, "cuGetErrorName", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
-            cuGetErrorString = bind(lookup, "cuGetErrorString", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
-            cuDeviceGet = bind(lookup, "cuDeviceGet", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
-            cuDeviceGetAttribute = bind(lookup, "cuDeviceGetAttribute",
+            cuInit = library.bind("cuInit", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+            cuGetErrorName = library.bind("cuGetErrorName", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+            cuGetErrorString = library.bind("cuGetErrorString", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+            cuDeviceGet = library.bind("cuDeviceGet", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+            cuDeviceGetAttribute = library.bind("cuDeviceGetAttribute",
                     FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
             // (size_t* granularity, const CUmemAllocationProp* prop, CUmemAllocationGranularity_flags option)
-            cuMemGetAllocationGranularity = bind(lookup, "cuMemGetAllocationGranularity",
+            cuMemGetAllocationGranularity = library.bind("cuMemGetAllocationGranularity",
                     FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
             // (CUmemGenericAllocationHandle* handle, size_t size, const CUmemAllocationProp* prop, u64 flags)
-            cuMemCreate = bind(lookup, "cuMemCreate", FunctionDescriptor.of(JAVA_INT, ADDRESS, sizeT, ADDRESS, u64));
-            cuMemRelease = bind(lookup, "cuMemRelease", FunctionDescriptor.of(JAVA_INT, u64));
+            cuMemCreate = library.bind("cuMemCreate", FunctionDescriptor.of(JAVA_INT, ADDRESS, sizeT, ADDRESS, u64));
+            cuMemRelease = library.bind("cuMemRelease", FunctionDescriptor.of(JAVA_INT, u64));
             // (void* shareableHandle, handle, CUmemAllocationHandleType, u64 flags)
-            cuMemExportToShareableHandle = bind(lookup, "cuMemExportToShareableHandle",
+            cuMemExportToShareableHandle = library.bind("cuMemExportToShareableHandle",
                     FunctionDescriptor.of(JAVA_INT, ADDRESS, u64, JAVA_INT, u64));
             // (CUmemGenericAllocationHandle* handle, void* osHandle, CUmemAllocationHandleType)
-            cuMemImportFromShareableHandle = bind(lookup, "cuMemImportFromShareableHandle",
+            cuMemImportFromShareableHandle = library.bind("cuMemImportFromShareableHandle",
                     FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
             // (CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr, u64 flags)
-            cuMemAddressReserve = bind(lookup, "cuMemAddressReserve",
+            cuMemAddressReserve = library.bind("cuMemAddressReserve",
                     FunctionDescriptor.of(JAVA_INT, ADDRESS, sizeT, sizeT, u64, u64));
-            cuMemAddressFree = bind(lookup, "cuMemAddressFree", FunctionDescriptor.of(JAVA_INT, u64, sizeT));
+            cuMemAddressFree = library.bind("cuMemAddressFree", FunctionDescriptor.of(JAVA_INT, u64, sizeT));
             // (CUdeviceptr ptr, size_t size, size_t offset, handle, u64 flags)
-            cuMemMap = bind(lookup, "cuMemMap", FunctionDescriptor.of(JAVA_INT, u64, sizeT, sizeT, u64, u64));
-            cuMemUnmap = bind(lookup, "cuMemUnmap", FunctionDescriptor.of(JAVA_INT, u64, sizeT));
+            cuMemMap = library.bind("cuMemMap", FunctionDescriptor.of(JAVA_INT, u64, sizeT, sizeT, u64, u64));
+            cuMemUnmap = library.bind("cuMemUnmap", FunctionDescriptor.of(JAVA_INT, u64, sizeT));
             // (CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count)
-            cuMemSetAccess = bind(lookup, "cuMemSetAccess",
+            cuMemSetAccess = library.bind("cuMemSetAccess",
                     FunctionDescriptor.of(JAVA_INT, u64, sizeT, ADDRESS, sizeT));
-        }
-
-        private static MethodHandle bind(SymbolLookup lookup, String name, FunctionDescriptor fd) {
-            MemorySegment symbol = lookup.find(name).orElseThrow(() -> new MissingSymbol(name));
-            return Linker.nativeLinker().downcallHandle(symbol, fd);
         }
     }
 }

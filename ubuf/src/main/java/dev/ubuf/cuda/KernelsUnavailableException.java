@@ -1,7 +1,9 @@
 package dev.ubuf.cuda;
 
+import dev.ubuf.UbufException;
+
 /** The build had no nvcc, so the kernels jar carries no fatbin. */
-public final class KernelsUnavailableException extends RuntimeException {
+public final class KernelsUnavailableException extends UbufException {
     public KernelsUnavailableException(String message) {
         super(message);
     }

@@ -105,7 +105,7 @@ public final class CudaPlanExecutor implements AutoCloseable {
                 joins[i] = ctx.createEvent(false);
                 made.add(joins[i]);
                 if (usesGemm(i)) {
-                    gemms[i] = new Gemm(ctx);
+                    gemms[i] = new Gemm(ctx, comm.gemmTuner());
                     made.add(gemms[i]);
                 }
             }

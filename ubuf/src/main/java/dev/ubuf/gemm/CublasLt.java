@@ -5,17 +5,15 @@ import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+import dev.ubuf.ffi.NativeLibrary;
+import dev.ubuf.ffi.NativeLibraryException;
 import dev.ubuf.tensor.DType;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
-import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
-import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -116,9 +114,8 @@ public final class CublasLt {
     private final MethodHandle algoGetHeuristic;
     private final MethodHandle matmul;
 
-    private CublasLt(String libraryName, SymbolLookup lookup) {
-        this.libraryName = libraryName;
-        Binder b = new Binder(libraryName, lookup);
+    private CublasLt(NativeLibrary b) {
+        this.libraryName = b.name();
         create = b.bind("cublasLtCreate", FunctionDescriptor.of(JAVA_INT, ADDRESS));
         destroy = b.bind("cublasLtDestroy", FunctionDescriptor.of(JAVA_INT, ADDRESS));
         getVersion = b.bind("cublasLtGetVersion", FunctionDescriptor.of(JAVA_LONG));
@@ -184,29 +181,23 @@ public final class CublasLt {
         return Default.LIBRARY != null;
     }
 
-    /** Opens the first of {@code candidates} that loads: sonames go through the dynamic loader, paths are opened as is. */
+    /**
+     * Opens the first of {@code candidates} that loads (sonames through the dynamic loader, paths as they are) for the
+     * life of the process, as cuBLASLt's own state expects.
+     */
     static CublasLt load(List<String> candidates) {
-        List<String> failures = new ArrayList<>();
-        for (String name : candidates) {
-            SymbolLookup lookup;
-            try {
-                // The global arena: the library stays loaded for the process, as cuBLASLt's own state expects.
-                lookup = name.contains("/")
-                        ? SymbolLookup.libraryLookup(Path.of(name), Arena.global())
-                        : SymbolLookup.libraryLookup(name, Arena.global());
-            } catch (IllegalArgumentException e) {
-                failures.add(name);
-                continue;
-            } catch (IllegalCallerException e) {
-                throw new GemmException("native access to load " + name + " is not enabled: run java with "
-                        + "--enable-native-access=ALL-UNNAMED (or the module that holds dev.ubuf.gemm)", e);
-            }
-            return new CublasLt(name, lookup);
+        try {
+            return new CublasLt(NativeLibrary.open(candidates));
+        } catch (NativeLibraryException.NotFound e) {
+            throw new GemmException("cuBLASLt is not available: " + e.getMessage() + ". Install "
+                    + "cuBLAS (libcublasLt.so.13 for CUDA 13, libcublasLt.so.12 for CUDA 12) or put its directory on "
+                    + "LD_LIBRARY_PATH. JCublas 12.6.0 is no substitute: it needs libcublas.so.12 and cannot be used "
+                    + "on CUDA 13.", e);
+        } catch (NativeLibraryException.MissingSymbol e) {
+            throw new GemmException(e.getMessage() + ": cuBLASLt 12.x or 13.x is required", e);
+        } catch (NativeLibraryException.AccessDenied e) {
+            throw new GemmException(e.getMessage(), e);
         }
-        throw new GemmException("cuBLASLt is not available: none of " + failures + " could be loaded. Install "
-                + "cuBLAS (libcublasLt.so.13 for CUDA 13, libcublasLt.so.12 for CUDA 12) or put its directory on "
-                + "LD_LIBRARY_PATH. JCublas 12.6.0 is no substitute: it needs libcublas.so.12 and cannot be used "
-                + "on CUDA 13.");
     }
 
     /** The soname or path that was opened. */
@@ -219,7 +210,7 @@ public final class CublasLt {
         try {
             return (long) getVersion.invokeExact();
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -228,7 +219,7 @@ public final class CublasLt {
         try {
             return string((MemorySegment) getStatusName.invokeExact(status));
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -237,7 +228,7 @@ public final class CublasLt {
         try {
             return string((MemorySegment) getStatusString.invokeExact(status));
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -261,7 +252,7 @@ public final class CublasLt {
             check(status, "cublasLtCreate");
             return out.get(ADDRESS, 0).address();
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -269,7 +260,7 @@ public final class CublasLt {
         try {
             check((int) destroy.invokeExact(MemorySegment.ofAddress(handle)), "cublasLtDestroy");
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -281,7 +272,7 @@ public final class CublasLt {
             check((int) matmulDescCreate.invokeExact(out, computeType, scaleType), "cublasLtMatmulDescCreate");
             return out.get(ADDRESS, 0).address();
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -289,7 +280,7 @@ public final class CublasLt {
         try {
             check((int) matmulDescDestroy.invokeExact(MemorySegment.ofAddress(desc)), "cublasLtMatmulDescDestroy");
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -300,7 +291,7 @@ public final class CublasLt {
             check((int) matmulDescSetAttribute.invokeExact(MemorySegment.ofAddress(desc), attribute, buf, buf.byteSize()),
                     "cublasLtMatmulDescSetAttribute(" + attribute + ")");
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -312,7 +303,7 @@ public final class CublasLt {
             check((int) matrixLayoutCreate.invokeExact(out, dataType, rows, cols, ld), "cublasLtMatrixLayoutCreate");
             return out.get(ADDRESS, 0).address();
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -320,7 +311,7 @@ public final class CublasLt {
         try {
             check((int) matrixLayoutDestroy.invokeExact(MemorySegment.ofAddress(layout)), "cublasLtMatrixLayoutDestroy");
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -331,7 +322,7 @@ public final class CublasLt {
             check((int) matrixLayoutSetAttribute.invokeExact(MemorySegment.ofAddress(layout), attribute, buf, buf.byteSize()),
                     "cublasLtMatrixLayoutSetAttribute(" + attribute + ")");
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -342,7 +333,7 @@ public final class CublasLt {
             check((int) matrixLayoutSetAttribute.invokeExact(MemorySegment.ofAddress(layout), attribute, buf, buf.byteSize()),
                     "cublasLtMatrixLayoutSetAttribute(" + attribute + ")");
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -354,7 +345,7 @@ public final class CublasLt {
             check((int) preferenceCreate.invokeExact(out), "cublasLtMatmulPreferenceCreate");
             return out.get(ADDRESS, 0).address();
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -363,7 +354,7 @@ public final class CublasLt {
             check((int) preferenceDestroy.invokeExact(MemorySegment.ofAddress(preference)),
                     "cublasLtMatmulPreferenceDestroy");
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -374,7 +365,7 @@ public final class CublasLt {
             check((int) preferenceSetAttribute.invokeExact(MemorySegment.ofAddress(preference), attribute, buf, buf.byteSize()),
                     "cublasLtMatmulPreferenceSetAttribute(" + attribute + ")");
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -385,7 +376,7 @@ public final class CublasLt {
             check((int) preferenceSetAttribute.invokeExact(MemorySegment.ofAddress(preference), attribute, buf, buf.byteSize()),
                     "cublasLtMatmulPreferenceSetAttribute(" + attribute + ")");
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -411,7 +402,7 @@ public final class CublasLt {
             check(status, "cublasLtMatmulAlgoGetHeuristic");
             return returned.get(JAVA_INT, 0);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -428,7 +419,7 @@ public final class CublasLt {
                     MemorySegment.ofAddress(workspace), workspaceBytes, MemorySegment.ofAddress(stream)),
                     "cublasLtMatmul");
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -462,22 +453,4 @@ public final class CublasLt {
         return cString.reinterpret(Integer.MAX_VALUE).getString(0);
     }
 
-    private static RuntimeException rethrow(Throwable t) {
-        if (t instanceof RuntimeException r) {
-            throw r;
-        }
-        if (t instanceof Error e) {
-            throw e;
-        }
-        throw new GemmException("unexpected checked exception from a cuBLASLt downcall", t);
-    }
-
-    /** Looks symbols up and turns a missing one into a clear error (e.g. a cuBLASLt older than 11.x). */
-    private record Binder(String libraryName, SymbolLookup lookup) {
-        MethodHandle bind(String symbol, FunctionDescriptor descriptor) {
-            MemorySegment address = lookup.find(symbol).orElseThrow(() -> new GemmException(
-                    libraryName + " has no symbol " + symbol + ": cuBLASLt 12.x or 13.x is required"));
-            return Linker.nativeLinker().downcallHandle(address, descriptor);
-        }
-    }
 }

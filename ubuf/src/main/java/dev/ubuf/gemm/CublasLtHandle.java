@@ -22,7 +22,11 @@ public final class CublasLtHandle implements AutoCloseable {
      * @throws GemmException if libcublasLt is missing or cublasLtCreate fails (e.g. no usable device)
      */
     public static CublasLtHandle create() {
-        CublasLt library = CublasLt.library();
+        return create(CublasLt.library());
+    }
+
+    /** cublasLtCreate through a given binding (tests bind a stand-in library). */
+    static CublasLtHandle create(CublasLt library) {
         return new CublasLtHandle(library, library.create());
     }
 

@@ -10,26 +10,44 @@ import dev.ubuf.tensor.TensorView;
  * Row-major GEMM on tensor views: C = alpha * op(A) * op(B) + beta * C, fp32 accumulation. Owns a cuBLASLt handle,
  * a workspace and a plan cache. GEMMs that may run concurrently (different streams) need different Gemm objects,
  * since they would share the workspace. Shapes and dtypes are validated before anything reaches the GPU.
+ *
+ * <p>Each kind of GEMM gets the algorithm its {@link GemmTuner} chooses: with tuning on, the first multiply of a kind
+ * times cuBLASLt's candidates on this device (blocking the calling thread for that while) and later ones reuse the
+ * fastest; without a tuner, cuBLASLt's first candidate.
  */
 public final class Gemm implements AutoCloseable {
     private final CudaContext context;
     private final CublasLtHandle handle;
     private final DeviceBuffer workspace;
     private final GemmRunner runner;
+    private final boolean tuning;
 
+    /** A GEMM that runs cuBLASLt's first candidate for each kind, untimed. */
     public Gemm(CudaContext context) {
-        this(context, GemmRunner.RECOMMENDED_WORKSPACE_BYTES);
+        this(context, GemmRunner.RECOMMENDED_WORKSPACE_BYTES, GemmTuner.disabled());
+    }
+
+    /** A GEMM whose algorithms {@code tuner} chooses (usually the communicator's, {@code comm.gemmTuner()}). */
+    public Gemm(CudaContext context, GemmTuner tuner) {
+        this(context, GemmRunner.RECOMMENDED_WORKSPACE_BYTES, tuner);
     }
 
     public Gemm(CudaContext context, long workspaceBytes) {
+        this(context, workspaceBytes, GemmTuner.disabled());
+    }
+
+    public Gemm(CudaContext context, long workspaceBytes, GemmTuner tuner) {
         this.context = context;
+        this.tuning = tuner.settings().enabled();
         context.makeCurrent();
         this.handle = CublasLtHandle.create();
         DeviceBuffer ws = null;
         try {
+            TuningDevice device = tuning ? new TuningDevice(context.device().name(),
+                    context.device().computeCapability(), handle.version()) : null;
             ws = context.allocate(workspaceBytes, "cuBLASLt workspace");
             this.workspace = ws;
-            this.runner = new GemmRunner(handle, ws.address(), workspaceBytes);
+            this.runner = new GemmRunner(handle, ws.address(), workspaceBytes, tuner, device);
         } catch (RuntimeException e) {
             if (ws != null) {
                 ws.close();
@@ -84,7 +102,8 @@ public final class Gemm implements AutoCloseable {
         if (stream.context() != context) {
             throw new IllegalArgumentException("stream belongs to " + stream.context() + ", this GEMM to " + context);
         }
-        runner.run(spec, a.address(), b.address(), c.address(), alpha, beta, stream.nativeHandle());
+        runner.run(spec, a.address(), b.address(), c.address(), alpha, beta, stream.nativeHandle(),
+                tuning ? new StreamCandidateBench(context, stream) : CandidateBench.NONE);
     }
 
     /** c = a * b. */

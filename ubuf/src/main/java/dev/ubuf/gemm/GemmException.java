@@ -1,10 +1,12 @@
 package dev.ubuf.gemm;
 
+import dev.ubuf.UbufException;
+
 /**
  * A cuBLASLt call failed, no algorithm fits a GEMM, or libcublasLt could not be loaded. Unchecked: callers cannot
  * recover locally, and the message names the function and cuBLASLt's own status name and text.
  */
-public class GemmException extends RuntimeException {
+public class GemmException extends UbufException {
     /** {@link #status()} when the failure is not a cuBLASLt status (library missing, no algorithm). */
     public static final int NO_STATUS = -1;
 

@@ -14,11 +14,12 @@ import java.util.Objects;
 /**
  * Issues row-major GEMMs ({@link GemmSpec}) through cuBLASLt onto a caller's stream, with one workspace.
  *
- * <p>Plans (descriptors plus the heuristic's best algorithm) are cached per spec and per alignment of the A, B and C
- * pointers (each the largest power of two dividing the address, capped at 256), so the first run of a shape pays for
- * the heuristic and later runs only enqueue. Pointers must be aligned to their element size; any further alignment is
- * used, not required: 16-byte aligned pointers and leading dimensions (ld * element size a multiple of 16) get the
- * fast vectorized kernels, anything less gets slower ones. Device buffers from cuMemAlloc are 256-byte aligned.
+ * <p>Plans (descriptors plus the chosen algorithm) are cached per spec, per alignment of the A, B and C pointers (each
+ * the largest power of two dividing the address, capped at 256) and per accumulation (beta != 0), so the first run of
+ * a shape pays for the heuristic, and for timing the candidates when a {@link GemmTuner} tunes, and later runs only
+ * enqueue. Pointers must be aligned to their element size; any further alignment is used, not required: 16-byte
+ * aligned pointers and leading dimensions (ld * element size a multiple of 16) get the fast vectorized kernels,
+ * anything less gets slower ones. Device buffers from cuMemAlloc are 256-byte aligned.
  *
  * <p>Workspace: {@link #RECOMMENDED_WORKSPACE_BYTES} (32 MiB), which Hopper's fastest kernels want; less works with
  * fewer algorithms, 0 with none that need one. The runner's workspace is used by every GEMM it issues, so GEMMs that
@@ -39,22 +40,36 @@ public final class GemmRunner implements AutoCloseable {
     private final CublasLtHandle handle;
     private final long workspace;
     private final long workspaceBytes;
-    private final Arena algorithms = Arena.ofShared();
+    private final GemmTuner tuner;
+    private final TuningDevice device; // what the tuner files choices under; null when it never tunes
     private final Map<MatmulPlan.Key, MatmulPlan> plans = new LinkedHashMap<>();
     private boolean closed;
 
     /**
+     * A runner whose GEMMs use the heuristic's first algorithm (no tuning).
+     *
      * @param handle         the cuBLASLt handle of the device the GEMMs run on; it must stay open while this runner is
      * @param workspace      device address of the workspace, 256-byte aligned (0 only when workspaceBytes is 0)
      * @param workspaceBytes size of the workspace; see {@link #RECOMMENDED_WORKSPACE_BYTES}
      */
     public GemmRunner(CublasLtHandle handle, long workspace, long workspaceBytes) {
+        this(handle, workspace, workspaceBytes, GemmTuner.disabled(), null);
+    }
+
+    /** A runner that lets {@code tuner} choose each GEMM's algorithm, filed under {@code device}. */
+    GemmRunner(CublasLtHandle handle, long workspace, long workspaceBytes, GemmTuner tuner, TuningDevice device) {
         Objects.requireNonNull(handle, "handle");
+        Objects.requireNonNull(tuner, "tuner");
+        if (tuner.settings().enabled()) {
+            Objects.requireNonNull(device, "device");
+        }
         handle.assertOpen();
         checkWorkspace(workspace, workspaceBytes);
         this.handle = handle;
         this.workspace = workspace;
         this.workspaceBytes = workspaceBytes;
+        this.tuner = tuner;
+        this.device = device;
     }
 
     /**
@@ -71,22 +86,64 @@ public final class GemmRunner implements AutoCloseable {
      * @throws GemmException            if cuBLASLt has no algorithm for the GEMM or a call fails
      */
     public void run(GemmSpec spec, long a, long b, long c, float alpha, float beta, long stream) {
+        run(spec, a, b, c, alpha, beta, stream, CandidateBench.NONE);
+    }
+
+    /**
+     * {@link #run(GemmSpec, long, long, long, float, float, long)}; the first run of a GEMM kind lets the tuner time
+     * the candidates on {@code bench} (synchronously, before this GEMM is enqueued).
+     */
+    void run(GemmSpec spec, long a, long b, long c, float alpha, float beta, long stream, CandidateBench bench) {
         assertOpen();
         checkOperands(spec, a, b, c);
-        MatmulPlan plan = plan(new MatmulPlan.Key(spec, alignmentOf(a), alignmentOf(b), alignmentOf(c)));
-        MatmulDescriptors d = plan.descriptors();
-        ColumnMajorCall call = d.call();
+        MatmulPlan.Key key = new MatmulPlan.Key(spec, alignmentOf(a), alignmentOf(b), alignmentOf(c), beta != 0f);
         try (Arena arena = Arena.ofConfined()) {
             // Host pointer mode: cuBLASLt reads alpha and beta before cublasLtMatmul returns.
             MemorySegment alphaHost = arena.allocateFrom(JAVA_FLOAT, alpha);
             MemorySegment betaHost = arena.allocateFrom(JAVA_FLOAT, beta);
-            handle.library().matmul(handle.address(), d.matmulDesc(), alphaHost,
-                    call.firstAddress(a, b), d.aLayout(), call.secondAddress(a, b), d.bLayout(), betaHost,
-                    c, d.cLayout(), c, d.cLayout(), plan.algo(), workspace, workspaceBytes, stream);
+            MatmulPlan plan = plans.get(key);
+            boolean once = false;
+            if (plan == null) {
+                plan = MatmulPlan.choose(handle.library(), handle.address(), key, workspaceBytes,
+                        chooser(key, a, b, c, alphaHost, betaHost, bench));
+                once = plan.isProvisional();
+                if (!once) {
+                    plans.put(key, plan);
+                }
+            }
+            try {
+                MatmulDescriptors d = plan.descriptors();
+                ColumnMajorCall call = d.call();
+                handle.library().matmul(handle.address(), d.matmulDesc(), alphaHost,
+                        call.firstAddress(a, b), d.aLayout(), call.secondAddress(a, b), d.bLayout(), betaHost,
+                        c, d.cLayout(), c, d.cLayout(), plan.algo(), workspace, workspaceBytes, stream);
+            } finally {
+                if (once) {
+                    plan.close(); // cuBLASLt has read the descriptors and the algorithm when cublasLtMatmul returns
+                }
+            }
         }
     }
 
-    /** Number of cached plans (one per spec and pointer-alignment combination run so far). */
+    /** Hands the candidates to the tuner, with a way to time them on the operands' own addresses and layout. */
+    private MatmulPlan.Chooser chooser(MatmulPlan.Key key, long a, long b, long c, MemorySegment alpha,
+                                       MemorySegment beta, CandidateBench bench) {
+        return (d, candidates) -> {
+            ColumnMajorCall call = d.call();
+            CublasLt library = handle.library();
+            CandidateBench.Launch launch = (i, scratchC, scratchWorkspace, scratchWorkspaceBytes, stream) ->
+                    library.matmul(handle.address(), d.matmulDesc(), alpha,
+                            call.firstAddress(a, b), d.aLayout(), call.secondAddress(a, b), d.bLayout(), beta,
+                            scratchC, d.cLayout(), scratchC, d.cLayout(), candidates.get(i).algo(),
+                            scratchWorkspace, scratchWorkspaceBytes, stream);
+            long neededWorkspace = candidates.stream().mapToLong(MatmulPlan.Candidate::workspaceBytes).max().orElse(0);
+            List<MemorySegment> algos = candidates.stream().map(MatmulPlan.Candidate::algo).toList();
+            return tuner.choose(device, key, algos,
+                    count -> bench.time(count, key.spec().cBytes(), c, neededWorkspace, launch));
+        };
+    }
+
+    /** Number of cached plans (one per spec, pointer-alignment and accumulation combination run so far). */
     public int planCount() {
         return plans.size();
     }
@@ -99,7 +156,7 @@ public final class GemmRunner implements AutoCloseable {
         return !closed;
     }
 
-    /** Destroys the cached plans, most recent first, then frees their algorithm memory. */
+    /** Destroys the cached plans, most recent first. */
     @Override
     public void close() {
         if (closed) {
@@ -112,7 +169,6 @@ public final class GemmRunner implements AutoCloseable {
         for (MatmulPlan plan : created.reversed()) {
             failure = MatmulDescriptors.attempt(failure, plan::close);
         }
-        algorithms.close();
         if (failure != null) {
             throw failure;
         }
@@ -124,15 +180,6 @@ public final class GemmRunner implements AutoCloseable {
             return MAX_TRACKED_ALIGNMENT;
         }
         return (int) Math.min(MAX_TRACKED_ALIGNMENT, Long.lowestOneBit(address));
-    }
-
-    private MatmulPlan plan(MatmulPlan.Key key) {
-        MatmulPlan plan = plans.get(key);
-        if (plan == null) {
-            plan = MatmulPlan.choose(handle.library(), handle.address(), key, workspaceBytes, algorithms);
-            plans.put(key, plan);
-        }
-        return plan;
     }
 
     private void assertOpen() {

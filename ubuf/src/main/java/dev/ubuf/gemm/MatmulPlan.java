@@ -6,43 +6,66 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
- * A GEMM ready to issue: its descriptors and the algorithm cuBLASLt's heuristic ranked first for them, the operands'
- * alignments and the workspace budget. Owned by a {@link GemmRunner}'s cache and closed by it.
+ * A GEMM ready to issue: its descriptors and the algorithm chosen among cuBLASLt's heuristic candidates for them (the
+ * first, or the fastest when tuning), the operands' alignments and the workspace budget. Owned by a
+ * {@link GemmRunner}'s cache and closed by it, or, when {@link #isProvisional()}, used for one call and closed.
  */
 final class MatmulPlan implements AutoCloseable {
 
     /**
-     * What a plan depends on: the spec and the alignment in bytes (a power of two, at most 256) of the caller's A, B
-     * and C pointers. Chunk views at odd offsets get their own plan instead of a kernel that assumes 16-byte loads.
+     * What a plan depends on: the spec, the alignment in bytes (a power of two, at most 256) of the caller's A, B and
+     * C pointers, and whether C is accumulated into (beta != 0, which makes the GEMM read C). Chunk views at odd
+     * offsets get their own plan instead of a kernel that assumes 16-byte loads.
      */
-    record Key(GemmSpec spec, int alignA, int alignB, int alignC) {}
+    record Key(GemmSpec spec, int alignA, int alignB, int alignC, boolean accumulate) {
+        /** A key for a GEMM that overwrites C (beta = 0). */
+        Key(GemmSpec spec, int alignA, int alignB, int alignC) {
+            this(spec, alignA, alignB, alignC, false);
+        }
+    }
 
-    /** Heuristic candidates asked for; the best one that fits is taken. */
+    /** One algorithm the heuristic proposed and that fits: its rank in the heuristic's list and its needs. */
+    record Candidate(int heuristicRank, MemorySegment algo, long workspaceBytes, float wavesCount) {}
+
+    /** Picks one of the candidates (in heuristic order, never empty). */
+    @FunctionalInterface
+    interface Chooser {
+        GemmTuner.Choice choose(MatmulDescriptors descriptors, List<Candidate> candidates);
+    }
+
+    /** Heuristic candidates asked for; the chooser picks among those that fit. */
     static final int REQUESTED_ALGORITHMS = 8;
 
     private final Key key;
     private final MatmulDescriptors descriptors;
+    private final Arena arena;
     private final MemorySegment algo;
-    private final long algoWorkspaceBytes;
-    private final float wavesCount;
+    private final Candidate chosen;
+    private final boolean provisional;
 
-    private MatmulPlan(Key key, MatmulDescriptors descriptors, MemorySegment algo, long algoWorkspaceBytes,
-                       float wavesCount) {
+    private MatmulPlan(Key key, MatmulDescriptors descriptors, Arena arena, MemorySegment algo, Candidate chosen,
+                       boolean provisional) {
         this.key = key;
         this.descriptors = descriptors;
+        this.arena = arena;
         this.algo = algo;
-        this.algoWorkspaceBytes = algoWorkspaceBytes;
-        this.wavesCount = wavesCount;
+        this.chosen = chosen;
+        this.provisional = provisional;
     }
 
     /**
-     * Creates the descriptors and asks cuBLASLt for the best algorithm within {@code maxWorkspaceBytes}. The algorithm
-     * is copied into {@code arena}, which must outlive the plan.
+     * Creates the descriptors, asks cuBLASLt for up to {@value #REQUESTED_ALGORITHMS} algorithms within
+     * {@code maxWorkspaceBytes}, and keeps the one {@code chooser} picks.
+     *
+     * @throws GemmException when no algorithm fits
      */
-    static MatmulPlan choose(CublasLt library, long handle, Key key, long maxWorkspaceBytes, Arena arena) {
+    static MatmulPlan choose(CublasLt library, long handle, Key key, long maxWorkspaceBytes, Chooser chooser) {
         MatmulDescriptors d = MatmulDescriptors.create(library, key.spec());
+        Arena arena = Arena.ofShared(); // the chosen algorithm lives as long as the plan
         try {
             ColumnMajorCall call = d.call();
             try (Preference p = new Preference(library, library.preferenceCreate());
@@ -61,23 +84,35 @@ final class MatmulPlan implements AutoCloseable {
                 MemorySegment results = scratch.allocate(CublasLt.HEURISTIC_RESULT, REQUESTED_ALGORITHMS);
                 int returned = library.algoGetHeuristic(handle, d.matmulDesc(), d.aLayout(), d.bLayout(),
                         d.cLayout(), d.cLayout(), preference, results, REQUESTED_ALGORITHMS);
+                List<Candidate> candidates = new ArrayList<>(returned);
                 for (int i = 0; i < returned; i++) {
                     MemorySegment r = results.asSlice(i * CublasLt.HEURISTIC_RESULT_BYTES, CublasLt.HEURISTIC_RESULT_BYTES);
                     long workspace = r.get(JAVA_LONG, CublasLt.HEURISTIC_WORKSPACE_SIZE_OFFSET);
                     int state = r.get(JAVA_INT, CublasLt.HEURISTIC_STATE_OFFSET);
                     if (state == CublasLt.CUBLAS_STATUS_SUCCESS && workspace <= maxWorkspaceBytes) {
-                        MemorySegment algo = arena.allocate(CublasLt.MATMUL_ALGO);
-                        algo.copyFrom(r.asSlice(0, CublasLt.MATMUL_ALGO_BYTES));
-                        float waves = r.get(JAVA_FLOAT,
-                                CublasLt.HEURISTIC_WAVES_COUNT_OFFSET);
-                        return new MatmulPlan(key, d, algo, workspace, waves);
+                        candidates.add(new Candidate(i, r.asSlice(0, CublasLt.MATMUL_ALGO_BYTES), workspace,
+                                r.get(JAVA_FLOAT, CublasLt.HEURISTIC_WAVES_COUNT_OFFSET)));
                     }
                 }
-                throw new GemmException("cuBLASLt has no algorithm for " + key.spec() + " with pointer alignments A="
-                        + key.alignA() + ", B=" + key.alignB() + ", C=" + key.alignC() + " bytes and a workspace of "
-                        + maxWorkspaceBytes + " bytes (" + returned + " candidates returned)");
+                if (candidates.isEmpty()) {
+                    throw new GemmException("cuBLASLt has no algorithm for " + key.spec() + " with pointer "
+                            + "alignments A=" + key.alignA() + ", B=" + key.alignB() + ", C=" + key.alignC()
+                            + " bytes and a workspace of " + maxWorkspaceBytes + " bytes (" + returned
+                            + " candidates returned)");
+                }
+                GemmTuner.Choice choice = chooser.choose(d, List.copyOf(candidates));
+                if (choice.index() < 0 || choice.index() >= candidates.size()) {
+                    throw new IllegalStateException("chose candidate " + choice.index() + " of " + candidates.size());
+                }
+                Candidate chosen = candidates.get(choice.index());
+                MemorySegment algo = arena.allocate(CublasLt.MATMUL_ALGO);
+                algo.copyFrom(chosen.algo());
+                return new MatmulPlan(key, d, arena, algo,
+                        new Candidate(chosen.heuristicRank(), algo, chosen.workspaceBytes(), chosen.wavesCount()),
+                        !choice.settled());
             }
         } catch (RuntimeException e) {
+            arena.close();
             try {
                 d.close();
             } catch (RuntimeException suppressed) {
@@ -103,23 +138,40 @@ final class MatmulPlan implements AutoCloseable {
         return descriptors;
     }
 
-    /** The chosen cublasLtMatmulAlgo_t (64 bytes, in the runner's arena). */
+    /** The chosen cublasLtMatmulAlgo_t (64 bytes, owned by this plan). */
     MemorySegment algo() {
         return algo;
     }
 
+    /** Where the chosen algorithm stood in the heuristic's list (0 = its first choice). */
+    int heuristicRank() {
+        return chosen.heuristicRank();
+    }
+
     /** Workspace the chosen algorithm needs (at most the runner's). */
     long algoWorkspaceBytes() {
-        return algoWorkspaceBytes;
+        return chosen.workspaceBytes();
     }
 
     /** cuBLASLt's predicted device utilization (1.0 = one full wave). */
     float wavesCount() {
-        return wavesCount;
+        return chosen.wavesCount();
+    }
+
+    /**
+     * Whether the choice is only for now: tuning was on but could not time (the caller's stream was capturing a
+     * graph), so the runner uses this plan once and chooses again on the next call.
+     */
+    boolean isProvisional() {
+        return provisional;
     }
 
     @Override
     public void close() {
-        descriptors.close();
+        try {
+            descriptors.close();
+        } finally {
+            arena.close();
+        }
     }
 }

@@ -5,15 +5,16 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+import dev.ubuf.ffi.NativeLibrary;
+import dev.ubuf.ffi.NativeLibraryException;
 import dev.ubuf.tensor.DType;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
-import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
+import java.util.List;
 
 /**
  * The NCCL binding: libnccl.so.2 through java.lang.foreign. The library is opened on first use, never at class load;
@@ -23,7 +24,7 @@ import java.lang.invoke.MethodHandle;
  * GPU machines). Users go through {@link NcclCommunicator} and {@link NcclUniqueId}; the raw calls here are
  * package-private and take device pointers, communicators and {@code cudaStream_t}s as {@code long} addresses.
  */
-@SuppressWarnings("restricted") // library lookup, downcalls and C strings are this binding's whole job
+@SuppressWarnings("restricted") // reads NCCL's C strings; opening and binding are NativeLibrary's
 public final class Nccl {
     static final String SONAME = "libnccl.so.2";
 
@@ -56,23 +57,22 @@ public final class Nccl {
         String reason = null;
         Throwable cause = null;
         try {
-            SymbolLookup lookup = SymbolLookup.libraryLookup(soname, Arena.global());
-            Symbols bound = new Symbols(lookup);
+            Symbols bound = new Symbols(NativeLibrary.open(List.of(soname)));
             v = queryVersion(bound);
             s = bound;
         } catch (NcclException e) {
             reason = soname + " loaded but " + e.getMessage();
             cause = e;
-        } catch (IllegalArgumentException e) {
+        } catch (NativeLibraryException.NotFound e) {
             reason = "NCCL library " + soname + " could not be loaded (not found on the loader path or not loadable: "
-                    + e.getMessage() + "); install NCCL 2.x or add its lib directory to LD_LIBRARY_PATH";
+                    + e.getCause().getMessage() + "); install NCCL 2.x or add its lib directory to LD_LIBRARY_PATH";
             cause = e;
-        } catch (MissingSymbolException e) {
-            reason = soname + " lacks " + e.getMessage() + " (NCCL too old; this binding needs NCCL 2.13 or newer)";
+        } catch (NativeLibraryException.MissingSymbol e) {
+            reason = soname + " lacks " + String.join(", ", e.symbols())
+                    + " (NCCL too old; this binding needs NCCL 2.13 or newer)";
             cause = e;
-        } catch (IllegalCallerException e) {
-            reason = "native access is not enabled for ubuf; run java with --enable-native-access=ALL-UNNAMED"
-                    + " (or the ubuf module's name)";
+        } catch (NativeLibraryException.AccessDenied e) {
+            reason = e.getMessage();
             cause = e;
         }
         this.symbols = s;
@@ -148,7 +148,7 @@ public final class Nccl {
             check((int) s.getUniqueId.invokeExact(id), "ncclGetUniqueId", 0L);
             return id.toArray(JAVA_BYTE);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -162,7 +162,7 @@ public final class Nccl {
             check((int) s.commInitRank.invokeExact(comm, nranks, id, rank), "ncclCommInitRank", 0L);
             return comm.get(ADDRESS, 0).address();
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -179,7 +179,7 @@ public final class Nccl {
             }
             return out;
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -189,7 +189,7 @@ public final class Nccl {
             // No last-error lookup: the communicator is gone once destroy returns.
             check((int) s.commDestroy.invokeExact(ptr(comm)), "ncclCommDestroy", 0L);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -198,7 +198,7 @@ public final class Nccl {
         try {
             check((int) s.commAbort.invokeExact(ptr(comm)), "ncclCommAbort", 0L);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -220,7 +220,7 @@ public final class Nccl {
             check((int) s.allGather.invokeExact(ptr(send), ptr(recv), sendCount, dtype, ptr(comm), ptr(stream)),
                     "ncclAllGather", comm);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -230,7 +230,7 @@ public final class Nccl {
             check((int) s.reduceScatter.invokeExact(ptr(send), ptr(recv), recvCount, dtype, op, ptr(comm),
                     ptr(stream)), "ncclReduceScatter", comm);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -240,7 +240,7 @@ public final class Nccl {
             check((int) s.allReduce.invokeExact(ptr(send), ptr(recv), count, dtype, op, ptr(comm), ptr(stream)),
                     "ncclAllReduce", comm);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -250,7 +250,7 @@ public final class Nccl {
             check((int) s.broadcast.invokeExact(ptr(send), ptr(recv), count, dtype, root, ptr(comm), ptr(stream)),
                     "ncclBroadcast", comm);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -259,7 +259,7 @@ public final class Nccl {
         try {
             check((int) s.send.invokeExact(ptr(buf), count, dtype, peer, ptr(comm), ptr(stream)), "ncclSend", comm);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -268,7 +268,7 @@ public final class Nccl {
         try {
             check((int) s.recv.invokeExact(ptr(buf), count, dtype, peer, ptr(comm), ptr(stream)), "ncclRecv", comm);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -277,7 +277,7 @@ public final class Nccl {
         try {
             check((int) s.groupStart.invokeExact(), "ncclGroupStart", 0L);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -286,7 +286,7 @@ public final class Nccl {
         try {
             check((int) s.groupEnd.invokeExact(), "ncclGroupEnd", 0L);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -296,7 +296,7 @@ public final class Nccl {
         try {
             return cString((MemorySegment) s.getErrorString.invokeExact(result));
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -306,7 +306,7 @@ public final class Nccl {
         try {
             return cString((MemorySegment) s.getLastError.invokeExact(ptr(comm)));
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -349,7 +349,7 @@ public final class Nccl {
             check((int) h.invokeExact(ptr(comm), out), call, comm);
             return out.get(JAVA_INT, 0);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -362,7 +362,7 @@ public final class Nccl {
             }
             return out.get(JAVA_INT, 0);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -372,23 +372,6 @@ public final class Nccl {
 
     private static String cString(MemorySegment p) {
         return p.equals(MemorySegment.NULL) ? "" : p.reinterpret(Long.MAX_VALUE).getString(0);
-    }
-
-    /** Downcalls throw nothing checked; keep unchecked throwables as they are. */
-    private static RuntimeException rethrow(Throwable t) {
-        if (t instanceof RuntimeException r) {
-            throw r;
-        }
-        if (t instanceof Error e) {
-            throw e;
-        }
-        throw new IllegalStateException("unexpected checked exception from a native call", t);
-    }
-
-    private static final class MissingSymbolException extends RuntimeException {
-        MissingSymbolException(String symbol) {
-            super(symbol);
-        }
     }
 
     /** The method handles, looked up once when the library opens. */
@@ -413,44 +396,39 @@ public final class Nccl {
         final MethodHandle getErrorString;
         final MethodHandle getLastError;
 
-        Symbols(SymbolLookup lookup) {
+        Symbols(NativeLibrary library) {
             // size_t is 64-bit on the platforms NCCL supports (Linux x86-64 and aarch64).
             var sizeT = JAVA_LONG;
-            getVersion = bind(lookup, "ncclGetVersion", FunctionDescriptor.of(JAVA_INT, ADDRESS));
-            getUniqueId = bind(lookup, "ncclGetUniqueId", FunctionDescriptor.of(JAVA_INT, ADDRESS));
-            commInitRank = bind(lookup, "ncclCommInitRank",
+            getVersion = library.bind("ncclGetVersion", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+            getUniqueId = library.bind("ncclGetUniqueId", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+            commInitRank = library.bind("ncclCommInitRank",
                     FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, UNIQUE_ID_LAYOUT, JAVA_INT));
-            commInitAll = bind(lookup, "ncclCommInitAll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
-            commDestroy = bind(lookup, "ncclCommDestroy", FunctionDescriptor.of(JAVA_INT, ADDRESS));
-            commAbort = bind(lookup, "ncclCommAbort", FunctionDescriptor.of(JAVA_INT, ADDRESS));
-            commGetAsyncError = bind(lookup, "ncclCommGetAsyncError", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
-            commCount = bind(lookup, "ncclCommCount", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
-            commUserRank = bind(lookup, "ncclCommUserRank", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+            commInitAll = library.bind("ncclCommInitAll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
+            commDestroy = library.bind("ncclCommDestroy", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+            commAbort = library.bind("ncclCommAbort", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+            commGetAsyncError = library.bind("ncclCommGetAsyncError", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+            commCount = library.bind("ncclCommCount", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+            commUserRank = library.bind("ncclCommUserRank", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
             // (sendbuff, recvbuff, sendcount, datatype, comm, stream)
-            allGather = bind(lookup, "ncclAllGather",
+            allGather = library.bind("ncclAllGather",
                     FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, sizeT, JAVA_INT, ADDRESS, ADDRESS));
             // (sendbuff, recvbuff, recvcount, datatype, op, comm, stream)
-            reduceScatter = bind(lookup, "ncclReduceScatter",
+            reduceScatter = library.bind("ncclReduceScatter",
                     FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, sizeT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
-            allReduce = bind(lookup, "ncclAllReduce",
+            allReduce = library.bind("ncclAllReduce",
                     FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, sizeT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
             // (sendbuff, recvbuff, count, datatype, root, comm, stream)
-            broadcast = bind(lookup, "ncclBroadcast",
+            broadcast = library.bind("ncclBroadcast",
                     FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, sizeT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
             // (buff, count, datatype, peer, comm, stream)
-            send = bind(lookup, "ncclSend",
+            send = library.bind("ncclSend",
                     FunctionDescriptor.of(JAVA_INT, ADDRESS, sizeT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
-            recv = bind(lookup, "ncclRecv",
+            recv = library.bind("ncclRecv",
                     FunctionDescriptor.of(JAVA_INT, ADDRESS, sizeT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
-            groupStart = bind(lookup, "ncclGroupStart", FunctionDescriptor.of(JAVA_INT));
-            groupEnd = bind(lookup, "ncclGroupEnd", FunctionDescriptor.of(JAVA_INT));
-            getErrorString = bind(lookup, "ncclGetErrorString", FunctionDescriptor.of(ADDRESS, JAVA_INT));
-            getLastError = bind(lookup, "ncclGetLastError", FunctionDescriptor.of(ADDRESS, ADDRESS));
-        }
-
-        private static MethodHandle bind(SymbolLookup lookup, String name, FunctionDescriptor fd) {
-            MemorySegment symbol = lookup.find(name).orElseThrow(() -> new MissingSymbolException(name));
-            return Linker.nativeLinker().downcallHandle(symbol, fd);
+            groupStart = library.bind("ncclGroupStart", FunctionDescriptor.of(JAVA_INT));
+            groupEnd = library.bind("ncclGroupEnd", FunctionDescriptor.of(JAVA_INT));
+            getErrorString = library.bind("ncclGetErrorString", FunctionDescriptor.of(ADDRESS, JAVA_INT));
+            getLastError = library.bind("ncclGetLastError", FunctionDescriptor.of(ADDRESS, ADDRESS));
         }
     }
 }

@@ -1,12 +1,13 @@
 package dev.ubuf.nccl;
 
+import dev.ubuf.UbufException;
 import java.util.Optional;
 
 /**
  * An NCCL call failed, or libnccl could not be used at all (then {@link #code()} is {@link #NO_RESULT}).
  * The message carries NCCL's error string and, where there is one, its last-error text.
  */
-public final class NcclException extends RuntimeException {
+public final class NcclException extends UbufException {
     /** {@link #code()} of a failure that did not come from an NCCL call's return value. */
     public static final int NO_RESULT = -1;
 

@@ -49,7 +49,7 @@ public final class NcclReferenceOp implements OverlapOp {
         this.staged = TensorView.of(buffer, shape.m(), cols, shape.dtype());
         Gemm g = null;
         try {
-            g = new Gemm(ctx);
+            g = new Gemm(ctx, comm.gemmTuner());
             this.lastUse = ctx.createEvent(false);
         } catch (RuntimeException e) {
             if (g != null) {

@@ -1,5 +1,6 @@
 package dev.ubuf.posix;
 
+import dev.ubuf.ffi.NativeLibrary;
 import java.lang.foreign.AddressLayout;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -7,7 +8,6 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
-import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
@@ -32,7 +32,7 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT;
  * <p>The instance is created on first use ({@link #get()}), so merely loading a class that mentions it does no native
  * work.
  */
-@SuppressWarnings("restricted") // binding libc is this class's purpose; callers run with --enable-native-access
+@SuppressWarnings("restricted") // reads libc's C strings; binding is NativeLibrary's
 final class Libc {
     // bits/socket.h, bits/socket_type.h, asm-generic/socket.h (glibc 2.36, Linux UAPI)
     static final int AF_UNIX = 1;
@@ -173,45 +173,31 @@ final class Libc {
             throw new UnsupportedOperationException("ubuf's Unix-socket FD passing binds Linux libc with the LP64 "
                     + "struct layouts of x86-64/aarch64; this JVM runs on " + os + "/" + arch);
         }
-        Linker linker = Linker.nativeLinker();
-        SymbolLookup libc = linker.defaultLookup();
+        NativeLibrary libc = NativeLibrary.standardLibraries();
         Linker.Option errno = Linker.Option.captureCallState("errno");
-        try {
-            socket = bind(linker, libc, "socket", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), errno);
-            bind = bind(linker, libc, "bind", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT), errno);
-            listen = bind(linker, libc, "listen", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT), errno);
-            accept4 = bind(linker, libc, "accept4",
-                    FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT), errno);
-            connect = bind(linker, libc, "connect", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT), errno);
-            sendmsg = bind(linker, libc, "sendmsg", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT), errno);
-            recvmsg = bind(linker, libc, "recvmsg", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT), errno);
-            getsockopt = bind(linker, libc, "getsockopt",
-                    FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS), errno);
-            close = bind(linker, libc, "close", FunctionDescriptor.of(JAVA_INT, JAVA_INT), errno);
-            poll = bind(linker, libc, "poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT), errno);
-            unlink = bind(linker, libc, "unlink", FunctionDescriptor.of(JAVA_INT, ADDRESS), errno);
-            // open(const char *path, int flags, ...) and fcntl(int fd, int cmd, ...) are variadic: say so.
-            open = bind(linker, libc, "open", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT),
-                    errno, Linker.Option.firstVariadicArg(2));
-            read = bind(linker, libc, "read", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG), errno);
-            fcntlInt = bind(linker, libc, "fcntl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT),
-                    errno, Linker.Option.firstVariadicArg(2));
-            getuid = bind(linker, libc, "getuid", FunctionDescriptor.of(JAVA_INT));
-            getpid = bind(linker, libc, "getpid", FunctionDescriptor.of(JAVA_INT));
-            getgid = bind(linker, libc, "getgid", FunctionDescriptor.of(JAVA_INT));
-            // glibc >= 2.32 strerror is thread-safe (per-thread buffer for unknown codes); we copy the text at once.
-            strerror = bind(linker, libc, "strerror", FunctionDescriptor.of(ADDRESS, JAVA_INT));
-        } catch (IllegalCallerException e) {
-            throw new IllegalStateException("native access is not enabled for ubuf's libc binding: run the JVM with "
-                    + "--enable-native-access=ALL-UNNAMED (or the ubuf module's name)", e);
-        }
-    }
-
-    private static MethodHandle bind(Linker linker, SymbolLookup lookup, String name, FunctionDescriptor fd,
-                                     Linker.Option... options) {
-        MemorySegment symbol = lookup.find(name).orElseThrow(() -> new UnsupportedOperationException(
-                "libc symbol " + name + " not found through Linker.nativeLinker().defaultLookup()"));
-        return linker.downcallHandle(symbol, fd, options);
+        socket = libc.bind("socket", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), errno);
+        bind = libc.bind("bind", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT), errno);
+        listen = libc.bind("listen", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT), errno);
+        accept4 = libc.bind("accept4", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT), errno);
+        connect = libc.bind("connect", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT), errno);
+        sendmsg = libc.bind("sendmsg", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT), errno);
+        recvmsg = libc.bind("recvmsg", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT), errno);
+        getsockopt = libc.bind("getsockopt",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS), errno);
+        close = libc.bind("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT), errno);
+        poll = libc.bind("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT), errno);
+        unlink = libc.bind("unlink", FunctionDescriptor.of(JAVA_INT, ADDRESS), errno);
+        // open(const char *path, int flags, ...) and fcntl(int fd, int cmd, ...) are variadic: say so.
+        open = libc.bind("open", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT),
+                errno, Linker.Option.firstVariadicArg(2));
+        read = libc.bind("read", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG), errno);
+        fcntlInt = libc.bind("fcntl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT),
+                errno, Linker.Option.firstVariadicArg(2));
+        getuid = libc.bind("getuid", FunctionDescriptor.of(JAVA_INT));
+        getpid = libc.bind("getpid", FunctionDescriptor.of(JAVA_INT));
+        getgid = libc.bind("getgid", FunctionDescriptor.of(JAVA_INT));
+        // glibc >= 2.32 strerror is thread-safe (per-thread buffer for unknown codes); we copy the text at once.
+        strerror = libc.bind("strerror", FunctionDescriptor.of(ADDRESS, JAVA_INT));
     }
 
     private static final class Holder {
@@ -239,7 +225,7 @@ final class Libc {
             }
             return text.reinterpret(4096).getString(0, StandardCharsets.UTF_8);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -252,7 +238,7 @@ final class Libc {
         try {
             return (int) socket.invokeExact(capture, domain, type, protocol);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -260,7 +246,7 @@ final class Libc {
         try {
             return (int) bind.invokeExact(capture, fd, address, length);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -268,7 +254,7 @@ final class Libc {
         try {
             return (int) listen.invokeExact(capture, fd, backlog);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -276,7 +262,7 @@ final class Libc {
         try {
             return (int) accept4.invokeExact(capture, fd, MemorySegment.NULL, MemorySegment.NULL, flags);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -284,7 +270,7 @@ final class Libc {
         try {
             return (int) connect.invokeExact(capture, fd, address, length);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -292,7 +278,7 @@ final class Libc {
         try {
             return (long) sendmsg.invokeExact(capture, fd, msghdr, flags);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -300,7 +286,7 @@ final class Libc {
         try {
             return (long) recvmsg.invokeExact(capture, fd, msghdr, flags);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -308,7 +294,7 @@ final class Libc {
         try {
             return (int) getsockopt.invokeExact(capture, fd, level, name, value, length);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -316,7 +302,7 @@ final class Libc {
         try {
             return (int) close.invokeExact(capture, fd);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -324,7 +310,7 @@ final class Libc {
         try {
             return (int) poll.invokeExact(capture, fds, count, timeoutMillis);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -332,7 +318,7 @@ final class Libc {
         try {
             return (int) unlink.invokeExact(capture, path);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -340,7 +326,7 @@ final class Libc {
         try {
             return (int) open.invokeExact(capture, path, flags, mode);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -348,7 +334,7 @@ final class Libc {
         try {
             return (long) read.invokeExact(capture, fd, buffer, count);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -356,7 +342,7 @@ final class Libc {
         try {
             return (int) fcntlInt.invokeExact(capture, fd, command, argument);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -364,7 +350,7 @@ final class Libc {
         try {
             return (int) getuid.invokeExact();
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -372,7 +358,7 @@ final class Libc {
         try {
             return (int) getpid.invokeExact();
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -380,7 +366,7 @@ final class Libc {
         try {
             return (int) getgid.invokeExact();
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw NativeLibrary.unchecked(t);
         }
     }
 
@@ -463,15 +449,5 @@ final class Libc {
                 }
             }
         }
-    }
-
-    private static RuntimeException rethrow(Throwable t) {
-        if (t instanceof RuntimeException r) {
-            throw r;
-        }
-        if (t instanceof Error e) {
-            throw e;
-        }
-        throw new IllegalStateException("unexpected checked exception from a libc downcall", t);
     }
 }

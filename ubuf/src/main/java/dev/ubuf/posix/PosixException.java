@@ -1,7 +1,9 @@
 package dev.ubuf.posix;
 
+import dev.ubuf.UbufException;
+
 /** A libc call failed; carries the call (with its argument, e.g. the socket path), errno and libc's text for it. */
-public class PosixException extends RuntimeException {
+public class PosixException extends UbufException {
     private final String call;
     private final int errno;
 

@@ -2,6 +2,7 @@ package dev.ubuf.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -86,5 +87,23 @@ class CudaVmmAbiTest {
         assertEquals("cuMemUnmap failed: CUDA_ERROR_INVALID_VALUE (1)", e.getMessage());
         CudaException unknown = assertThrows(CudaException.class, () -> vmm.device(5));
         assertEquals("CUresult 101", unknown.errorName(), "a code the driver cannot name");
+    }
+
+    @Test
+    void aStickyErrorIsFatalAndOutOfMemoryHasItsOwnType() {
+        CudaException fatal = assertThrows(CudaException.class, () -> vmm.memRelease(700));
+        assertInstanceOf(CudaFatalException.class, fatal);
+        assertEquals(CudaError.ILLEGAL_ADDRESS, fatal.error());
+        assertTrue(fatal.getMessage().startsWith("cuMemRelease failed: CUDA_ERROR_ILLEGAL_ADDRESS (700)"),
+                fatal.getMessage());
+        assertTrue(fatal.getMessage().contains("sticky"), fatal.getMessage());
+
+        CudaException oom = assertThrows(CudaException.class, () -> vmm.memRelease(2));
+        assertInstanceOf(DeviceOutOfMemoryException.class, oom);
+        assertEquals(CudaError.OUT_OF_MEMORY, oom.error());
+
+        CudaException plain = assertThrows(CudaException.class, () -> vmm.memRelease(1));
+        assertEquals(CudaException.class, plain.getClass());
+        assertEquals(CudaError.INVALID_VALUE, plain.error());
     }
 }

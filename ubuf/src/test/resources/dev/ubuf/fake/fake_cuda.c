@@ -32,6 +32,7 @@ int cuInit(unsigned int flags) { snprintf(last, sizeof last, "cuInit %u", flags)
 int cuGetErrorName(int e, const char** s) {
   if (e == 1) { *s = "CUDA_ERROR_INVALID_VALUE"; return 0; }
   if (e == 2) { *s = "CUDA_ERROR_OUT_OF_MEMORY"; return 0; }
+  if (e == 700) { *s = "CUDA_ERROR_ILLEGAL_ADDRESS"; return 0; }
   *s = NULL;
   return 1;
 }
@@ -52,7 +53,8 @@ int cuMemCreate(u64* h, size_t size, const CUmemAllocationProp* p, u64 flags) {
   *h = 0xABC000 + size / (2u << 20);
   return 0;
 }
-int cuMemRelease(u64 h) { snprintf(last, sizeof last, "cuMemRelease 0x%llx", h); return 0; }
+/* Handles below 1000 are CUresults to return: lets a test see how each kind of failure is classified. */
+int cuMemRelease(u64 h) { snprintf(last, sizeof last, "cuMemRelease 0x%llx", h); return h < 1000 ? (int)h : 0; }
 int cuMemExportToShareableHandle(void* out, u64 h, int type, u64 flags) {
   snprintf(last, sizeof last, "cuMemExport 0x%llx type=%d flags=%llu", h, type, flags);
   *(int*)out = 77;

@@ -1,0 +1,113 @@
+package dev.ubuf.gemm;
+
+import dev.ubuf.cuda.CudaContext;
+import dev.ubuf.cuda.CudaEvent;
+import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.cuda.StreamOrderedBuffer;
+import dev.ubuf.cuda.StreamPriority;
+import java.util.Arrays;
+
+/**
+ * Times candidates on a private stream of the caller's device, with CUDA events.
+ *
+ * <p>Why a private stream, not the caller's: the caller's stream may be queued behind a wait for a peer (an
+ * overlapped op's first chunk GEMM), and that peer may itself be tuning; timing there would block this host thread
+ * on the peer while the peer blocks on us. The private stream depends on nothing, so timing always finishes. The cost
+ * is that A and B may still be in flight on the caller's stream: their values do not matter for speed, only their
+ * addresses, and they are only read (so they must be ordinary allocations, mapped whatever the stream order, as
+ * ubuf's device buffers and user buffers are). C and the workspace are private scratch, taken and given back in
+ * stream order (no device-wide synchronisation), and C is zeroed, so an accumulating GEMM reads finite values.
+ *
+ * <p>Each candidate runs {@value #WARMUPS} times untimed (first-launch costs), then {@value #ROUNDS} rounds of
+ * {@value #RUNS_PER_ROUND} runs are timed, candidates interleaved round by round; a candidate's time is its best
+ * round, which filters out rounds slowed by the caller's concurrent work.
+ */
+final class StreamCandidateBench implements CandidateBench {
+    static final int WARMUPS = 2;
+    static final int ROUNDS = 3;
+    static final int RUNS_PER_ROUND = 5;
+    private static final long ALIGNMENT = 256;
+
+    private final CudaContext context;
+    private final CudaStream caller;
+
+    StreamCandidateBench(CudaContext context, CudaStream caller) {
+        this.context = context;
+        this.caller = caller;
+    }
+
+    @Override
+    public double[] time(int count, long cBytes, long cAddress, long workspaceBytes, Launch launch) {
+        if (caller.isCapturing()) {
+            return null; // no synchronous work while the caller records a graph
+        }
+        long workspaceSpan = roundUp(workspaceBytes);
+        // Room to align the base, the workspace, and C at the caller's offset modulo 256.
+        long scratchBytes = ALIGNMENT + workspaceSpan + ALIGNMENT + cBytes;
+        GemmException[] failures = new GemmException[count];
+        double[] best = new double[count];
+        Arrays.fill(best, Double.POSITIVE_INFINITY);
+        try (CudaStream s = context.createStream(StreamPriority.NORMAL);
+             StreamOrderedBuffer scratch = s.allocate(scratchBytes);
+             CudaEvent start = context.createEvent(true);
+             CudaEvent stop = context.createEvent(true)) {
+            long base = roundUp(scratch.address());
+            long workspace = workspaceBytes == 0 ? 0 : base;
+            long c = base + workspaceSpan + Long.remainderUnsigned(cAddress, ALIGNMENT);
+            s.fill8(c, (byte) 0, cBytes);
+            for (int w = 0; w < WARMUPS; w++) {
+                for (int i = 0; i < count; i++) {
+                    run(launch, i, 1, c, workspace, workspaceBytes, s, failures);
+                }
+            }
+            // A candidate that breaks the context shows here, as a CudaFatalException: nothing to recover.
+            s.synchronize();
+            for (int round = 0; round < ROUNDS; round++) {
+                for (int i = 0; i < count; i++) {
+                    if (failures[i] != null) {
+                        continue;
+                    }
+                    start.record(s);
+                    run(launch, i, RUNS_PER_ROUND, c, workspace, workspaceBytes, s, failures);
+                    stop.record(s);
+                    stop.synchronize();
+                    if (failures[i] == null) {
+                        best[i] = Math.min(best[i], stop.elapsedMillisSince(start) / RUNS_PER_ROUND);
+                    }
+                }
+            }
+            s.synchronize();
+        }
+        GemmException first = null;
+        for (int i = 0; i < count; i++) {
+            if (failures[i] != null) {
+                best[i] = Double.NaN;
+                first = first == null ? failures[i] : first;
+            }
+        }
+        if (first != null && Arrays.stream(best).allMatch(Double::isNaN)) {
+            throw new GemmException("every one of the " + count + " algorithms cuBLASLt proposed failed when timed "
+                    + "(the first failure is the cause); set UB_GEMM_TUNING=0 to run its first choice untimed", first);
+        }
+        return best;
+    }
+
+    /** {@code runs} launches of candidate {@code i}; a cuBLASLt refusal marks it failed instead of ending tuning. */
+    private static void run(Launch launch, int i, int runs, long c, long workspace, long workspaceBytes, CudaStream s,
+                            GemmException[] failures) {
+        if (failures[i] != null) {
+            return;
+        }
+        try {
+            for (int r = 0; r < runs; r++) {
+                launch.enqueue(i, c, workspace, workspaceBytes, s.nativeHandle());
+            }
+        } catch (GemmException e) {
+            failures[i] = e;
+        }
+    }
+
+    private static long roundUp(long value) {
+        return (value + ALIGNMENT - 1) & -ALIGNMENT;
+    }
+}

@@ -1,0 +1,148 @@
+package dev.ubuf.gemm;
+
+import static dev.ubuf.tensor.DType.BF16;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.ubuf.fake.FakeNativeLibrary;
+import dev.ubuf.ffi.NativeLibrary;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The runner's side of tuning, against a C stand-in for libcublasLt whose heuristic proposes algorithms 100..103
+ * (fake_cublaslt.c): candidates are timed on scratch memory, the fastest is what the real GEMM then runs, once per
+ * kind of GEMM; untimed runs take the heuristic's first. Addresses are never dereferenced by the stand-in.
+ */
+class GemmRunnerTuningTest {
+    static final GemmSpec SPEC = GemmSpec.of(BF16, BF16, 256, 128, 64, false, true);
+    static final TuningDevice DEVICE = new TuningDevice("Fake GPU", 90, 130101);
+    static final long A = 0x7f00_0000_0000L;
+    static final long B = 0x7f00_0010_0000L;
+    static final long C = 0x7f00_0020_0010L; // 16-byte aligned, like a chunk of a larger output
+    static final long WORKSPACE = 0x7f00_0100_0000L;
+    static final long STREAM = 0x5000;
+
+    private static FakeNativeLibrary fake;
+    private static CublasLt library;
+    private static MethodHandle liveObjects;
+
+    private CublasLtHandle handle;
+    private GemmTuner tuner;
+    private GemmRunner runner;
+
+    @BeforeAll
+    static void buildTheFake() {
+        Optional<FakeNativeLibrary> built = FakeNativeLibrary.build("fake_cublaslt");
+        assumeTrue(built.isPresent(), "gcc not available: cannot build the fake libcublasLt");
+        fake = built.get();
+        library = CublasLt.load(List.of(fake.path()));
+        liveObjects = NativeLibrary.open(List.of(fake.path())).bind("fake_live_objects",
+                FunctionDescriptor.of(ValueLayout.JAVA_INT));
+    }
+
+    @BeforeEach
+    void openRunner() {
+        handle = CublasLtHandle.create(library);
+        tuner = new GemmTuner(new GemmTuning(true, null, null));
+        runner = new GemmRunner(handle, WORKSPACE, GemmRunner.RECOMMENDED_WORKSPACE_BYTES, tuner, DEVICE);
+    }
+
+    @AfterEach
+    void closeRunner() throws Throwable {
+        if (runner != null) {
+            runner.close();
+            handle.close();
+            assertEquals(0, (int) liveObjects.invokeExact(), "every descriptor, preference and handle destroyed");
+        }
+    }
+
+    /** A bench that launches every candidate once on its scratch C and answers the given times. */
+    static final class RecordingBench implements CandidateBench {
+        final double[] millis;
+        final List<String> launches = new ArrayList<>();
+        int calls;
+
+        RecordingBench(double... millis) {
+            this.millis = millis;
+        }
+
+        @Override
+        public double[] time(int count, long cBytes, long cAddress, long workspaceBytes, Launch launch) {
+            calls++;
+            assertEquals(SPEC.cBytes(), cBytes);
+            assertEquals(C, cAddress, "the real C is named only for its alignment");
+            assertEquals(3 * 1024, workspaceBytes, "the largest workspace any candidate needs");
+            for (int i = 0; i < count; i++) {
+                launch.enqueue(i, 0x9000_0010L, 0x9100_0000L, workspaceBytes, 0x6000);
+                launches.add(fake.lastCall());
+            }
+            return millis.clone();
+        }
+    }
+
+    @Test
+    void theCandidatesRunOnScratchAndTheFastestRunsTheRealGemm() {
+        RecordingBench bench = new RecordingBench(4.0, 3.0, 1.0, 2.0);
+        runner.run(SPEC, A, B, C, 1f, 0f, STREAM, bench);
+        assertEquals(4, bench.launches.size());
+        for (int i = 0; i < 4; i++) {
+            String launch = bench.launches.get(i);
+            assertTrue(launch.startsWith("matmul algo=" + (100 + i) + " "), launch);
+            assertTrue(launch.contains("c=0x90000010 d=0x90000010 ws=0x91000000/3072 stream=0x6000"), launch);
+        }
+        String real = fake.lastCall();
+        assertTrue(real.startsWith("matmul algo=102 "), "the fastest candidate runs the GEMM: " + real);
+        assertTrue(real.contains("c=0x7f0000200010 d=0x7f0000200010 ws=0x7f0001000000/33554432 stream=0x5000"), real);
+        assertEquals(1, tuner.timedCount());
+    }
+
+    @Test
+    void aKindOfGemmIsTimedOnlyOnItsFirstRun() {
+        RecordingBench bench = new RecordingBench(4.0, 3.0, 1.0, 2.0);
+        runner.run(SPEC, A, B, C, 1f, 0f, STREAM, bench);
+        runner.run(SPEC, A, B, C, 1f, 0f, STREAM, (count, cBytes, c, ws, launch) -> fail("timed twice"));
+        assertTrue(fake.lastCall().startsWith("matmul algo=102 "), fake.lastCall());
+        assertEquals(1, runner.planCount());
+    }
+
+    @Test
+    void accumulatingIsAnotherKindOfGemm() {
+        runner.run(SPEC, A, B, C, 1f, 0f, STREAM, new RecordingBench(4.0, 3.0, 1.0, 2.0));
+        RecordingBench accumulating = new RecordingBench(1.0, 3.0, 4.0, 2.0);
+        runner.run(SPEC, A, B, C, 1f, 1f, STREAM, accumulating);
+        assertEquals(1, accumulating.calls);
+        assertTrue(fake.lastCall().startsWith("matmul algo=100 ") && fake.lastCall().endsWith("beta=1"),
+                fake.lastCall());
+        assertEquals(2, runner.planCount());
+    }
+
+    @Test
+    void whileTimingIsImpossibleTheFirstRunsAndTheChoiceIsMadeLater() {
+        runner.run(SPEC, A, B, C, 1f, 0f, STREAM, CandidateBench.NONE);
+        assertTrue(fake.lastCall().startsWith("matmul algo=100 "), fake.lastCall());
+        assertEquals(0, runner.planCount(), "a provisional plan is used once, not kept");
+        RecordingBench bench = new RecordingBench(4.0, 1.0, 3.0, 2.0);
+        runner.run(SPEC, A, B, C, 1f, 0f, STREAM, bench);
+        assertEquals(1, bench.calls);
+        assertTrue(fake.lastCall().startsWith("matmul algo=101 "), fake.lastCall());
+    }
+
+    @Test
+    void anUntunedRunnerRunsTheHeuristicsFirstWithoutTiming() {
+        try (GemmRunner plain = new GemmRunner(handle, WORKSPACE, GemmRunner.RECOMMENDED_WORKSPACE_BYTES)) {
+            plain.run(SPEC, A, B, C, 1f, 0f, STREAM);
+            assertTrue(fake.lastCall().startsWith("matmul algo=100 "), fake.lastCall());
+        }
+    }
+}
