@@ -1,7 +1,7 @@
 package dev.ubuf.cli;
 
 import dev.ubuf.bench.ResultsFile;
-import dev.ubuf.bench.ThreadDomain;
+import dev.ubuf.comm.ThreadDomain;
 import dev.ubuf.comm.TpCommunicator;
 import dev.ubuf.comm.UserBuffer;
 import dev.ubuf.config.UbufEnvironment;

@@ -32,17 +32,18 @@ class BenchInputTest {
             bench rs --tp 3 --shapes 3001,64,64       | --shapes: shape '3001,64,64' cannot run with --tp 3: m=3001 is not divisible by tp=3
             bench ag --shapes 1,2                     | --shapes: a shape is M,K,N (three positive integers), got '1,2'
             bench rs --shapes 4096,0,8                | --shapes: a shape is M,K,N (three positive integers), got '4096,0,8'
-            bench rs --methods bogus                  | --methods: unknown method 'bogus'; methods: ring, pipeline, oneshot, auto
-            bench ag --methods spiral:cs=1            | --methods: unknown method 'spiral' in 'spiral:cs=1'; methods: ring, aggregate, oneshot, auto
-            bench ag --methods bulk                   | --methods: unknown method 'bulk'; methods: ring, aggregate, oneshot, auto
-            bench rs --methods ring:cs=x              | --methods: 'ring:cs=x': cs must be an integer, got 'x'
-            bench rs --methods ring:cs                | --methods: 'ring:cs': 'cs' is not key=value
-            bench ag --methods ring:zz=1              | --methods: unknown key 'zz' in 'ring:zz=1'; keys: cs, ms
-            bench rs --methods ring:ms=2              | --methods: unknown key 'ms' in 'ring:ms=2'; keys: cs, sub, slots, splits, margin, lowp
-            bench ag --methods ring:cs=0              | --methods: 'ring:cs=0': cs (GEMM compute streams) must be 1..3, got 0
-            bench rs --methods ring:lowp=2            | --methods: 'ring:lowp=2': lowp (ring: 1 partials in the op's dtype, 0 in fp32) must be 0..1, got 2
+            bench rs --methods bogus                  | --methods: unknown method 'bogus'; methods: oneshot, pipeline, ring, auto, nccl
+            bench ag --methods spiral:cs=1            | --methods: unknown method 'spiral' in 'spiral:cs=1'; methods: aggregate, oneshot, ring, auto, nccl
+            bench ag --methods bulk                   | --methods: unknown method 'bulk'; methods: aggregate, oneshot, ring, auto, nccl
+            bench rs --methods ring:cs=x              | --methods: 'ring:cs=x': method 'ring' option cs=x is not an integer (compute streams
+            bench rs --methods ring:cs                | --methods: 'ring:cs': bad option 'cs' in 'ring:cs' (expected key=value; ring's options: cs =
+            bench ag --methods ring:zz=1              | --methods: 'ring:zz=1': method 'ring' has no option 'zz'; its options: cs = compute streams
+            bench rs --methods ring:ms=2              | --methods: 'ring:ms=2': method 'ring' has no option 'ms'; its options: cs =
+            bench ag --methods ring:cs=0              | --methods: 'ring:cs=0': method 'ring' option cs=0 is outside 1..3 (compute streams
+            bench rs --methods ring:lowp=2            | --methods: 'ring:lowp=2': method 'ring' option lowp=2 must be 0 or 1 (ring: 1 = partial sums travel in the op's dtype
             bench rs --methods ring;ring              | --methods: 'ring' is listed twice
-            bench ag --methods ;                      | --methods: no method given; methods: ring, aggregate, oneshot, auto
+            bench rs --methods auto:cs=1              | --methods: 'auto:cs=1': auto takes no options
+            bench ag --methods ;                      | --methods: no method given; methods: aggregate, oneshot, ring, auto, nccl
             bench rs --methods pipeline:splits=3      | --methods: 'pipeline:splits=3' cannot run M=4096 K=8192 N=8192 with --tp 2: pipeline: n=8192 is not divisible by numSplits=3
             bench rs --methods ring:sub=4096 --shapes 4096,64,64 | --methods: 'ring:sub=4096' cannot run M=4096 K=64 N=64 with --tp 2: ring: ringSubChunks=4096 exceeds m/tp=2048
             bench ag --dtype fp8e4m3                  | Invalid value for option '--dtype': expected one of bf16, fp16, fp32 but was 'fp8e4m3'

@@ -52,7 +52,7 @@ class HelpTest {
     @Test
     void theHelpShowsDefaultsFilledIn() {
         String ag = Ubuf.run("bench", "ag", "--help").out();
-        assertTrue(ag.contains("(default: 30)"), ag);
+        assertTrue(ag.contains("(default: 20)"), ag);
         assertTrue(oneLine(ag).contains("Element type: bf16, fp16, fp32 (default: bf16)"), ag);
         assertFalse(ag.contains("${"), ag);
     }
@@ -60,12 +60,14 @@ class HelpTest {
     @Test
     void theVariantKeysAreListedPerBenchmarkInOneOrder() {
         String rs = Ubuf.run("bench", "rs", "--help").out();
-        assertInOrder(rs, "  cs ", "  sub ", "  slots ", "  splits ", "  margin ", "  lowp ");
-        assertTrue(oneLine(rs).contains("Methods: ring, pipeline, oneshot, auto"), rs);
-        String ag = Ubuf.run("bench", "ag", "--help").out();
-        assertInOrder(ag, "  cs ", "  ms ");
-        assertTrue(oneLine(ag).contains("Methods: ring, aggregate, oneshot, auto"), ag);
-        assertFalse(ag.contains("  lowp "), ag);
+        String rsLine = oneLine(rs);
+        assertInOrder(rsLine, "pipeline: cs = ", "splits = ", "margin = ", "ring: cs = ", "sub = ", "slots = ",
+                "lowp = ");
+        assertTrue(rsLine.contains("Methods: oneshot, pipeline, ring, auto, nccl"), rs);
+        String ag = oneLine(Ubuf.run("bench", "ag", "--help").out());
+        assertInOrder(ag, "aggregate: cs = ", "ms = ", "ring: cs = ", "ms = ");
+        assertTrue(ag.contains("Methods: aggregate, oneshot, ring, auto, nccl"), ag);
+        assertFalse(ag.contains("lowp"), ag);
         assertEquals(rs, Ubuf.run("bench", "rs", "--help").out(), "the same help every time");
     }
 

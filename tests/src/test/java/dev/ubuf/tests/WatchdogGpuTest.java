@@ -17,7 +17,6 @@ import dev.ubuf.tensor.DType;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -91,7 +90,7 @@ class WatchdogGpuTest {
                  KernelLibrary lib = KernelLibrary.load(ctx);
                  CudaStream s = ctx.createStream(StreamPriority.NORMAL)) {
                 DeviceKernels kernels = new DeviceKernels(lib);
-                List<String> before = ctx.ledger().openResources();
+                var before = ctx.ledger().openResources();
                 OperandBuffers operands = new OperandBuffers(ctx, kernels, SHAPE, true, rank, s);
                 OverlapOp op = OverlapOp.create(comm, MethodRegistry.load().schedule(SHAPE, "ring"), kernels,
                         ExecutionSettings.DEFAULT);

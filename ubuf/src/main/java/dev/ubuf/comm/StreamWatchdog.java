@@ -1,5 +1,8 @@
 package dev.ubuf.comm;
 
+import dev.ubuf.bootstrap.BootstrapException;
+import dev.ubuf.bootstrap.Bootstrap;
+
 import dev.ubuf.cuda.CudaFatalException;
 import java.time.Duration;
 import java.util.Optional;

@@ -14,6 +14,7 @@ public final class StreamOrderedBuffer implements DeviceMemory, AutoCloseable {
     private final CudaStream stream;
     private final Handles.DevPtr ptr = new Handles.DevPtr();
     private final long bytes;
+    private final ResourceLedger.Entry entry;
     private final long address;
     private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -27,7 +28,7 @@ public final class StreamOrderedBuffer implements DeviceMemory, AutoCloseable {
         Cuda.check(JCudaDriver.cuMemAllocAsync(ptr, bytes, stream.handle()),
                 "cuMemAllocAsync(" + bytes + " bytes on " + stream.context().device() + ")");
         this.address = ptr.raw();
-        stream.context().ledger().opened(this, toString(), bytes);
+        this.entry = stream.context().ledger().trackDeviceMemory(this, toString(), bytes);
     }
 
     @Override
@@ -59,7 +60,7 @@ public final class StreamOrderedBuffer implements DeviceMemory, AutoCloseable {
                 stream.context().makeCurrent();
                 Cuda.check(JCudaDriver.cuMemFreeAsync(ptr, stream.handle()), "cuMemFreeAsync");
             } finally {
-                stream.context().ledger().closed(this, bytes);
+                entry.close();
             }
         }
     }

@@ -14,7 +14,7 @@ public record MethodOptions(String method, SequencedMap<String, String> known, M
     public MethodOptions {
         for (String k : given.keySet()) {
             if (!known.containsKey(k)) {
-                throw new IllegalArgumentException("method '" + method + "' has no option '" + k + "'; its options: "
+                throw new MethodOptionException("method '" + method + "' has no option '" + k + "'; its options: "
                         + describe(known));
             }
         }
@@ -39,11 +39,11 @@ public record MethodOptions(String method, SequencedMap<String, String> known, M
         try {
             x = Integer.parseInt(v.trim());
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("method '" + method + "' option " + key + "=" + v
+            throw new MethodOptionException("method '" + method + "' option " + key + "=" + v
                     + " is not an integer (" + known.get(key) + ")");
         }
         if (x < min || x > max) {
-            throw new IllegalArgumentException("method '" + method + "' option " + key + "=" + x + " is outside "
+            throw new MethodOptionException("method '" + method + "' option " + key + "=" + x + " is outside "
                     + min + ".." + max + " (" + known.get(key) + ")");
         }
         return x;
@@ -58,7 +58,7 @@ public record MethodOptions(String method, SequencedMap<String, String> known, M
         return switch (v.trim().toLowerCase(java.util.Locale.ROOT)) {
             case "1", "true" -> true;
             case "0", "false" -> false;
-            default -> throw new IllegalArgumentException("method '" + method + "' option " + key + "=" + v
+            default -> throw new MethodOptionException("method '" + method + "' option " + key + "=" + v
                     + " must be 0 or 1 (" + known.get(key) + ")");
         };
     }
@@ -72,7 +72,7 @@ public record MethodOptions(String method, SequencedMap<String, String> known, M
         try {
             return DType.parse(v.trim());
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("method '" + method + "' option " + key + "=" + v + ": "
+            throw new MethodOptionException("method '" + method + "' option " + key + "=" + v + ": "
                     + e.getMessage());
         }
     }

@@ -67,7 +67,7 @@ public final class MethodRegistry {
             for (String kv : s.substring(colon + 1).split(",")) {
                 String[] p = kv.split("=", -1);
                 if (p.length != 2 || p[0].isBlank() || p[1].isBlank()) {
-                    throw new IllegalArgumentException("bad option '" + kv + "' in '" + variant
+                    throw new MethodOptionException("bad option '" + kv + "' in '" + variant
                             + "' (expected key=value; " + m.name() + "'s options: "
                             + MethodOptions.describe(m.optionKeys()) + ")");
                 }

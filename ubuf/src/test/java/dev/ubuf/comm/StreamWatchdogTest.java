@@ -1,5 +1,6 @@
 package dev.ubuf.comm;
 
+import dev.ubuf.bootstrap.BootstrapException;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;

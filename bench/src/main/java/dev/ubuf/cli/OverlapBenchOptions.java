@@ -1,0 +1,47 @@
+package dev.ubuf.cli;
+
+import dev.ubuf.tensor.DType;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** The options every overlap benchmark takes (bench ag, bench rs, bench sweep), described and checked once. */
+final class OverlapBenchOptions {
+    static final int MAX_TP = 8;
+
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec spec;
+
+    @Option(names = "--tp", defaultValue = "2", paramLabel = "N",
+            description = "Ranks, one GPU each, all driven by this JVM: 2.." + MAX_TP + " (default: ${DEFAULT-VALUE}).")
+    int tp;
+    @Option(names = "--dtype", defaultValue = "bf16", converter = BenchDTypes.Converter.class,
+            completionCandidates = BenchDTypes.class, paramLabel = "TYPE",
+            description = "Element type: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE}).")
+    DType dtype;
+    @Option(names = "--warmup", defaultValue = "3", paramLabel = "N",
+            description = "Untimed rounds after a first unheld call of each candidate, >= 0 (default: ${DEFAULT-VALUE}).")
+    int warmup;
+    @Option(names = "--iters", defaultValue = "20", paramLabel = "N",
+            description = "Timed rounds, each running every candidate once in a shuffled order; >= 1"
+                    + " (default: ${DEFAULT-VALUE}).")
+    int iters;
+    @Option(names = "--seed", defaultValue = "20261123", paramLabel = "N",
+            description = "Seed of the inputs and of the candidates' order, recorded (default: ${DEFAULT-VALUE}).")
+    long seed;
+    @Option(names = "--copy-engine", defaultValue = "true", negatable = true,
+            description = "Move chunks with the copy engines; --no-copy-engine uses SM copy kernels"
+                    + " (default: ${DEFAULT-VALUE}).")
+    boolean copyEngine;
+    @Option(names = "--trace", description = "Print rank 0's per-step timeline of one call of each method.")
+    boolean trace;
+    @Mixin
+    ResultsOutput out;
+
+    void check() {
+        OptionChecks.within(spec, "--tp", tp, 2, MAX_TP);
+        OptionChecks.atLeast(spec, "--warmup", warmup, 0);
+        OptionChecks.atLeast(spec, "--iters", iters, 1);
+    }
+}
