@@ -62,6 +62,13 @@ def parse_args(argv):
 
 
 def parse_shape(p, word, world):
+    """M,K,N (both ops) or ag:M,K,N / rs:M,K,N (one op, as `ubuf bench sweep --list-shapes` prints them)."""
+    ops = ("ag", "rs")
+    if ":" in word:
+        op, _, word = word.partition(":")
+        if op not in ops:
+            p.error(f"--shapes: an op prefix is ag: or rs:, got '{op}:'")
+        ops = (op,)
     try:
         m, k, n = (int(v) for v in word.split(","))
     except ValueError:
@@ -70,7 +77,7 @@ def parse_shape(p, word, world):
         p.error(f"--shapes: a shape is M,K,N (three positive integers), got '{word}'")
     if m % world:
         p.error(f"--shapes: M={m} of '{word}' is not divisible by the {world} ranks")
-    return m, k, n
+    return ops, m, k, n
 
 
 def check_writable(p, path):
@@ -252,15 +259,17 @@ def main(argv):
               f"{a.iters} iterations after {a.warmup} warm-ups; medians in ms", flush=True)
         print(f"{'op':3} {'M':>6} {'K':>6} {'N':>6} {'gemm':>8} {'comm':>8} {'seq':>8} {'async':>8} {'ideal':>8}",
               flush=True)
-    for m, k, n in a.shapes:
+    for ops, m, k, n in a.shapes:
         for op, run in (("ag", bench.ag), ("rs", bench.rs)):
+            if op not in ops:
+                continue
             stats = run(m, k, n, failures)
             torch.cuda.empty_cache()
             if stats is None or bench.rank != 0:
                 continue
             print_row(op, m, k, n, stats)
             recs.extend(records(op, m, k, n, bench.world, a.dtype, stats, a.iters, a.warmup))
-            if op == "ag":
+            if op == "ag" or "ag" not in ops:  # one GEMM record per shape
                 recs.append(gemm_record(m, k, n, a.dtype, stats, a.iters, a.warmup))
     if bench.rank == 0:
         for f in failures:

@@ -25,19 +25,24 @@ public final class SweepChart {
     private SweepChart() {
     }
 
-    public static void write(Path resultsJson, Path png, String title) throws IOException {
-        JsonNode root = new ObjectMapper().readTree(resultsJson.toFile());
+    /** Draws the overlapped records of {@code files} (ours and, e.g., PyTorch's on the same shapes) into one chart. */
+    public static void write(List<Path> files, Path png, String title) throws IOException {
+        List<JsonNode> records = new ArrayList<>();
+        ObjectMapper json = new ObjectMapper();
+        for (Path f : files) {
+            json.readTree(f.toFile()).get("records").forEach(records::add);
+        }
         Map<String, Double> idealOf = new LinkedHashMap<>();
         Map<String, Map<String, Double>> pct = new LinkedHashMap<>();
         Set<String> shapes = new LinkedHashSet<>();
-        for (JsonNode r : root.get("records")) {
+        for (JsonNode r : records) {
             String shape = r.get("op").asText() + " " + r.get("m").asLong() + "x" + r.get("k").asLong() + "x"
                     + r.get("n").asLong();
             if (r.has("ideal_ms")) {
                 idealOf.putIfAbsent(shape, r.get("ideal_ms").asDouble());
             }
         }
-        for (JsonNode r : root.get("records")) {
+        for (JsonNode r : records) {
             String shape = r.get("op").asText() + " " + r.get("m").asLong() + "x" + r.get("k").asLong() + "x"
                     + r.get("n").asLong();
             Double ideal = idealOf.get(shape);

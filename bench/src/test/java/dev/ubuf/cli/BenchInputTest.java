@@ -50,6 +50,12 @@ class BenchInputTest {
             bench gemm --dtype half                   | Invalid value for option '--dtype': expected one of bf16, fp16, fp32 but was 'half'
             bench gemm --iters abc                    | Invalid value for option '--iters': 'abc' is not an int
             bench gemm --bogus                        | Unknown option: '--bogus'
+            bench sweep --tokens 1023                 | --tokens: 1023 must be positive and divisible by --tp 2
+            bench sweep --models gpt5                 | --models: unknown model 'gpt5'; models: llama3-8b, llama3-70b
+            bench sweep --rs-methods ring:zz=1        | --methods: 'ring:zz=1': method 'ring' has no option 'zz'
+            bench ce --sizes 3                        | --sizes: 3 must be an even number of bytes, 2..4 GiB
+            plan --op xx --shape 8,8,8                | --op: unknown collective 'xx' (expected ag or rs)
+            plan --op rs --shape 9,8,8                | --shape: m=9 is not divisible by tp=2
             """)
     void badInputIsOneSentenceNamingTheOptionWithExitTwo(String args, String message) {
         Ubuf result = Ubuf.run(args.trim().split(" "));

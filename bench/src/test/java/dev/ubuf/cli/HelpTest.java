@@ -18,8 +18,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class HelpTest {
     @ParameterizedTest
     @ValueSource(strings = {"--help", "-h", "info --help", "bench --help", "bench gemm --help", "bench p2p --help",
-            "bench ag --help", "bench rs --help", "help", "help info", "help bench", "bench help ag",
-            "bench help rs"})
+            "bench ag --help", "bench rs --help", "bench sweep --help", "bench ce --help", "plan --help", "help",
+            "help info", "help bench", "help plan", "bench help ag", "bench help rs", "bench help sweep"})
     void helpExitsZeroWithTheCommandsUsage(String args) {
         Ubuf result = Ubuf.run(args.split(" "));
         assertEquals(0, result.exitCode(), result::toString);
@@ -95,7 +95,7 @@ class HelpTest {
     void withoutABenchmarkTheUsageGoesToStderrWithExitTwo() {
         Ubuf bench = Ubuf.run("bench");
         assertEquals(2, bench.exitCode(), bench::toString);
-        assertTrue(bench.err().contains("name a benchmark: gemm, p2p, ag or rs"), bench::toString);
+        assertTrue(bench.err().contains("name a benchmark: gemm, p2p, ag, rs, sweep or ce"), bench::toString);
         assertTrue(bench.err().contains("Usage: ubuf bench"), bench::toString);
         Ubuf none = Ubuf.run();
         assertEquals(2, none.exitCode(), none::toString);

@@ -1,0 +1,113 @@
+package dev.ubuf.cli;
+
+import dev.ubuf.bench.ModelShapes;
+import dev.ubuf.bench.OverlapBench;
+import dev.ubuf.bench.SweepChart;
+import dev.ubuf.config.UbufEnvironment;
+import dev.ubuf.op.Collective;
+import dev.ubuf.op.MethodRegistry;
+import dev.ubuf.op.OverlapShape;
+import dev.ubuf.op.PlannerSettings;
+import me.tongfei.progressbar.ProgressBar;
+import me.tongfei.progressbar.ProgressBarBuilder;
+import me.tongfei.progressbar.ProgressBarStyle;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/**
+ * The model-shape sweep: the four TP GEMMs of real layers (Llama-3-8B, Llama-3-70B, Qwen2.5-32B, the Mixtral-8x7B
+ * expert MLP, GPT-3-175B) at several token counts, every method and the planner's choice, in one results file and
+ * a PNG chart of % of ideal.
+ */
+@Command(name = "sweep", mixinStandardHelpOptions = true, version = UbufCli.VERSION,
+        description = {"The model-shape sweep (records ops ag and rs): QKV and FC1 as AllGather->GEMM, the attention"
+                + " projection and FC2 as GEMM->ReduceScatter, for " + "llama3-8b, llama3-70b, qwen2.5-32b,"
+                + " mixtral-8x7b-expert and gpt3-175b.",
+                "Writes one results file (--out) and, with --chart, a PNG of % of ideal per shape and method."})
+final class SweepBenchCommand implements Callable<Integer> {
+    @Mixin
+    OverlapBenchOptions common;
+    @Option(names = "--tokens", split = ",", paramLabel = "M", defaultValue = "1024,2048,4096,8192,16384",
+            description = "Token counts (rows M) of every model; 256 and 512 are added for the first model"
+                    + " (default: ${DEFAULT-VALUE}).")
+    List<Integer> tokens;
+    @Option(names = "--models", split = ",", paramLabel = "NAME",
+            defaultValue = "llama3-8b,llama3-70b,qwen2.5-32b,mixtral-8x7b-expert,gpt3-175b",
+            description = "Models to sweep (default: ${DEFAULT-VALUE}).")
+    List<String> models;
+    @Option(names = "--ag-methods", split = ";", paramLabel = "METHOD", defaultValue = "auto;ring;aggregate;oneshot",
+            description = "AllGather methods (default: ${DEFAULT-VALUE}).")
+    List<String> agMethods;
+    @Option(names = "--rs-methods", split = ";", paramLabel = "METHOD",
+            defaultValue = "auto;ring;ring:lowp=1,sub=4;pipeline;oneshot",
+            description = "ReduceScatter methods (default: ${DEFAULT-VALUE}).")
+    List<String> rsMethods;
+    @Option(names = "--small", defaultValue = "true", negatable = true,
+            description = "Add M = 256 and 512 for the first model (default: ${DEFAULT-VALUE}).")
+    boolean small;
+    @Option(names = "--list-shapes", description = "Print the sweep's shapes as ag:M,K,N / rs:M,K,N words (what the"
+            + " PyTorch baseline's --shapes takes) and exit, without a GPU.")
+    boolean listShapes;
+    @Option(names = "--chart", paramLabel = "PNG", description = "Also draw the chart into this PNG file (needs --out). Default: none.")
+    Path chart;
+
+    @Override
+    public Integer call() throws Exception {
+        common.check();
+        for (int t : tokens) {
+            if (t <= 0 || t % common.tp != 0) {
+                throw OptionChecks.invalid(common.spec, "--tokens: " + t + " must be positive and divisible by --tp "
+                        + common.tp);
+            }
+        }
+        List<OverlapShape> shapes = new ArrayList<>();
+        List<String> known = ModelShapes.SWEEP.stream().map(ModelShapes::name).toList();
+        for (String name : models) {
+            ModelShapes m = ModelShapes.SWEEP.stream().filter(x -> x.name().equals(name)).findFirst()
+                    .orElseThrow(() -> OptionChecks.invalid(common.spec, "--models: unknown model '" + name
+                            + "'; models: " + String.join(", ", known)));
+            List<Integer> ms = new ArrayList<>(tokens);
+            if (small && name.equals(models.getFirst())) {
+                ms.addAll(0, ModelShapes.SMALL_TOKENS);
+            }
+            for (int t : ms) {
+                m.gemms(common.tp, t, common.dtype).forEach(g -> shapes.add(g.shape()));
+            }
+        }
+        if (listShapes) {
+            System.out.println(String.join(" ", shapes.stream().map(x -> x.collective().resultName() + ":" + x.m()
+                    + "," + x.k() + "," + x.n()).toList()));
+            return 0;
+        }
+        MethodRegistry registry = MethodRegistry.load();
+        Map<Collective, List<String>> variants = new LinkedHashMap<>();
+        variants.put(Collective.ALL_GATHER, OverlapMethods.check(common.spec, registry, Collective.ALL_GATHER,
+                agMethods, shapes.stream().filter(s -> s.collective() == Collective.ALL_GATHER).toList()));
+        variants.put(Collective.REDUCE_SCATTER, OverlapMethods.check(common.spec, registry,
+                Collective.REDUCE_SCATTER, rsMethods,
+                shapes.stream().filter(s -> s.collective() == Collective.REDUCE_SCATTER).toList()));
+        var out = common.out.checkWritable();
+        UbufEnvironment env = UbufEnvironment.fromSystem();
+        PlannerSettings planner = PlannerSettings.from(System.getenv());
+        try (ProgressBar bar = new ProgressBarBuilder().setTaskName("sweep").setInitialMax(shapes.size())
+                .setStyle(ProgressBarStyle.ASCII).setConsumer(new me.tongfei.progressbar.ConsoleProgressBarConsumer(
+                        System.err)).build()) {
+            new OverlapBench(new OverlapBench.Settings(common.tp, shapes, variants, common.warmup, common.iters,
+                    common.seed, common.copyEngine, common.trace, out, Map.of("sweep", true)), env, planner)
+                    .run(s -> bar.step());
+        }
+        if (chart != null && out.isPresent()) {
+            SweepChart.write(List.of(out.get()), chart, "ubuf sweep, tp " + common.tp + ", " + common.dtype.shortName()
+                    + ": % of the honest ideal");
+        }
+        return 0;
+    }
+}
