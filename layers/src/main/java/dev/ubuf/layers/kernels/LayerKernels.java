@@ -224,7 +224,7 @@ public final class LayerKernels {
 
     private void colSums(KernelType out, long parts, TensorView partials, TensorView dst, boolean accumulate,
                          CudaStream stream) {
-        launcher.launch(LayerKernelNames.colSumsF32To(out), elementGrid(dst.cols()), BLOCK, stream,
+        launcher.launch(LayerKernelNames.colSumsF32To(out), columnGrid(dst.cols()), BLOCK, stream,
                 parts, dst.cols(), partials.address(), partials.ld(), dst.address(), accumulate ? 1 : 0);
     }
 
@@ -236,6 +236,11 @@ public final class LayerKernels {
     // One (part, tile of BLOCK columns) item per block, grid-stride.
     private int partialGrid(long parts, long cols) {
         return (int) Math.min(parts * ceilDiv(cols, BLOCK), maxBlocks);
+    }
+
+    // A thread per column: each adds up to MAX_PARTS partial sums.
+    private int columnGrid(long cols) {
+        return (int) Math.min(ceilDiv(cols, BLOCK), maxBlocks);
     }
 
     // About 8 elements per thread, grid-stride.

@@ -119,9 +119,9 @@ class LayerKernelsTest {
                         x.address(), cols, mean.address(), rstd.address(), 32L, ws.address(), dbetaPart, cols)),
                 new Launch("ubuf_layernorm_bwd_dx_f16", 1000, 256, List.of(rows, cols, dy.address(), cols, x.address(),
                         cols, mean.address(), rstd.address(), gamma.address(), 0, dy.address(), cols)),
-                new Launch("ubuf_col_sums_f32_to_f32", 1, 256, List.of(parts, cols, ws.address(), cols,
+                new Launch("ubuf_col_sums_f32_to_f32", 2, 256, List.of(parts, cols, ws.address(), cols,
                         dgamma.address(), 1)),
-                new Launch("ubuf_col_sums_f32_to_f16", 1, 256, List.of(parts, cols, dbetaPart, cols,
+                new Launch("ubuf_col_sums_f32_to_f16", 2, 256, List.of(parts, cols, dbetaPart, cols,
                         dbeta.address(), 1))), launches);
     }
 
@@ -151,7 +151,7 @@ class LayerKernelsTest {
         assertEquals(List.of(
                 new Launch("ubuf_col_sums_partial_bf16", 128 * 4, 256, List.of(4096L, 1024L, dy.address(), 1024L, 32L,
                         ws.address(), 1024L)),
-                new Launch("ubuf_col_sums_f32_to_bf16", 1, 256, List.of(128L, 1024L, ws.address(), 1024L,
+                new Launch("ubuf_col_sums_f32_to_bf16", 4, 256, List.of(128L, 1024L, ws.address(), 1024L,
                         db.address(), 0))), launches);
     }
 
