@@ -96,6 +96,17 @@ if [[ -z "$kernels" ]]; then
   exit 1
 fi
 nvcc_version=$("$nvcc" --version | sed -n 's/.*release \([0-9.]*\), V\([0-9.]*\).*/\2/p')
+# Each kernel's parameter list as the PTX declares it (u32, u64, f32, or bN for an N-byte struct by value), so
+# CPU tests can check that the Java launchers marshal what the kernels take.
+params=$(awk '
+  /^\.visible \.entry / { name = $3; sub(/\(.*/, "", name); inside = 1; types = ""; next }
+  inside && /\.param/ {
+    if ($0 ~ /\.b8 /) { size = $0; sub(/.*\[/, "", size); sub(/\].*/, "", size); t = "b" size }
+    else { t = $2; sub(/^\./, "", t) }
+    types = types (types == "" ? "" : ",") t; next
+  }
+  inside && /^\)/ { print "params." name "=" types; inside = 0 }
+' "$ptx" | sort)
 
 # Fatbin first, properties last: an interrupted build leaves no built=true next to a stale fatbin.
 rm -f "$props"
@@ -109,6 +120,7 @@ mv -f "$fatbin.tmp" "$fatbin"
   echo "cubin.archs=$(IFS=,; echo "${cubin_archs[*]}")"
   echo "ptx.archs=$(IFS=,; echo "${ptx_archs[*]}")"
   echo "nvcc.version=$nvcc_version"
+  echo "$params"
 } > "$props.tmp"
 mv -f "$props.tmp" "$props"
 echo "ubuf-kernels: built $fatbin_name ($(wc -c < "$fatbin") bytes, $(echo "$kernels" | tr ',' '\n' | wc -l) kernels) in $(( $(date +%s) - start )) s"

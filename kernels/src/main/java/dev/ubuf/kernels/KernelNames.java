@@ -60,7 +60,7 @@ public final class KernelNames {
         };
     }
 
-    /** Every kernel of the fatbin, sorted. */
+    /** Every kernel of the fatbin, sorted (the layer kernels of {@link LayerKernelNames} included). */
     public static List<String> all() {
         List<String> names = new ArrayList<>();
         for (KernelType t : KernelType.values()) {
@@ -79,6 +79,7 @@ public final class KernelNames {
         names.add(EPOCH_ADVANCE);
         names.add(SIGNAL);
         names.add(WAIT);
+        names.addAll(LayerKernelNames.all());
         names.sort(null);
         return List.copyOf(names);
     }

@@ -3,6 +3,7 @@ package dev.ubuf.kernels;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -22,10 +23,27 @@ class KernelNamesTest {
     }
 
     @Test
-    void allHasTwentyDistinctKernels() {
+    void allHasFiftyDistinctKernelsThirtyOfThemLayerKernels() {
         List<String> all = KernelNames.all();
-        assertEquals(20, all.size());
-        assertEquals(20, all.stream().distinct().count());
+        assertEquals(50, all.size());
+        assertEquals(50, all.stream().distinct().count());
+        assertEquals(30, LayerKernelNames.all().size());
+        assertTrue(all.containsAll(LayerKernelNames.all()));
+    }
+
+    @Test
+    void layerKernelNamesFollowTheReadme() {
+        assertEquals("ubuf_layernorm_fwd_bf16", LayerKernelNames.layerNormForward(KernelType.BF16));
+        assertEquals("ubuf_layernorm_bwd_dx_f16", LayerKernelNames.layerNormBackwardDx(KernelType.F16));
+        assertEquals("ubuf_layernorm_bwd_params_partial_f32",
+                LayerKernelNames.layerNormBackwardParamsPartial(KernelType.F32));
+        assertEquals("ubuf_col_sums_partial_bf16", LayerKernelNames.colSumsPartial(KernelType.BF16));
+        assertEquals("ubuf_col_sums_f32_to_f32", LayerKernelNames.colSumsF32To(KernelType.F32));
+        assertEquals("ubuf_gelu_fwd_f16", LayerKernelNames.geluForward(KernelType.F16));
+        assertEquals("ubuf_gelu_bwd_bf16", LayerKernelNames.geluBackward(KernelType.BF16));
+        assertEquals("ubuf_bias_gelu_fwd_f32", LayerKernelNames.biasGeluForward(KernelType.F32));
+        assertEquals("ubuf_swiglu_fwd_bf16", LayerKernelNames.swigluForward(KernelType.BF16));
+        assertEquals("ubuf_swiglu_bwd_f16", LayerKernelNames.swigluBackward(KernelType.F16));
     }
 
     @Test

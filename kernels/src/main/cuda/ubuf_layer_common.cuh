@@ -1,0 +1,130 @@
+// Helpers of the layer kernels (LayerNorm, activations, column sums): a deterministic block sum, column groups
+// that read the same elements in the same order on the vector and the scalar path, and an element-wise map over
+// row-major views. Header-safe: everything is inline or a template (all .cu files form one translation unit).
+#pragma once
+
+#include "ubuf_common.cuh"
+
+namespace ubuf {
+
+constexpr int MAX_WARPS = UBUF_MAX_THREADS / 32;
+
+// The sum of v over the block, returned to every thread. Fixed order for a given blockDim: a butterfly within
+// each warp, then the warp totals added in warp order by every thread (each computes the same value, so no
+// broadcast is needed). blockDim.x must be a multiple of 32 (the callers return early otherwise). `scratch` is a
+// __shared__ float[MAX_WARPS]; the call ends with a barrier, so the next call may reuse it at once. Every thread
+// of the block must call it (it is only called outside thread-dependent branches).
+__device__ __forceinline__ float block_sum(float v, float* scratch) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = v;
+    __syncthreads();
+    const int warps = (int)(blockDim.x >> 5);
+    float total = 0.f;
+    for (int w = 0; w < warps; ++w) total += scratch[w];
+    __syncthreads();
+    return total;
+}
+
+// Two block sums with one pair of barriers.
+__device__ __forceinline__ void block_sum2(float& a, float& b, float* scratchA, float* scratchB) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        a += __shfl_xor_sync(0xffffffffu, a, o);
+        b += __shfl_xor_sync(0xffffffffu, b, o);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        scratchA[threadIdx.x >> 5] = a;
+        scratchB[threadIdx.x >> 5] = b;
+    }
+    __syncthreads();
+    const int warps = (int)(blockDim.x >> 5);
+    float ta = 0.f, tb = 0.f;
+    for (int w = 0; w < warps; ++w) {
+        ta += scratchA[w];
+        tb += scratchB[w];
+    }
+    __syncthreads();
+    a = ta;
+    b = tb;
+}
+
+// A row is read in groups of N consecutive columns (N = one 16-byte word of T); thread t of the block takes groups
+// t, t + blockDim, ... and, within a group, columns in increasing order. The vector path (one 16-byte load per
+// group) and the scalar path visit the same columns in the same order, so a reduction's result does not depend on
+// the path. The last group of a row may be partial on the scalar path; `valid` is how many of its columns exist.
+template <class T>
+struct ColGroups {
+    static constexpr int N = VecWidth<T, T>::N;
+    static __device__ __forceinline__ i64 count(i64 cols) { return (cols + N - 1) / N; }
+    static __device__ __forceinline__ int valid(i64 g, i64 cols) {
+        const i64 left = cols - g * N;
+        return left < N ? (int)left : N;
+    }
+    // v[i] = row[g*N + i] for i < valid (the rest 0).
+    static __device__ __forceinline__ void load(const T* row, i64 g, int valid, bool vec, float (&v)[N]) {
+        if (vec) {
+            load_vec<T, N>(row + g * N, v);
+        } else {
+#pragma unroll
+            for (int i = 0; i < N; ++i) v[i] = i < valid ? Elem<T>::load(row[g * N + i]) : 0.f;
+        }
+    }
+    static __device__ __forceinline__ void store(T* row, i64 g, int valid, bool vec, const float (&v)[N]) {
+        if (vec) {
+            store_vec<T, N>(row + g * N, v);
+        } else {
+#pragma unroll
+            for (int i = 0; i < N; ++i) {
+                if (i < valid) row[g * N + i] = Elem<T>::store(v[i]);
+            }
+        }
+    }
+};
+
+// out_j[r][c] = op(in_0[r][c], ..., in_{NIN-1}[r][c]) for j < NOUT, over rows x cols, in fp32, each output rounded
+// once. An input with ld 0 is a row broadcast (a bias). Every input of an element is read before any output of it
+// is written, by the same thread, so an output may be an input exactly (same pointer and ld); partial overlaps are
+// not allowed. 16-byte vectors when cols is a multiple of the vector width and every view's rows are 16-aligned.
+// op(const float (&x)[NIN], float (&y)[NOUT]).
+template <class T, int NIN, int NOUT, class Op>
+__device__ __forceinline__ void map_elements(i64 rows, i64 cols, const T* const (&in)[NIN], const i64 (&ldIn)[NIN],
+                                             T* const (&out)[NOUT], const i64 (&ldOut)[NOUT], Op op) {
+    if (rows <= 0 || cols <= 0) return;
+    constexpr int N = VecWidth<T, T>::N;
+    bool vec = cols % N == 0;
+#pragma unroll
+    for (int j = 0; j < NIN; ++j) vec = vec && rows_aligned16<T>(in[j], ldIn[j]);
+#pragma unroll
+    for (int j = 0; j < NOUT; ++j) vec = vec && rows_aligned16<T>(out[j], ldOut[j]);
+    if (vec) {
+        for (RowColIter it(cols / N); it.row < rows; it.next()) {
+            float x[NIN][N];
+#pragma unroll
+            for (int j = 0; j < NIN; ++j) load_vec<T, N>(in[j] + it.row * ldIn[j] + it.col * N, x[j]);
+            float y[NOUT][N];
+#pragma unroll
+            for (int i = 0; i < N; ++i) {
+                float xi[NIN], yi[NOUT];
+#pragma unroll
+                for (int j = 0; j < NIN; ++j) xi[j] = x[j][i];
+                op(xi, yi);
+#pragma unroll
+                for (int j = 0; j < NOUT; ++j) y[j][i] = yi[j];
+            }
+#pragma unroll
+            for (int j = 0; j < NOUT; ++j) store_vec<T, N>(out[j] + it.row * ldOut[j] + it.col * N, y[j]);
+        }
+    } else {
+        for (RowColIter it(cols); it.row < rows; it.next()) {
+            float xi[NIN], yi[NOUT];
+#pragma unroll
+            for (int j = 0; j < NIN; ++j) xi[j] = Elem<T>::load(in[j][it.row * ldIn[j] + it.col]);
+            op(xi, yi);
+#pragma unroll
+            for (int j = 0; j < NOUT; ++j) out[j][it.row * ldOut[j] + it.col] = Elem<T>::store(yi[j]);
+        }
+    }
+}
+
+}  // namespace ubuf

@@ -1,0 +1,82 @@
+package dev.ubuf.kernels;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Entry-point names of the layer kernels (ubuf_layernorm.cu, ubuf_activation.cu, ubuf_colsum.cu; kernels/README.md
+ * gives each one's parameters), so no caller spells them by hand. Every name ends in the element type's suffix.
+ */
+public final class LayerKernelNames {
+    private LayerKernelNames() {
+    }
+
+    /** LayerNorm forward: y, and per-row fp32 mean and rstd. */
+    public static String layerNormForward(KernelType type) {
+        return "ubuf_layernorm_fwd_" + suffix(type);
+    }
+
+    /** LayerNorm backward, dx. */
+    public static String layerNormBackwardDx(KernelType type) {
+        return "ubuf_layernorm_bwd_dx_" + suffix(type);
+    }
+
+    /** LayerNorm backward, fp32 partial dgamma and dbeta per part of rows. */
+    public static String layerNormBackwardParamsPartial(KernelType type) {
+        return "ubuf_layernorm_bwd_params_partial_" + suffix(type);
+    }
+
+    /** fp32 partial column sums of a matrix of {@code type}, per part of rows. */
+    public static String colSumsPartial(KernelType type) {
+        return "ubuf_col_sums_partial_" + suffix(type);
+    }
+
+    /** The parts of fp32 partial column sums added into a row of {@code type}. */
+    public static String colSumsF32To(KernelType type) {
+        return "ubuf_col_sums_f32_to_" + suffix(type);
+    }
+
+    public static String geluForward(KernelType type) {
+        return "ubuf_gelu_fwd_" + suffix(type);
+    }
+
+    public static String geluBackward(KernelType type) {
+        return "ubuf_gelu_bwd_" + suffix(type);
+    }
+
+    public static String biasGeluForward(KernelType type) {
+        return "ubuf_bias_gelu_fwd_" + suffix(type);
+    }
+
+    public static String swigluForward(KernelType type) {
+        return "ubuf_swiglu_fwd_" + suffix(type);
+    }
+
+    public static String swigluBackward(KernelType type) {
+        return "ubuf_swiglu_bwd_" + suffix(type);
+    }
+
+    /** Every layer kernel, sorted. */
+    public static List<String> all() {
+        List<String> names = new ArrayList<>();
+        for (KernelType t : KernelType.values()) {
+            names.add(layerNormForward(t));
+            names.add(layerNormBackwardDx(t));
+            names.add(layerNormBackwardParamsPartial(t));
+            names.add(colSumsPartial(t));
+            names.add(colSumsF32To(t));
+            names.add(geluForward(t));
+            names.add(geluBackward(t));
+            names.add(biasGeluForward(t));
+            names.add(swigluForward(t));
+            names.add(swigluBackward(t));
+        }
+        names.sort(null);
+        return List.copyOf(names);
+    }
+
+    private static String suffix(KernelType type) {
+        return Objects.requireNonNull(type, "type").suffix();
+    }
+}

@@ -1,0 +1,342 @@
+// Runs the layer kernels' CUDA source on the CPU, so their indexing, vector/scalar paths, block reductions and
+// partial sums are checked without a GPU. A minimal emulation of the execution model: blocks run one after another,
+// the threads of a block as std::threads; __syncthreads is a barrier; __shfl_xor_sync exchanges through a per-block
+// array between two barriers (the kernels call it uniformly); __shared__ arrays are function statics, shared by the
+// block's threads. Math functions are the host's (tanhf, expf, sqrtf), a few fp32 ulps from the device's.
+//
+// Build: g++ -std=c++20 -O2 -fno-strict-aliasing -pthread -I<cuda>/include -I kernels/src/main/cuda \
+//        layer_kernels_emulator.cpp
+// (-fno-strict-aliasing: the kernels read 16-byte words through uint4 casts, as CUDA code does; g++ -O2 would
+// otherwise assume those loads cannot alias the element stores.)
+// Output (stdout): cases of inputs and outputs as hex floats, which LayerKernelsEmulatedTest (layers module)
+// compares with the float64 reference HostLayerMath:
+//   case <name> <kernel-family> <dtype> <rows> <cols> <key>=<value>...
+//   array <name> <count> <hex float>...
+//   end
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <vector_types.h>
+
+#include <barrier>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+struct EmuDim {
+    unsigned x = 1, y = 1, z = 1;
+};
+thread_local EmuDim emu_threadIdx;
+EmuDim emu_blockIdx, emu_blockDim, emu_gridDim;
+std::barrier<>* emu_barrier = nullptr;
+float emu_exchange[1024];
+
+#define threadIdx emu_threadIdx
+#define blockIdx emu_blockIdx
+#define blockDim emu_blockDim
+#define gridDim emu_gridDim
+#undef __shared__
+#define __shared__ static
+#undef __launch_bounds__
+#define __launch_bounds__(n)
+
+inline void __syncthreads() { emu_barrier->arrive_and_wait(); }
+
+inline float __shfl_xor_sync(unsigned, float v, int laneMask) {
+    const unsigned t = emu_threadIdx.x;
+    emu_exchange[t] = v;
+    emu_barrier->arrive_and_wait();
+    const float r = emu_exchange[(t & ~31u) | ((t & 31u) ^ (unsigned)laneMask)];
+    emu_barrier->arrive_and_wait();
+    return r;
+}
+
+#include "ubuf_layernorm.cu"
+#include "ubuf_colsum.cu"
+#include "ubuf_activation.cu"
+
+namespace {
+
+void launch(unsigned grid, unsigned block, const std::function<void()>& kernel) {
+    emu_gridDim.x = grid;
+    emu_blockDim.x = block;
+    for (unsigned b = 0; b < grid; ++b) {
+        emu_blockIdx.x = b;
+        std::barrier<> bar((std::ptrdiff_t)block);
+        emu_barrier = &bar;
+        std::vector<std::thread> threads;
+        threads.reserve(block);
+        for (unsigned t = 0; t < block; ++t) {
+            threads.emplace_back([t, &kernel] {
+                emu_threadIdx.x = t;
+                kernel();
+            });
+        }
+        for (auto& th : threads) th.join();
+    }
+    emu_barrier = nullptr;
+}
+
+// A row-major matrix of T in a buffer with `pad` spare elements in front (so the base can be misaligned on
+// purpose) and NaN-free guard values after every row's end up to ld.
+template <class T>
+struct Mat {
+    long long rows, cols, ld;
+    std::vector<T> buf;
+    T* base;
+    Mat(long long r, long long c, long long ldIn, int offset) : rows(r), cols(c), ld(ldIn),
+            buf((size_t)(r * ldIn + offset + 16)) {
+        // 16-byte aligned start, then `offset` elements in.
+        uintptr_t p = reinterpret_cast<uintptr_t>(buf.data());
+        size_t skip = ((16 - (p & 15)) & 15) / sizeof(T);
+        base = buf.data() + skip + offset;
+        for (auto& e : buf) e = ubuf::Elem<T>::store(-777.f);  // guard: a kernel writing outside shows
+    }
+    T* at(long long r, long long c) { return base + r * ld + c; }
+};
+
+unsigned long long rngState = 0x9E3779B97F4A7C15ull;
+float uniform(float scale) {
+    rngState = rngState * 6364136223846793005ull + 1442695040888963407ull;
+    const double u = (double)(rngState >> 11) * (1.0 / 9007199254740992.0);  // [0, 1)
+    return (float)((2 * u - 1) * scale);
+}
+
+template <class T>
+void fill(Mat<T>& m, float scale) {
+    for (long long r = 0; r < m.rows; ++r)
+        for (long long c = 0; c < m.cols; ++c) *m.at(r, c) = ubuf::Elem<T>::store(uniform(scale));
+}
+
+template <class T>
+void put(const char* name, Mat<T>& m) {
+    printf("array %s %lld", name, m.rows * m.cols);
+    for (long long r = 0; r < m.rows; ++r)
+        for (long long c = 0; c < m.cols; ++c) printf(" %a", (double)ubuf::Elem<T>::load(*m.at(r, c)));
+    printf("\n");
+}
+
+void putF(const char* name, const std::vector<float>& v, long long n) {
+    printf("array %s %lld", name, n);
+    for (long long i = 0; i < n; ++i) printf(" %a", (double)v[(size_t)i]);
+    printf("\n");
+}
+
+// Every element outside the view (padding between rows, guards) must still hold the guard value.
+template <class T>
+bool guardsIntact(Mat<T>& m) {
+    const T* end = m.base + (m.rows - 1) * m.ld + m.cols;
+    for (const T* p = m.buf.data(); p < m.buf.data() + m.buf.size(); ++p) {
+        const bool inside = p >= m.base && p < end && ((p - m.base) % m.ld) < m.cols;
+        if (!inside && ubuf::Elem<T>::load(*p) != ubuf::Elem<T>::load(ubuf::Elem<T>::store(-777.f))) return false;
+    }
+    return true;
+}
+
+template <class T>
+const char* suffix();
+template <> const char* suffix<float>() { return "f32"; }
+template <> const char* suffix<__half>() { return "f16"; }
+template <> const char* suffix<__nv_bfloat16>() { return "bf16"; }
+
+// The exported entry points (their extern "C" parameter lists are what the Java launchers marshal).
+template <class T>
+struct K;
+#define UBUF_EMU_KERNELS(T, S)                                                                            \
+    template <>                                                                                           \
+    struct K<T> {                                                                                         \
+        static constexpr auto lnFwd = ubuf_layernorm_fwd_##S;                                             \
+        static constexpr auto lnBwdDx = ubuf_layernorm_bwd_dx_##S;                                        \
+        static constexpr auto lnBwdParams = ubuf_layernorm_bwd_params_partial_##S;                        \
+        static constexpr auto colSumsPartial = ubuf_col_sums_partial_##S;                                 \
+        static constexpr auto colSums = ubuf_col_sums_f32_to_##S;                                         \
+        static constexpr auto geluFwd = ubuf_gelu_fwd_##S;                                                \
+        static constexpr auto geluBwd = ubuf_gelu_bwd_##S;                                                \
+        static constexpr auto biasGeluFwd = ubuf_bias_gelu_fwd_##S;                                       \
+        static constexpr auto swigluFwd = ubuf_swiglu_fwd_##S;                                            \
+        static constexpr auto swigluBwd = ubuf_swiglu_bwd_##S;                                            \
+    };
+UBUF_EMU_KERNELS(float, f32)
+UBUF_EMU_KERNELS(__half, f16)
+UBUF_EMU_KERNELS(__nv_bfloat16, bf16)
+#undef UBUF_EMU_KERNELS
+
+int failures = 0;
+template <class T>
+void checkGuards(const char* what, Mat<T>& m) {
+    if (!guardsIntact(m)) {
+        printf("guard-violation %s\n", what);
+        ++failures;
+    }
+}
+
+// LayerNorm forward then backward (the launch sequence LayerKernels uses), on views with leading dimension ld and
+// `offset` elements of misalignment; blocks of `block` threads, `grid` blocks.
+template <class T>
+void layerNorm(const char* name, long long rows, long long cols, long long ld, int offset, unsigned block,
+               unsigned grid, int zeroCentered, unsigned long long seed) {
+    rngState = seed;
+    Mat<T> x(rows, cols, ld, offset), gamma(1, cols, cols, offset), beta(1, cols, cols, offset);
+    Mat<T> y(rows, cols, ld, offset), dy(rows, cols, ld, offset), dx(rows, cols, ld, offset);
+    Mat<T> dgamma(1, cols, cols, 0), dbeta(1, cols, cols, 0);
+    fill(x, 3.f);
+    for (long long r = 0; r < rows; ++r)  // a row offset, so the mean matters
+        for (long long c = 0; c < cols; ++c)
+            *x.at(r, c) = ubuf::Elem<T>::store(ubuf::Elem<T>::load(*x.at(r, c)) + 0.5f * (float)r);
+    fill(gamma, 1.f);
+    fill(beta, 1.f);
+    fill(dy, 1.f);
+    std::vector<float> mean((size_t)rows, NAN), rstd((size_t)rows, NAN);
+    const float eps = 1e-5f;
+    launch(grid, block, [&] {
+        K<T>::lnFwd(rows, cols, x.base, ld, gamma.base, beta.base, eps, zeroCentered, y.base, ld, mean.data(),
+                    rstd.data());
+    });
+    const long long rowsPerPart = 3;
+    const long long parts = (rows + rowsPerPart - 1) / rowsPerPart;
+    const long long ldPart = cols + 5;
+    std::vector<float> ws((size_t)(2 * parts * ldPart), NAN);
+    launch(grid, block, [&] {
+        K<T>::lnBwdParams(rows, cols, dy.base, ld, x.base, ld, mean.data(), rstd.data(), rowsPerPart, ws.data(),
+                          ws.data() + parts * ldPart, ldPart);
+    });
+    launch(grid, block, [&] {
+        K<T>::lnBwdDx(rows, cols, dy.base, ld, x.base, ld, mean.data(), rstd.data(), gamma.base, zeroCentered,
+                      dx.base, ld);
+    });
+    launch(2, 64, [&] { K<T>::colSums(parts, cols, ws.data(), ldPart, dgamma.base, 0); });
+    launch(2, 64, [&] { K<T>::colSums(parts, cols, ws.data() + parts * ldPart, ldPart, dbeta.base, 0); });
+    checkGuards(name, y);
+    checkGuards(name, dx);
+    printf("case %s layernorm %s %lld %lld eps=%a zero_centered=%d ld=%lld offset=%d block=%u grid=%u\n", name,
+           suffix<T>(), rows, cols, (double)eps, zeroCentered, ld, offset, block, grid);
+    put("x", x);
+    put("gamma", gamma);
+    put("beta", beta);
+    put("dy", dy);
+    put("y", y);
+    putF("mean", mean, rows);
+    putF("rstd", rstd, rows);
+    put("dx", dx);
+    put("dgamma", dgamma);
+    put("dbeta", dbeta);
+    printf("end\n");
+}
+
+// Bias gradient: partial column sums then the ordered finish, accumulating onto an initial value.
+template <class T>
+void biasGrad(const char* name, long long rows, long long cols, long long ld, int offset, unsigned grid,
+              unsigned long long seed) {
+    rngState = seed;
+    Mat<T> dy(rows, cols, ld, offset), db(1, cols, cols, 0), db0(1, cols, cols, 0);
+    fill(dy, 2.f);
+    fill(db, 1.f);
+    for (long long c = 0; c < cols; ++c) *db0.at(0, c) = *db.at(0, c);
+    const long long rowsPerPart = 4;
+    const long long parts = (rows + rowsPerPart - 1) / rowsPerPart;
+    std::vector<float> ws((size_t)(parts * cols), NAN);
+    launch(grid, 128, [&] { K<T>::colSumsPartial(rows, cols, dy.base, ld, rowsPerPart, ws.data(), cols); });
+    launch(1, 64, [&] { K<T>::colSums(parts, cols, ws.data(), cols, db.base, 1); });
+    printf("case %s bias_grad %s %lld %lld ld=%lld offset=%d grid=%u\n", name, suffix<T>(), rows, cols, ld, offset,
+           grid);
+    put("dy", dy);
+    put("db_before", db0);
+    put("db", db);
+    printf("end\n");
+}
+
+// GELU forward, backward and bias + GELU (with the pre-activation) through the exported kernels.
+template <class T>
+void gelu(const char* name, long long rows, long long cols, long long ld, int offset, unsigned grid,
+          unsigned long long seed) {
+    const auto fwd = K<T>::geluFwd;
+    const auto bwd = K<T>::geluBwd;
+    const auto biasFwd = K<T>::biasGeluFwd;
+    rngState = seed;
+    Mat<T> x(rows, cols, ld, offset), y(rows, cols, ld, offset), dy(rows, cols, ld, offset), dx(rows, cols, ld, offset);
+    Mat<T> bias(1, cols, cols, offset), by(rows, cols, ld, offset), pre(rows, cols, ld, offset);
+    Mat<T> byNoPre(rows, cols, ld, offset);
+    fill(x, 5.f);
+    fill(dy, 1.f);
+    fill(bias, 1.f);
+    launch(grid, 256, [&] { fwd(rows, cols, x.base, ld, y.base, ld); });
+    launch(grid, 256, [&] { bwd(rows, cols, dy.base, ld, x.base, ld, dx.base, ld); });
+    launch(grid, 256, [&] { biasFwd(rows, cols, x.base, ld, bias.base, by.base, ld, pre.base, ld); });
+    launch(grid, 256, [&] { biasFwd(rows, cols, x.base, ld, bias.base, byNoPre.base, ld, nullptr, 0); });
+    checkGuards(name, y);
+    checkGuards(name, dx);
+    checkGuards(name, by);
+    checkGuards(name, pre);
+    printf("case %s gelu %s %lld %lld ld=%lld offset=%d grid=%u\n", name, suffix<T>(), rows, cols, ld, offset, grid);
+    put("x", x);
+    put("y", y);
+    put("dy", dy);
+    put("dx", dx);
+    put("bias", bias);
+    put("bias_y", by);
+    put("bias_pre", pre);
+    put("bias_y_no_pre", byNoPre);
+    printf("end\n");
+}
+
+template <class T>
+void swiglu(const char* name, long long rows, long long f, long long ldX, long long ldY, int offset, unsigned grid,
+            unsigned long long seed) {
+    const auto fwd = K<T>::swigluFwd;
+    const auto bwd = K<T>::swigluBwd;
+    rngState = seed;
+    Mat<T> x(rows, 2 * f, ldX, offset), y(rows, f, ldY, offset), dy(rows, f, ldY, offset), dx(rows, 2 * f, ldX, offset);
+    Mat<T> xInPlace(rows, 2 * f, ldX, offset);
+    fill(x, 4.f);
+    fill(dy, 1.f);
+    for (long long r = 0; r < rows; ++r)
+        for (long long c = 0; c < 2 * f; ++c) *xInPlace.at(r, c) = *x.at(r, c);
+    launch(grid, 256, [&] { fwd(rows, f, x.base, ldX, y.base, ldY); });
+    launch(grid, 256, [&] { bwd(rows, f, dy.base, ldY, x.base, ldX, dx.base, ldX); });
+    // In place: dx written over x, which the launcher allows.
+    launch(grid, 256, [&] { bwd(rows, f, dy.base, ldY, xInPlace.base, ldX, xInPlace.base, ldX); });
+    checkGuards(name, y);
+    checkGuards(name, dx);
+    printf("case %s swiglu %s %lld %lld ld_x=%lld ld_y=%lld offset=%d grid=%u\n", name, suffix<T>(), rows, f, ldX, ldY,
+           offset, grid);
+    put("x", x);
+    put("y", y);
+    put("dy", dy);
+    put("dx", dx);
+    put("dx_in_place", xInPlace);
+    printf("end\n");
+}
+
+template <class T>
+void all(unsigned long long seed) {
+    const std::string s = suffix<T>();
+    auto n = [&](const char* base) { return base + std::string("_") + s; };
+    // Vector path (aligned, cols a multiple of every vector width), several groups per thread, fewer blocks than
+    // rows; the same data on the scalar path (misaligned base): results must be bit-identical.
+    layerNorm<T>(n("ln_vec").c_str(), 7, 4096, 4096 + 16, 0, 256, 3, 0, seed);
+    layerNorm<T>(n("ln_scalar").c_str(), 7, 4096, 4096 + 16, 1, 256, 3, 0, seed);
+    // Ragged: cols not a multiple of the vector width, ld padded, zero-centred gamma, small blocks, many blocks.
+    layerNorm<T>(n("ln_ragged").c_str(), 10, 1003, 1010, 0, 64, 16, 1, seed + 1);
+    // One warp per block, one column group per thread, a single row.
+    layerNorm<T>(n("ln_small").c_str(), 1, 24, 24, 0, 32, 1, 0, seed + 2);
+    biasGrad<T>(n("bgrad_vec").c_str(), 37, 520, 520, 0, 3, seed + 3);
+    biasGrad<T>(n("bgrad_strided").c_str(), 9, 130, 133, 1, 40, seed + 4);
+    gelu<T>(n("gelu_vec").c_str(), 6, 512, 512, 0, 2, seed + 5);
+    gelu<T>(n("gelu_scalar").c_str(), 5, 77, 80, 1, 3, seed + 6);
+    swiglu<T>(n("swiglu_vec").c_str(), 4, 256, 512, 256, 0, 2, seed + 7);
+    swiglu<T>(n("swiglu_scalar").c_str(), 3, 45, 93, 50, 0, 3, seed + 8);
+}
+
+}  // namespace
+
+int main() {
+    all<float>(11);
+    all<__half>(12);
+    all<__nv_bfloat16>(13);
+    printf("failures %d\n", failures);
+    return failures == 0 ? 0 : 1;
+}

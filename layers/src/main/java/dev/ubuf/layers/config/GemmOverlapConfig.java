@@ -1,0 +1,197 @@
+package dev.ubuf.layers.config;
+
+import java.util.Collection;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.Objects;
+import java.util.OptionalInt;
+import java.util.Set;
+
+/**
+ * One GEMM's overlap settings, every key filled in: the configured value where one was given
+ * ({@link #explicitKeys()}), Transformer Engine's default otherwise.
+ *
+ * <p>TE's defaults ({@code initialize_ub}'s {@code get_default_config}) follow the GEMM's default method, not the
+ * configured one: ring_exchange GEMMs get {@code num_sm=1, cga_size=1, set_sm_margin=false, num_splits=tp}, all
+ * others {@code num_sm=16, cga_size=2, set_sm_margin=true, num_splits=4}; everywhere {@code aggregate=false,
+ * use_ce=true, atomic_gemm=false}, comm streams at the device's greatest priority and GEMM streams at its least.
+ * qkv/fc1 dgrad configured with ring_exchange or pipeline take that method's defaults, as TE moves them to that
+ * method's list. TE's {@code fp8_buf} default (true for all-gather GEMMs) applies only to FP8 runs; ubuf has no FP8
+ * yet, so it is false here.
+ *
+ * @param method             {@link OverlapMethod#NONE} only for proj/fc2 wgrad, which have no communication
+ * @param numSm              SMs the communication kernels may use (TE's {@code num_sm}); also the GEMM's SM
+ *                           margin when {@code setSmMargin}
+ * @param cgaSize            thread-block cluster size of the communication kernels: 1, 2, 4 or 8
+ * @param numSplits          pipeline splits (ring_exchange always runs tp steps, so it is tp there)
+ * @param setSmMargin        the GEMM leaves {@code numSm} SMs free for the communication kernels
+ * @param aggregate          ring_exchange all-gather moves two chunks per step (after a pair swap; even tp)
+ * @param useCe              copies go on the copy engines (false: SM copy kernels)
+ * @param atomicGemm         one GEMM kernel that signals per chunk; not supported yet, always false
+ * @param fp8Buf             FP8 communication buffer; not supported yet, always false
+ * @param commPriority       stream priority of the communication streams; empty: the device's greatest
+ * @param gemmPriority       stream priority of the GEMM streams; empty: the device's least
+ * @param pipelineRsOverlapFirstGemm TE's launch order variant of the pipelined reduce-scatter; not supported
+ *                           yet, always false
+ * @param explicitKeys       the keys that were configured rather than defaulted
+ */
+public record GemmOverlapConfig(
+        GemmName gemm,
+        OverlapMethod method,
+        int numSm,
+        int cgaSize,
+        int numSplits,
+        boolean setSmMargin,
+        boolean aggregate,
+        boolean useCe,
+        boolean atomicGemm,
+        boolean fp8Buf,
+        OptionalInt commPriority,
+        OptionalInt gemmPriority,
+        boolean pipelineRsOverlapFirstGemm,
+        Set<GemmKey> explicitKeys) {
+
+    /** TE's default SMs for the communication kernels of the non-ring methods. */
+    public static final int TE_DEFAULT_NUM_SM = 16;
+    /** TE's default cluster size of the non-ring methods. */
+    public static final int TE_DEFAULT_CGA_SIZE = 2;
+    /** TE's default pipeline splits. */
+    public static final int TE_DEFAULT_NUM_SPLITS = 4;
+
+    public GemmOverlapConfig {
+        Objects.requireNonNull(gemm, "gemm");
+        Objects.requireNonNull(method, "method");
+        Objects.requireNonNull(commPriority, "commPriority");
+        Objects.requireNonNull(gemmPriority, "gemmPriority");
+        Objects.requireNonNull(explicitKeys, "explicitKeys");
+        String key = gemm.teName() + ".";
+        if ((method == OverlapMethod.NONE) != (gemm.teDefaultMethod() == OverlapMethod.NONE)) {
+            throw new IllegalArgumentException(key + "method: " + method + " is not possible for " + gemm
+                    + " (none is the method of proj_wgrad and fc2_wgrad only, which have no communication)");
+        }
+        String problem = numSmProblem(numSm);
+        if (problem == null) {
+            problem = cgaSizeProblem(cgaSize);
+        }
+        if (problem == null) {
+            problem = numSplitsProblem(numSplits);
+        }
+        if (problem != null) {
+            throw new IllegalArgumentException(key + problem);
+        }
+        for (GemmKey k : new GemmKey[] {GemmKey.ATOMIC_GEMM, GemmKey.FP8_BUF, GemmKey.PIPELINE_RS_OVERLAP_FIRST_GEMM}) {
+            boolean on = switch (k) {
+                case ATOMIC_GEMM -> atomicGemm;
+                case FP8_BUF -> fp8Buf;
+                default -> pipelineRsOverlapFirstGemm;
+            };
+            if (on) {
+                throw new IllegalArgumentException(key + k + ": " + notSupportedYet(k));
+            }
+        }
+        explicitKeys = unmodifiableEnumSet(explicitKeys);
+    }
+
+    /**
+     * TE's defaults for {@code gemm} when its entry is absent, for {@code tp} ranks. The method is the GEMM's TE
+     * default ({@link GemmName#teDefaultMethod()}).
+     */
+    public static GemmOverlapConfig teDefault(GemmName gemm, int tp) {
+        return defaults(gemm, gemm.teDefaultMethod(), gemm.teDefaultMethod(), tp);
+    }
+
+    /** Defaults of the method {@code basis} (see the class comment), for a GEMM that runs {@code method}. */
+    static GemmOverlapConfig defaults(GemmName gemm, OverlapMethod method, OverlapMethod basis, int tp) {
+        boolean ring = basis == OverlapMethod.RING_EXCHANGE;
+        return new GemmOverlapConfig(gemm, method,
+                ring ? 1 : TE_DEFAULT_NUM_SM,
+                ring ? 1 : TE_DEFAULT_CGA_SIZE,
+                ring ? tp : TE_DEFAULT_NUM_SPLITS,
+                !ring,
+                false, true, false, false,
+                OptionalInt.empty(), OptionalInt.empty(), false, Set.of());
+    }
+
+    /** Whether {@code key} was configured rather than defaulted. */
+    public boolean isExplicit(GemmKey key) {
+        return explicitKeys.contains(key);
+    }
+
+    /** The settings that matter for {@link #method()}, as {@code key=value} pairs for tables and logs. */
+    public String options() {
+        StringBuilder s = new StringBuilder();
+        switch (method) {
+            case RING_EXCHANGE -> {
+                add(s, GemmKey.AGGREGATE, aggregate);
+                add(s, GemmKey.USE_CE, useCe);
+                add(s, GemmKey.NUM_SM, numSm);
+                add(s, GemmKey.CGA_SIZE, cgaSize);
+                add(s, GemmKey.SET_SM_MARGIN, setSmMargin);
+            }
+            case PIPELINE -> {
+                add(s, GemmKey.NUM_SPLITS, numSplits);
+                add(s, GemmKey.NUM_SM, numSm);
+                add(s, GemmKey.CGA_SIZE, cgaSize);
+                add(s, GemmKey.SET_SM_MARGIN, setSmMargin);
+            }
+            case BULK -> {
+                add(s, GemmKey.NUM_SM, numSm);
+                add(s, GemmKey.CGA_SIZE, cgaSize);
+                add(s, GemmKey.SET_SM_MARGIN, setSmMargin);
+            }
+            case AUTO -> {
+                add(s, GemmKey.NUM_SPLITS, numSplits);
+                add(s, GemmKey.AGGREGATE, aggregate);
+                add(s, GemmKey.USE_CE, useCe);
+                add(s, GemmKey.NUM_SM, numSm);
+                add(s, GemmKey.CGA_SIZE, cgaSize);
+                add(s, GemmKey.SET_SM_MARGIN, setSmMargin);
+            }
+            case NONE -> {
+            }
+        }
+        commPriority.ifPresent(p -> add(s, GemmKey.COMM_PRIORITY, p));
+        gemmPriority.ifPresent(p -> add(s, GemmKey.GEMM_PRIORITY, p));
+        return s.toString();
+    }
+
+    private static void add(StringBuilder s, GemmKey key, Object value) {
+        s.append(s.isEmpty() ? "" : " ").append(key.teName()).append('=').append(value);
+    }
+
+    static String numSmProblem(int numSm) {
+        return numSm < 0 ? "num_sm must be >= 0, got " + numSm : null;
+    }
+
+    // Thread-block clusters of the communication kernels: 8 is the portable maximum on Hopper.
+    static String cgaSizeProblem(int cgaSize) {
+        return cgaSize == 1 || cgaSize == 2 || cgaSize == 4 || cgaSize == 8 ? null
+                : "cga_size must be 1, 2, 4 or 8 (a thread-block cluster size; 8 is the portable maximum), got "
+                + cgaSize;
+    }
+
+    static String numSplitsProblem(int numSplits) {
+        return numSplits < 1 ? "num_splits must be >= 1, got " + numSplits : null;
+    }
+
+    /** Why a {@code true} value of an unsupported key is rejected. */
+    static String notSupportedYet(GemmKey key) {
+        return switch (key) {
+            case ATOMIC_GEMM -> "true is not supported yet: atomic-GEMM overlap needs ubuf's own sm_90a GEMM kernel"
+                    + " (cuBLASLt's atomic-sync counters are gone in CUDA 13), which has not landed; false is accepted";
+            case FP8_BUF -> "true is not supported yet: ubuf has no FP8 GEMMs or FP8 communication buffers yet;"
+                    + " false is accepted";
+            case PIPELINE_RS_OVERLAP_FIRST_GEMM -> "true is not supported yet: ubuf's pipeline issues each split's"
+                    + " reduce-scatter right after that split's GEMM; false is accepted";
+            default -> throw new IllegalArgumentException(key + " is supported");
+        };
+    }
+
+    private static Set<GemmKey> unmodifiableEnumSet(Collection<GemmKey> keys) {
+        EnumSet<GemmKey> copy = EnumSet.noneOf(GemmKey.class);
+        for (GemmKey k : keys) {
+            copy.add(Objects.requireNonNull(k, "explicit key"));
+        }
+        return Collections.unmodifiableSet(copy);
+    }
+}

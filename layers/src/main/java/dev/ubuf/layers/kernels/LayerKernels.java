@@ -1,0 +1,321 @@
+package dev.ubuf.layers.kernels;
+
+import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.cuda.KernelLibrary;
+import dev.ubuf.kernels.KernelType;
+import dev.ubuf.kernels.LayerKernelNames;
+import dev.ubuf.tensor.DType;
+import dev.ubuf.tensor.TensorView;
+
+import java.util.Objects;
+
+/**
+ * Typed launches of the layer kernels (kernels/README.md, "Layer kernels"): LayerNorm forward and backward, GELU
+ * (tanh approximation) forward and backward, fused bias + GELU, SwiGLU forward and backward, and bias gradients.
+ * Every argument is checked here, before any launch: dtypes (fp32, fp16, bf16; one dtype per call), shapes,
+ * vector operands as {@code 1 x n} views, and overlaps (an output may be an input exactly where the kernel allows
+ * it, never a partial overlap). Math is fp32 inside; {@link dev.ubuf.layers.reference.HostLayerMath} is the
+ * float64 reference.
+ */
+public final class LayerKernels {
+    /** Threads per block: a multiple of 32 (the row kernels' block reductions need whole warps), at most 512. */
+    static final int BLOCK = 256;
+    /** The column-sum kernels split the rows into at most this many parts (fp32 partial sums, then one pass). */
+    static final int MAX_PARTS = 256;
+    /** ... of at least this many rows each, so a part's partial sum amortises its store. */
+    static final int MIN_ROWS_PER_PART = 32;
+
+    /** Launches one kernel: the {@link KernelLibrary} on a GPU, a recorder in CPU tests. */
+    @FunctionalInterface
+    interface Launcher {
+        void launch(String name, int grid, int block, CudaStream stream, Object... args);
+    }
+
+    private final Launcher launcher;
+    private final int maxBlocks;
+
+    public LayerKernels(KernelLibrary library) {
+        this((name, grid, block, stream, args) -> library.launch(name, grid, block,
+                Objects.requireNonNull(stream, "stream"), args), library.context().device().smCount());
+    }
+
+    LayerKernels(Launcher launcher, int smCount) {
+        this.launcher = Objects.requireNonNull(launcher, "launcher");
+        if (smCount < 1) {
+            throw new IllegalArgumentException("smCount must be >= 1, got " + smCount);
+        }
+        // 8 blocks of 256 threads fill an SM's 2048 thread slots.
+        this.maxBlocks = smCount * 8;
+    }
+
+    /** Rows of each fp32 partial-sum part for a matrix of {@code rows} rows. */
+    public static long rowsPerPart(long rows) {
+        requirePositive(rows, "rows");
+        return Math.max(MIN_ROWS_PER_PART, ceilDiv(rows, MAX_PARTS));
+    }
+
+    /** Parts of {@code rows} rows: the rows of {@link #biasGrad}'s workspace. */
+    public static long parts(long rows) {
+        return ceilDiv(rows, rowsPerPart(rows));
+    }
+
+    /** Rows of the fp32 workspace (of {@code cols} columns) that {@link #biasGrad} needs. */
+    public static long biasGradWorkspaceRows(long rows) {
+        return parts(rows);
+    }
+
+    /** Rows of the fp32 workspace (of {@code cols} columns) that {@link #layerNormBackward} needs. */
+    public static long layerNormBackwardWorkspaceRows(long rows) {
+        return 2 * parts(rows);
+    }
+
+    /**
+     * LayerNorm forward: {@code y = (x - mean) * rstd * g + beta} per row, g = gamma (+ 1 with
+     * {@code zeroCenteredGamma}); saves the fp32 {@code mean} and {@code rstd} (1 x rows each) when given.
+     *
+     * @param x     rows x cols
+     * @param gamma 1 x cols, x's dtype
+     * @param beta  1 x cols, x's dtype
+     * @param y     rows x cols, x's dtype; may be x itself
+     * @param mean  1 x rows fp32, or null
+     * @param rstd  1 x rows fp32, or null
+     */
+    public void layerNormForward(TensorView x, TensorView gamma, TensorView beta, float eps, boolean zeroCenteredGamma,
+                                 TensorView y, TensorView mean, TensorView rstd, CudaStream stream) {
+        KernelType t = type(x, "x");
+        requireVector(gamma, x.cols(), x.dtype(), "gamma");
+        requireVector(beta, x.cols(), x.dtype(), "beta");
+        requireLike(y, x, "y");
+        if (!(eps >= 0) || Float.isInfinite(eps)) {
+            throw new IllegalArgumentException("eps must be finite and >= 0, got " + eps);
+        }
+        if (mean != null) {
+            requireVector(mean, x.rows(), DType.FP32, "mean");
+        }
+        if (rstd != null) {
+            requireVector(rstd, x.rows(), DType.FP32, "rstd");
+        }
+        Overlaps o = new Overlaps().input(x, "x").input(gamma, "gamma").input(beta, "beta")
+                .output(y, "y", x).output(mean, "mean").output(rstd, "rstd");
+        o.check();
+        launcher.launch(LayerKernelNames.layerNormForward(t), rowGrid(x.rows()), BLOCK, stream,
+                x.rows(), x.cols(), x.address(), x.ld(), gamma.address(), beta.address(), eps,
+                zeroCenteredGamma ? 1 : 0, y.address(), y.ld(), address(mean), address(rstd));
+    }
+
+    /**
+     * LayerNorm backward from the forward's mean and rstd: dx, and dgamma/dbeta as deterministic column sums
+     * (fp32 partial sums in {@code workspace}, then one ordered pass), written or, with {@code accumulateParams},
+     * added to their old values. dx may be dy or x itself (the partial sums read both before dx is written).
+     *
+     * @param dgamma    1 x cols, fp32 or x's dtype
+     * @param dbeta     1 x cols, fp32 or x's dtype
+     * @param workspace fp32, at least {@link #layerNormBackwardWorkspaceRows}(rows) x cols
+     */
+    public void layerNormBackward(TensorView dy, TensorView x, TensorView mean, TensorView rstd, TensorView gamma,
+                                  boolean zeroCenteredGamma, TensorView dx, TensorView dgamma, TensorView dbeta,
+                                  boolean accumulateParams, TensorView workspace, CudaStream stream) {
+        KernelType t = type(x, "x");
+        requireLike(dy, x, "dy");
+        requireVector(mean, x.rows(), DType.FP32, "mean");
+        requireVector(rstd, x.rows(), DType.FP32, "rstd");
+        requireVector(gamma, x.cols(), x.dtype(), "gamma");
+        requireLike(dx, x, "dx");
+        KernelType dgammaType = paramGradType(dgamma, x, "dgamma");
+        KernelType dbetaType = paramGradType(dbeta, x, "dbeta");
+        long parts = parts(x.rows());
+        requireWorkspace(workspace, 2 * parts, x.cols(), "layerNormBackward");
+        new Overlaps().input(dy, "dy").input(x, "x").input(mean, "mean").input(rstd, "rstd").input(gamma, "gamma")
+                .output(dx, "dx", dy, x).output(dgamma, "dgamma").output(dbeta, "dbeta").output(workspace, "workspace")
+                .check();
+        TensorView dgammaPart = workspace.rows(0, parts);
+        TensorView dbetaPart = workspace.rows(parts, parts);
+        launcher.launch(LayerKernelNames.layerNormBackwardParamsPartial(t), partialGrid(parts, x.cols()), BLOCK, stream,
+                x.rows(), x.cols(), dy.address(), dy.ld(), x.address(), x.ld(), mean.address(), rstd.address(),
+                rowsPerPart(x.rows()), dgammaPart.address(), dbetaPart.address(), workspace.ld());
+        launcher.launch(LayerKernelNames.layerNormBackwardDx(t), rowGrid(x.rows()), BLOCK, stream,
+                x.rows(), x.cols(), dy.address(), dy.ld(), x.address(), x.ld(), mean.address(), rstd.address(),
+                gamma.address(), zeroCenteredGamma ? 1 : 0, dx.address(), dx.ld());
+        colSums(dgammaType, parts, dgammaPart, dgamma, accumulateParams, stream);
+        colSums(dbetaType, parts, dbetaPart, dbeta, accumulateParams, stream);
+    }
+
+    /**
+     * Bias gradient: {@code dbias[c] = sum over rows of dy[r][c]} (or added to dbias with {@code accumulate}),
+     * deterministic: fp32 partial sums in {@code workspace}, then one ordered pass.
+     *
+     * @param dbias     1 x cols, fp32 or dy's dtype
+     * @param workspace fp32, at least {@link #biasGradWorkspaceRows}(rows) x cols
+     */
+    public void biasGrad(TensorView dy, TensorView dbias, boolean accumulate, TensorView workspace, CudaStream stream) {
+        KernelType t = type(dy, "dy");
+        KernelType out = paramGradType(dbias, dy, "dbias");
+        long parts = parts(dy.rows());
+        requireWorkspace(workspace, parts, dy.cols(), "biasGrad");
+        new Overlaps().input(dy, "dy").output(dbias, "dbias").output(workspace, "workspace").check();
+        launcher.launch(LayerKernelNames.colSumsPartial(t), partialGrid(parts, dy.cols()), BLOCK, stream,
+                dy.rows(), dy.cols(), dy.address(), dy.ld(), rowsPerPart(dy.rows()), workspace.address(),
+                workspace.ld());
+        colSums(out, parts, workspace.rows(0, parts), dbias, accumulate, stream);
+    }
+
+    /** {@code y = gelu(x)} (tanh approximation); y may be x itself. */
+    public void gelu(TensorView x, TensorView y, CudaStream stream) {
+        KernelType t = type(x, "x");
+        requireLike(y, x, "y");
+        new Overlaps().input(x, "x").output(y, "y", x).check();
+        launcher.launch(LayerKernelNames.geluForward(t), elementGrid(x.elements()), BLOCK, stream,
+                x.rows(), x.cols(), x.address(), x.ld(), y.address(), y.ld());
+    }
+
+    /** {@code dx = dy * gelu'(x)}, x the forward's input; dx may be dy or x itself. */
+    public void geluBackward(TensorView dy, TensorView x, TensorView dx, CudaStream stream) {
+        KernelType t = type(x, "x");
+        requireLike(dy, x, "dy");
+        requireLike(dx, x, "dx");
+        new Overlaps().input(dy, "dy").input(x, "x").output(dx, "dx", dy, x).check();
+        launcher.launch(LayerKernelNames.geluBackward(t), elementGrid(x.elements()), BLOCK, stream,
+                x.rows(), x.cols(), dy.address(), dy.ld(), x.address(), x.ld(), dx.address(), dx.ld());
+    }
+
+    /**
+     * {@code y = gelu(x + bias)} (bias 1 x cols, broadcast over rows), the sum in fp32; with {@code pre} non-null
+     * it also stores the pre-activation {@code x + bias} for the backward ({@link #geluBackward} on it). y or pre
+     * may be x itself (not both).
+     */
+    public void biasGelu(TensorView x, TensorView bias, TensorView y, TensorView pre, CudaStream stream) {
+        KernelType t = type(x, "x");
+        requireVector(bias, x.cols(), x.dtype(), "bias");
+        requireLike(y, x, "y");
+        if (pre != null) {
+            requireLike(pre, x, "pre");
+        }
+        new Overlaps().input(x, "x").input(bias, "bias").output(y, "y", x).output(pre, "pre", x).check();
+        launcher.launch(LayerKernelNames.biasGeluForward(t), elementGrid(x.elements()), BLOCK, stream,
+                x.rows(), x.cols(), x.address(), x.ld(), bias.address(), y.address(), y.ld(), address(pre),
+                pre == null ? 0L : pre.ld());
+    }
+
+    /** SwiGLU: x is rows x 2F, y rows x F: {@code y = silu(x[:, :F]) * x[:, F:]}. */
+    public void swiglu(TensorView x, TensorView y, CudaStream stream) {
+        KernelType t = type(x, "x");
+        long f = halfCols(x);
+        y.requireShape(x.rows(), f, "y (rows x F for x of rows x 2F)");
+        y.requireDType(x.dtype(), "y");
+        new Overlaps().input(x, "x").output(y, "y").check();
+        launcher.launch(LayerKernelNames.swigluForward(t), elementGrid(x.rows() * f), BLOCK, stream,
+                x.rows(), f, x.address(), x.ld(), y.address(), y.ld());
+    }
+
+    /**
+     * SwiGLU backward: dy is rows x F, x the forward's rows x 2F input, dx rows x 2F ({@code dy * b * silu'(a)} in
+     * the first half, {@code dy * silu(a)} in the second); dx may be x itself.
+     */
+    public void swigluBackward(TensorView dy, TensorView x, TensorView dx, CudaStream stream) {
+        KernelType t = type(x, "x");
+        long f = halfCols(x);
+        dy.requireShape(x.rows(), f, "dy (rows x F for x of rows x 2F)");
+        dy.requireDType(x.dtype(), "dy");
+        requireLike(dx, x, "dx");
+        new Overlaps().input(dy, "dy").input(x, "x").output(dx, "dx", x).check();
+        launcher.launch(LayerKernelNames.swigluBackward(t), elementGrid(x.rows() * f), BLOCK, stream,
+                x.rows(), f, dy.address(), dy.ld(), x.address(), x.ld(), dx.address(), dx.ld());
+    }
+
+    private void colSums(KernelType out, long parts, TensorView partials, TensorView dst, boolean accumulate,
+                         CudaStream stream) {
+        launcher.launch(LayerKernelNames.colSumsF32To(out), columnGrid(dst.cols()), BLOCK, stream,
+                parts, dst.cols(), partials.address(), partials.ld(), dst.address(), accumulate ? 1 : 0);
+    }
+
+    // One block per row, grid-stride: a full GPU's worth of blocks, or one per row when fewer.
+    private int rowGrid(long rows) {
+        return (int) Math.min(rows, maxBlocks);
+    }
+
+    // One (part, tile of BLOCK columns) item per block, grid-stride.
+    private int partialGrid(long parts, long cols) {
+        return (int) Math.min(parts * ceilDiv(cols, BLOCK), maxBlocks);
+    }
+
+    // A thread per column: each adds up to MAX_PARTS partial sums.
+    private int columnGrid(long cols) {
+        return (int) Math.min(ceilDiv(cols, BLOCK), maxBlocks);
+    }
+
+    // About 8 elements per thread, grid-stride.
+    private int elementGrid(long elements) {
+        return (int) Math.max(1, Math.min(ceilDiv(elements, BLOCK * 8L), maxBlocks));
+    }
+
+    private static KernelType type(TensorView t, String what) {
+        Objects.requireNonNull(t, what);
+        return switch (t.dtype()) {
+            case FP32 -> KernelType.F32;
+            case FP16 -> KernelType.F16;
+            case BF16 -> KernelType.BF16;
+            default -> throw new IllegalArgumentException(what + " is " + t.dtype().shortName()
+                    + ": the layer kernels take fp32, fp16 or bf16");
+        };
+    }
+
+    private static void requireLike(TensorView t, TensorView like, String what) {
+        Objects.requireNonNull(t, what);
+        t.requireShape(like.rows(), like.cols(), what);
+        t.requireDType(like.dtype(), what);
+    }
+
+    // Vectors (gamma, beta, bias, mean, rstd) are 1 x n views: n consecutive elements.
+    private static void requireVector(TensorView v, long n, DType dtype, String what) {
+        Objects.requireNonNull(v, what);
+        if (v.rows() != 1 || v.cols() != n) {
+            throw new IllegalArgumentException(what + " must be a 1x" + n + " vector, got " + v.rows() + "x" + v.cols());
+        }
+        v.requireDType(dtype, what);
+    }
+
+    private static KernelType paramGradType(TensorView g, TensorView x, String what) {
+        Objects.requireNonNull(g, what);
+        if (g.rows() != 1 || g.cols() != x.cols()) {
+            throw new IllegalArgumentException(what + " must be a 1x" + x.cols() + " vector, got " + g.rows() + "x"
+                    + g.cols());
+        }
+        if (g.dtype() != DType.FP32 && g.dtype() != x.dtype()) {
+            throw new IllegalArgumentException(what + " must be fp32 or " + x.dtype().shortName() + ", got "
+                    + g.dtype().shortName());
+        }
+        return type(g, what);
+    }
+
+    private static void requireWorkspace(TensorView w, long rows, long cols, String what) {
+        Objects.requireNonNull(w, "workspace");
+        w.requireDType(DType.FP32, what + " workspace");
+        if (w.rows() < rows || w.cols() != cols) {
+            throw new IllegalArgumentException(what + " workspace must be at least " + rows + "x" + cols
+                    + " fp32 (see " + (what.equals("biasGrad") ? "biasGradWorkspaceRows" : "layerNormBackwardWorkspaceRows")
+                    + "), got " + w.rows() + "x" + w.cols());
+        }
+    }
+
+    private static long halfCols(TensorView x) {
+        if (x.cols() % 2 != 0) {
+            throw new IllegalArgumentException("x must have an even number of columns (2F: the activated half, then the"
+                    + " gate's), got " + x.cols());
+        }
+        return x.cols() / 2;
+    }
+
+    private static long address(TensorView t) {
+        return t == null ? 0L : t.address();
+    }
+
+    private static void requirePositive(long n, String what) {
+        if (n < 1) {
+            throw new IllegalArgumentException(what + " must be >= 1, got " + n);
+        }
+    }
+
+    private static long ceilDiv(long a, long b) {
+        return (a + b - 1) / b;
+    }
+}

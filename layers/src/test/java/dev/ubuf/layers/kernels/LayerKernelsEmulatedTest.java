@@ -1,0 +1,236 @@
+package dev.ubuf.layers.kernels;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.ubuf.layers.reference.HostLayerMath;
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestFactory;
+
+/**
+ * The layer kernels' CUDA source, run on the CPU by kernels/src/test/cpu/layer_kernels_emulator.cpp (blocks in
+ * turn, a block's threads as host threads, the block reductions' barriers and shuffles emulated), compared with
+ * the float64 reference {@link HostLayerMath}: every kernel, fp32/fp16/bf16, vector and scalar paths, strided and
+ * misaligned views, several geometries. Checks the indexing and the math of the source without a GPU; the device's
+ * own math functions and timing are for the GPU test. Skipped, saying why, without g++ and the CUDA headers.
+ */
+class LayerKernelsEmulatedTest {
+    private static final Path SOURCE = Path.of("../kernels/src/test/cpu/layer_kernels_emulator.cpp");
+    private static final Path KERNELS = Path.of("../kernels/src/main/cuda");
+
+    record Case(String name, String family, String dtype, int rows, int cols, Map<String, String> params,
+                Map<String, double[]> arrays) {
+        double[] a(String key) {
+            double[] v = arrays.get(key);
+            if (v == null) {
+                throw new IllegalStateException(name + " has no array " + key);
+            }
+            return v;
+        }
+
+        double param(String key) {
+            return Double.parseDouble(params.get(key));
+        }
+    }
+
+    private static final Map<String, Case> CASES = new LinkedHashMap<>();
+    private static String unavailable;
+    private static String emulatorFailures = "";
+
+    @BeforeAll
+    static void runEmulator() throws IOException, InterruptedException {
+        Path gxx = onPath("g++");
+        Path include = cudaInclude();
+        if (gxx == null || include == null) {
+            unavailable = gxx == null ? "g++ is not on PATH" : "no CUDA headers (cuda_fp16.h) next to nvcc or in /usr/local/cuda";
+            System.out.println("SKIPPED (kernel emulation): " + unavailable);
+            return;
+        }
+        Path dir = Files.createDirectories(Path.of("target", "kernel-emulator"));
+        Path binary = dir.resolve("layer_kernels_emulator");
+        // -fno-strict-aliasing: the kernels read 16-byte words through uint4 casts, which nvcc compiles as meant
+        // but g++ -O2 may not.
+        run(List.of(gxx.toString(), "-std=c++20", "-O2", "-fno-strict-aliasing", "-pthread", "-Wno-unknown-pragmas",
+                "-I" + include,
+                "-I" + KERNELS, SOURCE.toString(), "-o", binary.toString()), dir.resolve("compile.log"));
+        Path out = dir.resolve("cases.txt");
+        int rc = run(List.of(binary.toString()), out);
+        parse(Files.readAllLines(out, StandardCharsets.US_ASCII));
+        if (rc != 0 && emulatorFailures.isEmpty()) {
+            emulatorFailures = "the emulator exited with " + rc;
+        }
+    }
+
+    private static int run(List<String> command, Path output) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile()).start();
+        if (!p.waitFor(5, TimeUnit.MINUTES)) {
+            p.destroyForcibly();
+            throw new IllegalStateException(command.getFirst() + " did not finish in 5 minutes");
+        }
+        if (p.exitValue() != 0 && command.size() > 1) {
+            throw new IllegalStateException("compiling the kernel emulator failed:\n" + Files.readString(output));
+        }
+        return p.exitValue();
+    }
+
+    private static void parse(List<String> lines) {
+        Case current = null;
+        for (String line : lines) {
+            String[] t = line.split(" ");
+            switch (t[0]) {
+                case "case" -> {
+                    Map<String, String> params = new HashMap<>();
+                    for (int i = 6; i < t.length; i++) {
+                        String[] kv = t[i].split("=", 2);
+                        params.put(kv[0], kv[1]);
+                    }
+                    current = new Case(t[1], t[2], t[3], Integer.parseInt(t[4]), Integer.parseInt(t[5]), params,
+                            new HashMap<>());
+                }
+                case "array" -> {
+                    int n = Integer.parseInt(t[2]);
+                    double[] v = new double[n];
+                    for (int i = 0; i < n; i++) {
+                        v[i] = Double.parseDouble(t[3 + i]);
+                    }
+                    current.arrays().put(t[1], v);
+                }
+                case "end" -> CASES.put(current.name(), current);
+                case "guard-violation" -> emulatorFailures += t[1] + " wrote outside its output view; ";
+                default -> {
+                }
+            }
+        }
+    }
+
+    private static Path onPath(String tool) {
+        String path = System.getenv("PATH");
+        for (String d : path == null ? new String[0] : path.split(File.pathSeparator)) {
+            if (!d.isEmpty() && Files.isExecutable(Path.of(d, tool))) {
+                return Path.of(d, tool);
+            }
+        }
+        return null;
+    }
+
+    private static Path cudaInclude() {
+        List<Path> candidates = new ArrayList<>();
+        Path nvcc = onPath("nvcc");
+        if (nvcc != null) {
+            candidates.add(nvcc.toAbsolutePath().getParent().resolveSibling("include"));
+        }
+        candidates.add(Path.of("/usr/local/cuda/include"));
+        return candidates.stream().filter(d -> Files.isRegularFile(d.resolve("cuda_fp16.h"))).findFirst().orElse(null);
+    }
+
+    /** Round-off allowed per output element, as a fraction of (|reference| + the output's RMS). */
+    static double tolerance(String dtype) {
+        return switch (dtype) {
+            case "f32" -> 0x1p-17; // fp32 math: sums over a row, the host's tanhf/expf
+            case "f16" -> 0x1p-10; // one ulp at 1
+            case "bf16" -> 0x1p-7;
+            default -> throw new IllegalArgumentException(dtype);
+        };
+    }
+
+    static void assertClose(double[] expected, double[] actual, double tol, String what) {
+        assertEquals(expected.length, actual.length, what + ": length");
+        double sq = 0;
+        for (double e : expected) {
+            sq += e * e;
+        }
+        double rms = Math.sqrt(sq / expected.length);
+        for (int i = 0; i < expected.length; i++) {
+            double allowed = tol * (Math.abs(expected[i]) + rms);
+            int at = i;
+            assertTrue(Math.abs(actual[i] - expected[i]) <= allowed, () -> what + "[" + at + "]: expected "
+                    + expected[at] + ", got " + actual[at] + " (allowed " + allowed + ")");
+        }
+    }
+
+    @Test
+    void theEmulatorRanEveryCaseWithoutWritingOutsideItsViews() {
+        assumeTrue(unavailable == null, () -> "kernel emulation skipped: " + unavailable);
+        assertEquals("", emulatorFailures);
+        assertEquals(30, CASES.size(), "10 cases for each of fp32, fp16, bf16");
+    }
+
+    @TestFactory
+    Stream<DynamicTest> everyCaseMatchesTheFloat64Reference() {
+        assumeTrue(unavailable == null, () -> "kernel emulation skipped: " + unavailable);
+        return CASES.values().stream().map(c -> DynamicTest.dynamicTest(c.name(), () -> check(c)));
+    }
+
+    @TestFactory
+    Stream<DynamicTest> vectorAndScalarPathsGiveBitIdenticalLayerNorms() {
+        assumeTrue(unavailable == null, () -> "kernel emulation skipped: " + unavailable);
+        return Stream.of("f32", "f16", "bf16").map(t -> DynamicTest.dynamicTest(t, () -> {
+            Case vec = CASES.get("ln_vec_" + t);
+            Case scalar = CASES.get("ln_scalar_" + t);
+            assertArrayEquals(vec.a("x"), scalar.a("x"), "same input");
+            for (String out : List.of("y", "mean", "rstd", "dx", "dgamma", "dbeta")) {
+                assertArrayEquals(vec.a(out), scalar.a(out), out + ": the same columns in the same order");
+            }
+        }));
+    }
+
+    private static void check(Case c) {
+        double tol = tolerance(c.dtype());
+        int rows = c.rows();
+        int cols = c.cols();
+        switch (c.family()) {
+            case "layernorm" -> {
+                boolean zc = c.param("zero_centered") != 0;
+                HostLayerMath.LayerNormForward f = HostLayerMath.layerNormForward(c.a("x"), rows, cols, c.a("gamma"),
+                        c.a("beta"), c.param("eps"), zc);
+                assertClose(f.mean(), c.a("mean"), 0x1p-20, "mean");
+                assertClose(f.rstd(), c.a("rstd"), 0x1p-18, "rstd");
+                assertClose(f.y(), c.a("y"), tol, "y");
+                // The backward from the kernel's own statistics, as the GPU run would use them.
+                HostLayerMath.LayerNormBackward b = HostLayerMath.layerNormBackward(c.a("dy"), c.a("x"), c.a("mean"),
+                        c.a("rstd"), c.a("gamma"), zc, rows, cols);
+                assertClose(b.dx(), c.a("dx"), tol, "dx");
+                assertClose(b.dgamma(), c.a("dgamma"), tol, "dgamma");
+                assertClose(b.dbeta(), c.a("dbeta"), tol, "dbeta");
+            }
+            case "bias_grad" -> {
+                double[] expected = HostLayerMath.columnSums(c.a("dy"), rows, cols);
+                double[] before = c.a("db_before");
+                for (int i = 0; i < cols; i++) {
+                    expected[i] += before[i];
+                }
+                assertClose(expected, c.a("db"), tol, "db (accumulated onto its old value)");
+            }
+            case "gelu" -> {
+                assertClose(HostLayerMath.gelu(c.a("x")), c.a("y"), tol, "y");
+                assertClose(HostLayerMath.geluBackward(c.a("dy"), c.a("x")), c.a("dx"), tol, "dx");
+                HostLayerMath.BiasGelu bg = HostLayerMath.biasGelu(c.a("x"), c.a("bias"), rows, cols);
+                assertClose(bg.y(), c.a("bias_y"), tol, "bias_y");
+                assertClose(bg.pre(), c.a("bias_pre"), tol, "bias_pre");
+                assertArrayEquals(c.a("bias_y"), c.a("bias_y_no_pre"), "with or without storing pre");
+            }
+            case "swiglu" -> {
+                assertClose(HostLayerMath.swiglu(c.a("x"), rows, cols), c.a("y"), tol, "y");
+                assertClose(HostLayerMath.swigluBackward(c.a("dy"), c.a("x"), rows, cols), c.a("dx"), tol, "dx");
+                assertArrayEquals(c.a("dx"), c.a("dx_in_place"), "in place over x");
+            }
+            default -> throw new IllegalStateException("unknown case family " + c.family());
+        }
+    }
+}

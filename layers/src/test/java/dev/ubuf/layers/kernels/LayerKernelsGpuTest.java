@@ -1,0 +1,320 @@
+package dev.ubuf.layers.kernels;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.ubuf.cuda.Cuda;
+import dev.ubuf.cuda.CudaContext;
+import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.cuda.DeviceBuffer;
+import dev.ubuf.cuda.KernelLibrary;
+import dev.ubuf.cuda.PinnedHostBuffer;
+import dev.ubuf.cuda.StreamPriority;
+import dev.ubuf.layers.reference.HostLayerMath;
+import dev.ubuf.tensor.DType;
+import dev.ubuf.tensor.TensorView;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * The layer kernels on a GPU through {@link LayerKernels}, against the float64 reference {@link HostLayerMath}
+ * within the dtype's rounding; outputs start as NaN so an unwritten element fails. Skipped, saying why, without a
+ * GPU or without kernels (a build without nvcc).
+ */
+class LayerKernelsGpuTest {
+    private static CudaContext ctx;
+    private static CudaStream stream;
+    private static KernelLibrary library;
+    private static LayerKernels kernels;
+    private static String unavailable;
+
+    private final List<DeviceBuffer> buffers = new ArrayList<>();
+    private final SplittableRandom rnd = new SplittableRandom(20261123);
+
+    @BeforeAll
+    static void open() {
+        Optional<String> reason = Cuda.unavailableReason(1);
+        if (reason.isEmpty() && !KernelLibrary.available()) {
+            reason = Optional.of("built without nvcc (no kernels)");
+        }
+        if (reason.isPresent()) {
+            unavailable = reason.get();
+            System.out.println("SKIPPED (GPU test): " + unavailable);
+            return;
+        }
+        ctx = CudaContext.retainPrimary(0);
+        stream = ctx.createStream(StreamPriority.NORMAL);
+        library = KernelLibrary.load(ctx);
+        kernels = new LayerKernels(library);
+    }
+
+    @AfterAll
+    static void close() {
+        if (ctx != null) {
+            library.close();
+            stream.close();
+            ctx.close();
+        }
+    }
+
+    @BeforeEach
+    void needsGpu() {
+        assumeTrue(unavailable == null, () -> "GPU test skipped: " + unavailable);
+    }
+
+    @AfterEach
+    void free() {
+        if (stream != null) {
+            stream.synchronize();
+        }
+        buffers.forEach(DeviceBuffer::close);
+    }
+
+    /** A rows x cols view with leading dimension ld, filled with NaN (all-ones bits) everywhere. */
+    TensorView alloc(long rows, long cols, long ld, DType t) {
+        long bytes = ((rows - 1) * ld + cols) * t.bytes();
+        bytes = (bytes + 3) / 4 * 4;
+        DeviceBuffer b = ctx.allocate(bytes);
+        buffers.add(b);
+        stream.fill32(b.address(), -1, bytes / 4);
+        return new TensorView(b, 0, rows, cols, ld, t);
+    }
+
+    TensorView alloc(long rows, long cols, DType t) {
+        return alloc(rows, cols, cols, t);
+    }
+
+    /** Uniform values in [-scale, scale), rounded to t, so host and device see the same numbers. */
+    double[] random(long n, DType t, double scale) {
+        double[] a = new double[Math.toIntExact(n)];
+        for (int i = 0; i < a.length; i++) {
+            a[i] = t.round((float) rnd.nextDouble(-scale, scale));
+        }
+        return a;
+    }
+
+    TensorView upload(double[] values, TensorView v) {
+        int e = v.dtype().bytes();
+        long rowBytes = v.cols() * e;
+        try (PinnedHostBuffer h = ctx.allocateHost(rowBytes * v.rows())) {
+            MemorySegment seg = h.segment();
+            for (int i = 0; i < values.length; i++) {
+                if (e == 4) {
+                    seg.setAtIndex(ValueLayout.JAVA_FLOAT, i, (float) values[i]);
+                } else {
+                    seg.setAtIndex(ValueLayout.JAVA_SHORT, i, (short) v.dtype().encode((float) values[i]));
+                }
+            }
+            for (long r = 0; r < v.rows(); r++) {
+                stream.copyFromHost(v.memory(), v.byteOffset() + r * v.ld() * e, h, r * rowBytes, rowBytes);
+            }
+            stream.synchronize();
+        }
+        return v;
+    }
+
+    double[] download(TensorView v) {
+        int e = v.dtype().bytes();
+        long rowBytes = v.cols() * e;
+        double[] out = new double[Math.toIntExact(v.rows() * v.cols())];
+        try (PinnedHostBuffer h = ctx.allocateHost(rowBytes * v.rows())) {
+            for (long r = 0; r < v.rows(); r++) {
+                stream.copyToHost(h, r * rowBytes, v.memory(), v.byteOffset() + r * v.ld() * e, rowBytes);
+            }
+            stream.synchronize();
+            MemorySegment seg = h.segment();
+            for (int i = 0; i < out.length; i++) {
+                out[i] = e == 4 ? seg.getAtIndex(ValueLayout.JAVA_FLOAT, i)
+                        : v.dtype().decode(seg.getAtIndex(ValueLayout.JAVA_SHORT, i));
+            }
+        }
+        return out;
+    }
+
+    /** Round-off allowed, as a fraction of (|reference| + the output's RMS): fp32 math, or one ulp at 1. */
+    static double tolerance(DType t) {
+        return switch (t) {
+            case FP32 -> 0x1p-17;
+            case FP16 -> 0x1p-10;
+            case BF16 -> 0x1p-7;
+            default -> throw new IllegalArgumentException(t.toString());
+        };
+    }
+
+    static void assertClose(double[] expected, double[] actual, double tol, String what) {
+        assertEquals(expected.length, actual.length, what + ": length");
+        double sq = 0;
+        for (double e : expected) {
+            sq += e * e;
+        }
+        double rms = Math.sqrt(sq / expected.length);
+        for (int i = 0; i < expected.length; i++) {
+            double allowed = tol * (Math.abs(expected[i]) + rms);
+            int at = i;
+            assertTrue(Math.abs(actual[i] - expected[i]) <= allowed, () -> what + "[" + at + "]: expected "
+                    + expected[at] + ", got " + actual[at] + " (allowed " + allowed + ")");
+        }
+    }
+
+    @ParameterizedTest(name = "{0} {1}x{2} ld {3} zero-centred {4}")
+    @CsvSource({
+            "BF16, 300, 4096, 4096, false",
+            "FP16, 64, 8192, 8200, true",
+            "FP32, 33, 1003, 1010, false",
+            "BF16, 512, 16384, 16384, false",
+            "BF16, 2000, 1024, 1024, true",
+    })
+    void layerNormForwardAndBackwardMatchTheReference(DType t, int rows, int cols, int ld, boolean zc) {
+        float eps = 1e-5f;
+        double[] x = random((long) rows * cols, t, 3);
+        for (int i = 0; i < x.length; i++) {
+            x[i] = t.round((float) (x[i] + 0.01 * (i / cols))); // a per-row offset, so the mean matters
+        }
+        double[] gamma = random(cols, t, 1);
+        double[] beta = random(cols, t, 1);
+        double[] dy = random((long) rows * cols, t, 1);
+        TensorView xv = upload(x, alloc(rows, cols, ld, t));
+        TensorView gv = upload(gamma, alloc(1, cols, t));
+        TensorView bv = upload(beta, alloc(1, cols, t));
+        TensorView dyv = upload(dy, alloc(rows, cols, ld, t));
+        TensorView y = alloc(rows, cols, ld, t);
+        TensorView mean = alloc(1, rows, DType.FP32);
+        TensorView rstd = alloc(1, rows, DType.FP32);
+        kernels.layerNormForward(xv, gv, bv, eps, zc, y, mean, rstd, stream);
+        HostLayerMath.LayerNormForward f = HostLayerMath.layerNormForward(x, rows, cols, gamma, beta, eps, zc);
+        double[] deviceMean = download(mean);
+        double[] deviceRstd = download(rstd);
+        assertClose(f.mean(), deviceMean, 0x1p-20, "mean");
+        assertClose(f.rstd(), deviceRstd, 0x1p-18, "rstd");
+        assertClose(f.y(), download(y), tolerance(t), "y");
+
+        TensorView dx = alloc(rows, cols, ld, t);
+        TensorView dgamma = alloc(1, cols, DType.FP32);
+        TensorView dbeta = alloc(1, cols, t);
+        TensorView ws = alloc(LayerKernels.layerNormBackwardWorkspaceRows(rows), cols, DType.FP32);
+        kernels.layerNormBackward(dyv, xv, mean, rstd, gv, zc, dx, dgamma, dbeta, false, ws, stream);
+        HostLayerMath.LayerNormBackward b = HostLayerMath.layerNormBackward(dy, x, deviceMean, deviceRstd, gamma, zc,
+                rows, cols);
+        assertClose(b.dx(), download(dx), tolerance(t), "dx");
+        assertClose(b.dgamma(), download(dgamma), tolerance(DType.FP32), "dgamma (fp32)");
+        assertClose(b.dbeta(), download(dbeta), tolerance(t), "dbeta");
+    }
+
+    @Test
+    void layerNormBackwardIsDeterministicAndWorksInPlace() {
+        int rows = 1000;
+        int cols = 2048;
+        DType t = DType.BF16;
+        double[] x = random((long) rows * cols, t, 2);
+        double[] dy = random((long) rows * cols, t, 1);
+        double[] gamma = random(cols, t, 1);
+        TensorView xv = upload(x, alloc(rows, cols, t));
+        TensorView gv = upload(gamma, alloc(1, cols, t));
+        TensorView bv = upload(random(cols, t, 1), alloc(1, cols, t));
+        TensorView mean = alloc(1, rows, DType.FP32);
+        TensorView rstd = alloc(1, rows, DType.FP32);
+        kernels.layerNormForward(xv, gv, bv, 1e-5f, false, alloc(rows, cols, t), mean, rstd, stream);
+        TensorView ws = alloc(LayerKernels.layerNormBackwardWorkspaceRows(rows), cols, DType.FP32);
+        double[][] runs = new double[3][];
+        double[] dxOut = null;
+        for (int run = 0; run < 3; run++) {
+            TensorView dyv = upload(dy, alloc(rows, cols, t));
+            TensorView dgamma = alloc(1, cols, DType.FP32);
+            // dx over dy: the parameter sums read dy before dx overwrites it.
+            kernels.layerNormBackward(dyv, xv, mean, rstd, gv, false, dyv, dgamma, alloc(1, cols, DType.FP32), false,
+                    ws, stream);
+            runs[run] = download(dgamma);
+            dxOut = download(dyv);
+        }
+        assertArrayEquals(runs[0], runs[1], "bit-identical dgamma run to run");
+        assertArrayEquals(runs[0], runs[2], "bit-identical dgamma run to run");
+        HostLayerMath.LayerNormBackward b = HostLayerMath.layerNormBackward(dy, x, download(mean), download(rstd),
+                gamma, false, rows, cols);
+        assertClose(b.dgamma(), runs[0], tolerance(DType.FP32), "dgamma");
+        assertClose(b.dx(), dxOut, tolerance(t), "dx in place over dy");
+    }
+
+    @ParameterizedTest(name = "{0} {1}x{2} ld {3} into {4}")
+    @CsvSource({
+            "BF16, 4096, 1024, 1024, BF16",
+            "BF16, 16384, 4096, 4096, FP32",
+            "FP32, 37, 130, 133, FP32",
+            "FP16, 1, 8, 8, FP16",
+    })
+    void biasGradAccumulatesColumnSums(DType t, int rows, int cols, int ld, DType out) {
+        double[] dy = random((long) rows * cols, t, 1);
+        double[] before = random(cols, out, 1);
+        TensorView dyv = upload(dy, alloc(rows, cols, ld, t));
+        TensorView db = upload(before, alloc(1, cols, out));
+        kernels.biasGrad(dyv, db, true, alloc(LayerKernels.biasGradWorkspaceRows(rows), cols, DType.FP32), stream);
+        double[] expected = HostLayerMath.columnSums(dy, rows, cols);
+        for (int c = 0; c < cols; c++) {
+            expected[c] += before[c];
+        }
+        assertClose(expected, download(db), tolerance(out), "db");
+    }
+
+    @ParameterizedTest(name = "{0} {1}x{2} ld {3}")
+    @CsvSource({
+            "BF16, 128, 4096, 4096",
+            "FP16, 7, 77, 80",
+            "FP32, 64, 1000, 1000",
+    })
+    void geluBiasGeluAndTheirBackwardMatchTheReference(DType t, int rows, int cols, int ld) {
+        double[] x = random((long) rows * cols, t, 5);
+        double[] dy = random((long) rows * cols, t, 1);
+        double[] bias = random(cols, t, 1);
+        TensorView xv = upload(x, alloc(rows, cols, ld, t));
+        TensorView dyv = upload(dy, alloc(rows, cols, ld, t));
+        TensorView bv = upload(bias, alloc(1, cols, t));
+        TensorView y = alloc(rows, cols, ld, t);
+        kernels.gelu(xv, y, stream);
+        assertClose(HostLayerMath.gelu(x), download(y), tolerance(t), "gelu");
+        TensorView dx = alloc(rows, cols, ld, t);
+        kernels.geluBackward(dyv, xv, dx, stream);
+        assertClose(HostLayerMath.geluBackward(dy, x), download(dx), tolerance(t), "gelu backward");
+        TensorView by = alloc(rows, cols, ld, t);
+        TensorView pre = alloc(rows, cols, ld, t);
+        kernels.biasGelu(xv, bv, by, pre, stream);
+        HostLayerMath.BiasGelu ref = HostLayerMath.biasGelu(x, bias, rows, cols);
+        assertClose(ref.y(), download(by), tolerance(t), "bias gelu");
+        assertClose(ref.pre(), download(pre), tolerance(t), "bias gelu pre-activation");
+        kernels.gelu(xv, xv, stream); // in place
+        assertArrayEquals(download(y), download(xv), "in place equals out of place");
+    }
+
+    @ParameterizedTest(name = "{0} {1}x2*{2}")
+    @CsvSource({
+            "BF16, 128, 4096, 8192, 4096",
+            "FP16, 64, 1408, 2816, 1408",
+            "FP32, 5, 45, 93, 50",
+    })
+    void swigluAndItsBackwardMatchTheReference(DType t, int rows, int f, int ldX, int ldY) {
+        double[] x = random((long) rows * 2 * f, t, 4);
+        double[] dy = random((long) rows * f, t, 1);
+        TensorView xv = upload(x, alloc(rows, 2L * f, ldX, t));
+        TensorView dyv = upload(dy, alloc(rows, f, ldY, t));
+        TensorView y = alloc(rows, f, ldY, t);
+        kernels.swiglu(xv, y, stream);
+        assertClose(HostLayerMath.swiglu(x, rows, f), download(y), tolerance(t), "swiglu");
+        TensorView dx = alloc(rows, 2L * f, ldX, t);
+        kernels.swigluBackward(dyv, xv, dx, stream);
+        double[] expected = HostLayerMath.swigluBackward(dy, x, rows, f);
+        assertClose(expected, download(dx), tolerance(t), "swiglu backward");
+        kernels.swigluBackward(dyv, xv, xv, stream); // in place over x
+        assertArrayEquals(download(dx), download(xv), "in place equals out of place");
+    }
+}

@@ -1,0 +1,340 @@
+package dev.ubuf.layers.kernels;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.cuda.DeviceMemory;
+import dev.ubuf.kernels.KernelImage;
+import dev.ubuf.kernels.LayerKernelNames;
+import dev.ubuf.tensor.DType;
+import dev.ubuf.tensor.TensorView;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The layer-kernel launchers on the CPU: what they would launch (kernel, grid, block, arguments in the kernel's
+ * parameter order and types, as the build read them from the PTX), and every bad argument rejected before any
+ * launch.
+ */
+class LayerKernelsTest {
+    private static final int SMS = 132;
+
+    record Launch(String name, int grid, int block, List<Object> args) {
+    }
+
+    final List<Launch> launches = new ArrayList<>();
+    final LayerKernels kernels = new LayerKernels(
+            (name, grid, block, stream, args) -> launches.add(new Launch(name, grid, block, Arrays.asList(args))), SMS);
+    final CudaStream stream = null; // the recorder ignores it
+
+    /** Device memory that is never dereferenced: only its addresses reach the recorder. */
+    record FakeMemory(long address, long bytes) implements DeviceMemory {
+        @Override
+        public int device() {
+            return 0;
+        }
+
+        @Override
+        public boolean isOpen() {
+            return true;
+        }
+    }
+
+    private long next = 0x7f0000000000L;
+
+    /** A dense rows x cols view in fresh memory (256-byte aligned like cuMemAlloc). */
+    TensorView matrix(long rows, long cols, DType t) {
+        long bytes = rows * cols * t.bytes();
+        FakeMemory m = new FakeMemory(next, bytes);
+        next += (bytes + 255) / 256 * 256 + 256;
+        return TensorView.of(m, rows, cols, t);
+    }
+
+    TensorView vector(long n, DType t) {
+        return matrix(1, n, t);
+    }
+
+    void assertRejected(String message, Executable call) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call);
+        assertTrue(e.getMessage().contains(message), () -> "'" + message + "' missing from: " + e.getMessage());
+        assertEquals(List.of(), launches, "nothing may be launched when an argument is bad");
+    }
+
+    // --- what is launched ---
+
+    @Test
+    void layerNormForwardLaunchesOneBlockPerRowWithTheArgumentsInKernelOrder() {
+        TensorView x = matrix(100, 4096, DType.BF16);
+        TensorView gamma = vector(4096, DType.BF16);
+        TensorView beta = vector(4096, DType.BF16);
+        TensorView y = matrix(100, 4096, DType.BF16);
+        TensorView mean = vector(100, DType.FP32);
+        TensorView rstd = vector(100, DType.FP32);
+        kernels.layerNormForward(x, gamma, beta, 1e-5f, true, y, mean, rstd, stream);
+        assertEquals(List.of(new Launch("ubuf_layernorm_fwd_bf16", 100, 256, List.of(100L, 4096L, x.address(), 4096L,
+                gamma.address(), beta.address(), 1e-5f, 1, y.address(), 4096L, mean.address(), rstd.address()))),
+                launches);
+    }
+
+    @Test
+    void rowKernelsUseAtMostEightBlocksPerSm() {
+        TensorView x = matrix(16384, 64, DType.FP32);
+        kernels.layerNormForward(x, vector(64, DType.FP32), vector(64, DType.FP32), 0f, false, x, null, null, stream);
+        assertEquals(SMS * 8, launches.getFirst().grid());
+        assertEquals(0L, launches.getFirst().args().get(10), "no mean: a null pointer");
+        assertEquals(0L, launches.getFirst().args().get(11), "no rstd: a null pointer");
+    }
+
+    @Test
+    void layerNormBackwardReadsDyAndXForTheParametersBeforeDxMayOverwriteThem() {
+        long rows = 1000;
+        long cols = 300;
+        TensorView dy = matrix(rows, cols, DType.FP16);
+        TensorView x = matrix(rows, cols, DType.FP16);
+        TensorView mean = vector(rows, DType.FP32);
+        TensorView rstd = vector(rows, DType.FP32);
+        TensorView gamma = vector(cols, DType.FP16);
+        TensorView dgamma = vector(cols, DType.FP32);
+        TensorView dbeta = vector(cols, DType.FP16);
+        long parts = LayerKernels.parts(rows);
+        assertEquals(32, LayerKernels.rowsPerPart(rows));
+        assertEquals(32, parts);
+        TensorView ws = matrix(LayerKernels.layerNormBackwardWorkspaceRows(rows), cols, DType.FP32);
+        kernels.layerNormBackward(dy, x, mean, rstd, gamma, false, dy, dgamma, dbeta, true, ws, stream);
+        long dbetaPart = ws.address() + parts * cols * 4;
+        assertEquals(List.of(
+                new Launch("ubuf_layernorm_bwd_params_partial_f16", 64, 256, List.of(rows, cols, dy.address(), cols,
+                        x.address(), cols, mean.address(), rstd.address(), 32L, ws.address(), dbetaPart, cols)),
+                new Launch("ubuf_layernorm_bwd_dx_f16", 1000, 256, List.of(rows, cols, dy.address(), cols, x.address(),
+                        cols, mean.address(), rstd.address(), gamma.address(), 0, dy.address(), cols)),
+                new Launch("ubuf_col_sums_f32_to_f32", 2, 256, List.of(parts, cols, ws.address(), cols,
+                        dgamma.address(), 1)),
+                new Launch("ubuf_col_sums_f32_to_f16", 2, 256, List.of(parts, cols, dbetaPart, cols,
+                        dbeta.address(), 1))), launches);
+    }
+
+    @Test
+    void columnSumsSplitRowsIntoAtMost256PartsOfAtLeast32Rows() {
+        assertEquals(1, LayerKernels.parts(1));
+        assertEquals(1, LayerKernels.parts(32));
+        assertEquals(2, LayerKernels.parts(33));
+        assertEquals(256, LayerKernels.parts(8192));
+        assertEquals(64, LayerKernels.rowsPerPart(16384));
+        assertEquals(256, LayerKernels.parts(16384));
+        assertEquals(256, LayerKernels.parts(16383));
+        assertEquals(512, LayerKernels.layerNormBackwardWorkspaceRows(16384));
+        for (long rows = 1; rows < 5000; rows += 7) {
+            long parts = LayerKernels.parts(rows);
+            assertTrue(parts <= 256 && (parts - 1) * LayerKernels.rowsPerPart(rows) < rows
+                    && parts * LayerKernels.rowsPerPart(rows) >= rows, "rows " + rows);
+        }
+    }
+
+    @Test
+    void biasGradSumsColumnsIntoTheBiasDtype() {
+        TensorView dy = matrix(4096, 1024, DType.BF16);
+        TensorView db = vector(1024, DType.BF16);
+        TensorView ws = matrix(LayerKernels.biasGradWorkspaceRows(4096), 1024, DType.FP32);
+        kernels.biasGrad(dy, db, false, ws, stream);
+        assertEquals(List.of(
+                new Launch("ubuf_col_sums_partial_bf16", 128 * 4, 256, List.of(4096L, 1024L, dy.address(), 1024L, 32L,
+                        ws.address(), 1024L)),
+                new Launch("ubuf_col_sums_f32_to_bf16", 4, 256, List.of(128L, 1024L, ws.address(), 1024L,
+                        db.address(), 0))), launches);
+    }
+
+    @Test
+    void activationsLaunchElementwiseKernels() {
+        TensorView x = matrix(64, 2048, DType.BF16);
+        TensorView y = matrix(64, 1024, DType.BF16);
+        kernels.swiglu(x, y, stream);
+        kernels.swigluBackward(y, x, x, stream);
+        kernels.gelu(y, y, stream);
+        kernels.geluBackward(y, y, y, stream);
+        TensorView bias = vector(1024, DType.BF16);
+        kernels.biasGelu(y, bias, y, null, stream);
+        assertEquals(List.of(
+                new Launch("ubuf_swiglu_fwd_bf16", 32, 256, List.of(64L, 1024L, x.address(), 2048L, y.address(), 1024L)),
+                new Launch("ubuf_swiglu_bwd_bf16", 32, 256, List.of(64L, 1024L, y.address(), 1024L, x.address(), 2048L,
+                        x.address(), 2048L)),
+                new Launch("ubuf_gelu_fwd_bf16", 32, 256, List.of(64L, 1024L, y.address(), 1024L, y.address(), 1024L)),
+                new Launch("ubuf_gelu_bwd_bf16", 32, 256, List.of(64L, 1024L, y.address(), 1024L, y.address(), 1024L,
+                        y.address(), 1024L)),
+                new Launch("ubuf_bias_gelu_fwd_bf16", 32, 256, List.of(64L, 1024L, y.address(), 1024L, bias.address(),
+                        y.address(), 1024L, 0L, 0L))), launches);
+    }
+
+    @Test
+    void stridedViewsPassTheirLeadingDimension() {
+        TensorView wide = matrix(8, 100, DType.FP32);
+        TensorView left = wide.cols(0, 40);
+        TensorView out = matrix(8, 40, DType.FP32);
+        kernels.gelu(left, out, stream);
+        assertEquals(List.of(8L, 40L, wide.address(), 100L, out.address(), 40L), launches.getFirst().args());
+    }
+
+    /** Every launch's arguments have the types the kernel declares (u64: Long, u32: Integer, f32: Float). */
+    @ParameterizedTest
+    @EnumSource(value = DType.class, names = {"FP32", "FP16", "BF16"})
+    void everyLaunchMatchesTheKernelsParameterListInTheFatbin(DType t) {
+        Properties info = KernelImage.buildInfo();
+        assumeTrue("true".equals(info.getProperty("built")), "built without nvcc: no kernel parameter lists");
+        long rows = 64;
+        long cols = 256;
+        TensorView x = matrix(rows, cols, t);
+        TensorView dy = matrix(rows, cols, t);
+        TensorView vec = vector(cols, t);
+        TensorView beta = vector(cols, t);
+        TensorView mean = vector(rows, DType.FP32);
+        TensorView rstd = vector(rows, DType.FP32);
+        TensorView ws = matrix(LayerKernels.layerNormBackwardWorkspaceRows(rows), cols, DType.FP32);
+        TensorView out = matrix(rows, cols, t);
+        TensorView dgamma = vector(cols, DType.FP32);
+        TensorView dbeta = vector(cols, t);
+        kernels.layerNormForward(x, vec, beta, 1e-5f, false, out, mean, rstd, stream);
+        kernels.layerNormBackward(dy, x, mean, rstd, vec, false, out, dgamma, dbeta, false, ws, stream);
+        kernels.biasGrad(dy, dgamma, false, ws, stream);
+        kernels.biasGrad(dy, dbeta, true, ws, stream);
+        kernels.gelu(x, out, stream);
+        kernels.geluBackward(dy, x, out, stream);
+        kernels.biasGelu(x, vec, out, dy, stream);
+        kernels.swiglu(x, matrix(rows, cols / 2, t), stream);
+        kernels.swigluBackward(matrix(rows, cols / 2, t), x, out, stream);
+        Set<String> launched = new TreeSet<>();
+        for (Launch l : launches) {
+            String declared = info.getProperty("params." + l.name());
+            assertTrue(declared != null, l.name() + " is not in the fatbin");
+            List<String> marshalled = l.args().stream().map(a -> switch (a) {
+                case Long v -> "u64";
+                case Integer v -> "u32";
+                case Float v -> "f32";
+                default -> "unsupported " + a.getClass();
+            }).toList();
+            assertEquals(List.of(declared.split(",")), marshalled, l.name());
+            assertTrue(l.block() % 32 == 0 && l.block() <= 512, "whole warps, at most 512 threads");
+            assertTrue(l.grid() >= 1);
+            launched.add(l.name());
+        }
+        Set<String> expected = new TreeSet<>(LayerKernelNames.all());
+        expected.removeIf(n -> !n.endsWith("_" + dev.ubuf.kernels.KernelType.valueOf(
+                t == DType.FP32 ? "F32" : t == DType.FP16 ? "F16" : "BF16").suffix()));
+        expected.add("ubuf_col_sums_f32_to_f32");
+        assertEquals(expected, launched, "every " + t.shortName() + " layer kernel is launched by some method");
+    }
+
+    // --- what is rejected ---
+
+    @Test
+    void fp8IsRejected() {
+        TensorView x = matrix(4, 16, DType.FP8_E4M3);
+        assertRejected("x is fp8e4m3: the layer kernels take fp32, fp16 or bf16", () -> kernels.gelu(x, x, stream));
+    }
+
+    @Test
+    void mixedDtypesAreRejected() {
+        TensorView x = matrix(4, 16, DType.BF16);
+        assertRejected("y must be bf16, got fp16", () -> kernels.gelu(x, matrix(4, 16, DType.FP16), stream));
+        assertRejected("gamma must be bf16, got fp32", () -> kernels.layerNormForward(x, vector(16, DType.FP32),
+                vector(16, DType.BF16), 1e-5f, false, matrix(4, 16, DType.BF16), null, null, stream));
+        assertRejected("mean must be fp32, got bf16", () -> kernels.layerNormForward(x, vector(16, DType.BF16),
+                vector(16, DType.BF16), 1e-5f, false, matrix(4, 16, DType.BF16), vector(4, DType.BF16), null, stream));
+    }
+
+    @Test
+    void shapesAreChecked() {
+        TensorView x = matrix(4, 16, DType.FP32);
+        assertRejected("y must be 4x16, got 4x8", () -> kernels.gelu(x, matrix(4, 8, DType.FP32), stream));
+        assertRejected("gamma must be a 1x16 vector, got 16x1", () -> kernels.layerNormForward(x,
+                matrix(16, 1, DType.FP32), vector(16, DType.FP32), 1e-5f, false, matrix(4, 16, DType.FP32), null, null,
+                stream));
+        assertRejected("rstd must be a 1x4 vector, got 1x5", () -> kernels.layerNormForward(x, vector(16, DType.FP32),
+                vector(16, DType.FP32), 1e-5f, false, matrix(4, 16, DType.FP32), null, vector(5, DType.FP32), stream));
+        assertRejected("bias must be a 1x16 vector", () -> kernels.biasGelu(x, vector(8, DType.FP32),
+                matrix(4, 16, DType.FP32), null, stream));
+        assertRejected("x must have an even number of columns", () -> kernels.swiglu(matrix(4, 15, DType.FP32),
+                matrix(4, 7, DType.FP32), stream));
+        assertRejected("y (rows x F for x of rows x 2F) must be 4x8, got 4x16", () -> kernels.swiglu(x,
+                matrix(4, 16, DType.FP32), stream));
+        assertRejected("dy (rows x F for x of rows x 2F) must be 4x8", () -> kernels.swigluBackward(x, x,
+                matrix(4, 16, DType.FP32), stream));
+    }
+
+    @Test
+    void epsMustBeFiniteAndNotNegative() {
+        TensorView x = matrix(4, 16, DType.FP32);
+        for (float eps : new float[] {-1e-5f, Float.NaN, Float.POSITIVE_INFINITY}) {
+            assertRejected("eps must be finite and >= 0", () -> kernels.layerNormForward(x, vector(16, DType.FP32),
+                    vector(16, DType.FP32), eps, false, matrix(4, 16, DType.FP32), null, null, stream));
+        }
+    }
+
+    @Test
+    void workspacesMustBeLargeEnoughFp32() {
+        TensorView dy = matrix(1000, 64, DType.BF16);
+        TensorView db = vector(64, DType.FP32);
+        assertRejected("biasGrad workspace must be at least 32x64 fp32 (see biasGradWorkspaceRows), got 31x64",
+                () -> kernels.biasGrad(dy, db, false, matrix(31, 64, DType.FP32), stream));
+        assertRejected("biasGrad workspace must be fp32, got bf16",
+                () -> kernels.biasGrad(dy, db, false, matrix(32, 64, DType.BF16), stream));
+        TensorView x = matrix(1000, 64, DType.BF16);
+        assertRejected("layerNormBackward workspace must be at least 64x64", () -> kernels.layerNormBackward(dy, x,
+                vector(1000, DType.FP32), vector(1000, DType.FP32), vector(64, DType.BF16), false,
+                matrix(1000, 64, DType.BF16), vector(64, DType.FP32), vector(64, DType.FP32), false,
+                matrix(32, 64, DType.FP32), stream));
+    }
+
+    @Test
+    void parameterGradientsAreFp32OrTheInputsDtype() {
+        TensorView dy = matrix(10, 64, DType.BF16);
+        assertRejected("dbias must be fp32 or bf16, got fp16", () -> kernels.biasGrad(dy, vector(64, DType.FP16),
+                false, matrix(1, 64, DType.FP32), stream));
+    }
+
+    @Test
+    void partialOverlapsAndUnsupportedInPlaceUseAreRejected() {
+        TensorView big = matrix(8, 64, DType.FP32);
+        TensorView top = big.rows(0, 4);
+        TensorView shifted = big.rows(2, 4);
+        assertRejected("overlap in memory", () -> kernels.gelu(top, shifted, stream));
+        TensorView x = matrix(4, 32, DType.FP32);
+        assertRejected("x fp32[4x32] and y fp32[4x16, ld 32] overlap in memory",
+                () -> kernels.swiglu(x, x.cols(0, 16), stream));
+        TensorView stats = vector(4, DType.FP32);
+        assertRejected("mean fp32[1x4] and rstd fp32[1x4] overlap in memory (this operand cannot be computed in place)",
+                () -> kernels.layerNormForward(x, vector(32, DType.FP32), vector(32, DType.FP32), 0f, false,
+                        matrix(4, 32, DType.FP32), stats, stats, stream));
+        TensorView vec = vector(32, DType.FP32);
+        assertRejected("y fp32[4x32] and pre fp32[4x32] overlap in memory",
+                () -> kernels.biasGelu(x, vec, x, x, stream));
+        TensorView gamma = matrix(1, 32, DType.FP32);
+        assertRejected("overlap in memory", () -> kernels.layerNormForward(x, gamma, vector(32, DType.FP32), 0f, false,
+                matrix(4, 32, DType.FP32), gamma.cols(0, 4), null, stream));
+    }
+
+    @Test
+    void inPlaceUseTheKernelsAllowIsAccepted() {
+        TensorView x = matrix(4, 32, DType.BF16);
+        TensorView dy = matrix(4, 32, DType.BF16);
+        kernels.gelu(x, x, stream);
+        kernels.geluBackward(dy, x, dy, stream);
+        kernels.geluBackward(dy, x, x, stream);
+        kernels.biasGelu(x, vector(32, DType.BF16), matrix(4, 32, DType.BF16), x, stream);
+        kernels.swigluBackward(matrix(4, 16, DType.BF16), x, x, stream);
+        kernels.layerNormForward(x, vector(32, DType.BF16), vector(32, DType.BF16), 1e-5f, false, x, null, null,
+                stream);
+        assertEquals(6, launches.size());
+        assertFalse(launches.stream().anyMatch(l -> l.grid() < 1));
+    }
+}
