@@ -12,10 +12,16 @@ jdk=$(bash "$(dirname "$0")/find-jdk25.sh")
 # (its runtime report and XML reports); jdk.zipfs: jars opened as file systems; java.logging: the bootstrap's log.
 modules="java.base,java.logging,java.management,java.xml,jdk.unsupported,jdk.zipfs"
 if [ $# -gt 0 ]; then
-  found=$("$jdk/bin/jdeps" --print-module-deps --ignore-missing-deps --multi-release 25 -q "$@" 2>/dev/null || true)
-  [ -n "$found" ] && modules="$modules,$found"
+  # Jar by jar against the others (a modular jar such as progressbar's names its dependencies as modules), keeping
+  # only the JDK's own modules: the jars themselves travel on the class path.
+  all=$(printf '%s\n' "$@" | paste -sd: -)
+  for jar in "$@"; do
+    found=$("$jdk/bin/jdeps" --print-module-deps --ignore-missing-deps --multi-release 25 -q --module-path "$all" \
+      "$jar" 2>/dev/null || true)
+    [ -n "$found" ] && modules="$modules,$found"
+  done
 fi
-modules=$(tr ',' '\n' <<<"$modules" | sort -u | paste -sd, -)
+modules=$(tr ',' '\n' <<<"$modules" | grep -E '^(java|jdk)\.' | sort -u | paste -sd, -)
 mkdir -p "$out"
 if [ -s "$out/jre.tgz" ] && [ "$(cat "$out/jre.modules" 2>/dev/null)" = "$modules" ]; then
   echo "pack-jre: $out/jre.tgz is up to date ($modules)"
