@@ -40,13 +40,13 @@ tests() {
   console=$(ls "$bundle"/lib/junit-platform-console-standalone-*.jar 2>/dev/null | head -1)
   [ -n "$console" ] || { echo "no JUnit console launcher in $bundle/lib"; return 1; }
   cp=$(ls "$bundle"/lib/*.jar | grep -v console-standalone | paste -sd: -)
-  java_ -Dubuf.requireGpu="${UBUF_REQUIRE_GPU:-true}" -jar "$console" execute -cp "$cp" --select-package dev.ubuf \
-    --include-classname "$regex" --fail-if-no-tests --details=tree --disable-banner \
+  java_ -XX:ErrorFile="$OUT/hs_err.log" -Dubuf.requireGpu="${UBUF_REQUIRE_GPU:-true}" -jar "$console" execute -cp "$cp" --select-package dev.ubuf \
+    --include-classname "$regex" --fail-if-no-tests --details=testfeed --disable-banner \
     --reports-dir "$OUT/junit" > "$OUT/tests.txt" 2>&1
   local rc=$?
   cat "$OUT/tests.txt" >> "$log"
   grep -E '^\[ *[0-9]+ (containers|tests) ' "$OUT/tests.txt" > "$OUT/tests-summary.txt"
-  grep -E '✘' "$OUT/tests.txt" | head -40
+  grep -E ':: (FAILED|ABORTED)' "$OUT/tests.txt" | sed 's/\x1b\[[0-9;]*m//g' | head -40
   cat "$OUT/tests-summary.txt"
   return $rc
 }

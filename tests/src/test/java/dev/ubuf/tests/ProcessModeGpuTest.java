@@ -42,7 +42,7 @@ class ProcessModeGpuTest {
                 new OverlapScenario(REDUCE_SCATTER, "pipeline", DType.FP16, 2000, 384, 512, true, false, true),
                 new OverlapScenario(REDUCE_SCATTER, "oneshot", DType.FP32, 2000, 384, 512, true, false, true),
                 new OverlapScenario(REDUCE_SCATTER, "pipeline", DType.BF16, 1024, 640, 256, false, true, false),
-                new OverlapScenario(REDUCE_SCATTER, "ring:sub=4,lowp=1", DType.BF16, 6, 136, 128, true, true, true),
+                new OverlapScenario(REDUCE_SCATTER, "ring:sub=2,lowp=1", DType.BF16, 6, 136, 128, true, true, true),
                 new OverlapScenario(REDUCE_SCATTER, "auto", DType.BF16, 4096, 1024, 512, true, false, false));
     }
 

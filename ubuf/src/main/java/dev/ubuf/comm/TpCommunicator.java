@@ -326,6 +326,25 @@ public final class TpCommunicator implements AutoCloseable {
     }
 
     /**
+     * Before a call is issued: fails, without touching the GPU, when this rank aborted the domain or the bootstrap has
+     * heard that a peer failed or aborted it. A call issued then could copy into a peer's memory that the peer, having
+     * given up, has already freed.
+     */
+    public void requireHealthy(String what) {
+        if (abortReason == null) {
+            var failure = bootstrap.knownFailure();
+            if (failure.isEmpty()) {
+                return;
+            }
+            abort("rank " + rank() + ": " + failure.get().getMessage());
+            throw new PeerFailedException("rank " + rank() + " refused to issue " + what + ": the domain failed: "
+                    + failure.get().getMessage(), failure.get());
+        }
+        throw new IllegalStateException("rank " + rank() + " refused to issue " + what + ": the domain was aborted: "
+                + abortReason);
+    }
+
+    /**
      * A barrier of the domain before memory that peers can reach is freed (close is collective): returns once every
      * rank has arrived, so every rank has drained its own streams. Skipped when the domain is aborted: the peers
      * were told, and waiting for a failed one would hang.

@@ -162,6 +162,7 @@ public final class CudaPlanExecutor implements AutoCloseable {
         }
         comm.context().makeCurrent();
         bind(b);
+        comm.requireHealthy(plan.op() + "/" + plan.method() + " call " + calls);
         boolean capturing = caller.isCapturing();
         if (!signalling.graphSafe() && capturing) {
             throw new IllegalStateException(plan.op() + "/" + plan.method() + ": the caller's stream is capturing a "

@@ -116,6 +116,7 @@ public final class NcclReferenceOp implements OverlapOp {
     @Override
     public void forward(OperandBindings b, CudaStream s) {
         Gemm.Options o = validate(b);
+        comm.requireHealthy("the NCCL reference of " + shape.key());
         comm.context().makeCurrent();
         mark(s, 0);
         long rows = shape.m() / shape.tp();
