@@ -219,6 +219,7 @@ public final class OverlapBench {
             rec.put("pct_of_ideal", pct);
             rec.put("vs_nccl_seq", seq / ms);
             rec.put("nccl_seq_ms", seq);
+            rec.put("timer_valve_releases", r.valveReleases());
             if (fault) {
                 rec.put("measurement_fault", true);
             }

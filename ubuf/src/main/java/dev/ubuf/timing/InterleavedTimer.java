@@ -35,6 +35,21 @@ public final class InterleavedTimer implements AutoCloseable {
     private final CudaEvent start;
     private final CudaEvent end;
     private int holdValue;
+    /** Releases a hold the enqueueing thread did not release in time (see {@link #HOLD_LIMIT}). */
+    private final java.util.concurrent.ScheduledExecutorService valve =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "ubuf-timer-valve");
+                t.setDaemon(true);
+                return t;
+            });
+    private int valveReleases;
+
+    /**
+     * Enqueueing a candidate takes microseconds to milliseconds. A candidate whose enqueue blocks the host until its
+     * stream makes progress would wait for ever on the held stream, so the hold is released after this long whatever
+     * happens; such a sample includes host time and is counted in {@link Result#valveReleases()}.
+     */
+    static final java.time.Duration HOLD_LIMIT = java.time.Duration.ofSeconds(2);
 
     public InterleavedTimer(TpCommunicator comm, CudaStream stream) {
         this.comm = comm;
@@ -63,8 +78,12 @@ public final class InterleavedTimer implements AutoCloseable {
         }
     }
 
-    /** What {@link #time} measured: per candidate the per-iteration maxima over ranks, and the orders run. */
-    public record Result(Map<String, DescriptiveStatistics> stats, long seed, List<List<String>> orders) {
+    /**
+     * What {@link #time} measured: per candidate the per-iteration maxima over ranks, the orders run, and how many
+     * samples on this rank had their hold released by the valve (0 in a sound measurement).
+     */
+    public record Result(Map<String, DescriptiveStatistics> stats, long seed, List<List<String>> orders,
+                         int valveReleases) {
         public double median(String candidate) {
             return stats.get(candidate).getPercentile(50);
         }
@@ -105,19 +124,35 @@ public final class InterleavedTimer implements AutoCloseable {
                 }
             }
         }
-        return new Result(maxOverRanks(names, mine), seed, orders);
+        return new Result(maxOverRanks(names, mine), seed, orders, valveReleases);
     }
 
     private double sample(String name, Runnable work) {
         comm.bootstrap().barrier();
         int v = ++holdValue;
         stream.waitValue32(hold.address(), v);
+        java.util.concurrent.atomic.AtomicBoolean released = new java.util.concurrent.atomic.AtomicBoolean();
+        var valveTask = valve.schedule(() -> {
+            if (released.compareAndSet(false, true)) {
+                comm.context().makeCurrent();
+                releaser.writeValue32(hold.address(), v);
+                synchronized (this) {
+                    valveReleases++;
+                }
+                System.err.println("ubuf: timing '" + name + "' on rank " + comm.rank() + ": enqueueing took over "
+                        + HOLD_LIMIT.toMillis() + " ms; the stream was released early and this sample includes host"
+                        + " time");
+            }
+        }, HOLD_LIMIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
         try {
             start.record(stream);
             work.run();
             end.record(stream);
         } finally {
-            releaser.writeValue32(hold.address(), v); // also when enqueueing failed: never leave the stream held
+            valveTask.cancel(false);
+            if (released.compareAndSet(false, true)) {
+                releaser.writeValue32(hold.address(), v); // also when enqueueing failed: never leave the stream held
+            }
         }
         comm.await(stream, () -> "timing " + name);
         return end.elapsedMillisSince(start);
@@ -149,6 +184,7 @@ public final class InterleavedTimer implements AutoCloseable {
 
     @Override
     public void close() {
+        valve.shutdownNow();
         end.close();
         start.close();
         hold.close();
