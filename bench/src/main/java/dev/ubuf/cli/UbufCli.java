@@ -12,7 +12,7 @@ import java.util.concurrent.Callable;
 /** The `ubuf` command: `ubuf info`, `ubuf bench ...`, `ubuf help [COMMAND]`. */
 @Command(name = "ubuf", mixinStandardHelpOptions = true, version = UbufCli.VERSION,
         description = "Userbuffers-style communication/GEMM overlap for tensor parallelism on the JVM.",
-        subcommands = {InfoCommand.class, BenchCommand.class, PlanCommand.class, CommandLine.HelpCommand.class},
+        subcommands = {InfoCommand.class, BenchCommand.class, PlanCommand.class, DemoCommand.class, CommandLine.HelpCommand.class},
         footer = {"", "Exit codes: 0 done, 2 bad input or no usable GPU (said in one sentence), 1 anything else."})
 public final class UbufCli implements Callable<Integer> {
     static final String VERSION = "ubuf 0.1.0";

@@ -73,6 +73,12 @@ class ProcessModeGpuTest {
         assertJobPasses(new RegisterCyclesScenario(1000));
     }
 
+    /** A whole LayerNormMLP (overlapped vs NCCL, forward and backward) with one JVM per rank. */
+    @Test
+    void layerNormMlpAcrossProcessesMatchesItsUnoverlappedTwin() throws InterruptedException {
+        assertJobPasses(new LayerScenario(LayerScenario.Block.MLP_SWIGLU, "te", DType.BF16, 512, 1024, 1024));
+    }
+
     @ParameterizedTest(name = "{0}")
     @MethodSource("overlapCases")
     void overlappedOpsAcrossProcessesMatchTheNcclReference(OverlapScenario scenario) throws InterruptedException {

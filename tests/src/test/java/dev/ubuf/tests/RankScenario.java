@@ -13,7 +13,7 @@ import java.util.List;
  */
 sealed interface RankScenario
         permits P2pScenario, RegisterCyclesScenario, OverlapScenario, PeerDeathScenario, HandshakeScenario,
-        BootstrapPeerDeathScenario {
+        BootstrapPeerDeathScenario, LayerScenario {
 
     /**
      * Runs this rank's part; every rank of {@code bootstrap} calls it. Throws (an AssertionError, a CUDA or ubuf
@@ -45,6 +45,7 @@ sealed interface RankScenario
             case PeerDeathScenario.NAME -> PeerDeathScenario.parse(params);
             case HandshakeScenario.NAME -> HandshakeScenario.parse(params);
             case BootstrapPeerDeathScenario.NAME -> BootstrapPeerDeathScenario.parse(params);
+            case LayerScenario.NAME -> LayerScenario.parse(params);
             default -> throw new IllegalArgumentException("unknown scenario '" + args.getFirst() + "'; known: "
                     + names());
         };
@@ -52,6 +53,6 @@ sealed interface RankScenario
 
     private static List<String> names() {
         return List.of(P2pScenario.NAME, RegisterCyclesScenario.NAME, OverlapScenario.NAME,
-                PeerDeathScenario.NAME, HandshakeScenario.NAME, BootstrapPeerDeathScenario.NAME);
+                PeerDeathScenario.NAME, HandshakeScenario.NAME, BootstrapPeerDeathScenario.NAME, LayerScenario.NAME);
     }
 }

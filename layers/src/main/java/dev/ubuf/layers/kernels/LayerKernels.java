@@ -64,6 +64,20 @@ public final class LayerKernels {
         return parts(rows);
     }
 
+    /**
+     * Rows of a {@link #biasGrad} workspace that serves every row count up to {@code maxRows}: parts never exceed
+     * the cap on parts nor one per {@code MIN_ROWS_PER_PART} rows (parts(rows) is not monotonic in rows).
+     */
+    public static long biasGradWorkspaceRowsUpTo(long maxRows) {
+        requirePositive(maxRows, "maxRows");
+        return Math.min(MAX_PARTS, ceilDiv(maxRows, MIN_ROWS_PER_PART));
+    }
+
+    /** Rows of a {@link #layerNormBackward} workspace that serves every row count up to {@code maxRows}. */
+    public static long layerNormBackwardWorkspaceRowsUpTo(long maxRows) {
+        return 2 * biasGradWorkspaceRowsUpTo(maxRows);
+    }
+
     /** Rows of the fp32 workspace (of {@code cols} columns) that {@link #layerNormBackward} needs. */
     public static long layerNormBackwardWorkspaceRows(long rows) {
         return 2 * parts(rows);

@@ -1,0 +1,290 @@
+package dev.ubuf.layers.tp;
+
+import dev.ubuf.ag.AgShape;
+import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.exec.OperandBindings;
+import dev.ubuf.layers.config.GemmName;
+import dev.ubuf.layers.config.UbFlag;
+import dev.ubuf.layers.kernels.LayerKernels;
+import dev.ubuf.op.OverlapOp;
+import dev.ubuf.rs.RsShape;
+import dev.ubuf.tensor.DType;
+import dev.ubuf.tensor.TensorView;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A column-parallel linear layer under sequence parallelism (TE's qkv or fc1): each rank holds tokens/tp rows of
+ * the input X and the rows [r N/tp, (r+1) N/tp) of the weight, stored [N/tp, K] like torch's Linear.
+ *
+ * <pre>
+ * forward:  Y[M, N/tp] = AG(X)[M, K] W_r^T (+ b_r)            {layer}_fprop: AG overlapped with the GEMM
+ * backward: dX[M/tp, K] = RS(dY W_r)                          {layer}_dgrad / {layer}_wgrad (see below)
+ *           dW_r += dY^T AG(X),  db_r += colsum(dY)
+ * </pre>
+ *
+ * Backward, as the configuration says: with {@code ub_overlap_rs_dgrad} the dgrad GEMM runs as a reduce-scatter
+ * overlap (X is gathered by NCCL on the side stream meanwhile); otherwise a bulk all-gather of X runs beside the
+ * dgrad GEMM ({@code ub_bulk_dgrad}), and a bulk reduce-scatter of its result beside the wgrad GEMM
+ * ({@code ub_bulk_wgrad}); what is not overlapped runs through NCCL on the caller's stream.
+ *
+ * <p>Buffers and ops are made for the context's maximum token count; a call may use any multiple of tp up to it
+ * (ops for a new token count are made on first use: collective). The returned tensors are the layer's own and
+ * valid until its next call; the input must stay unchanged from forward until backward.
+ */
+public final class ColumnParallelLinear implements TpLayer {
+    private final TpContext tc;
+    private final GemmName.Layer layer;
+    private final long in;
+    private final long outPerRank;
+    private final Buffers buffers;
+    private final OpTable<OverlapOp> ops;
+    private final Parameter weight;
+    private final Parameter bias;
+    private final TensorView out;
+    private final TensorView dx;
+    private final TensorView gathered;
+    private final TensorView biasWorkspace;
+    private TensorView savedInput;
+    private long savedTokens;
+
+    /**
+     * @param layer       QKV or FC1: whose GEMM names (and so whose configuration) this layer uses
+     * @param inFeatures  K
+     * @param outFeatures N over all ranks, divisible by tp
+     */
+    public ColumnParallelLinear(TpContext tc, GemmName.Layer layer, long inFeatures, long outFeatures, boolean bias) {
+        checkArguments(tc.tp(), layer, inFeatures, outFeatures);
+        this.tc = tc;
+        this.layer = layer;
+        this.in = inFeatures;
+        this.outPerRank = outFeatures / tc.tp();
+        long maxM = tc.maxTokens();
+        DType t = tc.dtype();
+        this.buffers = new Buffers(tc.cuda(), layer.teName());
+        this.ops = new OpTable<>(tc.tp(), maxM);
+        try {
+            this.weight = new Parameter(layer.teName() + ".weight", buffers.matrix(outPerRank, in, t, "weight"),
+                    buffers.matrix(outPerRank, in, DType.FP32, "weight.grad"));
+            this.bias = bias ? new Parameter(layer.teName() + ".bias", buffers.matrix(1, outPerRank, t, "bias"),
+                    buffers.matrix(1, outPerRank, DType.FP32, "bias.grad")) : null;
+            this.out = buffers.matrix(maxM, outPerRank, t, "out");
+            this.dx = buffers.matrix(maxM / tc.tp(), in, t, "dx");
+            // X gathered through NCCL, when no bulk op's buffer holds it.
+            this.gathered = gathersWithNccl() ? buffers.matrix(maxM, in, t, "gathered") : null;
+            this.biasWorkspace = bias ? buffers.matrix(LayerKernels.biasGradWorkspaceRowsUpTo(maxM), outPerRank,
+                    DType.FP32, "bias.workspace") : null;
+        } catch (RuntimeException e) {
+            buffers.close();
+            throw e;
+        }
+    }
+
+    /** What the constructor checks before any GPU work. */
+    public static void checkArguments(int tp, GemmName.Layer layer, long inFeatures, long outFeatures) {
+        if (!layer.columnParallel()) {
+            throw new IllegalArgumentException(layer.teName() + " is row-parallel: a column-parallel layer is qkv"
+                    + " or fc1");
+        }
+        if (inFeatures < 1 || outFeatures < 1) {
+            throw new IllegalArgumentException("features must be positive, got in=" + inFeatures + " out="
+                    + outFeatures);
+        }
+        if (outFeatures % tp != 0) {
+            throw new IllegalArgumentException("outFeatures = " + outFeatures + " is not divisible by tp = " + tp
+                    + ": every rank holds outFeatures/tp weight rows");
+        }
+    }
+
+    private GemmName gemm(GemmName.Pass pass) {
+        return GemmName.of(layer, pass);
+    }
+
+    private boolean rsDgrad() {
+        return tc.config().effective(UbFlag.UB_OVERLAP_RS_DGRAD);
+    }
+
+    private boolean gathersWithNccl() {
+        return rsDgrad() || !tc.choice(gemm(GemmName.Pass.DGRAD)).bulk();
+    }
+
+    /** Output columns on this rank (N/tp). */
+    public long outPerRank() {
+        return outPerRank;
+    }
+
+    public long inFeatures() {
+        return in;
+    }
+
+    public Parameter weight() {
+        return weight;
+    }
+
+    /** The bias, or null when made without one. */
+    public Parameter bias() {
+        return bias;
+    }
+
+    @Override
+    public List<Parameter> parameters() {
+        List<Parameter> p = new ArrayList<>(List.of(weight));
+        if (bias != null) {
+            p.add(bias);
+        }
+        return p;
+    }
+
+    /** The ops made so far, by (GEMM, tokens). */
+    public List<OpTable.Key> opKeys() {
+        return ops.keys();
+    }
+
+    /**
+     * Makes the ops of the maximum token count now (collective), so the first call does not: TE's
+     * {@code initialize_ub}.
+     */
+    public void prepare() {
+        long m = tc.maxTokens();
+        fpropOp(m);
+        dgradOps(m);
+    }
+
+    private OverlapOp fpropOp(long m) {
+        GemmName g = gemm(GemmName.Pass.FPROP);
+        return ops.get(g, m, () -> tc.makeOp(g, new AgShape(tc.tp(), m, in, outPerRank, tc.dtype())));
+    }
+
+    /** [dgrad-side op or null, wgrad-side op or null] for m tokens, as the configuration says. */
+    private OverlapOp[] dgradOps(long m) {
+        GemmName dg = gemm(GemmName.Pass.DGRAD);
+        GemmName wg = gemm(GemmName.Pass.WGRAD);
+        RsShape rs = new RsShape(tc.tp(), m, outPerRank, in, tc.dtype(), false);
+        if (rsDgrad()) {
+            return new OverlapOp[]{ops.get(dg, m, () -> tc.makeOp(dg, rs)), null};
+        }
+        OverlapOp ag = tc.choice(dg).bulk()
+                ? ops.get(dg, m, () -> tc.makeOp(dg, new AgShape(tc.tp(), m, in, outPerRank, tc.dtype()))) : null;
+        // Not bulk: the NCCL reference (dgrad GEMM, then NCCL reduce-scatter) under the wgrad's name.
+        OverlapOp rsOp = ops.get(wg, m, () -> tc.makeOp(wg, rs));
+        return new OverlapOp[]{ag, rsOp};
+    }
+
+    /** Y[tokens, N/tp] = AG(x) W^T (+ b); x is this rank's [tokens/tp, K]. */
+    @Override
+    public TensorView forward(TensorView x, CudaStream s) {
+        long m = x.rows() * tc.tp();
+        OpTable.checkTokens(m, tc.maxTokens(), tc.tp());
+        x.requireShape(m / tc.tp(), in, layer.teName() + " input");
+        x.requireDType(tc.dtype(), layer.teName() + " input");
+        if (!x.isContiguous()) {
+            throw new IllegalArgumentException(layer.teName() + " input must be contiguous (it is all-gathered),"
+                    + " got " + x);
+        }
+        tc.cuda();
+        TensorView y = out.rows(0, m);
+        fpropOp(m).forward(new OperandBindings(x, weight.value(), true, y, null), s);
+        if (bias != null) {
+            tc.kernels().addBias(y, bias.value(), s);
+        }
+        savedInput = x;
+        savedTokens = m;
+        return y;
+    }
+
+    /** dX[tokens/tp, K] for dy[tokens, N/tp]; adds dW and db into the gradients. */
+    @Override
+    public TensorView backward(TensorView dy, CudaStream s) {
+        if (savedInput == null) {
+            throw new IllegalStateException(layer.teName() + ": backward before forward");
+        }
+        long m = savedTokens;
+        dy.requireShape(m, outPerRank, layer.teName() + " output gradient");
+        dy.requireDType(tc.dtype(), layer.teName() + " output gradient");
+        tc.cuda();
+        TensorView x = savedInput;
+        TensorView dxm = dx.rows(0, m / tc.tp());
+        OverlapOp[] o = dgradOps(m);
+        GemmName wg = gemm(GemmName.Pass.WGRAD);
+        boolean bulkRs = !rsDgrad() && tc.choice(wg).bulk();
+        // 1. X gathered for the wgrad, beside the dgrad where the configuration overlaps it.
+        TensorView xFull;
+        boolean sideBusy = false;
+        if (o[0] != null && !rsDgrad()) {
+            o[0].forward(new OperandBindings(x, null, false, null, null), tc.fork(s));
+            xFull = o[0].userBuffer();
+            sideBusy = true;
+        } else {
+            xFull = gathered.rows(0, m);
+            boolean beside = rsDgrad() && tc.choice(gemm(GemmName.Pass.DGRAD)).overlapped();
+            CudaStream g = beside ? tc.fork(s) : s;
+            tc.nccl().allGather(x.address(), xFull.address(), x.elements(), tc.dtype(), g.nativeHandle());
+            sideBusy = beside;
+        }
+        // 2. dgrad: dX = RS(dy W).
+        if (rsDgrad()) {
+            o[0].forward(new OperandBindings(dy, weight.value(), false, dxm, null), s);
+        } else if (bulkRs) {
+            tc.gemm().multiply(dy, weight.value(), o[1].userBuffer(), 1f, 0f,
+                    tc.options(false, false, tc.choice(gemm(GemmName.Pass.DGRAD)).gemmSmMargin()), s);
+        } else {
+            o[1].forward(new OperandBindings(dy, weight.value(), false, dxm, null), s);
+        }
+        if (sideBusy) {
+            tc.join(s);
+        }
+        // 3. wgrad, beside the bulk reduce-scatter of the dgrad's result.
+        if (bulkRs) {
+            o[1].forward(new OperandBindings(null, null, false, dxm, null), tc.fork(s));
+        }
+        tc.gemm().multiply(dy, xFull, weight.grad(), 1f, 1f,
+                tc.options(true, false, bulkRs ? tc.choice(wg).gemmSmMargin() : 0), s);
+        if (bias != null) {
+            tc.layerKernels().biasGrad(dy, bias.grad(), true, biasWorkspace, s);
+        }
+        if (bulkRs) {
+            tc.join(s);
+        }
+        return dxm;
+    }
+
+    @Override
+    public void initialize(long seed, CudaStream s) {
+        tc.cuda();
+        long shard = TpLayer.shardSeed(seed, tc.rank());
+        tc.kernels().fillRandom(weight.value(), shard, (float) (1 / Math.sqrt(in)), s);
+        if (bias != null) {
+            tc.kernels().fillRandom(bias.value(), shard + 1, 0.1f, s);
+        }
+    }
+
+    @Override
+    public void poisonBuffers(CudaStream s) {
+        tc.cuda();
+        tc.kernels().poison(out, s);
+        tc.kernels().poison(dx, s);
+        if (gathered != null) {
+            tc.kernels().poison(gathered, s);
+        }
+    }
+
+    @Override
+    public void zeroGrad(CudaStream s) {
+        tc.cuda();
+        for (Parameter p : parameters()) {
+            tc.kernels().fillBits(p.grad(), 0, s);
+        }
+    }
+
+    /** Collective (the ops): every rank closes its layers in the same order, after its streams drained. */
+    @Override
+    public void close() {
+        tc.cuda();
+        try {
+            ops.close();
+        } finally {
+            buffers.close();
+        }
+    }
+}

@@ -1,0 +1,100 @@
+package dev.ubuf.layers.tp;
+
+import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.layers.config.GemmName;
+import dev.ubuf.tensor.TensorView;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * LayerNorm on this rank's tokens/tp rows, then a {@link ColumnParallelLinear} (TE's LayerNormLinear, e.g. the qkv
+ * projection): the normalized rows are what the fprop all-gathers and the wgrad's bulk all-gather gathers again.
+ */
+public final class LayerNormLinear implements TpLayer {
+    private final TpContext tc;
+    private final Buffers buffers;
+    private final SequenceParallelLayerNorm norm;
+    private final ColumnParallelLinear linear;
+
+    /** @param layer QKV or FC1; hidden = the linear's input features */
+    public LayerNormLinear(TpContext tc, GemmName.Layer layer, long hidden, long outFeatures, boolean bias) {
+        ColumnParallelLinear.checkArguments(tc.tp(), layer, hidden, outFeatures);
+        this.tc = tc;
+        this.buffers = new Buffers(tc.cuda(), layer.teName() + ".ln");
+        try {
+            this.norm = new SequenceParallelLayerNorm(tc, buffers, layer.teName() + ".ln", hidden);
+        } catch (RuntimeException e) {
+            buffers.close();
+            throw e;
+        }
+        ColumnParallelLinear l;
+        try {
+            l = new ColumnParallelLinear(tc, layer, hidden, outFeatures, bias);
+        } catch (RuntimeException e) {
+            buffers.close();
+            throw e;
+        }
+        this.linear = l;
+    }
+
+    public ColumnParallelLinear linear() {
+        return linear;
+    }
+
+    /** Makes the ops of the maximum token count now (collective). */
+    public void prepare() {
+        linear.prepare();
+    }
+
+    @Override
+    public void initialize(long seed, CudaStream s) {
+        tc.cuda();
+        norm.reset(s);
+        linear.initialize(seed, s);
+    }
+
+    @Override
+    public void poisonBuffers(CudaStream s) {
+        tc.cuda();
+        norm.poisonBuffers(s);
+        linear.poisonBuffers(s);
+    }
+
+    @Override
+    public TensorView forward(TensorView x, CudaStream s) {
+        norm.rows(x, "LayerNormLinear input");
+        tc.cuda();
+        return linear.forward(norm.forward(x, s), s);
+    }
+
+    @Override
+    public TensorView backward(TensorView dy, CudaStream s) {
+        TensorView dln = linear.backward(dy, s);
+        return norm.backward(dln, s);
+    }
+
+    @Override
+    public List<Parameter> parameters() {
+        List<Parameter> p = new ArrayList<>(norm.parameters());
+        p.addAll(linear.parameters());
+        return p;
+    }
+
+    @Override
+    public void zeroGrad(CudaStream s) {
+        tc.cuda();
+        norm.zeroGrad(s);
+        linear.zeroGrad(s);
+    }
+
+    @Override
+    public void close() {
+        try {
+            linear.close();
+        } finally {
+            tc.cuda();
+            buffers.close();
+        }
+    }
+}

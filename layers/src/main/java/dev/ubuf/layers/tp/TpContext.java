@@ -1,0 +1,248 @@
+package dev.ubuf.layers.tp;
+
+import dev.ubuf.comm.TpCommunicator;
+import dev.ubuf.cuda.CudaContext;
+import dev.ubuf.cuda.CudaEvent;
+import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.cuda.KernelLibrary;
+import dev.ubuf.cuda.StreamPriority;
+import dev.ubuf.gemm.Gemm;
+import dev.ubuf.layers.config.GemmName;
+import dev.ubuf.layers.config.UbConfig;
+import dev.ubuf.layers.kernels.LayerKernels;
+import dev.ubuf.nccl.NcclCommunicator;
+import dev.ubuf.op.MethodRegistry;
+import dev.ubuf.op.OverlapOp;
+import dev.ubuf.op.OverlapShape;
+import dev.ubuf.op.Planner;
+import dev.ubuf.op.PlannerSettings;
+import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.tensor.DType;
+
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * What the tensor-parallel layers of one rank share (Transformer Engine's {@code initialize_ub}, as an object): the
+ * communicator, the overlap configuration and each GEMM's {@link OverlapChoice}, the dtype, the maximum token count
+ * every layer sizes its buffers and ops for, the kernels, one GEMM for the caller's stream, and a high-priority side
+ * stream on which bulk collectives run beside the layers' GEMMs. Each layer owns its ops ({@link OpTable}); the
+ * context owns nothing of theirs. Not thread-safe: one rank's layers run on one thread. Close it after its layers.
+ */
+public final class TpContext implements AutoCloseable {
+    private final TpCommunicator comm;
+    private final UbConfig config;
+    private final DType dtype;
+    private final long maxTokens;
+    private final PlannerSettings plannerSettings;
+    private final Map<GemmName, OverlapChoice> choices = new EnumMap<>(GemmName.class);
+    private final KernelLibrary library;
+    private final DeviceKernels kernels;
+    private final LayerKernels layerKernels;
+    private final Gemm gemm;
+    private final CudaStream side;
+    private final CudaEvent forked;
+    private final CudaEvent joined;
+    private final MethodRegistry registry;
+    private Planner planner;
+    private boolean closed;
+
+    private TpContext(TpCommunicator comm, UbConfig config, DType dtype, long maxTokens, PlannerSettings ps) {
+        this.comm = comm;
+        this.config = config;
+        this.dtype = dtype;
+        this.maxTokens = maxTokens;
+        this.plannerSettings = ps;
+        for (GemmName g : GemmName.values()) {
+            choices.put(g, OverlapChoice.resolve(config, g));
+        }
+        this.registry = MethodRegistry.load();
+        CudaContext ctx = comm.context().makeCurrent();
+        KernelLibrary lib = KernelLibrary.load(ctx);
+        Gemm g = null;
+        CudaStream s = null;
+        CudaEvent f = null;
+        try {
+            g = new Gemm(ctx, comm.gemmTuner());
+            s = ctx.createStream(StreamPriority.HIGH);
+            f = ctx.createEvent(false);
+            this.joined = ctx.createEvent(false);
+        } catch (RuntimeException e) {
+            for (AutoCloseable c : new AutoCloseable[]{f, s, g}) {
+                closeQuietly(c, e);
+            }
+            lib.close();
+            throw e;
+        }
+        this.library = lib;
+        this.kernels = new DeviceKernels(lib);
+        this.layerKernels = new LayerKernels(lib);
+        this.gemm = g;
+        this.side = s;
+        this.forked = f;
+    }
+
+    /**
+     * The context of this rank (collective only through the ops its layers make later).
+     *
+     * @param config    the ub_* configuration; its {@code tensor_model_parallel_size} must be the communicator's tp
+     * @param maxTokens the most tokens (sequence x batch) any call will use, a multiple of tp
+     * @param planner   how {@code method: auto} GEMMs are planned
+     */
+    public static TpContext create(TpCommunicator comm, UbConfig config, DType dtype, long maxTokens,
+                                   PlannerSettings planner) {
+        Objects.requireNonNull(comm, "comm");
+        checkArguments(comm.tp(), config, dtype, maxTokens);
+        return new TpContext(comm, config, dtype, maxTokens, Objects.requireNonNull(planner, "planner"));
+    }
+
+    /** What {@link #create} checks before touching the GPU. */
+    public static void checkArguments(int tp, UbConfig config, DType dtype, long maxTokens) {
+        Objects.requireNonNull(config, "config");
+        Objects.requireNonNull(dtype, "dtype");
+        if (tp < 2) {
+            throw new IllegalArgumentException("tensor-parallel layers need tp >= 2, the communicator has " + tp
+                    + " rank(s)");
+        }
+        if (config.tensorModelParallelSize() != tp) {
+            throw new IllegalArgumentException("the configuration's tensor_model_parallel_size is "
+                    + config.tensorModelParallelSize() + " but the communicator has " + tp + " ranks");
+        }
+        if (dtype != DType.FP32 && dtype != DType.FP16 && dtype != DType.BF16) {
+            throw new IllegalArgumentException("dtype must be fp32, fp16 or bf16, got " + dtype.shortName());
+        }
+        if (maxTokens < tp || maxTokens % tp != 0) {
+            throw new IllegalArgumentException("maxTokens = " + maxTokens + " must be a positive multiple of tp = "
+                    + tp);
+        }
+    }
+
+    public TpCommunicator comm() {
+        return comm;
+    }
+
+    public int tp() {
+        return comm.tp();
+    }
+
+    public int rank() {
+        return comm.rank();
+    }
+
+    public UbConfig config() {
+        return config;
+    }
+
+    public DType dtype() {
+        return dtype;
+    }
+
+    public long maxTokens() {
+        return maxTokens;
+    }
+
+    /** How {@code gemm}'s communication runs under this context's configuration. */
+    public OverlapChoice choice(GemmName gemm) {
+        return choices.get(gemm);
+    }
+
+    public DeviceKernels kernels() {
+        return kernels;
+    }
+
+    public LayerKernels layerKernels() {
+        return layerKernels;
+    }
+
+    /** The GEMM for work on the caller's stream (one at a time: it has one workspace). */
+    Gemm gemm() {
+        return gemm;
+    }
+
+    NcclCommunicator nccl() {
+        return comm.nccl();
+    }
+
+    CudaContext cuda() {
+        return comm.context().makeCurrent();
+    }
+
+    /** Options of a layer GEMM that leaves {@code margin} SMs to a collective beside it (0: the whole GPU). */
+    Gemm.Options options(boolean transA, boolean transB, int margin) {
+        int sms = margin == 0 ? 0 : Math.max(1, comm.context().device().smCount() - margin);
+        return new Gemm.Options(transA, transB, sms, false);
+    }
+
+    /** The side stream starts after everything issued so far on {@code main}. */
+    CudaStream fork(CudaStream main) {
+        forked.record(main);
+        side.waitEvent(forked);
+        return side;
+    }
+
+    /** {@code main} continues after everything issued so far on the side stream. */
+    void join(CudaStream main) {
+        joined.record(side);
+        main.waitEvent(joined);
+    }
+
+    /** The op for {@code gemm}'s communication on {@code shape}, as this context's choice says (collective). */
+    OverlapOp makeOp(GemmName gemm, OverlapShape shape) {
+        OverlapChoice c = choice(gemm);
+        return switch (c.kind()) {
+            case NCCL -> OverlapOp.ncclReference(comm, shape, kernels);
+            case PLANNER -> planner().planned(comm, shape, kernels, c.settings());
+            case METHOD -> OverlapOp.create(comm, registry.schedule(shape, c.variant().orElseThrow()), kernels,
+                    c.settings());
+        };
+    }
+
+    private Planner planner() {
+        if (planner == null) {
+            planner = new Planner(registry, plannerSettings);
+        }
+        return planner;
+    }
+
+    /** Frees the side stream, events, GEMM and kernels after the side stream drained. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        cuda();
+        RuntimeException failure = null;
+        try {
+            comm.await(side, () -> "layer side stream (closing)");
+        } catch (RuntimeException e) {
+            failure = e;
+        }
+        for (AutoCloseable c : new AutoCloseable[]{joined, forked, side, gemm, library}) {
+            try {
+                c.close();
+            } catch (Exception e) {
+                if (failure == null) {
+                    failure = e instanceof RuntimeException r ? r : new IllegalStateException(e);
+                } else {
+                    failure.addSuppressed(e);
+                }
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable c, RuntimeException into) {
+        if (c == null) {
+            return;
+        }
+        try {
+            c.close();
+        } catch (Exception e) {
+            into.addSuppressed(e);
+        }
+    }
+}

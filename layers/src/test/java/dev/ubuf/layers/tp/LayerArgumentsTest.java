@@ -1,0 +1,45 @@
+package dev.ubuf.layers.tp;
+
+import dev.ubuf.layers.config.GemmName;
+import dev.ubuf.layers.config.UbConfig;
+import dev.ubuf.tensor.DType;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** What the context and the layers reject before any GPU work, each with a sentence naming the value. */
+class LayerArgumentsTest {
+    private static void rejects(String expected, org.junit.jupiter.api.function.Executable call) {
+        var e = assertThrows(IllegalArgumentException.class, call);
+        assertTrue(e.getMessage().contains(expected), e.getMessage());
+    }
+
+    @Test
+    void contextChecksTpConfigDtypeAndMaxTokens() {
+        UbConfig tp2 = UbConfig.builder().tensorModelParallelSize(2).build();
+        assertDoesNotThrow(() -> TpContext.checkArguments(2, tp2, DType.BF16, 8192));
+        rejects("need tp >= 2", () -> TpContext.checkArguments(1, UbConfig.builder().build(), DType.BF16, 8));
+        rejects("tensor_model_parallel_size is 2 but the communicator has 4", () ->
+                TpContext.checkArguments(4, tp2, DType.BF16, 8192));
+        rejects("maxTokens = 8191 must be a positive multiple of tp = 2", () ->
+                TpContext.checkArguments(2, tp2, DType.BF16, 8191));
+        rejects("dtype must be fp32, fp16 or bf16", () -> TpContext.checkArguments(2, tp2, DType.FP8_E4M3, 8));
+    }
+
+    @Test
+    void layersCheckTheirParallelismAndFeatureSplits() {
+        rejects("fc2 is row-parallel", () -> ColumnParallelLinear.checkArguments(2, GemmName.Layer.FC2, 8, 8));
+        rejects("outFeatures = 9 is not divisible by tp = 2", () ->
+                ColumnParallelLinear.checkArguments(2, GemmName.Layer.QKV, 8, 9));
+        rejects("qkv is column-parallel", () -> RowParallelLinear.checkArguments(2, GemmName.Layer.QKV, 8, 8));
+        rejects("inFeatures = 6 is not divisible by tp = 4", () ->
+                RowParallelLinear.checkArguments(4, GemmName.Layer.PROJ, 6, 8));
+        rejects("features must be positive", () -> RowParallelLinear.checkArguments(2, GemmName.Layer.PROJ, 0, 8));
+        rejects("ffn = 10 is not divisible by tp = 4", () ->
+                LayerNormMLP.checkArguments(4, 16, 10, Activation.GELU));
+        assertDoesNotThrow(() -> LayerNormMLP.checkArguments(2, 16, 10, Activation.SWIGLU));
+        assertTrue(Activation.SWIGLU.fc1Outputs(10) == 20 && Activation.GELU.fc1Outputs(10) == 10);
+    }
+}

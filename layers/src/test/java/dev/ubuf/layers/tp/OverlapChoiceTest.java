@@ -1,0 +1,76 @@
+package dev.ubuf.layers.tp;
+
+import dev.ubuf.layers.config.GemmName;
+import dev.ubuf.layers.config.OverlapMethod;
+import dev.ubuf.layers.config.UbConfig;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Each GEMM's configured method becomes the op variant the layers make, or the NCCL path. */
+class OverlapChoiceTest {
+    private static UbConfig.Builder tp2() {
+        return UbConfig.builder().tensorModelParallelSize(2).sequenceParallel(true).tpCommOverlap(true);
+    }
+
+    @Test
+    void teDefaultsRunRingAllGathersPipelinedReduceScattersAndBulkBackwardCollectives() {
+        UbConfig c = tp2().build();
+        assertEquals("ring", OverlapChoice.resolve(c, GemmName.FC1_FPROP).label());
+        assertEquals("ring", OverlapChoice.resolve(c, GemmName.FC2_DGRAD).label());
+        assertEquals("pipeline:splits=4,margin=16", OverlapChoice.resolve(c, GemmName.FC2_FPROP).label());
+        OverlapChoice dgrad = OverlapChoice.resolve(c, GemmName.FC1_DGRAD);
+        assertTrue(dgrad.bulk());
+        assertEquals(16, dgrad.gemmSmMargin(), "set_sm_margin: the dgrad GEMM leaves num_sm SMs to the collective");
+        assertTrue(OverlapChoice.resolve(c, GemmName.FC1_WGRAD).bulk());
+        assertEquals("nccl", OverlapChoice.resolve(c, GemmName.FC2_WGRAD).label(), "no communication of its own");
+        assertTrue(OverlapChoice.resolve(c, GemmName.FC1_FPROP).settings().useCopyEngine());
+    }
+
+    @Test
+    void configuredOptionsReachTheVariant() {
+        UbConfig c = tp2()
+                .gemm(GemmName.FC1_FPROP, g -> g.aggregate(true).useCe(false))
+                .gemm(GemmName.PROJ_FPROP, g -> g.numSplits(8).setSmMargin(false))
+                .gemm(GemmName.FC2_FPROP, g -> g.method(OverlapMethod.RING_EXCHANGE).numSplits(2))
+                .gemm(GemmName.FC2_DGRAD, g -> g.method(OverlapMethod.AUTO))
+                .build();
+        OverlapChoice fc1 = OverlapChoice.resolve(c, GemmName.FC1_FPROP);
+        assertEquals("aggregate", fc1.label());
+        assertFalse(fc1.settings().useCopyEngine(), "use_ce=false: SM copies");
+        assertEquals("pipeline:splits=8,margin=0", OverlapChoice.resolve(c, GemmName.PROJ_FPROP).label());
+        assertEquals("ring", OverlapChoice.resolve(c, GemmName.FC2_FPROP).label());
+        assertEquals(OverlapChoice.Kind.PLANNER, OverlapChoice.resolve(c, GemmName.FC2_DGRAD).kind());
+    }
+
+    @Test
+    void overlapRsDgradTurnsTheBulkDgradIntoAPipelinedReduceScatterAndLeavesTheWgradWithoutCommunication() {
+        UbConfig c = tp2().overlapRsDgrad(true).build();
+        assertEquals("pipeline:splits=4,margin=16", OverlapChoice.resolve(c, GemmName.QKV_DGRAD).label());
+        assertFalse(OverlapChoice.resolve(c, GemmName.QKV_WGRAD).overlapped());
+    }
+
+    @Test
+    void everythingRunsNcclWhenTheMasterSwitchIsOffOrAFlagIsOff() {
+        UbConfig off = UbConfig.builder().tensorModelParallelSize(2).sequenceParallel(true).build();
+        for (GemmName g : GemmName.values()) {
+            OverlapChoice ch = OverlapChoice.resolve(off, g);
+            assertEquals(OverlapChoice.Kind.NCCL, ch.kind(), g.teName());
+            assertTrue(ch.why().contains("ub_tp_comm_overlap"), ch.why());
+        }
+        UbConfig noAg = tp2().overlapAg(false).build();
+        assertFalse(OverlapChoice.resolve(noAg, GemmName.FC1_FPROP).overlapped());
+        assertTrue(OverlapChoice.resolve(noAg, GemmName.FC2_FPROP).overlapped());
+    }
+
+    @Test
+    void ubNameLeavesOtherLayersOnNccl() {
+        UbConfig c = tp2().ubName(GemmName.Layer.FC2).build();
+        assertTrue(OverlapChoice.resolve(c, GemmName.FC2_FPROP).overlapped());
+        OverlapChoice fc1 = OverlapChoice.resolve(c, GemmName.FC1_FPROP);
+        assertFalse(fc1.overlapped());
+        assertTrue(fc1.why().contains("ub_name is fc2"), fc1.why());
+    }
+}

@@ -1,0 +1,201 @@
+package dev.ubuf.tests;
+
+import dev.ubuf.bootstrap.Bootstrap;
+import dev.ubuf.comm.TpCommunicator;
+import dev.ubuf.config.UbufEnvironment;
+import dev.ubuf.cuda.CudaContext;
+import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.cuda.DeviceBuffer;
+import dev.ubuf.cuda.StreamPriority;
+import dev.ubuf.layers.config.GemmName;
+import dev.ubuf.layers.config.OverlapMethod;
+import dev.ubuf.layers.config.UbConfig;
+import dev.ubuf.layers.reference.HostLayerMath;
+import dev.ubuf.layers.tp.Activation;
+import dev.ubuf.layers.tp.ColumnParallelLinear;
+import dev.ubuf.layers.tp.LayerNormLinear;
+import dev.ubuf.layers.tp.LayerNormMLP;
+import dev.ubuf.layers.tp.OpTable;
+import dev.ubuf.layers.tp.Parameter;
+import dev.ubuf.layers.tp.RowParallelLinear;
+import dev.ubuf.layers.tp.TpContext;
+import dev.ubuf.layers.tp.TpLayer;
+import dev.ubuf.op.PlannerSettings;
+import dev.ubuf.tensor.DType;
+import dev.ubuf.tensor.TensorView;
+
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.SplittableRandom;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * One tensor-parallel building block made twice on every rank from the same seed, once with the overlap a
+ * configuration selects and once with every overlap off (NCCL), and run on the same fresh random inputs and output
+ * gradients, layer buffers poisoned first: the output, the input gradient and every parameter gradient must agree
+ * element by element (TE's bf16/fp16 tolerances, much tighter for fp32). Two rounds: the maximum token count, then
+ * half of it (ops made per token count on first use). For LayerNormMLP in fp32 the overlapped block is also checked
+ * against a float64 host computation of the whole sequence-parallel block from every rank's shards.
+ *
+ * @param overlap "te" (TE's default methods), "rs_dgrad" (ub_overlap_rs_dgrad), "ring" (ring-exchange
+ *                reduce-scatters, aggregate all-gathers), "sm" (SM copies instead of copy engines), "auto" (the
+ *                planner chooses every non-bulk GEMM)
+ */
+record LayerScenario(Block block, String overlap, DType dtype, int hidden, int ffn, int maxTokens)
+        implements RankScenario {
+    static final String NAME = "layer";
+    private static final List<String> PARAMS = List.of("block", "overlap", "dtype", "hidden", "ffn", "maxTokens");
+
+    enum Block { COLUMN, ROW, LN_LINEAR, MLP_GELU, MLP_SWIGLU }
+
+    static LayerScenario parse(List<String> params) {
+        ScenarioArgs a = ScenarioArgs.of(NAME, PARAMS, params);
+        return new LayerScenario(a.constant(0, Block.class), a.text(1), a.constant(2, DType.class),
+                a.positiveInt(3), a.positiveInt(4), a.positiveInt(5));
+    }
+
+    @Override
+    public List<String> toArgs() {
+        return List.of(NAME, block.name(), overlap, dtype.name(), Integer.toString(hidden), Integer.toString(ffn),
+                Integer.toString(maxTokens));
+    }
+
+    static UbConfig config(String overlap, int tp) {
+        UbConfig.Builder b = UbConfig.builder().tensorModelParallelSize(tp).sequenceParallel(true)
+                .tpCommOverlap(!overlap.equals("none"));
+        switch (overlap) {
+            case "none", "te" -> { }
+            case "rs_dgrad" -> b.overlapRsDgrad(true);
+            case "ring" -> {
+                for (GemmName g : new GemmName[]{GemmName.FC2_FPROP, GemmName.PROJ_FPROP}) {
+                    b.gemm(g, s -> s.method(OverlapMethod.RING_EXCHANGE).numSplits(tp));
+                }
+                for (GemmName g : new GemmName[]{GemmName.FC1_FPROP, GemmName.QKV_FPROP, GemmName.FC2_DGRAD}) {
+                    b.gemm(g, s -> s.aggregate(true));
+                }
+            }
+            case "sm" -> {
+                for (GemmName g : GemmName.values()) {
+                    if (g.teDefaultMethod() != OverlapMethod.NONE) {
+                        b.gemm(g, s -> s.useCe(false));
+                    }
+                }
+            }
+            case "auto" -> {
+                for (GemmName g : new GemmName[]{GemmName.FC1_FPROP, GemmName.FC2_FPROP, GemmName.FC2_DGRAD,
+                        GemmName.QKV_FPROP, GemmName.PROJ_FPROP, GemmName.PROJ_DGRAD}) {
+                    b.gemm(g, s -> s.method(OverlapMethod.AUTO));
+                }
+            }
+            default -> throw new IllegalArgumentException("unknown overlap '" + overlap + "'");
+        }
+        return b.build();
+    }
+
+    private TpLayer make(TpContext c) {
+        return switch (block) {
+            case COLUMN -> new ColumnParallelLinear(c, GemmName.Layer.FC1, hidden, ffn, true);
+            case ROW -> new RowParallelLinear(c, GemmName.Layer.FC2, ffn, hidden, true);
+            case LN_LINEAR -> new LayerNormLinear(c, GemmName.Layer.QKV, hidden, ffn, true);
+            case MLP_GELU -> new LayerNormMLP(c, hidden, ffn, Activation.GELU, true);
+            case MLP_SWIGLU -> new LayerNormMLP(c, hidden, ffn, Activation.SWIGLU, true);
+        };
+    }
+
+    /** The GEMMs whose communication the block carries in fprop: they must be overlapped in the "on" context. */
+    private GemmName fprop() {
+        return block == Block.ROW ? GemmName.FC2_FPROP : block == Block.LN_LINEAR ? GemmName.QKV_FPROP
+                : GemmName.FC1_FPROP;
+    }
+
+    @Override
+    public void run(int rank, Bootstrap boot, CudaContext ctx, UbufEnvironment env) {
+        int tp = boot.size();
+        long seed = ByteBuffer.wrap(boot.broadcast(ByteBuffer.allocate(8).putLong(System.nanoTime()).array(), 0))
+                .getLong();
+        int inRowsMax = block == Block.ROW ? maxTokens : maxTokens / tp;
+        int inCols = block == Block.ROW ? ffn / tp : hidden;
+        try (TpCommunicator comm = TpCommunicator.create(boot, ctx, env, null);
+             CudaStream s = ctx.createStream(StreamPriority.NORMAL);
+             DeviceBuffer xb = ctx.allocate((long) inRowsMax * inCols * dtype.bytes());
+             DeviceBuffer dyb = ctx.allocate((long) maxTokens * Math.max(hidden, 2 * ffn) * dtype.bytes());
+             TpContext on = TpContext.create(comm, config(overlap, tp), dtype, maxTokens, PlannerSettings.inMemory());
+             TpContext off = TpContext.create(comm, config("none", tp), dtype, maxTokens, PlannerSettings.inMemory());
+             TpLayer a = make(on);
+             TpLayer b = make(off)) {
+            assertTrue(on.choice(fprop()).overlapped(), fprop() + " must be overlapped under '" + overlap + "'");
+            assertTrue(!off.choice(fprop()).overlapped(), fprop() + " must run NCCL with overlap off");
+            a.initialize(seed, s);
+            b.initialize(seed, s);
+            List<Parameter> pa = a.parameters();
+            List<Parameter> pb = b.parameters();
+            SplittableRandom shared = new SplittableRandom(seed);
+            for (int i = 0; i < pa.size(); i++) {
+                if (pa.get(i).name().endsWith("gamma") || pa.get(i).name().endsWith("beta")) {
+                    // LayerNorm parameters: random (the same on every rank), so their use is checked too.
+                    float[] v = HostTensors.random(shared, pa.get(i).value().elements(), dtype, 1f);
+                    HostTensors.upload(ctx, s, v, pa.get(i).value());
+                    HostTensors.upload(ctx, s, v, pb.get(i).value());
+                }
+            }
+            for (int round = 0; round < 2; round++) {
+                int tokens = round == 0 ? maxTokens : maxTokens / 2;
+                SplittableRandom rnd = new SplittableRandom(seed * 31 + rank * 7919L + round);
+                int inRows = block == Block.ROW ? tokens : tokens / tp;
+                TensorView x = new TensorView(xb, 0, inRows, inCols, inCols, dtype);
+                float[] xs = HostTensors.random(rnd, (long) inRows * inCols, dtype, 1f);
+                HostTensors.upload(ctx, s, xs, x);
+                a.poisonBuffers(s);
+                b.poisonBuffers(s);
+                a.zeroGrad(s);
+                b.zeroGrad(s);
+                String where = block + " " + overlap + " " + dtype.shortName() + " tokens " + tokens + " rank " + rank
+                        + " (seed " + seed + ")";
+                TensorView ya = a.forward(x, s);
+                TensorView yb = b.forward(x, s);
+                float[] ysa = HostTensors.download(ctx, s, ya);
+                assertClose(ysa, HostTensors.download(ctx, s, yb), "output, " + where);
+                TensorView dy = new TensorView(dyb, 0, ya.rows(), ya.cols(), ya.cols(), dtype);
+                float[] dys = HostTensors.random(rnd, dy.elements(), dtype, 1f);
+                HostTensors.upload(ctx, s, dys, dy);
+                TensorView dxa = a.backward(dy, s);
+                TensorView dxb = b.backward(dy, s);
+                float[] dxsa = HostTensors.download(ctx, s, dxa);
+                assertClose(dxsa, HostTensors.download(ctx, s, dxb), "input gradient, " + where);
+                for (int i = 0; i < pa.size(); i++) {
+                    assertClose(HostTensors.download(ctx, s, pa.get(i).grad()),
+                            HostTensors.download(ctx, s, pb.get(i).grad()), pa.get(i).name() + " gradient, " + where);
+                }
+                if (round == 0 && dtype == DType.FP32 && a instanceof LayerNormMLP mlp) {
+                    new MlpReference(ctx, s, boot, mlp, tokens, hidden, ffn).check(xs, dys, ysa, dxsa, where);
+                }
+                boot.barrier();
+            }
+            if (a instanceof ColumnParallelLinear c) {
+                assertEquals(List.of(new OpTable.Key(GemmName.FC1_FPROP, maxTokens),
+                                new OpTable.Key(GemmName.FC1_FPROP, maxTokens / 2)),
+                        c.opKeys().stream().filter(k -> k.gemm() == GemmName.FC1_FPROP).toList(),
+                        "one fprop op per token count, made on first use and reused");
+            }
+            s.synchronize();
+        }
+    }
+
+    /** |got - want| <= atol + rtol |want| everywhere: TE's bf16/fp16 tolerances, much tighter for fp32. */
+    void assertClose(float[] got, float[] want, String what) {
+        double rtol = dtype == DType.FP32 ? 1e-4 : 0.025;
+        double atol = dtype == DType.FP32 ? 1e-4 : 0.00125;
+        assertEquals(want.length, got.length, what + ": element count");
+        HostTensors.assertAllFinite(want, what + " (not overlapped)");
+        HostTensors.assertAllFinite(got, what + " (overlapped)");
+        for (int i = 0; i < got.length; i++) {
+            double d = Math.abs((double) got[i] - want[i]);
+            if (!(d <= atol + rtol * Math.abs(want[i]))) {
+                throw new AssertionError(what + ": element " + i + " is " + got[i] + " overlapped, " + want[i]
+                        + " not overlapped (|diff| " + d + " > " + atol + " + " + rtol + " |want|)");
+            }
+        }
+    }
+}
