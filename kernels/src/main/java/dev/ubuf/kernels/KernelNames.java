@@ -60,7 +60,10 @@ public final class KernelNames {
         };
     }
 
-    /** Every kernel of the fatbin, sorted (the layer kernels of {@link LayerKernelNames} included). */
+    /**
+     * Every kernel of the fatbin, sorted (the layer kernels of {@link LayerKernelNames} and the FP8 kernels of
+     * {@link Fp8KernelNames} included).
+     */
     public static List<String> all() {
         List<String> names = new ArrayList<>();
         for (KernelType t : KernelType.values()) {
@@ -80,6 +83,7 @@ public final class KernelNames {
         names.add(SIGNAL);
         names.add(WAIT);
         names.addAll(LayerKernelNames.all());
+        names.addAll(Fp8KernelNames.all());
         names.sort(null);
         return List.copyOf(names);
     }

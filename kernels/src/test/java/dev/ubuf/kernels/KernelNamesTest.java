@@ -23,12 +23,24 @@ class KernelNamesTest {
     }
 
     @Test
-    void allHasFiftyDistinctKernelsThirtyOfThemLayerKernels() {
+    void allHasSeventyTwoDistinctKernelsThirtyOfThemLayerKernelsAndTwentyTwoFp8Kernels() {
         List<String> all = KernelNames.all();
-        assertEquals(50, all.size());
-        assertEquals(50, all.stream().distinct().count());
+        assertEquals(72, all.size());
+        assertEquals(72, all.stream().distinct().count());
         assertEquals(30, LayerKernelNames.all().size());
         assertTrue(all.containsAll(LayerKernelNames.all()));
+        assertEquals(22, Fp8KernelNames.all().size());
+        assertTrue(all.containsAll(Fp8KernelNames.all()));
+    }
+
+    @Test
+    void fp8KernelNamesFollowTheReadme() {
+        assertEquals("ubuf_fp8_quantize_bf16_to_e4m3", Fp8KernelNames.quantize(KernelType.BF16, "e4m3"));
+        assertEquals("ubuf_fp8_quantize_transpose_f32_to_e5m2",
+                Fp8KernelNames.quantizeTranspose(KernelType.F32, "e5m2"));
+        assertEquals("ubuf_fp8_dequantize_e5m2_to_f16", Fp8KernelNames.dequantize("e5m2", KernelType.F16));
+        assertEquals("ubuf_fp8_amax_bf16", Fp8KernelNames.amax(KernelType.BF16));
+        assertThrows(IllegalArgumentException.class, () -> Fp8KernelNames.quantize(KernelType.F32, "e3m4"));
     }
 
     @Test

@@ -3,6 +3,7 @@ package dev.ubuf.tests;
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.PinnedHostBuffer;
+import dev.ubuf.fp8.Fp8Format;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 
@@ -60,6 +61,7 @@ final class HostTensors {
         switch (t.bytes()) {
             case 4 -> seg.setAtIndex(ValueLayout.JAVA_FLOAT, i, v);
             case 2 -> seg.setAtIndex(ValueLayout.JAVA_SHORT, i, (short) t.encode(v));
+            case 1 -> seg.set(ValueLayout.JAVA_BYTE, i, (byte) Fp8Format.of(t).encode(v));
             default -> throw new IllegalArgumentException(t.toString());
         }
     }
@@ -68,6 +70,7 @@ final class HostTensors {
         return switch (t.bytes()) {
             case 4 -> seg.getAtIndex(ValueLayout.JAVA_FLOAT, i);
             case 2 -> t.decode(seg.getAtIndex(ValueLayout.JAVA_SHORT, i));
+            case 1 -> Fp8Format.of(t).decode(seg.get(ValueLayout.JAVA_BYTE, i));
             default -> throw new IllegalArgumentException(t.toString());
         };
     }

@@ -1,6 +1,7 @@
 package dev.ubuf.gemm;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
@@ -44,6 +45,8 @@ public final class CublasLt {
     static final int CUDA_R_32F = 0;
     static final int CUDA_R_16F = 2;
     static final int CUDA_R_16BF = 14;
+    static final int CUDA_R_8F_E4M3 = 28;
+    static final int CUDA_R_8F_E5M2 = 29;
 
     // cublasComputeType_t (cublas_api.h)
     static final int CUBLAS_COMPUTE_32F = 68;
@@ -60,6 +63,12 @@ public final class CublasLt {
     static final int CUBLASLT_MATMUL_DESC_TRANSA = 3;
     static final int CUBLASLT_MATMUL_DESC_TRANSB = 4;
     static final int CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET = 15;
+    // FP8 (cuBLAS 12.0 on): device pointers to fp32 scalars (const void* / void*), and an int8_t flag
+    static final int CUBLASLT_MATMUL_DESC_A_SCALE_POINTER = 17;
+    static final int CUBLASLT_MATMUL_DESC_B_SCALE_POINTER = 18;
+    static final int CUBLASLT_MATMUL_DESC_D_SCALE_POINTER = 20;
+    static final int CUBLASLT_MATMUL_DESC_AMAX_D_POINTER = 21;
+    static final int CUBLASLT_MATMUL_DESC_FAST_ACCUM = 25;
 
     // cublasLtMatrixLayoutAttribute_t: TYPE uint32_t, ORDER int32_t, ROWS/COLS uint64_t, LD int64_t
     static final int CUBLASLT_MATRIX_LAYOUT_TYPE = 0;
@@ -287,9 +296,28 @@ public final class CublasLt {
     /** Sets an int32_t-valued matmul descriptor attribute. */
     void matmulDescSetInt32(long desc, int attribute, int value) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment buf = arena.allocateFrom(JAVA_INT, value);
-            check((int) matmulDescSetAttribute.invokeExact(MemorySegment.ofAddress(desc), attribute, buf, buf.byteSize()),
-                    "cublasLtMatmulDescSetAttribute(" + attribute + ")");
+            matmulDescSet(desc, attribute, arena.allocateFrom(JAVA_INT, value));
+        }
+    }
+
+    /** Sets an int8_t-valued matmul descriptor attribute (FAST_ACCUM). */
+    void matmulDescSetInt8(long desc, int attribute, byte value) {
+        try (Arena arena = Arena.ofConfined()) {
+            matmulDescSet(desc, attribute, arena.allocateFrom(JAVA_BYTE, value));
+        }
+    }
+
+    /** Sets a pointer-valued matmul descriptor attribute (the FP8 scale and amax pointers); 0 is NULL. */
+    void matmulDescSetPointer(long desc, int attribute, long address) {
+        try (Arena arena = Arena.ofConfined()) {
+            matmulDescSet(desc, attribute, arena.allocateFrom(JAVA_LONG, address));
+        }
+    }
+
+    private void matmulDescSet(long desc, int attribute, MemorySegment value) {
+        try {
+            check((int) matmulDescSetAttribute.invokeExact(MemorySegment.ofAddress(desc), attribute, value,
+                    value.byteSize()), "cublasLtMatmulDescSetAttribute(" + attribute + ")");
         } catch (Throwable t) {
             throw NativeLibrary.unchecked(t);
         }
@@ -431,11 +459,12 @@ public final class CublasLt {
             case FP32 -> CUDA_R_32F;
             case FP16 -> CUDA_R_16F;
             case BF16 -> CUDA_R_16BF;
-            default -> throw new IllegalArgumentException(type + " has no cuBLASLt GEMM binding in ubuf yet");
+            case FP8_E4M3 -> CUDA_R_8F_E4M3;
+            case FP8_E5M2 -> CUDA_R_8F_E5M2;
         };
     }
 
-    /** fp32 accumulation always; fp32 inputs may opt in to TF32 tensor cores. */
+    /** fp32 accumulation always (FP8 requires CUBLAS_COMPUTE_32F); fp32 inputs may opt in to TF32 tensor cores. */
     static int computeType(GemmSpec spec) {
         return spec.allowTf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     }

@@ -57,13 +57,60 @@ public final class Gemm implements AutoCloseable {
         }
     }
 
-    /** Options of one multiply: the transposes, an SM budget (0 = whole GPU) and whether fp32 may use TF32. */
-    public record Options(boolean transA, boolean transB, int smCountTarget, boolean allowTf32) {
+    /**
+     * Options of one multiply: the transposes, an SM budget (0 = whole GPU), whether fp32 may use TF32, and whether an
+     * FP8 GEMM may use fast accumulation (see {@link GemmSpec}).
+     */
+    public record Options(boolean transA, boolean transB, int smCountTarget, boolean allowTf32,
+                          boolean fp8FastAccumulation) {
         public static final Options NN = new Options(false, false, 0, false);
         public static final Options NT = new Options(false, true, 0, false);
 
+        public Options(boolean transA, boolean transB, int smCountTarget, boolean allowTf32) {
+            this(transA, transB, smCountTarget, allowTf32, false);
+        }
+
         public Options withSmCountTarget(int sms) {
-            return new Options(transA, transB, sms, allowTf32);
+            return new Options(transA, transB, sms, allowTf32, fp8FastAccumulation);
+        }
+
+        public Options withFp8FastAccumulation(boolean fast) {
+            return new Options(transA, transB, smCountTarget, allowTf32, fast);
+        }
+    }
+
+    /**
+     * The per-tensor scales of an FP8 GEMM, as device addresses of fp32 scalars (read by the GPU when the GEMM runs,
+     * so kernels earlier on the stream may write them):
+     * {@code D = scaleD * (alpha * scaleA * scaleB * op(A) * op(B) + beta * C)}.
+     *
+     * @param scaleA dequantizes A: real A = stored A * scaleA (Transformer Engine's scale_inv of A); required
+     * @param scaleB dequantizes B likewise; required
+     * @param scaleD quantizes an FP8 output (D = fp8(value * scaleD), TE's scale of D); 0 for none (scale 1) and for
+     *               any output that is not FP8
+     * @param amaxD  receives the largest |value| of the output before scaleD (what delayed scaling records); 0 for none
+     */
+    public record Fp8Scales(long scaleA, long scaleB, long scaleD, long amaxD) {
+        public Fp8Scales {
+            requireScalar("scaleA", scaleA, false);
+            requireScalar("scaleB", scaleB, false);
+            requireScalar("scaleD", scaleD, true);
+            requireScalar("amaxD", amaxD, true);
+        }
+
+        /** Scales for an output that is neither scaled nor measured. */
+        public static Fp8Scales of(long scaleA, long scaleB) {
+            return new Fp8Scales(scaleA, scaleB, 0, 0);
+        }
+
+        private static void requireScalar(String name, long address, boolean optional) {
+            if (address == 0 && !optional) {
+                throw new IllegalArgumentException(name + " is a null device pointer: an fp8 operand needs its scale");
+            }
+            if (Long.remainderUnsigned(address, Float.BYTES) != 0) {
+                throw new IllegalArgumentException(name + " at 0x" + Long.toHexString(address) + " is not aligned to "
+                        + "its fp32 size of 4 bytes");
+            }
         }
     }
 
@@ -80,29 +127,41 @@ public final class Gemm implements AutoCloseable {
         if (c.rows() != m || c.cols() != n) {
             throw new IllegalArgumentException("GEMM output must be " + m + "x" + n + ", got " + c.rows() + "x" + c.cols());
         }
-        if (a.dtype() != b.dtype()) {
+        boolean fp8 = GemmSpec.isFp8(a.dtype()) || GemmSpec.isFp8(b.dtype());
+        if (!fp8 && a.dtype() != b.dtype()) {
             throw new IllegalArgumentException("GEMM operands must share a dtype: A is " + a.dtype().shortName()
                     + ", B is " + b.dtype().shortName());
         }
-        if (c.dtype() != a.dtype() && c.dtype() != DType.FP32) {
+        if (!fp8 && c.dtype() != a.dtype() && c.dtype() != DType.FP32) {
             throw new IllegalArgumentException("GEMM output must be " + a.dtype().shortName() + " or fp32, got "
                     + c.dtype().shortName());
         }
         if (m > Integer.MAX_VALUE || n > Integer.MAX_VALUE || k > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("GEMM dimensions must fit in int32: " + m + "x" + n + "x" + k);
         }
-        return GemmSpec.of(a.dtype(), c.dtype(), (int) m, (int) n, (int) k, o.transA(), o.transB())
-                .withLeadingDimensions(a.ld(), b.ld(), c.ld())
-                .withSmCountTarget(o.smCountTarget())
-                .withAllowTf32(o.allowTf32());
+        // FP8 types, layouts and alignments are checked by the spec itself.
+        return new GemmSpec(a.dtype(), b.dtype(), c.dtype(), (int) m, (int) n, (int) k, o.transA(), o.transB(),
+                a.ld(), b.ld(), c.ld(), o.smCountTarget(), o.allowTf32(), o.fp8FastAccumulation());
     }
 
     public void multiply(TensorView a, TensorView b, TensorView c, float alpha, float beta, Options o, CudaStream stream) {
+        multiply(a, b, c, alpha, beta, o, null, stream);
+    }
+
+    /**
+     * An FP8 multiply: {@code c = scaleD * (alpha * scaleA * scaleB * a * b^T + beta * c)} with a [m, k] and b [n, k]
+     * in fp8 ({@code Options.NT}), c bf16, fp16, fp32 or fp8; {@code scales.amaxD()}, when given, receives the
+     * largest |value| before scaleD. {@code scales} is null for a multiply that is not FP8. See {@link GemmSpec} for
+     * the layouts and alignments cuBLASLt requires; every one is checked before any GPU work.
+     */
+    public void multiply(TensorView a, TensorView b, TensorView c, float alpha, float beta, Options o,
+                         Fp8Scales scales, CudaStream stream) {
         GemmSpec spec = spec(a, b, c, o);
+        GemmRunner.checkFp8(spec, beta, scales);
         if (stream.context() != context) {
             throw new IllegalArgumentException("stream belongs to " + stream.context() + ", this GEMM to " + context);
         }
-        runner.run(spec, a.address(), b.address(), c.address(), alpha, beta, stream.nativeHandle(),
+        runner.run(spec, a.address(), b.address(), c.address(), alpha, beta, scales, stream.nativeHandle(),
                 tuning ? new StreamCandidateBench(context, stream) : CandidateBench.NONE);
     }
 

@@ -86,7 +86,21 @@ public final class GemmRunner implements AutoCloseable {
      * @throws GemmException            if cuBLASLt has no algorithm for the GEMM or a call fails
      */
     public void run(GemmSpec spec, long a, long b, long c, float alpha, float beta, long stream) {
-        run(spec, a, b, c, alpha, beta, stream, CandidateBench.NONE);
+        run(spec, a, b, c, alpha, beta, null, stream, CandidateBench.NONE);
+    }
+
+    /**
+     * An FP8 GEMM ({@link GemmSpec#isFp8()}): {@code D = scaleD * (alpha * scaleA * scaleB * op(A) * op(B) + beta * C)},
+     * with {@code amaxD} (when given) set to the largest |value| before the scaleD multiplication. The scales are
+     * read on the device when the GEMM runs, so they may be written by kernels earlier on the stream.
+     *
+     * @param scales device pointers of the fp32 scales and amax; scaleD and amaxD only with an FP8 output
+     * @throws IllegalArgumentException as {@link #run(GemmSpec, long, long, long, float, float, long)}, and for scales
+     *                                  that do not fit the spec, or beta != 0 with an FP8 output
+     */
+    public void run(GemmSpec spec, long a, long b, long c, float alpha, float beta, Gemm.Fp8Scales scales,
+                    long stream) {
+        run(spec, a, b, c, alpha, beta, scales, stream, CandidateBench.NONE);
     }
 
     /**
@@ -94,9 +108,16 @@ public final class GemmRunner implements AutoCloseable {
      * the candidates on {@code bench} (synchronously, before this GEMM is enqueued).
      */
     void run(GemmSpec spec, long a, long b, long c, float alpha, float beta, long stream, CandidateBench bench) {
+        run(spec, a, b, c, alpha, beta, null, stream, bench);
+    }
+
+    void run(GemmSpec spec, long a, long b, long c, float alpha, float beta, Gemm.Fp8Scales scales, long stream,
+             CandidateBench bench) {
         assertOpen();
         checkOperands(spec, a, b, c);
-        MatmulPlan.Key key = new MatmulPlan.Key(spec, alignmentOf(a), alignmentOf(b), alignmentOf(c), beta != 0f);
+        checkFp8(spec, beta, scales);
+        MatmulPlan.Key key = new MatmulPlan.Key(spec, alignmentOf(a), alignmentOf(b), alignmentOf(c), beta != 0f,
+                scales != null && scales.scaleD() != 0, scales != null && scales.amaxD() != 0);
         try (Arena arena = Arena.ofConfined()) {
             // Host pointer mode: cuBLASLt reads alpha and beta before cublasLtMatmul returns.
             MemorySegment alphaHost = arena.allocateFrom(JAVA_FLOAT, alpha);
@@ -104,7 +125,7 @@ public final class GemmRunner implements AutoCloseable {
             MatmulPlan plan = plans.get(key);
             boolean once = false;
             if (plan == null) {
-                plan = MatmulPlan.choose(handle.library(), handle.address(), key, workspaceBytes,
+                plan = MatmulPlan.choose(handle.library(), handle.address(), key, scales, workspaceBytes,
                         chooser(key, a, b, c, alphaHost, betaHost, bench));
                 once = plan.isProvisional();
                 if (!once) {
@@ -113,10 +134,13 @@ public final class GemmRunner implements AutoCloseable {
             }
             try {
                 MatmulDescriptors d = plan.descriptors();
+                if (scales != null) {
+                    d.bindFp8(scales); // this call's scale tensors; the cached plan may have seen others
+                }
                 ColumnMajorCall call = d.call();
                 handle.library().matmul(handle.address(), d.matmulDesc(), alphaHost,
                         call.firstAddress(a, b), d.aLayout(), call.secondAddress(a, b), d.bLayout(), betaHost,
-                        c, d.cLayout(), c, d.cLayout(), plan.algo(), workspace, workspaceBytes, stream);
+                        d.cAddress(c), d.cLayout(), c, d.dLayout(), plan.algo(), workspace, workspaceBytes, stream);
             } finally {
                 if (once) {
                     plan.close(); // cuBLASLt has read the descriptors and the algorithm when cublasLtMatmul returns
@@ -134,7 +158,7 @@ public final class GemmRunner implements AutoCloseable {
             CandidateBench.Launch launch = (i, scratchC, scratchWorkspace, scratchWorkspaceBytes, stream) ->
                     library.matmul(handle.address(), d.matmulDesc(), alpha,
                             call.firstAddress(a, b), d.aLayout(), call.secondAddress(a, b), d.bLayout(), beta,
-                            scratchC, d.cLayout(), scratchC, d.cLayout(), candidates.get(i).algo(),
+                            d.cAddress(scratchC), d.cLayout(), scratchC, d.dLayout(), candidates.get(i).algo(),
                             scratchWorkspace, scratchWorkspaceBytes, stream);
             long neededWorkspace = candidates.stream().mapToLong(MatmulPlan.Candidate::workspaceBytes).max().orElse(0);
             List<MemorySegment> algos = candidates.stream().map(MatmulPlan.Candidate::algo).toList();
@@ -207,9 +231,45 @@ public final class GemmRunner implements AutoCloseable {
     /** Everything run checks before touching cuBLASLt. */
     static void checkOperands(GemmSpec spec, long a, long b, long c) {
         Objects.requireNonNull(spec, "spec");
-        checkPointer("A", a, spec.abType());
-        checkPointer("B", b, spec.abType());
+        checkPointer("A", a, spec.aType());
+        checkPointer("B", b, spec.bType());
         checkPointer("C", c, spec.cType());
+        if (spec.isFp8()) {
+            // cuBLASLt's FP8 kernels need every matrix pointer 16-byte aligned.
+            checkFp8Alignment("A", a);
+            checkFp8Alignment("B", b);
+            checkFp8Alignment("C", c);
+        }
+    }
+
+    /** An FP8 spec needs scales that fit it; any other spec must come without. */
+    static void checkFp8(GemmSpec spec, float beta, Gemm.Fp8Scales scales) {
+        if (!spec.isFp8()) {
+            if (scales != null) {
+                throw new IllegalArgumentException("fp8 scales were given for a GEMM whose inputs are "
+                        + spec.aType().shortName() + ", not fp8");
+            }
+            return;
+        }
+        if (scales == null) {
+            throw new IllegalArgumentException("an fp8 GEMM needs Fp8Scales: device pointers of the fp32 scales "
+                    + "that dequantize A and B (their scale_inv)");
+        }
+        if (!spec.hasFp8Output() && scales.scaleD() != 0) {
+            throw new IllegalArgumentException("scale_d scales an fp8 output into range; this GEMM writes "
+                    + spec.cType().shortName() + " (pass 0)");
+        }
+        if (spec.hasFp8Output() && beta != 0f) {
+            throw new IllegalArgumentException("an fp8 output cannot be accumulated into (beta must be 0, got " + beta
+                    + "): write bf16 or fp32 to accumulate");
+        }
+    }
+
+    private static void checkFp8Alignment(String name, long address) {
+        if (Long.remainderUnsigned(address, GemmSpec.FP8_ROW_BYTES) != 0) {
+            throw new IllegalArgumentException("an fp8 GEMM needs 16-byte aligned matrices, " + name + " is at 0x"
+                    + Long.toHexString(address));
+        }
     }
 
     private static void checkPointer(String name, long address, DType type) {

@@ -18,11 +18,24 @@ final class MatmulPlan implements AutoCloseable {
 
     /**
      * What a plan depends on: the spec, the alignment in bytes (a power of two, at most 256) of the caller's A, B and
-     * C pointers, and whether C is accumulated into (beta != 0, which makes the GEMM read C). Chunk views at odd
-     * offsets get their own plan instead of a kernel that assumes 16-byte loads.
+     * C pointers, whether C is accumulated into (beta != 0, which makes the GEMM read C), and for FP8 GEMMs whether
+     * the output is scaled (scale_d) and its amax computed (amax_d): those change which kernels cuBLASLt may choose.
+     * Chunk views at odd offsets get their own plan instead of a kernel that assumes 16-byte loads.
      */
-    record Key(GemmSpec spec, int alignA, int alignB, int alignC, boolean accumulate) {
-        /** A key for a GEMM that overwrites C (beta = 0). */
+    record Key(GemmSpec spec, int alignA, int alignB, int alignC, boolean accumulate, boolean fp8ScaleD,
+               boolean fp8AmaxD) {
+        Key {
+            if ((fp8ScaleD || fp8AmaxD) && !spec.isFp8()) {
+                throw new IllegalArgumentException("scale_d and amax_d belong to fp8 GEMMs, not to " + spec);
+            }
+        }
+
+        /** A key for a GEMM that is not FP8. */
+        Key(GemmSpec spec, int alignA, int alignB, int alignC, boolean accumulate) {
+            this(spec, alignA, alignB, alignC, accumulate, false, false);
+        }
+
+        /** A key for a GEMM that overwrites C (beta = 0) and is not FP8. */
         Key(GemmSpec spec, int alignA, int alignB, int alignC) {
             this(spec, alignA, alignB, alignC, false);
         }
@@ -64,9 +77,21 @@ final class MatmulPlan implements AutoCloseable {
      * @throws GemmException when no algorithm fits
      */
     static MatmulPlan choose(CublasLt library, long handle, Key key, long maxWorkspaceBytes, Chooser chooser) {
+        return choose(library, handle, key, null, maxWorkspaceBytes, chooser);
+    }
+
+    /**
+     * {@link #choose(CublasLt, long, Key, long, Chooser)} for an FP8 GEMM: the heuristic sees the scale and amax
+     * pointers of {@code scales} (null for a GEMM that is not FP8), as cuBLASLt's kernel choice may depend on them.
+     */
+    static MatmulPlan choose(CublasLt library, long handle, Key key, Gemm.Fp8Scales scales, long maxWorkspaceBytes,
+                             Chooser chooser) {
         MatmulDescriptors d = MatmulDescriptors.create(library, key.spec());
         Arena arena = Arena.ofShared(); // the chosen algorithm lives as long as the plan
         try {
+            if (scales != null) {
+                d.bindFp8(scales);
+            }
             ColumnMajorCall call = d.call();
             try (Preference p = new Preference(library, library.preferenceCreate());
                  Arena scratch = Arena.ofConfined()) {
@@ -83,7 +108,7 @@ final class MatmulPlan implements AutoCloseable {
 
                 MemorySegment results = scratch.allocate(CublasLt.HEURISTIC_RESULT, REQUESTED_ALGORITHMS);
                 int returned = library.algoGetHeuristic(handle, d.matmulDesc(), d.aLayout(), d.bLayout(),
-                        d.cLayout(), d.cLayout(), preference, results, REQUESTED_ALGORITHMS);
+                        d.cLayout(), d.dLayout(), preference, results, REQUESTED_ALGORITHMS);
                 List<Candidate> candidates = new ArrayList<>(returned);
                 for (int i = 0; i < returned; i++) {
                     MemorySegment r = results.asSlice(i * CublasLt.HEURISTIC_RESULT_BYTES, CublasLt.HEURISTIC_RESULT_BYTES);

@@ -136,18 +136,26 @@ final class TuningFile {
 
     /**
      * A GEMM as {@code name=value} words, e.g. {@code ab=BF16 c=FP32 m=4096 n=1024 k=8192 transA=0 transB=1
-     * lda=8192 ldb=8192 ldc=1024 sms=0 tf32=0 accumulate=1 align=256/256/16}.
+     * lda=8192 ldb=8192 ldc=1024 sms=0 tf32=0 accumulate=1 align=256/256/16}. An FP8 GEMM adds
+     * {@code fp8acc=0 scaleD=1 amaxD=1}, and operands of different types are {@code ab=FP8_E5M2/FP8_E4M3} (A's, then
+     * B's), so keys of other GEMMs read as before.
      */
     static String formatKey(MatmulPlan.Key key) {
         GemmSpec s = key.spec();
-        return "ab=" + s.abType() + " c=" + s.cType() + " m=" + s.m() + " n=" + s.n() + " k=" + s.k()
+        String ab = s.aType() == s.bType() ? s.aType().name() : s.aType() + "/" + s.bType();
+        return "ab=" + ab + " c=" + s.cType() + " m=" + s.m() + " n=" + s.n() + " k=" + s.k()
                 + " transA=" + bit(s.transA()) + " transB=" + bit(s.transB())
                 + " lda=" + s.lda() + " ldb=" + s.ldb() + " ldc=" + s.ldc() + " sms=" + s.smCountTarget()
                 + " tf32=" + bit(s.allowTf32()) + " accumulate=" + bit(key.accumulate())
-                + " align=" + key.alignA() + "/" + key.alignB() + "/" + key.alignC();
+                + " align=" + key.alignA() + "/" + key.alignB() + "/" + key.alignC()
+                + (s.isFp8() ? " fp8acc=" + bit(s.fp8FastAccumulation()) + " scaleD=" + bit(key.fp8ScaleD())
+                        + " amaxD=" + bit(key.fp8AmaxD()) : "");
     }
 
-    /** The inverse of {@link #formatKey}; every word must be there, once. */
+    /**
+     * The inverse of {@link #formatKey}; every word must be there, once, except the FP8 words (fp8acc, scaleD, amaxD),
+     * which only FP8 GEMMs have (0 when absent).
+     */
     static MatmulPlan.Key parseKey(String text) {
         Map<String, String> words = new HashMap<>();
         for (String word : text.strip().split(" +")) {
@@ -161,17 +169,29 @@ final class TuningFile {
             throw new IllegalArgumentException("align must be A/B/C in '" + text + "'");
         }
         boolean accumulate = bool(word(words, "accumulate", text));
-        GemmSpec spec = new GemmSpec(dtype(word(words, "ab", text)), dtype(word(words, "c", text)),
+        String[] ab = word(words, "ab", text).split("/", -1);
+        if (ab.length > 2) {
+            throw new IllegalArgumentException("ab must be a type or A/B types in '" + text + "'");
+        }
+        boolean fastAccumulation = bool(optionalWord(words, "fp8acc"));
+        boolean scaleD = bool(optionalWord(words, "scaleD"));
+        boolean amaxD = bool(optionalWord(words, "amaxD"));
+        GemmSpec spec = new GemmSpec(dtype(ab[0]), dtype(ab[ab.length - 1]), dtype(word(words, "c", text)),
                 Integer.parseInt(word(words, "m", text)), Integer.parseInt(word(words, "n", text)),
                 Integer.parseInt(word(words, "k", text)), bool(word(words, "transA", text)),
                 bool(word(words, "transB", text)), Long.parseLong(word(words, "lda", text)),
                 Long.parseLong(word(words, "ldb", text)), Long.parseLong(word(words, "ldc", text)),
-                Integer.parseInt(word(words, "sms", text)), bool(word(words, "tf32", text)));
+                Integer.parseInt(word(words, "sms", text)), bool(word(words, "tf32", text)), fastAccumulation);
         if (!words.isEmpty()) {
             throw new IllegalArgumentException("unknown GEMM words " + words.keySet() + " in '" + text + "'");
         }
         return new MatmulPlan.Key(spec, Integer.parseInt(align[0]), Integer.parseInt(align[1]),
-                Integer.parseInt(align[2]), accumulate);
+                Integer.parseInt(align[2]), accumulate, scaleD, amaxD);
+    }
+
+    private static String optionalWord(Map<String, String> words, String name) {
+        String v = words.remove(name);
+        return v == null ? "0" : v;
     }
 
     private static String word(Map<String, String> words, String name, String text) {

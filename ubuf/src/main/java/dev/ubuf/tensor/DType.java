@@ -1,8 +1,9 @@
 package dev.ubuf.tensor;
 
 /**
- * Element types ubuf moves and multiplies. FP8 types are reserved: they have sizes and host conversions
- * are not offered yet, so any GEMM or reduction asked for them is rejected before GPU work.
+ * Element types ubuf moves and multiplies. FP8 types are reserved for the overlap methods and reductions, which
+ * reject them before GPU work; cuBLASLt GEMMs take them ({@link dev.ubuf.gemm.GemmSpec}), and their host conversions
+ * are {@code dev.ubuf.fp8.Fp8Format}.
  */
 public enum DType {
     FP32(4, "fp32"),

@@ -23,7 +23,7 @@ class ColumnMajorCallTest {
 
     @Test
     void swapsOperandsAndExchangesMAndN() {
-        GemmSpec s = new GemmSpec(BF16, FP32, 16, 24, 40, true, false, 16, 24, 32, 0, false);
+        GemmSpec s = new GemmSpec(BF16, BF16, FP32, 16, 24, 40, true, false, 16, 24, 32, 0, false, false);
         ColumnMajorCall call = ColumnMajorCall.from(s);
         assertEquals(24, call.m());
         assertEquals(16, call.n());
@@ -112,8 +112,8 @@ class ColumnMajorCallTest {
     private static void check(GemmSpec s, int aOff, int bOff, int cOff, SplittableRandom random, long seed, int trial) {
         String where = s + " offsets " + aOff + "/" + bOff + "/" + cOff + " (seed " + seed + ", trial " + trial + ")";
         int tail = random.nextInt(4);
-        double[] a = randomArray(random, aOff + (int) (s.aBytes() / s.abType().bytes()) + tail);
-        double[] b = randomArray(random, bOff + (int) (s.bBytes() / s.abType().bytes()) + tail);
+        double[] a = randomArray(random, aOff + (int) (s.aBytes() / s.aType().bytes()) + tail);
+        double[] b = randomArray(random, bOff + (int) (s.bBytes() / s.aType().bytes()) + tail);
         double[] c = randomArray(random, cOff + (int) (s.cBytes() / s.cType().bytes()) + tail);
         double alpha = random.nextDouble(-2, 2);
         double beta = random.nextBoolean() ? 0.0 : random.nextDouble(-2, 2);

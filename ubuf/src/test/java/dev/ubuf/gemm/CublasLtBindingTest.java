@@ -67,8 +67,8 @@ class CublasLtBindingTest {
         assertEquals(0, CublasLt.dataType(DType.FP32));   // CUDA_R_32F
         assertEquals(2, CublasLt.dataType(DType.FP16));   // CUDA_R_16F
         assertEquals(14, CublasLt.dataType(DType.BF16));  // CUDA_R_16BF
-        assertThrows(IllegalArgumentException.class, () -> CublasLt.dataType(DType.FP8_E4M3));
-        assertThrows(IllegalArgumentException.class, () -> CublasLt.dataType(DType.FP8_E5M2));
+        assertEquals(28, CublasLt.dataType(DType.FP8_E4M3)); // CUDA_R_8F_E4M3
+        assertEquals(29, CublasLt.dataType(DType.FP8_E5M2)); // CUDA_R_8F_E5M2
     }
 
     @Test

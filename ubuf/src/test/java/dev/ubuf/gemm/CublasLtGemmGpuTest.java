@@ -195,7 +195,7 @@ class CublasLtGemmGpuTest {
      */
     private void check(GemmSpec s, int aOff, int bOff, int cOff, float alpha, float beta, long stream,
                        SplittableRandom random) {
-        DType ab = s.abType();
+        DType ab = s.aType();
         DType ct = s.cType();
         float[] a = randomValues(random, ab, aOff + (int) (s.aBytes() / ab.bytes()));
         float[] b = randomValues(random, ab, bOff + (int) (s.bBytes() / ab.bytes()));

@@ -1,6 +1,8 @@
 /* A stand-in for libcublasLt with cublasLt.h's signatures, for CPU tests of plan choice and tuning: the heuristic
  * proposes four algorithms whose first word is 100..103, and cublasLtMatmul records which one it was given and where
- * it wrote. Descriptors are counted, so a test can see that every one created was destroyed. */
+ * it wrote. Descriptors are counted, so a test can see that every one created was destroyed. Matmul descriptors keep
+ * the attributes set on them (with cuBLASLt's value sizes enforced) and layouts their type, so the matmul record also
+ * shows the types, transposes and FP8 scale pointers cuBLASLt would have seen; the heuristic records the same. */
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,25 +18,70 @@ typedef struct {
 } cublasLtMatmulHeuristicResult_t;
 _Static_assert(sizeof(cublasLtMatmulHeuristicResult_t) == 96, "heuristic result");
 
-static char last[512];
+static char last[1024];
+static char last_heuristic[1024];
 static int live;
 const char* fake_last_call(void) { return last; }
+const char* fake_last_heuristic(void) { return last_heuristic; }
 int fake_live_objects(void) { return live; }
 
-static int create(void** out) { *out = malloc(16); live++; return 0; }
+typedef struct { int compute, scale, transa, transb, fastAccum; const void* ptr[32]; } Desc;
+typedef struct { int type; uint64_t rows, cols; int64_t ld; } Layout;
+
+static int create_sized(void** out, size_t size) { *out = calloc(1, size); live++; return 0; }
+static int create(void** out) { return create_sized(out, 16); }
 static int destroy(void* p) { free(p); live--; return 0; }
+
+/* types=A/B/C/D compute=.. scale=.. trans=A/B fastacc=.. scales=A/B/D/amaxD, as cuBLASLt would see them. */
+static int describe(char* out, size_t size, const Desc* d, const Layout* a, const Layout* b, const Layout* c,
+                    const Layout* dd) {
+  return snprintf(out, size, "types=%d/%d/%d/%d compute=%d scale=%d trans=%d/%d fastacc=%d scales=%p/%p/%p/%p",
+                  a->type, b->type, c->type, dd->type, d->compute, d->scale, d->transa, d->transb, d->fastAccum,
+                  d->ptr[17], d->ptr[18], d->ptr[20], d->ptr[21]);
+}
 
 int cublasLtCreate(void** h) { return create(h); }
 int cublasLtDestroy(void* h) { return destroy(h); }
 size_t cublasLtGetVersion(void) { return 130101; }
 const char* cublasLtGetStatusName(int s) { return s == 15 ? "CUBLAS_STATUS_NOT_SUPPORTED" : "CUBLAS_STATUS_OTHER"; }
 const char* cublasLtGetStatusString(int s) { (void)s; return "fake status"; }
-int cublasLtMatmulDescCreate(void** d, int compute, int scale) { (void)compute; (void)scale; return create(d); }
+int cublasLtMatmulDescCreate(void** d, int compute, int scale) {
+  create_sized(d, sizeof(Desc));
+  Desc* desc = (Desc*)*d;
+  desc->compute = compute;
+  desc->scale = scale;
+  desc->fastAccum = -1; /* never set */
+  return 0;
+}
 int cublasLtMatmulDescDestroy(void* d) { return destroy(d); }
-int cublasLtMatmulDescSetAttribute(void* d, int a, const void* v, size_t n) { (void)d; (void)a; (void)v; (void)n; return 0; }
+int cublasLtMatmulDescSetAttribute(void* d, int a, const void* v, size_t n) {
+  Desc* desc = (Desc*)d;
+  if (a == 3 || a == 4 || a == 15) { /* TRANSA, TRANSB, SM_COUNT_TARGET: int32_t */
+    if (n != 4) return 7;
+    if (a == 3) desc->transa = *(const int*)v;
+    if (a == 4) desc->transb = *(const int*)v;
+    return 0;
+  }
+  if (a >= 17 && a <= 21) { /* scale and amax pointers */
+    if (n != sizeof(void*)) return 7;
+    desc->ptr[a] = *(const void* const*)v;
+    return 0;
+  }
+  if (a == 25) { /* FAST_ACCUM: int8_t */
+    if (n != 1) return 7;
+    desc->fastAccum = *(const signed char*)v;
+    return 0;
+  }
+  return 15; /* an attribute this fake does not know: make the test see it */
+}
 int cublasLtMatrixLayoutCreate(void** l, int t, uint64_t r, uint64_t c, int64_t ld) {
-  (void)t; (void)r; (void)c; (void)ld;
-  return create(l);
+  create_sized(l, sizeof(Layout));
+  Layout* layout = (Layout*)*l;
+  layout->type = t;
+  layout->rows = r;
+  layout->cols = c;
+  layout->ld = ld;
+  return 0;
 }
 int cublasLtMatrixLayoutDestroy(void* l) { return destroy(l); }
 int cublasLtMatrixLayoutSetAttribute(void* l, int a, const void* v, size_t n) { (void)l; (void)a; (void)v; (void)n; return 0; }
@@ -44,7 +91,9 @@ int cublasLtMatmulPreferenceSetAttribute(void* p, int a, const void* v, size_t n
 
 int cublasLtMatmulAlgoGetHeuristic(void* h, void* desc, void* a, void* b, void* c, void* d, void* pref, int requested,
                                    cublasLtMatmulHeuristicResult_t* results, int* returned) {
-  (void)h; (void)desc; (void)a; (void)b; (void)c; (void)d; (void)pref;
+  (void)h; (void)pref;
+  describe(last_heuristic, sizeof last_heuristic, (const Desc*)desc, (const Layout*)a, (const Layout*)b,
+           (const Layout*)c, (const Layout*)d);
   int n = requested < 4 ? requested : 4;
   memset(results, 0, sizeof(*results) * (size_t)requested);
   for (int i = 0; i < n; i++) {
@@ -59,8 +108,11 @@ int cublasLtMatmulAlgoGetHeuristic(void* h, void* desc, void* a, void* b, void* 
 int cublasLtMatmul(void* h, void* desc, const float* alpha, const void* a, void* ad, const void* b, void* bd,
                    const float* beta, const void* c, void* cd, void* d, void* dd, const cublasLtMatmulAlgo_t* algo,
                    void* ws, size_t wsSize, void* stream) {
-  (void)h; (void)desc; (void)ad; (void)bd; (void)cd; (void)dd;
-  snprintf(last, sizeof last, "matmul algo=%llu a=%p b=%p c=%p d=%p ws=%p/%zu stream=%p alpha=%g beta=%g",
-           (unsigned long long)algo->data[0], a, b, c, d, ws, wsSize, stream, *alpha, *beta);
+  (void)h;
+  char seen[512];
+  describe(seen, sizeof seen, (const Desc*)desc, (const Layout*)ad, (const Layout*)bd, (const Layout*)cd,
+           (const Layout*)dd);
+  snprintf(last, sizeof last, "matmul algo=%llu %s a=%p b=%p c=%p d=%p ws=%p/%zu stream=%p alpha=%g beta=%g",
+           (unsigned long long)algo->data[0], seen, a, b, c, d, ws, wsSize, stream, *alpha, *beta);
   return 0;
 }

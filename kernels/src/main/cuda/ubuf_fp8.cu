@@ -1,0 +1,179 @@
+// FP8 (E4M3, E5M2) quantization with per-tensor scales: quantize (optionally also writing the transpose, the layout
+// the backward GEMMs need), dequantize, amax, and the scale from an amax (current scaling on the device).
+// Conversions are cuda_fp8.h's: round to nearest even, saturating to the largest finite value (__NV_SATFINITE),
+// NaN stays NaN. An amax is folded into *amax with atomicMax on the float's bits: for non-negative floats the int
+// order is the float order, and a NaN (0x7fc00000 once fabsf clears its sign) beats every number, so it sticks.
+#include "ubuf_common.cuh"
+#include <cuda_fp8.h>
+
+namespace ubuf {
+
+typedef unsigned char fp8_t;
+
+template <int KIND> struct Fp8Kind;
+template <> struct Fp8Kind<0> { static constexpr __nv_fp8_interpretation_t value = __NV_E4M3; };
+template <> struct Fp8Kind<1> { static constexpr __nv_fp8_interpretation_t value = __NV_E5M2; };
+
+template <int KIND>
+__device__ __forceinline__ fp8_t fp8_store(float v) {
+    return (fp8_t)__nv_cvt_float_to_fp8(v, __NV_SATFINITE, Fp8Kind<KIND>::value);
+}
+
+template <int KIND>
+__device__ __forceinline__ float fp8_load(fp8_t v) {
+    __half_raw h = __nv_cvt_fp8_to_halfraw((__nv_fp8_storage_t)v, Fp8Kind<KIND>::value);
+    return __half2float(__half(h));  // every fp8 value is exact in fp16
+}
+
+// |v| as int bits: the order of non-negative floats, NaN above infinity.
+__device__ __forceinline__ int abs_bits(float v) {
+    return __float_as_int(fabsf(v));
+}
+
+// Folds this thread's amax bits into *amax: a warp maximum, then one atomic per warp (blockDim a multiple of 32).
+__device__ __forceinline__ void amax_commit(float* amax, int local) {
+    const int warpMax = __reduce_max_sync(0xffffffffu, local);
+    if ((threadIdx.x & 31u) == 0 && warpMax > 0) atomicMax(reinterpret_cast<int*>(amax), warpMax);
+}
+
+__device__ __forceinline__ void store_scale_inverse(const float* scale, float* scaleInv) {
+    if (scaleInv != nullptr && blockIdx.x == 0 && threadIdx.x == 0) *scaleInv = 1.0f / *scale;
+}
+
+// y = fp8(x * scale); *amax = max(*amax, max |x|) when amax is given; *scaleInv = 1 / scale when given.
+template <class T, int KIND>
+__device__ __forceinline__ void quantize(i64 rows, i64 cols, const T* x, i64 ldX, const float* scale, fp8_t* y,
+                                         i64 ldY, float* amax, float* scaleInv) {
+    if (rows <= 0 || cols <= 0) return;
+    const float s = *scale;
+    int local = 0;
+    for (RowColIter it(cols); it.row < rows; it.next()) {
+        const float v = Elem<T>::load(x[it.row * ldX + it.col]);
+        local = max(local, abs_bits(v));
+        y[it.row * ldY + it.col] = fp8_store<KIND>(v * s);
+    }
+    if (amax != nullptr) amax_commit(amax, local);
+    store_scale_inverse(scale, scaleInv);
+}
+
+// The transpose tile: 32 x 32 elements, one 32-column row of threads per tile row.
+constexpr int TILE = 32;
+
+// As quantize, and yT [cols, rows] = the transpose of y; y itself only when given. Tiles of 32 x 32 go through
+// shared memory so both the reads of x and the writes of yT are row-wise. blockDim.x must be a multiple of 32.
+template <class T, int KIND>
+__device__ __forceinline__ void quantize_transpose(i64 rows, i64 cols, const T* x, i64 ldX, const float* scale,
+                                                   fp8_t* y, i64 ldY, fp8_t* yT, i64 ldYT, float* amax,
+                                                   float* scaleInv) {
+    if (rows <= 0 || cols <= 0 || (blockDim.x & 31u) != 0) return;
+    __shared__ fp8_t tile[TILE][TILE + 4];
+    const float s = *scale;
+    const int lane = (int)(threadIdx.x & 31u);
+    const int rowsPerPass = (int)(blockDim.x / 32u);
+    const i64 tileRows = (rows + TILE - 1) / TILE;
+    const i64 tileCols = (cols + TILE - 1) / TILE;
+    int local = 0;
+    // The loop bounds are the same for every thread of a block, so every thread reaches each barrier.
+    for (i64 t = blockIdx.x; t < tileRows * tileCols; t += gridDim.x) {
+        const i64 r0 = (t / tileCols) * TILE;
+        const i64 c0 = (t % tileCols) * TILE;
+        for (int i = (int)(threadIdx.x / 32u); i < TILE; i += rowsPerPass) {
+            const i64 r = r0 + i;
+            const i64 c = c0 + lane;
+            if (r < rows && c < cols) {
+                const float v = Elem<T>::load(x[r * ldX + c]);
+                local = max(local, abs_bits(v));
+                const fp8_t q = fp8_store<KIND>(v * s);
+                if (y != nullptr) y[r * ldY + c] = q;
+                tile[i][lane] = q;
+            }
+        }
+        __syncthreads();
+        for (int i = (int)(threadIdx.x / 32u); i < TILE; i += rowsPerPass) {
+            const i64 tr = c0 + i;    // a row of yT is a column of x
+            const i64 tc = r0 + lane;
+            if (tr < cols && tc < rows) yT[tr * ldYT + tc] = tile[lane][i];
+        }
+        __syncthreads();
+    }
+    if (amax != nullptr) amax_commit(amax, local);
+    store_scale_inverse(scale, scaleInv);
+}
+
+// y = round_T(decode(x) * scaleInv).
+template <int KIND, class T>
+__device__ __forceinline__ void dequantize(i64 rows, i64 cols, const fp8_t* x, i64 ldX, const float* scaleInv, T* y,
+                                           i64 ldY) {
+    if (rows <= 0 || cols <= 0) return;
+    const float s = *scaleInv;
+    for (RowColIter it(cols); it.row < rows; it.next()) {
+        y[it.row * ldY + it.col] = Elem<T>::store(fp8_load<KIND>(x[it.row * ldX + it.col]) * s);
+    }
+}
+
+// *amax = max(*amax, max |x|): current scaling's reduction before the quantization.
+template <class T>
+__device__ __forceinline__ void amax_only(i64 rows, i64 cols, const T* x, i64 ldX, float* amax) {
+    if (rows <= 0 || cols <= 0) return;
+    int local = 0;
+    for (RowColIter it(cols); it.row < rows; it.next()) {
+        local = max(local, abs_bits(Elem<T>::load(x[it.row * ldX + it.col])));
+    }
+    amax_commit(amax, local);
+}
+
+}  // namespace ubuf
+
+#define UBUF_FP8_QUANTIZE_KERNELS(TNAME, T, FNAME, KIND)                                                           \
+    extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS) ubuf_fp8_quantize_##TNAME##_to_##FNAME(         \
+        long long rows, long long cols, const T* x, long long ldX, const float* scale, unsigned char* y,           \
+        long long ldY, float* amax, float* scaleInv) {                                                             \
+        ubuf::quantize<T, KIND>(rows, cols, x, ldX, scale, y, ldY, amax, scaleInv);                                \
+    }                                                                                                              \
+    extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS)                                                 \
+        ubuf_fp8_quantize_transpose_##TNAME##_to_##FNAME(long long rows, long long cols, const T* x, long long ldX, \
+                                                         const float* scale, unsigned char* y, long long ldY,      \
+                                                         unsigned char* yT, long long ldYT, float* amax,           \
+                                                         float* scaleInv) {                                        \
+        ubuf::quantize_transpose<T, KIND>(rows, cols, x, ldX, scale, y, ldY, yT, ldYT, amax, scaleInv);            \
+    }                                                                                                              \
+    extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS) ubuf_fp8_dequantize_##FNAME##_to_##TNAME(       \
+        long long rows, long long cols, const unsigned char* x, long long ldX, const float* scaleInv, T* y,        \
+        long long ldY) {                                                                                           \
+        ubuf::dequantize<KIND, T>(rows, cols, x, ldX, scaleInv, y, ldY);                                           \
+    }
+
+UBUF_FP8_QUANTIZE_KERNELS(f32, float, e4m3, 0)
+UBUF_FP8_QUANTIZE_KERNELS(f16, __half, e4m3, 0)
+UBUF_FP8_QUANTIZE_KERNELS(bf16, __nv_bfloat16, e4m3, 0)
+UBUF_FP8_QUANTIZE_KERNELS(f32, float, e5m2, 1)
+UBUF_FP8_QUANTIZE_KERNELS(f16, __half, e5m2, 1)
+UBUF_FP8_QUANTIZE_KERNELS(bf16, __nv_bfloat16, e5m2, 1)
+
+#undef UBUF_FP8_QUANTIZE_KERNELS
+
+#define UBUF_FP8_AMAX_KERNEL(TNAME, T)                                                                              \
+    extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS)                                                 \
+        ubuf_fp8_amax_##TNAME(long long rows, long long cols, const T* x, long long ldX, float* amax) {           \
+        ubuf::amax_only<T>(rows, cols, x, ldX, amax);                                                              \
+    }
+
+UBUF_FP8_AMAX_KERNEL(f32, float)
+UBUF_FP8_AMAX_KERNEL(f16, __half)
+UBUF_FP8_AMAX_KERNEL(bf16, __nv_bfloat16)
+
+#undef UBUF_FP8_AMAX_KERNEL
+
+// Current scaling on the device (one thread): scale = fp8Max / amax, FLT_MAX where that overflows, 1 when the amax
+// is 0, infinite or NaN (dev.ubuf.fp8.Fp8Recipe.CurrentScaling); scaleInv = 1 / scale.
+extern "C" __global__ void ubuf_fp8_scale_from_amax(const float* amax, float fp8Max, float* scale, float* scaleInv) {
+    if (blockIdx.x != 0 || threadIdx.x != 0) return;
+    const float a = *amax;
+    float s = 1.0f;
+    if (a > 0.0f && !isinf(a)) {
+        s = fp8Max / a;
+        if (isinf(s)) s = 3.402823466e38f;  // FLT_MAX
+    }
+    *scale = s;
+    if (scaleInv != nullptr) *scaleInv = 1.0f / s;
+}

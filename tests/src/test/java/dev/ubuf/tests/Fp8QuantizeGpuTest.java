@@ -1,0 +1,227 @@
+package dev.ubuf.tests;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ubuf.cuda.CudaContext;
+import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.cuda.DeviceBuffer;
+import dev.ubuf.cuda.KernelLibrary;
+import dev.ubuf.cuda.StreamPriority;
+import dev.ubuf.fp8.Fp8Format;
+import dev.ubuf.fp8.Fp8Recipe;
+import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.ops.Fp8Kernels;
+import dev.ubuf.tensor.DType;
+import dev.ubuf.tensor.TensorView;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * The FP8 kernels against the host codec {@link Fp8Format}, bit for bit: quantization of x * scale (one fp32 multiply,
+ * round to nearest even, saturating), the amax of the input, the inverse scale, the transposed quantization, the
+ * dequantization of all 256 codes, and current scaling's scale. Inputs are fresh random values over many binades,
+ * with values beyond the format's range and exact ties mixed in; outputs are poisoned first.
+ */
+class Fp8QuantizeGpuTest {
+    static CudaContext ctx;
+    static CudaStream stream;
+    static KernelLibrary lib;
+    static DeviceKernels kernels;
+    static Fp8Kernels fp8;
+
+    @BeforeAll
+    static void open() {
+        Gpu.assumeGpus(1);
+        ctx = CudaContext.retainPrimary(0);
+        stream = ctx.createStream(StreamPriority.NORMAL);
+        lib = KernelLibrary.load(ctx);
+        kernels = new DeviceKernels(lib);
+        fp8 = new Fp8Kernels(lib);
+    }
+
+    @AfterAll
+    static void close() {
+        if (ctx != null) {
+            lib.close();
+            stream.close();
+            assertEquals(List.of(), ctx.ledger().openResources(), "everything the tests opened is closed");
+            ctx.close();
+        }
+    }
+
+    /** Values over many binades (as stored in t), some far beyond the format's range once scaled. */
+    static float[] inputs(SplittableRandom rnd, int n, DType t, Fp8Format f, float scale) {
+        float[] v = new float[n];
+        for (int i = 0; i < n; i++) {
+            double x = (rnd.nextDouble() * 2 - 1) * Math.scalb(1.0, rnd.nextInt(-12, 4));
+            if (i % 97 == 5) {
+                x = f.maxFinite() / scale * (1 + rnd.nextDouble()); // saturates
+            } else if (i % 89 == 7) {
+                int code = rnd.nextInt(0, 0x7b);
+                x = (f.decode(code) + f.decode(code + 1)) / 2 / scale; // a tie, if exact after scaling
+            }
+            v[i] = t.round((float) x);
+        }
+        return v;
+    }
+
+    static TensorView scalar(DeviceBuffer buffer, long byteOffset, float value) {
+        TensorView v = new TensorView(buffer, byteOffset, 1, 1, 1, DType.FP32);
+        HostTensors.upload(ctx, stream, new float[] {value}, v);
+        return v;
+    }
+
+    static float maxAbs(float[] v) {
+        float m = 0;
+        for (float x : v) {
+            m = Math.max(m, Math.abs(x));
+        }
+        return m;
+    }
+
+    @ParameterizedTest(name = "{0} -> {1}")
+    @CsvSource({"BF16, FP8_E4M3", "FP32, FP8_E4M3", "FP16, FP8_E4M3", "BF16, FP8_E5M2", "FP32, FP8_E5M2",
+            "FP16, FP8_E5M2"})
+    void quantizeMatchesTheHostEncoderBitForBitWithTheExactAmaxAndInverse(DType in, DType out) {
+        Fp8Format f = Fp8Format.of(out);
+        float scale = 37.3f;
+        int rows = 77;
+        int cols = 200;
+        int ldX = 232;
+        float[] x = inputs(new SplittableRandom(), rows * cols, in, f, scale);
+        try (DeviceBuffer dx = ctx.allocate((long) rows * ldX * in.bytes());
+             DeviceBuffer dy = ctx.allocate((long) rows * cols);
+             DeviceBuffer s = ctx.allocate(256)) {
+            TensorView xv = new TensorView(dx, 0, rows, cols, ldX, in);
+            TensorView yv = TensorView.of(dy, rows, cols, out);
+            HostTensors.upload(ctx, stream, x, xv);
+            kernels.poison(yv, stream);
+            TensorView sc = scalar(s, 0, scale);
+            TensorView amax = scalar(s, 64, 0f);
+            TensorView inv = scalar(s, 128, Float.NaN);
+            fp8.quantize(xv, sc, yv, amax, inv, stream);
+            float[] y = HostTensors.download(ctx, stream, yv);
+            for (int i = 0; i < x.length; i++) {
+                float expected = f.round(x[i] * scale);
+                assertEquals(expected, y[i], "element " + i + ": " + x[i] + " * " + scale);
+            }
+            assertEquals(maxAbs(x), HostTensors.download(ctx, stream, amax)[0], "amax of the input");
+            assertEquals(1f / scale, HostTensors.download(ctx, stream, inv)[0], "scale inverse");
+        }
+    }
+
+    @ParameterizedTest(name = "{0} -> {1}, {2}x{3}")
+    @CsvSource({"BF16, FP8_E4M3, 100, 70", "FP32, FP8_E5M2, 64, 128", "FP16, FP8_E4M3, 33, 1"})
+    void theTransposedQuantizeWritesTheTransposeOfTheSameCodes(DType in, DType out, int rows, int cols) {
+        Fp8Format f = Fp8Format.of(out);
+        float scale = 0.75f;
+        float[] x = inputs(new SplittableRandom(), rows * cols, in, f, scale);
+        try (DeviceBuffer dx = ctx.allocate((long) rows * cols * in.bytes());
+             DeviceBuffer dy = ctx.allocate((long) rows * cols);
+             DeviceBuffer dyt = ctx.allocate((long) (cols + 3) * rows);
+             DeviceBuffer s = ctx.allocate(256)) {
+            TensorView xv = TensorView.of(dx, rows, cols, in);
+            TensorView yv = TensorView.of(dy, rows, cols, out);
+            TensorView ytv = new TensorView(dyt, 0, cols, rows, rows, out);
+            HostTensors.upload(ctx, stream, x, xv);
+            kernels.poison(yv, stream);
+            kernels.poison(TensorView.of(dyt, cols + 3, rows, out), stream);
+            TensorView amax = scalar(s, 64, 0f);
+            fp8.quantizeTransposed(xv, scalar(s, 0, scale), yv, ytv, amax, null, stream);
+            float[] y = HostTensors.download(ctx, stream, yv);
+            float[] yt = HostTensors.download(ctx, stream, ytv);
+            for (int r = 0; r < rows; r++) {
+                for (int c = 0; c < cols; c++) {
+                    float expected = f.round(x[r * cols + c] * scale);
+                    assertEquals(expected, y[r * cols + c], "y (" + r + ", " + c + ")");
+                    assertEquals(expected, yt[c * rows + r], "yT (" + c + ", " + r + ")");
+                }
+            }
+            float[] tail = HostTensors.download(ctx, stream, new TensorView(dyt, (long) cols * rows, 3, rows, rows, out));
+            for (float v : tail) {
+                assertTrue(Float.isNaN(v), "nothing written past yT");
+            }
+            assertEquals(maxAbs(x), HostTensors.download(ctx, stream, amax)[0], "amax of the input");
+        }
+    }
+
+    @ParameterizedTest(name = "{0} -> {1}")
+    @CsvSource({"FP8_E4M3, BF16", "FP8_E4M3, FP32", "FP8_E5M2, FP16", "FP8_E5M2, FP32"})
+    void dequantizeTurnsEveryCodeIntoItsValueTimesTheInverseScale(DType in, DType out) {
+        Fp8Format f = Fp8Format.of(in);
+        float inv = 0.375f;
+        float[] codesAsValues = new float[256];
+        for (int c = 0; c < 256; c++) {
+            codesAsValues[c] = f.decode(c);
+        }
+        try (DeviceBuffer dx = ctx.allocate(256);
+             DeviceBuffer dy = ctx.allocate(256L * out.bytes());
+             DeviceBuffer s = ctx.allocate(256)) {
+            TensorView xv = TensorView.of(dx, 16, 16, in);
+            TensorView yv = TensorView.of(dy, 16, 16, out);
+            HostTensors.upload(ctx, stream, codesAsValues, xv);
+            kernels.poison(yv, stream);
+            fp8.dequantize(xv, scalar(s, 0, inv), yv, stream);
+            float[] y = HostTensors.download(ctx, stream, yv);
+            for (int c = 0; c < 256; c++) {
+                if (Float.isNaN(codesAsValues[c])) {
+                    assertTrue(Float.isNaN(y[c]), "code " + c + " is NaN");
+                } else {
+                    assertEquals(out.round(codesAsValues[c] * inv), y[c], "code 0x" + Integer.toHexString(c));
+                }
+            }
+        }
+    }
+
+    @Test
+    void nanInputsQuantizeToNanAndMakeTheAmaxNan() {
+        try (DeviceBuffer dx = ctx.allocate(64 * 4); DeviceBuffer dy = ctx.allocate(64); DeviceBuffer s = ctx.allocate(256)) {
+            float[] x = new float[64];
+            x[17] = Float.NaN;
+            x[3] = 5f;
+            TensorView xv = TensorView.of(dx, 1, 64, DType.FP32);
+            TensorView yv = TensorView.of(dy, 1, 64, DType.FP8_E4M3);
+            HostTensors.upload(ctx, stream, x, xv);
+            TensorView amax = scalar(s, 64, 0f);
+            fp8.quantize(xv, scalar(s, 0, 1f), yv, amax, null, stream);
+            float[] y = HostTensors.download(ctx, stream, yv);
+            assertTrue(Float.isNaN(y[17]));
+            assertEquals(5f, y[3]);
+            assertTrue(Float.isNaN(HostTensors.download(ctx, stream, amax)[0]), "a NaN amax, as delayed scaling expects");
+        }
+    }
+
+    @Test
+    void amaxAndCurrentScalingOnTheDeviceGiveTheRecipesScale() {
+        SplittableRandom rnd = new SplittableRandom();
+        float[] x = new float[300 * 40];
+        for (int i = 0; i < x.length; i++) {
+            x[i] = DType.BF16.round((float) rnd.nextGaussian() * 3);
+        }
+        Fp8Recipe.CurrentScaling recipe = new Fp8Recipe.CurrentScaling(Fp8Recipe.Formats.HYBRID);
+        try (DeviceBuffer dx = ctx.allocate(x.length * 2L); DeviceBuffer s = ctx.allocate(256)) {
+            TensorView xv = TensorView.of(dx, 300, 40, DType.BF16);
+            HostTensors.upload(ctx, stream, x, xv);
+            TensorView amax = scalar(s, 0, 0f);
+            TensorView scale = scalar(s, 64, Float.NaN);
+            TensorView inv = scalar(s, 128, Float.NaN);
+            fp8.amax(xv, amax, stream);
+            fp8.scaleFromAmax(amax, Fp8Format.E5M2, scale, inv, stream);
+            assertEquals(maxAbs(x), HostTensors.download(ctx, stream, amax)[0]);
+            float expected = recipe.scale(Fp8Format.E5M2, maxAbs(x));
+            assertEquals(expected, HostTensors.download(ctx, stream, scale)[0]);
+            assertEquals(1f / expected, HostTensors.download(ctx, stream, inv)[0]);
+            for (float a : new float[] {0f, Float.POSITIVE_INFINITY, 1e-42f}) {
+                HostTensors.upload(ctx, stream, new float[] {a}, amax);
+                fp8.scaleFromAmax(amax, Fp8Format.E4M3, scale, null, stream);
+                assertEquals(recipe.scale(Fp8Format.E4M3, a), HostTensors.download(ctx, stream, scale)[0], "amax " + a);
+            }
+        }
+    }
+}

@@ -1,0 +1,198 @@
+package dev.ubuf.ops;
+
+import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.cuda.KernelLibrary;
+import dev.ubuf.fp8.Fp8Format;
+import dev.ubuf.kernels.Fp8KernelNames;
+import dev.ubuf.kernels.KernelType;
+import dev.ubuf.tensor.DType;
+import dev.ubuf.tensor.TensorView;
+import java.util.Objects;
+
+/**
+ * Typed launches of the FP8 kernels (kernels/README.md, "FP8 kernels"): quantize fp32/fp16/bf16 to E4M3 or E5M2 with
+ * a per-tensor scale (optionally writing the transpose, the layout the backward GEMMs need), dequantize, amax, and the
+ * current-scaling scale from an amax. Scales and amaxes are 1 x 1 fp32 views in device memory, so they can be produced
+ * and consumed by kernels and GEMMs on the stream without the host. Every argument is checked here, before any launch.
+ *
+ * <p>Results match {@link Fp8Format#encode} of {@code x * scale} (one fp32 multiply) bit for bit. An amax is folded
+ * into what its view holds (a maximum, NaN sticking): zero it first for the amax of one tensor, or leave it to collect
+ * the maximum of several (a delayed-scaling step's history slot).
+ */
+public final class Fp8Kernels {
+    /** Threads per block: a multiple of 32 (warp reductions of the amax), at most 512. */
+    static final int BLOCK = 256;
+    static final int TILE = 32;
+
+    /** Launches one kernel: the {@link KernelLibrary} on a GPU, a recorder in CPU tests. */
+    @FunctionalInterface
+    interface Launcher {
+        void launch(String name, int grid, int block, CudaStream stream, Object... args);
+    }
+
+    private final Launcher launcher;
+    private final int maxBlocks;
+
+    public Fp8Kernels(KernelLibrary library) {
+        this((name, grid, block, stream, args) -> library.launch(name, grid, block,
+                Objects.requireNonNull(stream, "stream"), args), library.context().device().smCount());
+    }
+
+    Fp8Kernels(Launcher launcher, int smCount) {
+        this.launcher = Objects.requireNonNull(launcher, "launcher");
+        if (smCount < 1) {
+            throw new IllegalArgumentException("smCount must be >= 1, got " + smCount);
+        }
+        this.maxBlocks = smCount * 8; // 8 blocks of 256 threads fill an SM
+    }
+
+    /**
+     * {@code y = fp8(x * scale)}, rounded to nearest even and saturated to the format's largest finite value.
+     *
+     * @param x        fp32, fp16 or bf16
+     * @param scale    1 x 1 fp32: the quantization scale
+     * @param y        x's shape, FP8_E4M3 or FP8_E5M2
+     * @param amax     1 x 1 fp32 receiving max(amax, max |x|), or null
+     * @param scaleInv 1 x 1 fp32 receiving 1 / scale (what the GEMM takes), or null
+     */
+    public void quantize(TensorView x, TensorView scale, TensorView y, TensorView amax, TensorView scaleInv,
+                         CudaStream stream) {
+        KernelType t = highPrecision(x, "x");
+        String f = fp8(y, "y");
+        y.requireShape(x.rows(), x.cols(), "y");
+        checkScalars(scale, amax, scaleInv);
+        checkDisjoint(x, y, "x", "y");
+        launcher.launch(Fp8KernelNames.quantize(t, f), grid(x.elements()), BLOCK, stream, x.rows(), x.cols(),
+                x.address(), x.ld(), scale.address(), y.address(), y.ld(), address(amax), address(scaleInv));
+    }
+
+    /**
+     * As {@link #quantize}, writing {@code yT = y^T} ([cols, rows]), and y itself only when given: the layout an FP8
+     * GEMM needs for the operand the backward pass multiplies the other way round.
+     *
+     * @param y  x's shape in fp8, or null
+     * @param yT [x.cols, x.rows] in fp8 (y's type when y is given)
+     */
+    public void quantizeTransposed(TensorView x, TensorView scale, TensorView y, TensorView yT, TensorView amax,
+                                   TensorView scaleInv, CudaStream stream) {
+        KernelType t = highPrecision(x, "x");
+        String f = fp8(yT, "yT");
+        yT.requireShape(x.cols(), x.rows(), "yT (the transpose)");
+        if (y != null) {
+            y.requireShape(x.rows(), x.cols(), "y");
+            y.requireDType(yT.dtype(), "y");
+            checkDisjoint(x, y, "x", "y");
+            checkDisjoint(y, yT, "y", "yT");
+        }
+        checkScalars(scale, amax, scaleInv);
+        checkDisjoint(x, yT, "x", "yT");
+        long tiles = ceilDiv(x.rows(), TILE) * ceilDiv(x.cols(), TILE);
+        launcher.launch(Fp8KernelNames.quantizeTranspose(t, f), (int) Math.min(tiles, maxBlocks), BLOCK, stream,
+                x.rows(), x.cols(), x.address(), x.ld(), scale.address(), address(y), y == null ? 0L : y.ld(),
+                yT.address(), yT.ld(), address(amax), address(scaleInv));
+    }
+
+    /** {@code y = round(decode(x) * scaleInv)} into fp32, fp16 or bf16 (for tests and debugging). */
+    public void dequantize(TensorView x, TensorView scaleInv, TensorView y, CudaStream stream) {
+        String f = fp8(x, "x");
+        KernelType t = highPrecision(y, "y");
+        y.requireShape(x.rows(), x.cols(), "y");
+        requireScalar(scaleInv, "scaleInv");
+        checkDisjoint(x, y, "x", "y");
+        launcher.launch(Fp8KernelNames.dequantize(f, t), grid(x.elements()), BLOCK, stream, x.rows(), x.cols(),
+                x.address(), x.ld(), scaleInv.address(), y.address(), y.ld());
+    }
+
+    /** {@code amax = max(amax, max |x|)}: current scaling's reduction before it quantizes x. */
+    public void amax(TensorView x, TensorView amax, CudaStream stream) {
+        KernelType t = highPrecision(x, "x");
+        requireScalar(amax, "amax");
+        checkDisjoint(x, amax, "x", "amax");
+        launcher.launch(Fp8KernelNames.amax(t), grid(x.elements()), BLOCK, stream, x.rows(), x.cols(), x.address(),
+                x.ld(), amax.address());
+    }
+
+    /**
+     * Current scaling on the device: {@code scale = format.maxFinite() / amax} (Float.MAX_VALUE where that overflows,
+     * 1 for an amax of 0, infinity or NaN, as {@link dev.ubuf.fp8.Fp8Recipe.CurrentScaling#scale}), and
+     * {@code scaleInv = 1 / scale} when given.
+     */
+    public void scaleFromAmax(TensorView amax, Fp8Format format, TensorView scale, TensorView scaleInv,
+                              CudaStream stream) {
+        Objects.requireNonNull(format, "format");
+        requireScalar(amax, "amax");
+        requireScalar(scale, "scale");
+        if (scaleInv != null) {
+            requireScalar(scaleInv, "scaleInv");
+            checkDisjoint(scale, scaleInv, "scale", "scaleInv");
+        }
+        checkDisjoint(amax, scale, "amax", "scale");
+        launcher.launch(Fp8KernelNames.SCALE_FROM_AMAX, 1, 32, stream, amax.address(), format.maxFinite(),
+                scale.address(), address(scaleInv));
+    }
+
+    private int grid(long elements) {
+        long blocks = ceilDiv(elements, BLOCK * 4L); // a few elements per thread amortise the amax reduction
+        return (int) Math.max(1, Math.min(blocks, maxBlocks));
+    }
+
+    private static long ceilDiv(long a, long b) {
+        return (a + b - 1) / b;
+    }
+
+    private static KernelType highPrecision(TensorView v, String what) {
+        Objects.requireNonNull(v, what);
+        return switch (v.dtype()) {
+            case FP32 -> KernelType.F32;
+            case FP16 -> KernelType.F16;
+            case BF16 -> KernelType.BF16;
+            default -> throw new IllegalArgumentException(what + " must be fp32, fp16 or bf16, got "
+                    + v.dtype().shortName());
+        };
+    }
+
+    private static String fp8(TensorView v, String what) {
+        Objects.requireNonNull(v, what);
+        return switch (v.dtype()) {
+            case FP8_E4M3 -> "e4m3";
+            case FP8_E5M2 -> "e5m2";
+            default -> throw new IllegalArgumentException(what + " must be fp8e4m3 or fp8e5m2, got "
+                    + v.dtype().shortName());
+        };
+    }
+
+    /** The scale, and the optional amax and inverse: fp32 scalars, none overlapping another. */
+    private static void checkScalars(TensorView scale, TensorView amax, TensorView scaleInv) {
+        requireScalar(scale, "scale");
+        if (amax != null) {
+            requireScalar(amax, "amax");
+            checkDisjoint(scale, amax, "scale", "amax");
+        }
+        if (scaleInv != null) {
+            requireScalar(scaleInv, "scaleInv");
+            // Block 0 writes the inverse while other blocks may still read the scale.
+            checkDisjoint(scale, scaleInv, "scale", "scaleInv");
+            if (amax != null) {
+                checkDisjoint(amax, scaleInv, "amax", "scaleInv");
+            }
+        }
+    }
+
+    private static void requireScalar(TensorView v, String what) {
+        Objects.requireNonNull(v, what);
+        v.requireShape(1, 1, what);
+        v.requireDType(DType.FP32, what);
+    }
+
+    private static void checkDisjoint(TensorView a, TensorView b, String aName, String bName) {
+        long a0 = a.address();
+        long b0 = b.address();
+        if (a0 < b0 + b.spanBytes() && b0 < a0 + a.spanBytes()) {
+            throw new IllegalArgumentException(aName + " and " + bName + " overlap: " + a + " and " + b);
+        }
+    }
+
+    private static long address(TensorView v) {
+        return v == null ? 0L : v.address();
+    }
+}
