@@ -3,7 +3,7 @@
 // Built by build-fatbin-sm90a.sh into its own fatbin (ubuf_sm90a.fatbin): wgmma and setmaxnreg exist only on
 // sm_90a, and a fatbin holding just that cubin leaves the driver no other image to pick on an H100/H200.
 //
-// Design (kernels/README.md, "Atomic GEMM", has the contract):
+// Design (atomic-gemm/README.md has the contract and the Java side):
 // - A is row-major [M, K] (K-major). B is either stored transposed [N, K] (K-major, "bnk": weights as torch stores
 //   them) or row-major [K, N] (N-major, "bkn"). D is row-major [M, N] with leading dimension ldd, bf16 or fp32.
 //   Inputs bf16 or fp16, fp32 accumulation.

@@ -15,7 +15,7 @@ import java.util.function.IntFunction;
  * The atomic GEMM (sm_90a: H100/H200) loaded into one context: {@code D = alpha · A · B + beta · D}, A row-major
  * [M, K], B [K, N] or stored transposed [N, K] ({@link BLayout}), bf16 or fp16 in, fp32 accumulation, bf16 or fp32
  * out. With {@link Hooks} its tiles wait on per-chunk arrival counters before reading A (all-gather side) and raise
- * per-chunk done counters after writing D (reduce-scatter side); see kernels/README.md, "Atomic GEMM".
+ * per-chunk done counters after writing D (reduce-scatter side); see atomic-gemm/README.md.
  *
  * <p>Every argument is checked before any GPU work. After a launch with an arrival wait, synchronise the stream and
  * call {@link #checkErrors()} (or {@link #error}): an expired wait is reported there, never as a hang. The error slot
