@@ -1,0 +1,311 @@
+package dev.ubuf.atomic;
+
+import dev.ubuf.cuda.CudaContext;
+import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.cuda.DeviceBuffer;
+import dev.ubuf.cuda.KernelsUnavailableException;
+import dev.ubuf.tensor.DType;
+import dev.ubuf.tensor.TensorView;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.IntFunction;
+
+/**
+ * The atomic GEMM (sm_90a: H100/H200) loaded into one context: {@code D = alpha · A · B + beta · D}, A row-major
+ * [M, K], B [K, N] or stored transposed [N, K] ({@link BLayout}), bf16 or fp16 in, fp32 accumulation, bf16 or fp32
+ * out. With {@link Hooks} its tiles wait on per-chunk arrival counters before reading A (all-gather side) and raise
+ * per-chunk done counters after writing D (reduce-scatter side); see atomic-gemm/README.md.
+ *
+ * <p>Every argument is checked before any GPU work. After a launch with an arrival wait, synchronise the stream and
+ * call {@link #checkErrors()} (or {@link #error}): an expired wait is reported there, never as a hang. The error slot
+ * and the tile counters belong to this object and are reset on the stream before each launch, so launches from one
+ * object go on one stream at a time, and a check reports the last launch.
+ */
+public final class AtomicGemmKernel implements AutoCloseable {
+    /** Threads a CTA: a producer warpgroup and two consumer warpgroups. */
+    public static final int THREADS = 384;
+    /** Dynamic shared memory: 1024 alignment slack, 4 stages of (16 KB of A + 32 KB of B), 8 mbarriers. */
+    public static final int SMEM_BYTES = 1024 + 4 * (16384 + 32768) + 2 * 4 * 8;
+    /** Words of the device error slot: status, chunk, expected, observed, block (and 3 spare). */
+    static final int ERROR_SLOT_WORDS = 8;
+
+    /**
+     * The counters a launch works with. Counters are uint32 arrays in device memory, one per chunk, compared
+     * wrap-safe ({@code (int) (counter - value) >= 0}) as the monotonic flags elsewhere in ubuf.
+     *
+     * @param arrivalCounters 0, or the chunks' arrival counters: a tile of chunk c reads A only once counter c
+     *                        reaches arrivalValue
+     * @param timeout         how long one wait may take before the kernel gives up (positive when waiting)
+     * @param doneCounters    0, or the chunks' done counters: the last tile of chunk c stores doneValue to counter c
+     */
+    public record Hooks(long arrivalCounters, int arrivalValue, Duration timeout, long doneCounters, int doneValue) {
+        public static final Hooks NONE = new Hooks(0, 0, Duration.ZERO, 0, 0);
+
+        public Hooks {
+            Objects.requireNonNull(timeout, "timeout");
+        }
+
+        /** Tiles of chunk c wait until arrival counter c reaches {@code value}, at most {@code timeout} each. */
+        public static Hooks waitForArrival(long arrivalCounters, int value, Duration timeout) {
+            return new Hooks(arrivalCounters, value, timeout, 0, 0);
+        }
+
+        /** The last tile of chunk c raises done counter c to {@code value}. */
+        public static Hooks raiseDone(long doneCounters, int value) {
+            return new Hooks(0, 0, Duration.ZERO, doneCounters, value);
+        }
+
+        public Hooks withDone(long doneCounters, int value) {
+            return new Hooks(arrivalCounters, arrivalValue, timeout, doneCounters, value);
+        }
+    }
+
+    private final CudaContext context;
+    private final HopperDriver driver;
+    private final long module;
+    private final DeviceBuffer errorSlot;
+    private DeviceBuffer tileCounters; // grown to the largest chunk count seen
+    private final int multiprocessors;
+    private boolean closed;
+
+    private AtomicGemmKernel(CudaContext context, HopperDriver driver, long module) {
+        this.context = context;
+        this.driver = driver;
+        this.module = module;
+        this.multiprocessors = context.device().smCount();
+        this.errorSlot = context.allocate(4L * ERROR_SLOT_WORDS, "atomic GEMM error slot");
+    }
+
+    /**
+     * Loads the sm_90a image into {@code context}.
+     *
+     * @throws KernelsUnavailableException when the build had no nvcc, or the GPU is not compute capability 9.0
+     */
+    public static AtomicGemmKernel load(CudaContext context) {
+        int cc = context.device().computeCapability();
+        if (cc != 90) {
+            throw new KernelsUnavailableException("the atomic GEMM needs an sm_90a GPU (H100/H200, compute "
+                    + "capability 9.0); " + context.device() + " has " + cc / 10 + "." + cc % 10);
+        }
+        byte[] image;
+        try {
+            image = Sm90aImage.fatbin();
+        } catch (IllegalStateException e) {
+            throw new KernelsUnavailableException(e.getMessage());
+        }
+        context.makeCurrent();
+        HopperDriver driver = new HopperDriver();
+        long module = driver.loadModule(image, "ubuf_sm90a.fatbin");
+        try {
+            return new AtomicGemmKernel(context, driver, module);
+        } catch (RuntimeException e) {
+            driver.unloadModule(module);
+            throw e;
+        }
+    }
+
+    /** The kernel for these operand types, e.g. {@code ubuf_atomic_gemm_bf16_bnk_f32}. */
+    public static String kernelName(DType in, BLayout layout, DType out) {
+        String i = switch (in) {
+            case BF16 -> "bf16";
+            case FP16 -> "f16";
+            default -> throw new IllegalArgumentException("the atomic GEMM reads bf16 or fp16, not " + in);
+        };
+        String o = switch (out) {
+            case BF16 -> "bf16";
+            case FP32 -> "f32";
+            default -> throw new IllegalArgumentException("the atomic GEMM writes bf16 or fp32, not " + out);
+        };
+        return "ubuf_atomic_gemm_" + i + "_" + layout.kernelTag() + "_" + o;
+    }
+
+    /**
+     * Checks one call's arguments; throws IllegalArgumentException naming the first problem. A [M, K]; B [K, N]
+     * (KN) or [N, K] (NK); D [M, N]; A and B the same 16-bit type, D bf16 or fp32; A's and B's addresses and row
+     * strides multiples of 16 bytes (TMA), D 16-byte aligned; D overlapping neither; M a multiple of chunks; M, N,
+     * K below 2^31; finite alpha and beta; hook counters 4-byte aligned, a positive timeout with a wait.
+     */
+    public static void validate(TensorView a, TensorView b, BLayout layout, TensorView d, float alpha, float beta,
+                                int chunks, int firstChunk, Hooks hooks) {
+        Objects.requireNonNull(a, "a");
+        Objects.requireNonNull(b, "b");
+        Objects.requireNonNull(layout, "layout");
+        Objects.requireNonNull(d, "d");
+        Objects.requireNonNull(hooks, "hooks");
+        if (a.dtype() != DType.BF16 && a.dtype() != DType.FP16) {
+            throw new IllegalArgumentException("A must be bf16 or fp16, got " + a.dtype().shortName());
+        }
+        if (b.dtype() != a.dtype()) {
+            throw new IllegalArgumentException("B must have A's type " + a.dtype().shortName() + ", got "
+                    + b.dtype().shortName());
+        }
+        if (d.dtype() != DType.BF16 && d.dtype() != DType.FP32) {
+            throw new IllegalArgumentException("D must be bf16 or fp32, got " + d.dtype().shortName());
+        }
+        long m = a.rows();
+        long k = a.cols();
+        long n = layout == BLayout.KN ? b.cols() : b.rows();
+        long bk = layout == BLayout.KN ? b.rows() : b.cols();
+        if (bk != k) {
+            throw new IllegalArgumentException("B " + (layout == BLayout.KN ? "[K, N]" : "[N, K]") + " is " + b.rows()
+                    + "x" + b.cols() + " but A [M, K] is " + m + "x" + k + ": K differs");
+        }
+        if (d.rows() != m || d.cols() != n) {
+            throw new IllegalArgumentException("D must be [M, N] = " + m + "x" + n + ", got " + d.rows() + "x"
+                    + d.cols());
+        }
+        for (long extent : new long[]{m, n, k}) {
+            if (extent > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException("M, N and K must be below 2^31, got " + m + "x" + n + "x" + k);
+            }
+        }
+        requireTmaOperand(a, "A");
+        requireTmaOperand(b, "B");
+        if (d.address() % 16 != 0) {
+            throw new IllegalArgumentException("D's address 0x" + Long.toHexString(d.address())
+                    + " must be 16-byte aligned");
+        }
+        if (overlaps(d, a) || overlaps(d, b)) {
+            throw new IllegalArgumentException("D must not overlap A or B");
+        }
+        if (!Float.isFinite(alpha) || !Float.isFinite(beta)) {
+            throw new IllegalArgumentException("alpha and beta must be finite, got " + alpha + ", " + beta);
+        }
+        if (chunks < 1 || m % chunks != 0) {
+            throw new IllegalArgumentException("M=" + m + " must split into chunks=" + chunks + " equal chunks");
+        }
+        if (firstChunk < 0 || firstChunk >= chunks) {
+            throw new IllegalArgumentException("firstChunk=" + firstChunk + " is not a chunk of " + chunks);
+        }
+        if (hooks.arrivalCounters() % 4 != 0 || hooks.doneCounters() % 4 != 0) {
+            throw new IllegalArgumentException("counter arrays must be 4-byte aligned");
+        }
+        if (hooks.arrivalCounters() != 0 && (hooks.timeout().isNegative() || hooks.timeout().isZero())) {
+            throw new IllegalArgumentException("an arrival wait needs a positive timeout, got " + hooks.timeout());
+        }
+    }
+
+    private static void requireTmaOperand(TensorView t, String name) {
+        if (t.address() % 16 != 0) {
+            throw new IllegalArgumentException(name + "'s address 0x" + Long.toHexString(t.address())
+                    + " must be 16-byte aligned (TMA)");
+        }
+        long stride = t.ld() * t.dtype().bytes();
+        if (stride % 16 != 0) {
+            throw new IllegalArgumentException(name + "'s row stride " + stride + " bytes (ld " + t.ld()
+                    + ") must be a multiple of 16 bytes (TMA): ld a multiple of " + 16 / t.dtype().bytes());
+        }
+        if (stride >= 1L << 40) {
+            throw new IllegalArgumentException(name + "'s row stride " + stride + " bytes must be below 2^40 (TMA)");
+        }
+    }
+
+    private static boolean overlaps(TensorView x, TensorView y) {
+        return x.address() < y.address() + y.spanBytes() && y.address() < x.address() + x.spanBytes();
+    }
+
+    /** {@link #launch(TensorView, TensorView, BLayout, TensorView, float, float, int, int, Hooks, CudaStream)}
+     * as one plain GEMM: one chunk, no hooks. */
+    public void launch(TensorView a, TensorView b, BLayout layout, TensorView d, float alpha, float beta,
+                       CudaStream stream) {
+        launch(a, b, layout, d, alpha, beta, 1, 0, Hooks.NONE, stream);
+    }
+
+    /**
+     * Enqueues {@code D = alpha · A · B + beta · D} on {@code stream} (D is not read when beta is 0, so it may hold
+     * anything, NaN included). Tiles visit chunks in the order firstChunk, firstChunk + 1, ... (mod chunks).
+     */
+    public synchronized void launch(TensorView a, TensorView b, BLayout layout, TensorView d, float alpha,
+                                    float beta, int chunks, int firstChunk, Hooks hooks, CudaStream stream) {
+        assertOpen();
+        validate(a, b, layout, d, alpha, beta, chunks, firstChunk, hooks);
+        Objects.requireNonNull(stream, "stream");
+        int m = (int) a.rows();
+        int k = (int) a.cols();
+        int n = (int) d.cols();
+        TileSchedule schedule = new TileSchedule(m, n, chunks, firstChunk);
+        String name = kernelName(a.dtype(), layout, d.dtype());
+        context.makeCurrent();
+        long function = driver.function(module, name);
+        driver.setMaxDynamicSharedMemory(function, SMEM_BYTES, name);
+        long[] mapA = driver.encodeTiled(TensorMapSpec.forA(a.dtype(), a.address(), m, k, a.ld()));
+        long[] mapB = driver.encodeTiled(TensorMapSpec.forB(b.dtype(), layout, b.address(), k, n, b.ld()));
+        long counters = 0;
+        if (hooks.doneCounters() != 0) {
+            if (tileCounters == null || tileCounters.bytes() < 4L * chunks) {
+                if (tileCounters != null) {
+                    stream.synchronize(); // an earlier launch on this stream may still count into the old buffer
+                    tileCounters.close();
+                }
+                tileCounters = context.allocate(4L * chunks, "atomic GEMM tile counters");
+            }
+            counters = tileCounters.address();
+            stream.fill32(counters, 0, chunks);
+        }
+        stream.fill32(errorSlot.address(), 0, ERROR_SLOT_WORDS);
+        driver.launch(function, name, schedule.grid(multiprocessors), THREADS, SMEM_BYTES, stream.nativeHandle(),
+                mapA, mapB, d.address(), d.ld(), m, n, k, alpha, beta, chunks, firstChunk,
+                hooks.arrivalCounters(), hooks.arrivalValue(), hooks.timeout().toNanos(),
+                hooks.doneCounters(), hooks.doneValue(), counters, errorSlot.address());
+    }
+
+    /**
+     * What the last launch's error slot says, read after the caller synchronised its stream: empty when every
+     * wait was met. {@code peerOfChunk} names who was to deliver a chunk (e.g. {@code c -> "rank " + c}).
+     */
+    public synchronized Optional<ArrivalTimeoutException> error(IntFunction<String> peerOfChunk) {
+        assertOpen();
+        int status = context.readInt32(errorSlot.address());
+        if (status == 0) {
+            return Optional.empty();
+        }
+        int chunk = context.readInt32(errorSlot.address() + 4);
+        int expected = context.readInt32(errorSlot.address() + 8);
+        int observed = context.readInt32(errorSlot.address() + 12);
+        int block = context.readInt32(errorSlot.address() + 16);
+        return Optional.of(new ArrivalTimeoutException("atomic GEMM: the wait for chunk " + chunk
+                + " (from " + peerOfChunk.apply(chunk) + ") expired: its arrival counter was "
+                + Integer.toUnsignedString(observed) + ", expected at least " + Integer.toUnsignedString(expected)
+                + " (CTA " + block + "); the kernel stored no further tiles, so D is incomplete",
+                chunk, expected, observed));
+    }
+
+    /** Throws the {@link #error} of the last launch, if any (peers named as "the peer that sends chunk c"). */
+    public void checkErrors() {
+        Optional<ArrivalTimeoutException> e = error(c -> "the peer that sends chunk " + c);
+        if (e.isPresent()) {
+            throw e.get();
+        }
+    }
+
+    public CudaContext context() {
+        return context;
+    }
+
+    private void assertOpen() {
+        if (closed) {
+            throw new IllegalStateException("atomic GEMM kernel is closed");
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            context.makeCurrent();
+            driver.unloadModule(module);
+        } finally {
+            try {
+                if (tileCounters != null) {
+                    tileCounters.close();
+                }
+            } finally {
+                errorSlot.close();
+            }
+        }
+    }
+}

@@ -1,0 +1,104 @@
+package dev.ubuf.atomic;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The kernel's tile arithmetic in Java (kept in step with {@code decode_tile} in ubuf_atomic_gemm.cu): which output
+ * tile the t-th scheduled tile is, and which tiles a persistent CTA visits.
+ *
+ * <p>The M rows are split into {@code chunks} equal chunks of {@code m / chunks} rows; tiles never straddle a chunk,
+ * so a chunk has ceil(chunkRows / 128) row tiles and ceil(n / 256) column tiles. Tiles are numbered chunk by chunk in
+ * the order firstChunk, firstChunk + 1, ... (mod chunks); inside a chunk, groups of 8 row tiles are taken one column
+ * tile after another, rows fastest, so tiles running at the same time share rows of A and columns of B in L2.
+ * CTA b of a grid of g visits tiles b, b + g, b + 2g, ...
+ */
+public record TileSchedule(int m, int n, int chunks, int firstChunk) {
+    public static final int TILE_M = 128;
+    public static final int TILE_N = 256;
+    public static final int TILE_K = 64;
+    static final int GROUP_M = 8;
+
+    /** An output tile: rows [row0, rowEnd) and columns [col0, colEnd) are the ones it stores. */
+    public record Tile(int chunk, int row0, int rowEnd, int col0, int colEnd) {
+    }
+
+    public TileSchedule {
+        if (m < 1 || n < 1) {
+            throw new IllegalArgumentException("m and n must be at least 1, got m=" + m + ", n=" + n);
+        }
+        if (chunks < 1 || m % chunks != 0) {
+            throw new IllegalArgumentException("m=" + m + " must split into chunks=" + chunks + " equal chunks");
+        }
+        if (firstChunk < 0 || firstChunk >= chunks) {
+            throw new IllegalArgumentException("firstChunk=" + firstChunk + " is not a chunk of " + chunks);
+        }
+    }
+
+    public int chunkRows() {
+        return m / chunks;
+    }
+
+    public int rowTilesPerChunk() {
+        return ceilDiv(chunkRows(), TILE_M);
+    }
+
+    public int colTiles() {
+        return ceilDiv(n, TILE_N);
+    }
+
+    public int tilesPerChunk() {
+        return rowTilesPerChunk() * colTiles();
+    }
+
+    public int totalTiles() {
+        return Math.multiplyExact(tilesPerChunk(), chunks);
+    }
+
+    /** The t-th tile of the schedule, 0 ≤ t < totalTiles(). */
+    public Tile tile(int t) {
+        if (t < 0 || t >= totalTiles()) {
+            throw new IndexOutOfBoundsException("tile " + t + " of " + totalTiles());
+        }
+        int mTiles = rowTilesPerChunk();
+        int nTiles = colTiles();
+        int tilesPerChunk = mTiles * nTiles;
+        int slot = t / tilesPerChunk;
+        int q = t - slot * tilesPerChunk;
+        int chunk = (firstChunk + slot) % chunks;
+        int groupTiles = GROUP_M * nTiles;
+        int group = q / groupTiles;
+        int firstM = group * GROUP_M;
+        int groupM = Math.min(GROUP_M, mTiles - firstM);
+        int r = q - group * groupTiles;
+        int mt = firstM + r % groupM;
+        int nt = r / groupM;
+        int row0 = chunk * chunkRows() + mt * TILE_M;
+        int rowEnd = Math.min(row0 + TILE_M, (chunk + 1) * chunkRows());
+        int col0 = nt * TILE_N;
+        return new Tile(chunk, row0, rowEnd, col0, Math.min(col0 + TILE_N, n));
+    }
+
+    /** The tiles CTA {@code block} of a persistent grid of {@code grid} CTAs computes, in its order. */
+    public List<Tile> tilesOfBlock(int block, int grid) {
+        List<Tile> tiles = new ArrayList<>();
+        for (int t = block; t < totalTiles(); t += grid) {
+            tiles.add(tile(t));
+        }
+        return tiles;
+    }
+
+    /** The persistent grid: one CTA per multiprocessor, never more CTAs than tiles. */
+    public int grid(int multiprocessors) {
+        return Math.min(multiprocessors, totalTiles());
+    }
+
+    /** K steps per tile (TMA zero-fills the last partial one). */
+    public static int kSteps(int k) {
+        return ceilDiv(k, TILE_K);
+    }
+
+    static int ceilDiv(int a, int b) {
+        return (a + b - 1) / b;
+    }
+}

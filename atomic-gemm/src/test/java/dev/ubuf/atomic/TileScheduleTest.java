@@ -1,0 +1,96 @@
+package dev.ubuf.atomic;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** The kernel's tile arithmetic (mirrored by TileSchedule): every output element once, chunks in arrival order. */
+class TileScheduleTest {
+
+    @ParameterizedTest(name = "m={0} n={1} chunks={2} first={3}")
+    @CsvSource({"1,1,1,0", "100,200,1,0", "1000,1000,1,0", "4096,4096,1,0", "8192,8192,8,3", "1000,1000,8,7",
+            "960,300,4,1", "256,513,2,1", "3000,2560,3,2", "2,7,2,1"})
+    void everyOutputElementBelongsToExactlyOneTileOfItsChunk(int m, int n, int chunks, int first) {
+        TileSchedule s = new TileSchedule(m, n, chunks, first);
+        int[] owner = new int[m * n];
+        for (int t = 0; t < s.totalTiles(); t++) {
+            TileSchedule.Tile tile = s.tile(t);
+            assertTrue(tile.row0() < tile.rowEnd() && tile.rowEnd() - tile.row0() <= TileSchedule.TILE_M, tile.toString());
+            assertTrue(tile.col0() < tile.colEnd() && tile.colEnd() - tile.col0() <= TileSchedule.TILE_N, tile.toString());
+            assertEquals(tile.chunk(), tile.row0() / s.chunkRows(), "a tile starts in its own chunk: " + tile);
+            assertEquals(tile.chunk(), (tile.rowEnd() - 1) / s.chunkRows(), "a tile ends in its own chunk: " + tile);
+            for (int r = tile.row0(); r < tile.rowEnd(); r++) {
+                for (int c = tile.col0(); c < tile.colEnd(); c++) {
+                    owner[r * n + c]++;
+                }
+            }
+        }
+        for (int i = 0; i < owner.length; i++) {
+            assertEquals(1, owner[i], "element (" + i / n + ", " + i % n + ") is stored by " + owner[i] + " tiles");
+        }
+    }
+
+    @ParameterizedTest(name = "m={0} n={1} chunks={2} first={3}")
+    @CsvSource({"1024,1024,4,0", "1024,1024,4,2", "8192,4096,8,5", "1000,1000,8,7"})
+    void tilesVisitChunksFromFirstChunkOnInRotation(int m, int n, int chunks, int first) {
+        TileSchedule s = new TileSchedule(m, n, chunks, first);
+        for (int t = 0; t < s.totalTiles(); t++) {
+            int slot = t / s.tilesPerChunk();
+            assertEquals((first + slot) % chunks, s.tile(t).chunk(), "tile " + t);
+        }
+    }
+
+    @ParameterizedTest(name = "tiles={0}x{1} grid={2}")
+    @CsvSource({"8192,8192,132", "1000,1000,132", "100,200,132", "4096,4096,7"})
+    void persistentBlocksTogetherComputeEveryTileOnce(int m, int n, int multiprocessors) {
+        TileSchedule s = new TileSchedule(m, n, 1, 0);
+        int grid = s.grid(multiprocessors);
+        assertEquals(Math.min(multiprocessors, s.totalTiles()), grid);
+        List<TileSchedule.Tile> all = new ArrayList<>();
+        for (int b = 0; b < grid; b++) {
+            List<TileSchedule.Tile> mine = s.tilesOfBlock(b, grid);
+            assertTrue(!mine.isEmpty(), "block " + b + " has work");
+            all.addAll(mine);
+        }
+        assertEquals(s.totalTiles(), all.size());
+        assertEquals(s.totalTiles(), all.stream().distinct().count(), "no tile twice");
+    }
+
+    @ParameterizedTest(name = "m={0} n={1} chunks={2}")
+    @CsvSource({"8192,8192,1,64,32", "1000,1000,1,8,4", "1000,1000,8,1,4", "100,200,1,1,1", "1,1,1,1,1",
+            "2048,257,2,8,2"})
+    void countsOfTilesFollowFromTheChunkRowsAndTheTileShape(int m, int n, int chunks, int rowTiles, int colTiles) {
+        TileSchedule s = new TileSchedule(m, n, chunks, 0);
+        assertEquals(rowTiles, s.rowTilesPerChunk());
+        assertEquals(colTiles, s.colTiles());
+        assertEquals(rowTiles * colTiles * chunks, s.totalTiles());
+    }
+
+    @ParameterizedTest(name = "m={0}")
+    @CsvSource({"8192", "1024", "640"})
+    void rowTilesOfAGroupRunTogetherOverTheSameColumns(int m) {
+        // Inside a group of 8 row tiles, consecutive tiles advance the row first: tile t and t + 1 share B columns.
+        TileSchedule s = new TileSchedule(m, 4096, 1, 0);
+        TileSchedule.Tile t0 = s.tile(0);
+        TileSchedule.Tile t1 = s.tile(1);
+        assertEquals(t0.col0(), t1.col0());
+        assertEquals(t0.row0() + TileSchedule.TILE_M, t1.row0());
+    }
+
+    @ParameterizedTest(name = "k={0} -> {1}")
+    @CsvSource({"1,1", "16,1", "64,1", "65,2", "1000,16", "8192,128"})
+    void kStepsCoverKWithTheLastOnePartial(int k, int steps) {
+        assertEquals(steps, TileSchedule.kSteps(k));
+    }
+
+    @ParameterizedTest(name = "m={0} chunks={1} first={2}")
+    @CsvSource({"100,3,0", "0,1,0", "128,0,0", "128,2,2", "128,2,-1"})
+    void rejectsChunkingThatDoesNotFit(int m, int chunks, int first) {
+        assertThrows(IllegalArgumentException.class, () -> new TileSchedule(m, 64, chunks, first));
+    }
+}

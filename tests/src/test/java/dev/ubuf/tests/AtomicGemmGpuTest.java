@@ -1,0 +1,288 @@
+package dev.ubuf.tests;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.ubuf.atomic.AtomicGemmKernel;
+import dev.ubuf.atomic.AtomicGemmKernel.Hooks;
+import dev.ubuf.atomic.ArrivalTimeoutException;
+import dev.ubuf.atomic.BLayout;
+import dev.ubuf.cuda.CudaContext;
+import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.cuda.DeviceBuffer;
+import dev.ubuf.cuda.KernelLibrary;
+import dev.ubuf.cuda.StreamPriority;
+import dev.ubuf.gemm.Gemm;
+import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.tensor.DType;
+import dev.ubuf.tensor.TensorView;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.SplittableRandom;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The atomic GEMM (sm_90a) computes alpha · A · B + beta · D for ragged shapes, both B layouts and both outputs, within
+ * the error bound of fp32 accumulation and the output's rounding of a float64 reference; its arrival wait holds
+ * tiles back until their chunk's counter is set, expires into a readable error instead of a hang, and its done
+ * counters reach the call's value for every chunk.
+ */
+class AtomicGemmGpuTest {
+    static CudaContext ctx;
+    static CudaStream stream;
+    static KernelLibrary lib;
+    static DeviceKernels kernels;
+    static AtomicGemmKernel gemm;
+
+    @BeforeAll
+    static void open() {
+        Gpu.assumeGpus(1);
+        ctx = CudaContext.retainPrimary(0);
+        int cc = ctx.device().computeCapability();
+        if (cc != 90) {
+            ctx.close();
+            ctx = null;
+            assumeTrue(false, "the atomic GEMM needs compute capability 9.0 (H100/H200); GPU 0 has " + cc);
+        }
+        stream = ctx.createStream(StreamPriority.NORMAL);
+        lib = KernelLibrary.load(ctx);
+        kernels = new DeviceKernels(lib);
+        gemm = AtomicGemmKernel.load(ctx);
+    }
+
+    @AfterAll
+    static void close() {
+        if (ctx != null) {
+            gemm.close();
+            lib.close();
+            stream.close();
+            assertEquals(List.of(), ctx.ledger().openResources(), "everything the tests opened is closed");
+            ctx.close();
+        }
+    }
+
+    static Stream<Arguments> cases() {
+        List<Arguments> a = new ArrayList<>();
+        int[][] shapes = {{1, 1, 16}, {100, 200, 64}, {129, 264, 72}, {300, 520, 1000}, {1000, 1000, 1000},
+                {256, 512, 8}, {640, 768, 640}};
+        for (int[] s : shapes) {
+            for (BLayout layout : BLayout.values()) {
+                if (layout == BLayout.KN && s[1] % 8 != 0) {
+                    continue; // row-major B needs 16-byte rows (AtomicGemmValidationTest checks the rejection)
+                }
+                for (DType out : new DType[]{DType.BF16, DType.FP32}) {
+                    a.add(Arguments.of(DType.BF16, layout, out, s[0], s[1], s[2], 1f, 0f));
+                }
+            }
+        }
+        a.add(Arguments.of(DType.BF16, BLayout.NK, DType.FP32, 333, 264, 200, 0.5f, 2f));
+        a.add(Arguments.of(DType.BF16, BLayout.KN, DType.BF16, 200, 512, 136, -1.5f, 0.25f));
+        a.add(Arguments.of(DType.FP16, BLayout.NK, DType.FP32, 300, 400, 256, 1f, 1f));
+        a.add(Arguments.of(DType.FP16, BLayout.KN, DType.BF16, 128, 256, 64, 2f, 0f));
+        return a.stream();
+    }
+
+    @ParameterizedTest(name = "{0} {1} -> {2} {3}x{4}x{5} alpha={6} beta={7}")
+    @MethodSource("cases")
+    void productMatchesFloat64ReferenceWithinAccumulationAndRoundingBounds(DType in, BLayout layout, DType out,
+                                                                           int m, int n, int k, float alpha,
+                                                                           float beta) {
+        long seed = System.nanoTime();
+        SplittableRandom rnd = new SplittableRandom(seed);
+        float[] a = HostTensors.random(rnd, (long) m * k, in, 1f);
+        float[] b = HostTensors.random(rnd, (long) k * n, in, 1f);
+        float[] old = HostTensors.random(rnd, (long) m * n, out, 1f);
+        try (DeviceBuffer da = ctx.allocate((long) m * k * in.bytes());
+             DeviceBuffer db = ctx.allocate((long) k * n * in.bytes());
+             DeviceBuffer dd = ctx.allocate((long) m * n * out.bytes())) {
+            TensorView av = TensorView.of(da, m, k, in);
+            TensorView bv = layout == BLayout.NK ? TensorView.of(db, n, k, in) : TensorView.of(db, k, n, in);
+            TensorView dv = TensorView.of(dd, m, n, out);
+            HostTensors.upload(ctx, stream, a, av);
+            HostTensors.upload(ctx, stream, b, bv);
+            if (beta != 0f) {
+                HostTensors.upload(ctx, stream, old, dv);
+            } else {
+                kernels.poison(dv, stream); // NaN: beta = 0 must not read D
+            }
+            gemm.launch(av, bv, layout, dv, alpha, beta, stream);
+            stream.synchronize();
+            gemm.checkErrors();
+            float[] got = HostTensors.download(ctx, stream, dv);
+            assertWithinBounds(got, a, b, beta != 0f ? old : null, m, n, k, layout, alpha, beta, out,
+                    "seed " + seed);
+        }
+    }
+
+    /**
+     * Every element: |got − ref| ≤ |alpha| Σ|a||b| (k + 64) 2^-22 (fp32 accumulation, generous for the tensor
+     * cores' internal order) + |beta · old| 2^-23, plus the output's rounding of the result (2^-8 relative for bf16).
+     */
+    static void assertWithinBounds(float[] got, float[] a, float[] b, float[] old, int m, int n, int k,
+                                   BLayout layout, float alpha, float beta, DType out, String context) {
+        double unitOut = out == DType.BF16 ? 0x1p-8 : 0x1p-23;
+        double[] bt = new double[n * k]; // B as [N, K] whatever its layout, for a unit-stride inner loop
+        for (int kk = 0; kk < k; kk++) {
+            for (int j = 0; j < n; j++) {
+                bt[j * k + kk] = layout == BLayout.NK ? b[j * k + kk] : b[kk * n + j];
+            }
+        }
+        for (int i = 0; i < m; i++) {
+            for (int j = 0; j < n; j++) {
+                double dot = 0;
+                double abs = 0;
+                for (int kk = 0; kk < k; kk++) {
+                    double p = (double) a[i * k + kk] * bt[j * k + kk];
+                    dot += p;
+                    abs += Math.abs(p);
+                }
+                double ref = alpha * dot + (old == null ? 0 : beta * (double) old[i * n + j]);
+                double bound = Math.abs(alpha) * abs * (k + 64) * 0x1p-22
+                        + (old == null ? 0 : Math.abs(beta * (double) old[i * n + j]) * 0x1p-23);
+                bound += unitOut * (Math.abs(ref) + bound);
+                float g = got[i * n + j];
+                assertTrue(Math.abs(g - ref) <= bound, "D[" + i + "][" + j + "] = " + g + ", float64 reference " + ref
+                        + " (bound " + bound + "), " + context);
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("layouts")
+    void largeProductMatchesCublasLt(BLayout layout) {
+        int m = 4096;
+        int n = 4096;
+        int k = 4096;
+        long seed = System.nanoTime();
+        try (DeviceBuffer da = ctx.allocate((long) m * k * 2);
+             DeviceBuffer db = ctx.allocate((long) k * n * 2);
+             DeviceBuffer dOurs = ctx.allocate((long) m * n * 4);
+             DeviceBuffer dTheirs = ctx.allocate((long) m * n * 4);
+             Gemm cublas = new Gemm(ctx)) {
+            TensorView av = TensorView.of(da, m, k, DType.BF16);
+            TensorView bv = layout == BLayout.NK ? TensorView.of(db, n, k, DType.BF16)
+                    : TensorView.of(db, k, n, DType.BF16);
+            TensorView ours = TensorView.of(dOurs, m, n, DType.FP32);
+            TensorView theirs = TensorView.of(dTheirs, m, n, DType.FP32);
+            kernels.fillRandom(av, seed, 1f, stream);
+            kernels.fillRandom(bv, seed + 1, 1f, stream);
+            kernels.poison(ours, stream);
+            kernels.poison(theirs, stream);
+            gemm.launch(av, bv, layout, ours, 1f, 0f, stream);
+            cublas.multiply(av, bv, theirs, 1f, 0f, new Gemm.Options(false, layout == BLayout.NK, 0, false), stream);
+            stream.synchronize();
+            gemm.checkErrors();
+            float[] x = HostTensors.download(ctx, stream, ours);
+            float[] y = HostTensors.download(ctx, stream, theirs);
+            // Both are fp32-accumulated sums of the same 4096 exact products (|a|, |b| ≤ 1): each is within
+            // 4096 · (4096 + 64) · 2^-22 ≈ 4 of the exact value at worst; a layout or tiling bug is off by O(|value|)
+            // for many elements, which the relative Frobenius distance (fp32 accumulation: about 1e-6) shows.
+            double diff = 0;
+            double norm = 0;
+            for (int i = 0; i < x.length; i++) {
+                assertTrue(Float.isFinite(x[i]), "element " + i + " is " + x[i] + " (seed " + seed + ")");
+                assertTrue(Math.abs(x[i] - y[i]) <= 2.0 * k * (k + 64) * 0x1p-22,
+                        "element " + i + ": " + x[i] + " vs cuBLASLt " + y[i] + " (seed " + seed + ")");
+                diff += (double) (x[i] - y[i]) * (x[i] - y[i]);
+                norm += (double) y[i] * y[i];
+            }
+            assertTrue(Math.sqrt(diff / norm) < 1e-5, "relative Frobenius distance to cuBLASLt "
+                    + Math.sqrt(diff / norm) + " (seed " + seed + ")");
+        }
+    }
+
+    static Stream<BLayout> layouts() {
+        return Stream.of(BLayout.values());
+    }
+
+    /** Runs a 1024x512x256 GEMM in 4 chunks with the given hooks; returns A, B and the device buffers' contents. */
+    record ChunkedRun(float[] a, float[] b, float[] d) {
+    }
+
+    static ChunkedRun chunked(SplittableRandom rnd, int[] arrival, Hooks hooksTemplate, DeviceBuffer counters,
+                              DeviceBuffer done, int[] doneOut) {
+        int m = 1024;
+        int n = 512;
+        int k = 256;
+        int chunks = 4;
+        float[] a = HostTensors.random(rnd, (long) m * k, DType.BF16, 1f);
+        float[] b = HostTensors.random(rnd, (long) n * k, DType.BF16, 1f);
+        try (DeviceBuffer da = ctx.allocate((long) m * k * 2);
+             DeviceBuffer db = ctx.allocate((long) n * k * 2);
+             DeviceBuffer dd = ctx.allocate((long) m * n * 4)) {
+            TensorView av = TensorView.of(da, m, k, DType.BF16);
+            TensorView bv = TensorView.of(db, n, k, DType.BF16);
+            TensorView dv = TensorView.of(dd, m, n, DType.FP32);
+            HostTensors.upload(ctx, stream, a, av);
+            HostTensors.upload(ctx, stream, b, bv);
+            kernels.poison(dv, stream);
+            for (int c = 0; c < chunks; c++) {
+                stream.fill32(counters.address() + 4L * c, arrival[c], 1);
+            }
+            stream.fill32(done.address(), 0, chunks);
+            Hooks hooks = new Hooks(counters.address(), hooksTemplate.arrivalValue(), hooksTemplate.timeout(),
+                    done.address(), hooksTemplate.doneValue());
+            gemm.launch(av, bv, BLayout.NK, dv, 1f, 0f, chunks, 2, hooks, stream);
+            stream.synchronize();
+            for (int c = 0; c < chunks; c++) {
+                doneOut[c] = ctx.readInt32(done.address() + 4L * c);
+            }
+            return new ChunkedRun(a, b, HostTensors.download(ctx, stream, dv));
+        }
+    }
+
+    @Test
+    void arrivedChunksGiveTheFullProductAndEveryChunkIsMarkedDone() {
+        long seed = System.nanoTime();
+        SplittableRandom rnd = new SplittableRandom(seed);
+        try (DeviceBuffer counters = ctx.allocate(16); DeviceBuffer done = ctx.allocate(16)) {
+            int[] doneValues = new int[4];
+            Hooks hooks = new Hooks(0, 7, Duration.ofMillis(200), 0, 11);
+            ChunkedRun run = chunked(rnd, new int[]{7, 7, 8, 7}, hooks, counters, done, doneValues);
+            assertEquals(Optional.empty(), gemm.error(c -> "rank " + c).map(Throwable::getMessage));
+            assertWithinBounds(run.d(), run.a(), run.b(), null, 1024, 512, 256, BLayout.NK, 1f, 0f, DType.FP32,
+                    "seed " + seed);
+            for (int c = 0; c < 4; c++) {
+                assertEquals(11, doneValues[c], "done counter of chunk " + c);
+            }
+        }
+    }
+
+    @Test
+    void aChunkThatNeverArrivesExpiresIntoAnErrorNamingItAndTheNextLaunchWorks() {
+        long seed = System.nanoTime();
+        SplittableRandom rnd = new SplittableRandom(seed);
+        try (DeviceBuffer counters = ctx.allocate(16); DeviceBuffer done = ctx.allocate(16)) {
+            int[] doneValues = new int[4];
+            Hooks hooks = new Hooks(0, 5, Duration.ofMillis(200), 0, 9);
+            long start = System.nanoTime();
+            chunked(rnd, new int[]{5, 5, 5, 4}, hooks, counters, done, doneValues);
+            long tookMs = (System.nanoTime() - start) / 1_000_000;
+            Optional<ArrivalTimeoutException> error = gemm.error(c -> "rank " + c);
+            assertTrue(error.isPresent(), "the wait for chunk 3 expired");
+            assertEquals(3, error.get().chunk());
+            assertEquals(5, error.get().expected());
+            assertEquals(4, error.get().observed());
+            assertTrue(error.get().getMessage().contains("chunk 3 (from rank 3)"), error.get().getMessage());
+            assertTrue(tookMs < 10_000, "the expired wait ended the kernel promptly (" + tookMs + " ms)");
+            assertEquals(0, doneValues[3], "the chunk that never arrived is not marked done");
+
+            ChunkedRun again = chunked(rnd, new int[]{5, 5, 5, 5}, hooks, counters, done, doneValues);
+            gemm.checkErrors();
+            assertWithinBounds(again.d(), again.a(), again.b(), null, 1024, 512, 256, BLayout.NK, 1f, 0f,
+                    DType.FP32, "seed " + seed);
+            for (int c = 0; c < 4; c++) {
+                assertEquals(9, doneValues[c], "done counter of chunk " + c + " after the recovered launch");
+            }
+        }
+    }
+}
