@@ -169,6 +169,18 @@ public final class CudaPlanExecutor implements AutoCloseable {
                     + "CUDA graph, but this op signals with host sequence numbers that a replay would repeat; create it"
                     + " with ExecutionSettings.withGraphSafe(true)");
         }
+        if (!capturing) {
+            // Every GEMM's algorithm is chosen (tuned) before any step of this call is enqueued: tuning waits for a
+            // stream of its own, which could otherwise sit behind this call's waits on peers in a shared hardware
+            // queue while the peers wait for us (a deadlock across GPUs).
+            for (PlanStep step : plan.steps()) {
+                if (step instanceof PlanStep.Gemm g) {
+                    gemms[g.stream()].prepare(view(g.a(), b), view(g.b(), b), view(g.c(), b),
+                            g.accumulate() ? 1f : 0f,
+                            new Gemm.Options(false, b.weightTransposed(), settings.gemmSmBudget(), false), caller);
+                }
+            }
+        }
         for (int[] row : sentThisCall) {
             Arrays.fill(row, 0);
         }

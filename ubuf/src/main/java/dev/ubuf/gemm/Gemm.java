@@ -165,6 +165,20 @@ public final class Gemm implements AutoCloseable {
                 tuning ? new StreamCandidateBench(context, stream) : CandidateBench.NONE);
     }
 
+    /**
+     * Chooses this GEMM's algorithm now (timing the candidates when tuning is on) without enqueuing it; a later
+     * {@link #multiply} of the same kind reuses the choice. Lets a caller tune before it enqueues work that waits on
+     * peers (see {@link GemmRunner#prepare}).
+     */
+    public void prepare(TensorView a, TensorView b, TensorView c, float beta, Options o, CudaStream stream) {
+        GemmSpec spec = spec(a, b, c, o);
+        if (stream.context() != context) {
+            throw new IllegalArgumentException("stream belongs to " + stream.context() + ", this GEMM to " + context);
+        }
+        runner.prepare(spec, a.address(), b.address(), c.address(), beta,
+                tuning ? new StreamCandidateBench(context, stream) : CandidateBench.NONE);
+    }
+
     /** c = a * b. */
     public void multiply(TensorView a, TensorView b, TensorView c, CudaStream stream) {
         multiply(a, b, c, 1f, 0f, Options.NN, stream);

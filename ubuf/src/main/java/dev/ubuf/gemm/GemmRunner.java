@@ -111,6 +111,32 @@ public final class GemmRunner implements AutoCloseable {
         run(spec, a, b, c, alpha, beta, null, stream, bench);
     }
 
+    /**
+     * Chooses (and, with a tuner, times) the algorithm of this GEMM kind now, without enqueuing it, so a caller can
+     * tune every GEMM of a call before any of the call's work is on the GPU: tuning waits for its own stream, and
+     * that stream can sit behind the call's own cross-rank waits in a shared hardware queue.
+     */
+    void prepare(GemmSpec spec, long a, long b, long c, float beta, CandidateBench bench) {
+        assertOpen();
+        checkOperands(spec, a, b, c);
+        MatmulPlan.Key key = new MatmulPlan.Key(spec, alignmentOf(a), alignmentOf(b), alignmentOf(c), beta != 0f,
+                false, false);
+        if (plans.containsKey(key)) {
+            return;
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment alphaHost = arena.allocateFrom(JAVA_FLOAT, 1f);
+            MemorySegment betaHost = arena.allocateFrom(JAVA_FLOAT, beta);
+            MatmulPlan plan = MatmulPlan.choose(handle.library(), handle.address(), key, null, workspaceBytes,
+                    chooser(key, a, b, c, alphaHost, betaHost, bench));
+            if (plan.isProvisional()) {
+                plan.close();
+            } else {
+                plans.put(key, plan);
+            }
+        }
+    }
+
     void run(GemmSpec spec, long a, long b, long c, float alpha, float beta, Gemm.Fp8Scales scales, long stream,
              CandidateBench bench) {
         assertOpen();

@@ -118,6 +118,8 @@ public final class NcclReferenceOp implements OverlapOp {
         Gemm.Options o = validate(b);
         comm.requireHealthy("the NCCL reference of " + shape.key());
         comm.context().makeCurrent();
+        // Tune before the collective is enqueued: tuning waits for its own stream, which must not queue behind it.
+        gemm.prepare(ag() ? staged : b.input(), b.weight(), ag() ? b.output() : staged, 0f, o, s);
         mark(s, 0);
         long rows = shape.m() / shape.tp();
         if (ag()) {
