@@ -65,7 +65,10 @@ public final class AtomicGemmKernel implements AutoCloseable {
     private final HopperDriver driver;
     private final long module;
     private final DeviceBuffer errorSlot;
-    private DeviceBuffer tileCounters; // grown to the largest chunk count seen
+    /** Most chunks one launch may have: a chunk is a rank's rows, and TP domains stay within one NVLink node. */
+    public static final int MAX_CHUNKS = 1024;
+    /** Per-chunk tile counts of the producer hook: allocated with the kernel, so a launch allocates nothing. */
+    private final DeviceBuffer tileCounters;
     private final int multiprocessors;
     private boolean closed;
 
@@ -75,6 +78,14 @@ public final class AtomicGemmKernel implements AutoCloseable {
         this.module = module;
         this.multiprocessors = context.device().smCount();
         this.errorSlot = context.allocate(4L * ERROR_SLOT_WORDS, "atomic GEMM error slot");
+        DeviceBuffer counters;
+        try {
+            counters = context.allocate(4L * MAX_CHUNKS, "atomic GEMM tile counters");
+        } catch (RuntimeException e) {
+            errorSlot.close();
+            throw e;
+        }
+        this.tileCounters = counters;
     }
 
     /**
@@ -172,6 +183,9 @@ public final class AtomicGemmKernel implements AutoCloseable {
         if (!Float.isFinite(alpha) || !Float.isFinite(beta)) {
             throw new IllegalArgumentException("alpha and beta must be finite, got " + alpha + ", " + beta);
         }
+        if (chunks > MAX_CHUNKS) {
+            throw new IllegalArgumentException("chunks=" + chunks + " exceeds " + MAX_CHUNKS);
+        }
         if (chunks < 1 || m % chunks != 0) {
             throw new IllegalArgumentException("M=" + m + " must split into chunks=" + chunks + " equal chunks");
         }
@@ -233,13 +247,6 @@ public final class AtomicGemmKernel implements AutoCloseable {
         long[] mapB = driver.encodeTiled(TensorMapSpec.forB(b.dtype(), layout, b.address(), k, n, b.ld()));
         long counters = 0;
         if (hooks.doneCounters() != 0) {
-            if (tileCounters == null || tileCounters.bytes() < 4L * chunks) {
-                if (tileCounters != null) {
-                    stream.synchronize(); // an earlier launch on this stream may still count into the old buffer
-                    tileCounters.close();
-                }
-                tileCounters = context.allocate(4L * chunks, "atomic GEMM tile counters");
-            }
             counters = tileCounters.address();
             stream.fill32(counters, 0, chunks);
         }
@@ -300,9 +307,7 @@ public final class AtomicGemmKernel implements AutoCloseable {
             driver.unloadModule(module);
         } finally {
             try {
-                if (tileCounters != null) {
-                    tileCounters.close();
-                }
+                tileCounters.close();
             } finally {
                 errorSlot.close();
             }

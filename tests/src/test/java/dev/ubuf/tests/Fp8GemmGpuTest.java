@@ -1,6 +1,8 @@
 package dev.ubuf.tests;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaStream;
@@ -177,9 +179,10 @@ class Fp8GemmGpuTest {
      * Transformer Engine only sets it for FP8 outputs, so this checks that cuBLASLt computes it for bf16 as well.
      */
     @Test
-    void amaxDOfABf16OutputIsTheLargestMagnitude() {
-        Outcome o = run(DType.FP8_E4M3, DType.FP8_E4M3, DType.BF16, 96, 64, 64, 1f, 0, true);
-        assertEveryElement(o, DType.BF16, 0, 64);
-        assertEquals(maxAbs(o.want()), o.amax(), "amax_d is the largest |value|");
+    void amaxDOfABf16OutputIsRefusedBeforeAnyGpuWork() {
+        // cuBLASLt computes amax_d only for fp8 outputs (it rejected this in the heuristic on H200, 2026-11-23).
+        var e = assertThrows(IllegalArgumentException.class,
+                () -> run(DType.FP8_E4M3, DType.FP8_E4M3, DType.BF16, 96, 64, 64, 1f, 0, true));
+        assertTrue(e.getMessage().contains("amax_d is computed only for an fp8 output"), e.getMessage());
     }
 }

@@ -157,15 +157,17 @@ class Fp8QuantizeGpuTest {
         Fp8Format f = Fp8Format.of(in);
         float inv = 0.375f;
         float[] codesAsValues = new float[256];
+        int[] codes = new int[256];
         for (int c = 0; c < 256; c++) {
             codesAsValues[c] = f.decode(c);
+            codes[c] = c;
         }
         try (DeviceBuffer dx = ctx.allocate(256);
              DeviceBuffer dy = ctx.allocate(256L * out.bytes());
              DeviceBuffer s = ctx.allocate(256)) {
             TensorView xv = TensorView.of(dx, 16, 16, in);
             TensorView yv = TensorView.of(dy, 16, 16, out);
-            HostTensors.upload(ctx, stream, codesAsValues, xv);
+            HostTensors.uploadCodes(ctx, stream, codes, xv);
             kernels.poison(yv, stream);
             fp8.dequantize(xv, scalar(s, 0, inv), yv, stream);
             float[] y = HostTensors.download(ctx, stream, yv);

@@ -40,6 +40,21 @@ final class HostTensors {
         }
     }
 
+    /** Raw fp8 codes, byte for byte (an upload of values would saturate E5M2's infinities to its largest finite). */
+    static void uploadCodes(CudaContext ctx, CudaStream s, int[] codes, TensorView dst) {
+        if (dst.dtype().bytes() != 1 || !dst.isContiguous() || dst.elements() != codes.length) {
+            throw new IllegalArgumentException("codes go into a contiguous 1-byte view of " + codes.length
+                    + " elements, got " + dst);
+        }
+        try (PinnedHostBuffer h = ctx.allocateHost(codes.length)) {
+            for (int i = 0; i < codes.length; i++) {
+                h.segment().set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) codes[i]);
+            }
+            s.copyFromHost(dst.memory(), dst.byteOffset(), h, 0, codes.length);
+            s.synchronize();
+        }
+    }
+
     static float[] download(CudaContext ctx, CudaStream s, TensorView src) {
         int e = src.dtype().bytes();
         long rowBytes = src.cols() * e;

@@ -285,6 +285,11 @@ public final class GemmRunner implements AutoCloseable {
             throw new IllegalArgumentException("scale_d scales an fp8 output into range; this GEMM writes "
                     + spec.cType().shortName() + " (pass 0)");
         }
+        if (!spec.hasFp8Output() && scales.amaxD() != 0) {
+            // cuBLASLt 13.1 on H200 answers CUBLAS_STATUS_INVALID_VALUE from the heuristic (GPU run, 2026-11-23).
+            throw new IllegalArgumentException("amax_d is computed only for an fp8 output; this GEMM writes "
+                    + spec.cType().shortName() + " (pass 0, and take the amax of the output with Fp8Kernels.amax)");
+        }
         if (spec.hasFp8Output() && beta != 0f) {
             throw new IllegalArgumentException("an fp8 output cannot be accumulated into (beta must be 0, got " + beta
                     + "): write bf16 or fp32 to accumulate");
