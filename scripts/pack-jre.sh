@@ -13,8 +13,10 @@ jdk=$(bash "$(dirname "$0")/find-jdk25.sh")
 modules="java.base,java.logging,java.management,java.xml,jdk.unsupported,jdk.zipfs"
 if [ $# -gt 0 ]; then
   # Jar by jar against the others (a modular jar such as progressbar's names its dependencies as modules), keeping
-  # only the JDK's own modules: the jars themselves travel on the class path.
-  all=$(printf '%s\n' "$@" | paste -sd: -)
+  # only the JDK's own modules: the jars themselves travel on the class path. Test jars are analysed but kept off
+  # the module path: as automatic modules they would share packages with the module they test (ubuf-core's tests
+  # are in dev.ubuf.cuda, ...), and jdeps refuses a module path with a package in two modules.
+  all=$(printf '%s\n' "$@" | grep -v -- '-tests\.jar$' | paste -sd: -)
   for jar in "$@"; do
     found=$("$jdk/bin/jdeps" --print-module-deps --ignore-missing-deps --multi-release 25 -q --module-path "$all" \
       "$jar" 2>/dev/null || true)

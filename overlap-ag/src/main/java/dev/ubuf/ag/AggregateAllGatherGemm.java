@@ -21,6 +21,10 @@ public final class AggregateAllGatherGemm implements AgSchedule {
     static final int RING = 2;
     static final int RING_CREDIT = 3;
 
+    /** For {@link java.util.ServiceLoader}, which makes the method through this constructor. */
+    public AggregateAllGatherGemm() {
+    }
+
     @Override
     public String name() {
         return "aggregate";

@@ -11,6 +11,10 @@ import dev.ubuf.plan.StreamRole;
  * that the ranks push to different peers at once, and the call ends when all tp-1 peers' shards have arrived.
  */
 public final class BulkAllGather implements AgSchedule {
+    /** For {@link java.util.ServiceLoader}, which makes the method through this constructor. */
+    public BulkAllGather() {
+    }
+
     @Override
     public String name() {
         return "bulk";

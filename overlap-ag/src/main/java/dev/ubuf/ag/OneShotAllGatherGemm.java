@@ -9,6 +9,10 @@ import dev.ubuf.plan.StreamRole;
  * wait for all tp-1 arrivals, then one GEMM over the whole gathered buffer.
  */
 public final class OneShotAllGatherGemm implements AgSchedule {
+    /** For {@link java.util.ServiceLoader}, which makes the method through this constructor. */
+    public OneShotAllGatherGemm() {
+    }
+
     @Override
     public String name() {
         return "oneshot";

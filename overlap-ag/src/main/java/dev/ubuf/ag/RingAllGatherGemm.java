@@ -19,6 +19,10 @@ public final class RingAllGatherGemm implements AgSchedule {
     static final int DATA = 0;
     static final int CREDIT = 1;
 
+    /** For {@link java.util.ServiceLoader}, which makes the method through this constructor. */
+    public RingAllGatherGemm() {
+    }
+
     @Override
     public String name() {
         return "ring";

@@ -54,6 +54,10 @@ public record BulkReduceScatter(RsShape shape, RsOptions options) implements RsS
 
     /** The registered {@link dev.ubuf.op.OverlapMethod}: compiles this schedule for a shape. */
     public static final class Method implements RsOverlapMethod {
+        /** For {@link java.util.ServiceLoader}, which makes the method through this constructor. */
+        public Method() {
+        }
+
         @Override
         public RsMethod kind() {
             return RsMethod.BULK;

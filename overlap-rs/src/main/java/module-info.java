@@ -1,0 +1,12 @@
+/** GEMM-ReduceScatter overlap: the RS overlap methods, registered as {@link dev.ubuf.op.OverlapMethod} services. */
+module dev.ubuf.rs {
+    requires transitive dev.ubuf.core;
+
+    exports dev.ubuf.rs;
+
+    provides dev.ubuf.op.OverlapMethod with
+            dev.ubuf.rs.RingExchangeGemmReduceScatter.Method,
+            dev.ubuf.rs.PipelinedGemmReduceScatter.Method,
+            dev.ubuf.rs.OneShotGemmReduceScatter.Method,
+            dev.ubuf.rs.BulkReduceScatter.Method;
+}
