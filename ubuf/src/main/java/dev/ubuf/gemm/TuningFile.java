@@ -82,6 +82,7 @@ final class TuningFile {
     }
 
     /** Adds {@code entries} to {@code file} (replacing older ones of the same GEMMs), creating it if needed. */
+    @SuppressWarnings("try") // the lock is held for the body's sake, never read
     static void merge(Path file, Map<Entry, TunedAlgorithm> entries) throws IOException {
         Path absolute = file.toAbsolutePath();
         Path directory = absolute.getParent();
