@@ -1,10 +1,19 @@
 package dev.ubuf.cli;
 
+import dev.ubuf.bench.LayerDemo;
 import dev.ubuf.bench.LayerSimulation;
+import dev.ubuf.bench.ResultsFile;
+import dev.ubuf.config.UbufEnvironment;
+import dev.ubuf.op.PlannerSettings;
+import dev.ubuf.tensor.DType;
+import me.tongfei.progressbar.ProgressBar;
+import me.tongfei.progressbar.ProgressBarBuilder;
+import me.tongfei.progressbar.ProgressBarStyle;
 import dev.ubuf.cuda.Cuda;
 import dev.ubuf.layers.config.UbConfig;
 import dev.ubuf.layers.tp.Activation;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -12,108 +21,249 @@ import picocli.CommandLine.Spec;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 
 /**
- * The main job: a tensor-parallel LayerNormMLP step with communication overlap. Without a GPU it simulates the
- * step's overlapped communication on the host executor at a small size and checks it against the unoverlapped
- * computation.
+ * The main job: tensor-parallel LayerNormMLP training with communication overlap (Transformer Engine's
+ * te_layer_with_overlap.py, in Java). With at least two GPUs it trains a stack of blocks with and without overlap
+ * and a timing-only copy without communication ({@link LayerDemo}); without a GPU it simulates one step's overlapped
+ * communication on the host executor at a small size and checks it against the unoverlapped computation.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true, version = UbufCli.VERSION,
         description = {"A sequence-parallel LayerNormMLP (LayerNorm, fc1, GELU or SwiGLU, fc2) with the overlap"
-                + " the configuration selects. On a machine without a GPU it runs the step's overlapped"
-                + " communication plans on the host executor (a SIMULATION at a small size, --tp simulated ranks),"
-                + " checks every result against the unoverlapped computation and prints the schedules."})
+                + " the configuration selects.",
+                "With 2 or more GPUs: trains a stack of --layers blocks with SGD on random batches (MSE against a"
+                + " random target) on --tp GPUs, three ways from the same weights, alternating step by step:"
+                + " overlap (the configuration), no_overlap (every overlap off) and no_comm (every collective"
+                + " skipped: timing only, its numbers are wrong by design). Prints each iteration's loss and step"
+                + " times, the median step times, the speedup no_overlap/overlap, the hidden share"
+                + " (T_no_overlap - T_overlap) / (T_no_overlap - T_no_comm), and whether the overlap and no_overlap"
+                + " losses agree (exit 1 if not).",
+                "Without a GPU: runs the step's overlapped communication plans on the host executor (a SIMULATION at"
+                + " a small size, --tp simulated ranks), checks every result against the unoverlapped computation"
+                + " and prints the schedules."})
 final class DemoCommand implements Callable<Integer> {
+    /** Sizes when none is given: small for the host simulation, a Llama-like block for GPUs. */
+    static final long SIM_HIDDEN = 64;
+    static final long SIM_FFN = 128;
+    static final long SIM_TOKENS = 32;
+    static final long GPU_HIDDEN = 4096;
+    static final long GPU_FFN = 16384;
+    static final long GPU_TOKENS = 8192;
+
     @Spec
     CommandSpec spec;
-    @Option(names = "--hidden", defaultValue = "64", paramLabel = "H",
-            description = "Hidden size (default: ${DEFAULT-VALUE}).")
-    long hidden;
-    @Option(names = "--ffn", defaultValue = "128", paramLabel = "F",
-            description = "MLP units, divisible by the ranks (default: ${DEFAULT-VALUE}).")
-    long ffn;
+    @Option(names = "--hidden", paramLabel = "H",
+            description = "Hidden size (default: " + GPU_HIDDEN + " on GPUs, " + SIM_HIDDEN + " in the simulation).")
+    Long hidden;
+    @Option(names = "--ffn", paramLabel = "F",
+            description = "MLP units, divisible by --tp (default: " + GPU_FFN + " on GPUs, " + SIM_FFN
+                    + " in the simulation).")
+    Long ffn;
     @Option(names = "--swiglu", description = "SwiGLU instead of GELU (default: ${DEFAULT-VALUE}).")
     boolean swiglu;
-    @Option(names = "--tokens", defaultValue = "32", paramLabel = "M",
-            description = "Tokens per step, a multiple of the ranks (default: ${DEFAULT-VALUE}).")
-    long tokens;
-    @Option(names = "--tp", defaultValue = "2", paramLabel = "N",
-            description = "Ranks of the simulation (default: ${DEFAULT-VALUE}).")
-    int tp;
+    @Option(names = "--tokens", paramLabel = "M",
+            description = "Tokens (rows) per step, a multiple of --tp (default: " + GPU_TOKENS + " on GPUs, "
+                    + SIM_TOKENS + " in the simulation).")
+    Long tokens;
+    @Option(names = "--layers", defaultValue = "1", paramLabel = "N",
+            description = "LayerNormMLP blocks in the stack, 1 to 64 (GPU only; default: ${DEFAULT-VALUE}).")
+    int layers;
+    @Option(names = "--iters", defaultValue = "10", paramLabel = "N",
+            description = "Timed training iterations, 1 to 100000 (GPU only; default: ${DEFAULT-VALUE}).")
+    int iters;
+    @Option(names = "--warmup", defaultValue = "3", paramLabel = "N",
+            description = "Untimed iterations first, 0 to 10000 (GPU only; they train too and their losses are"
+                    + " compared; default: ${DEFAULT-VALUE}).")
+    int warmup;
+    @Option(names = "--dtype", defaultValue = "bf16", converter = BenchDTypes.Converter.class,
+            completionCandidates = BenchDTypes.class, paramLabel = "TYPE",
+            description = "Weights and activations: ${COMPLETION-CANDIDATES} (GPU only; gradients are fp32;"
+                    + " default: ${DEFAULT-VALUE}).")
+    DType dtype;
+    @Option(names = "--tp", paramLabel = "N",
+            description = "Tensor-parallel ranks, 2 to 8 (default: every visible GPU on GPUs, 2 simulated ranks"
+                    + " without a GPU).")
+    Integer tp;
+    @Option(names = "--num-replicas", defaultValue = "1", paramLabel = "R",
+            description = "Data-parallel replicas of the TP group; R x tp must not exceed the GPUs. Only 1 is"
+                    + " supported yet (default: ${DEFAULT-VALUE}).")
+    int replicas;
     @Option(names = "--config", paramLabel = "FILE",
             description = "A ub_* overlap configuration (YAML or JSON; default: none, TE's defaults with overlap on).")
     Path config;
     @Option(names = "--no-comm-overlap", description = "Turn every overlap off (default: ${DEFAULT-VALUE}).")
     boolean noOverlap;
+    @Option(names = "--lr", defaultValue = "0.01", paramLabel = "LR",
+            description = "SGD learning rate, finite and > 0 (GPU only; default: ${DEFAULT-VALUE}).")
+    double lr;
     @Option(names = "--fp8", description = "FP8 GEMMs: not supported yet (default: ${DEFAULT-VALUE}).")
     boolean fp8;
     @Option(names = "--seed", defaultValue = "1", paramLabel = "S",
-            description = "Seed of the simulated data and interleavings (default: ${DEFAULT-VALUE}).")
+            description = "Seed of the weights, the batches and the simulated interleavings (default:"
+                    + " ${DEFAULT-VALUE}).")
     long seed;
+    @Mixin
+    ResultsOutput out = new ResultsOutput();
 
     @Override
-    public Integer call() {
+    public Integer call() throws Exception {
         if (fp8) {
-            throw OptionChecks.invalid(spec, "--fp8: FP8 is not supported yet (it comes with ubuf's FP8 GEMMs)");
+            throw OptionChecks.invalid(spec, "--fp8: FP8 comes with the FP8 issue; it is not supported yet");
         }
-        OptionChecks.within(spec, "--tp", tp, 2, 8);
-        OptionChecks.atLeast(spec, "--hidden", hidden, 1);
-        if (tokens < tp || tokens % tp != 0) {
-            throw OptionChecks.invalid(spec, "--tokens: " + tokens + " must be a positive multiple of --tp " + tp);
+        int gpus = visibleGpus();
+        boolean onGpu = gpus > 0;
+        int ranks = tp != null ? tp : onGpu ? gpus : 2;
+        OptionChecks.within(spec, "--tp", ranks, 2, 8);
+        OptionChecks.atLeast(spec, "--num-replicas", replicas, 1);
+        if (onGpu && (long) replicas * ranks > gpus) {
+            throw OptionChecks.invalid(spec, "--num-replicas: " + replicas + " x --tp " + ranks + " = "
+                    + (long) replicas * ranks + " GPUs, but " + gpus + " are visible");
         }
-        if (ffn < 1 || ffn % tp != 0) {
-            throw OptionChecks.invalid(spec, "--ffn: " + ffn + " must be a positive multiple of --tp " + tp);
+        if (replicas > 1) {
+            throw OptionChecks.invalid(spec, "--num-replicas: " + replicas + " replicas (data parallelism across TP"
+                    + " groups) is not supported yet; use 1");
+        }
+        long h = hidden != null ? hidden : onGpu ? GPU_HIDDEN : SIM_HIDDEN;
+        long f = ffn != null ? ffn : onGpu ? GPU_FFN : SIM_FFN;
+        long m = tokens != null ? tokens : onGpu ? GPU_TOKENS : SIM_TOKENS;
+        OptionChecks.atLeast(spec, "--hidden", h, 1);
+        if (m < ranks || m % ranks != 0) {
+            throw OptionChecks.invalid(spec, "--tokens: " + m + " must be a positive multiple of --tp " + ranks);
+        }
+        if (f < 1 || f % ranks != 0) {
+            throw OptionChecks.invalid(spec, "--ffn: " + f + " must be a positive multiple of --tp " + ranks);
+        }
+        OptionChecks.within(spec, "--layers", layers, 1, 64);
+        OptionChecks.within(spec, "--iters", iters, 1, 100_000);
+        OptionChecks.within(spec, "--warmup", warmup, 0, 10_000);
+        if (!(lr > 0) || Double.isInfinite(lr) || (float) lr == 0f) {
+            throw OptionChecks.invalid(spec, "--lr: " + lr + " must be finite and > 0");
         }
         if (config != null && !Files.isReadable(config)) {
             throw OptionChecks.invalid(spec, "--config: cannot read " + config);
         }
-        UbConfig cfg;
+        UbConfig cfg = config(ranks, noOverlap);
+        Optional<Path> results = out.checkWritable();
+        Activation act = swiglu ? Activation.SWIGLU : Activation.GELU;
+        return onGpu ? gpu(cfg, config(ranks, true), ranks, h, f, m, act, results)
+                : simulate(cfg, ranks, h, f, m, act, results);
+    }
+
+    private UbConfig config(int ranks, boolean overlapOff) {
         try {
-            UbConfig.Builder b = UbConfig.builder().tensorModelParallelSize(tp).sequenceParallel(true)
+            UbConfig.Builder b = UbConfig.builder().tensorModelParallelSize(ranks).sequenceParallel(true)
                     .tpCommOverlap(true);
             if (config != null) {
                 b.load(config);
             }
-            if (noOverlap) {
+            if (overlapOff) {
                 b.tpCommOverlap(false);
             }
-            cfg = b.tensorModelParallelSize(tp).build();
+            return b.tensorModelParallelSize(ranks).build();
         } catch (RuntimeException e) {
             throw OptionChecks.invalid(spec, "--config: " + e.getMessage());
         }
-        PrintWriter out = spec.commandLine().getOut();
-        if (hasGpu()) {
-            spec.commandLine().getErr().println("ubuf demo: the GPU training loop is not finished yet; this run"
-                    + " simulates on the host instead.");
+    }
+
+    private int gpu(UbConfig cfg, UbConfig off, int ranks, long h, long f, long m, Activation act,
+                    Optional<Path> results) throws Exception {
+        // Bad environment values are IllegalArgumentExceptions: one sentence and exit 2, before any GPU work.
+        UbufEnvironment env = UbufEnvironment.fromSystem();
+        PlannerSettings planner = PlannerSettings.from(System.getenv());
+        PrintWriter w = spec.commandLine().getOut();
+        w.printf("ubuf demo: %d x LayerNormMLP (hidden %d, ffn %d, %s), %d tokens per step, tp %d, %s, lr %s,"
+                        + " %d warm-up + %d timed iterations%n", layers, h, f, act, m, ranks, dtype.shortName(), lr,
+                warmup, iters);
+        w.print(cfg.methodTable().describe());
+        w.println("modes, alternating every iteration: overlap, no_overlap, no_comm (no_comm skips every collective:"
+                + " a timing-only mode whose losses are wrong by design)");
+        w.flush();
+        LayerDemo.Settings st = new LayerDemo.Settings(ranks, cfg, off, h, f, act, m, layers, warmup, iters, dtype,
+                (float) lr, seed);
+        LayerDemo.Result r;
+        try (ProgressBar bar = new ProgressBarBuilder().setTaskName("demo").setInitialMax(warmup + iters)
+                .setStyle(ProgressBarStyle.ASCII).setConsumer(new me.tongfei.progressbar.ConsoleProgressBarConsumer(
+                        System.err)).build()) {
+            r = LayerDemo.run(st, env, planner, w, it -> bar.step());
         }
-        Activation act = swiglu ? Activation.SWIGLU : Activation.GELU;
-        out.printf("SIMULATION (host executor, %d simulated ranks, no GPU work): one LayerNormMLP step, hidden %d,"
-                + " ffn %d, %s, %d tokens%n", tp, hidden, ffn, act, tokens);
-        out.print(cfg.methodTable().describe());
-        List<LayerSimulation.Result> results = LayerSimulation.run(cfg, tp, tokens, hidden, ffn, act, seed);
+        double[] med = new double[LayerDemo.MODES.size()];
+        for (int i = 0; i < med.length; i++) {
+            med[i] = r.median(i);
+            w.printf("median step %-10s %9.3f ms%n", LayerDemo.MODES.get(i), med[i]);
+        }
+        w.printf("speedup no_overlap/overlap %.3f; hidden share (T_no_overlap - T_overlap) / (T_no_overlap -"
+                + " T_no_comm) %.3f%n", r.speedup(), r.hiddenShare());
+        double diff = r.lossMaxRelDiff();
+        double tol = LayerDemo.lossTolerance(dtype);
+        boolean agree = diff <= tol;
+        w.printf("losses overlap vs no_overlap: max relative difference %.3g over %d iterations, tolerance %.3g"
+                + " (%s): %s%n", diff, warmup + iters, tol, dtype.shortName(), agree ? "AGREE" : "DISAGREE");
+        w.flush();
+        if (results.isPresent()) {
+            ResultsFile rf = new ResultsFile(r.device(), ResultsFile.commitFromEnvironment());
+            for (int i = 0; i < med.length; i++) {
+                Map<String, Object> rec = new LinkedHashMap<>();
+                rec.put("op", "layer");
+                rec.put("method", LayerDemo.MODES.get(i));
+                rec.put("tp", ranks);
+                rec.put("dtype", dtype.shortName());
+                rec.put("m", m);
+                rec.put("n", h);
+                rec.put("k", f);
+                rec.put("hidden", h);
+                rec.put("ffn", f);
+                rec.put("tokens", m);
+                rec.put("layers", layers);
+                rec.put("activation", act.name().toLowerCase(java.util.Locale.ROOT));
+                rec.put("ms", med[i]);
+                rec.put("hidden_share", r.hiddenShare());
+                rec.put("speedup", r.speedup());
+                rec.put("loss_max_rel_diff", diff);
+                rec.put("iters", iters);
+                rf.add(rec);
+            }
+            rf.write(results.get());
+            w.println("wrote " + results.get());
+        }
+        return agree ? 0 : 1;
+    }
+
+    private int simulate(UbConfig cfg, int ranks, long h, long f, long m, Activation act, Optional<Path> results) {
+        PrintWriter w = spec.commandLine().getOut();
+        if (results.isPresent()) {
+            spec.commandLine().getErr().println("ubuf demo: --out is ignored by the simulation (nothing is timed).");
+        }
+        w.printf("SIMULATION (host executor, %d simulated ranks, no GPU work): one LayerNormMLP step, hidden %d,"
+                + " ffn %d, %s, %d tokens%n", ranks, h, f, act, m);
+        w.print(cfg.methodTable().describe());
+        List<LayerSimulation.Result> rs = LayerSimulation.run(cfg, ranks, m, h, f, act, seed);
         boolean all = true;
-        for (LayerSimulation.Result r : results) {
-            out.printf("%-10s %-30s %s%n", r.gemm(), r.variant(), r.detail());
+        for (LayerSimulation.Result r : rs) {
+            w.printf("%-10s %-30s %s%n", r.gemm(), r.variant(), r.detail());
             all &= r.matches();
         }
-        for (LayerSimulation.Result r : results) {
+        for (LayerSimulation.Result r : rs) {
             if (!r.timeline().isEmpty()) {
-                out.printf("%n%s schedule of rank 0 (%s):%n%s", r.gemm(), r.variant(), r.timeline());
+                w.printf("%n%s schedule of rank 0 (%s):%n%s", r.gemm(), r.variant(), r.timeline());
             }
         }
-        out.println(all ? "simulation: overlapped and unoverlapped paths match on every rank"
+        w.println(all ? "simulation: overlapped and unoverlapped paths match on every rank"
                 : "simulation: MISMATCH between the overlapped and unoverlapped paths");
-        out.flush();
+        w.flush();
         return all ? 0 : 1;
     }
 
-    private static boolean hasGpu() {
+    /** GPUs the driver shows (0 without a driver): decides between the GPU run and the simulation. */
+    private static int visibleGpus() {
         try {
-            return Cuda.deviceCount() > 0;
+            return Cuda.deviceCount();
         } catch (RuntimeException | LinkageError e) {
-            return false;
+            return 0;
         }
     }
 }

@@ -1,14 +1,18 @@
 package dev.ubuf.cli;
 
+import dev.ubuf.cuda.Cuda;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /** `ubuf demo` without a GPU: a labelled simulation whose overlapped and unoverlapped paths match. */
 class DemoCommandTest {
     @Test
     void theDemoSimulatesTheLayerStepAndBothPathsMatch() {
+        // With a GPU the demo trains on it instead (DemoGpuTest covers that path).
+        assumeTrue(gpus() == 0, "a GPU is visible: the demo runs its GPU path, not the simulation");
         for (String[] args : new String[][]{{"demo"}, {"demo", "--swiglu", "--tp", "4", "--tokens", "16"}}) {
             Ubuf r = Ubuf.run(args);
             assertEquals(0, r.exitCode(), r::toString);
@@ -26,5 +30,52 @@ class DemoCommandTest {
         Ubuf tokens = Ubuf.run("demo", "--tokens", "33");
         assertEquals(2, tokens.exitCode(), tokens::toString);
         assertTrue(tokens.err().contains("--tokens"), tokens::toString);
+    }
+
+    @Test
+    void everyNewOptionIsCheckedBeforeAnyWorkWithOneSentenceNamingIt() {
+        String[][] bad = {
+                {"--layers", "0"}, {"--layers", "65"}, {"--iters", "0"}, {"--warmup", "-1"}, {"--lr", "0"},
+                {"--lr", "-0.5"}, {"--lr", "NaN"}, {"--dtype", "fp64"}, {"--config", "no/such/ub.yaml"},
+                {"--num-replicas", "0"}, {"--tp", "1"}, {"--tp", "9"}, {"--ffn", "129"}, {"--hidden", "0"},
+                {"--tokens", "0"}};
+        for (String[] b : bad) {
+            Ubuf r = Ubuf.run("demo", b[0], b[1]);
+            assertEquals(2, r.exitCode(), r::toString);
+            assertTrue(r.err().contains(b[0]), () -> b[0] + " must be named: " + r);
+            assertTrue(r.err().lines().filter(l -> !l.isBlank()).count() <= 3, () -> "short, no stack trace: " + r);
+            assertTrue(!r.err().contains("Exception"), r::toString);
+        }
+    }
+
+    @Test
+    void fp8AndDataParallelReplicasAreRejectedWithTheirReasons() {
+        Ubuf fp8 = Ubuf.run("demo", "--fp8");
+        assertEquals(2, fp8.exitCode(), fp8::toString);
+        assertTrue(fp8.err().contains("FP8 comes with the FP8 issue"), fp8::toString);
+        Ubuf dp = Ubuf.run("demo", "--num-replicas", "2");
+        assertEquals(2, dp.exitCode(), dp::toString);
+        assertTrue(dp.err().contains("--num-replicas") && (dp.err().contains("not supported yet")
+                || dp.err().contains("are visible")), dp::toString);
+    }
+
+    @Test
+    void theHelpNamesEveryOptionWithItsDefault() {
+        Ubuf r = Ubuf.run("demo", "--help");
+        assertEquals(0, r.exitCode(), r::toString);
+        for (String o : new String[]{"--hidden", "--ffn", "--swiglu", "--tokens", "--layers", "--iters", "--warmup",
+                "--dtype", "--config", "--no-comm-overlap", "--lr", "--seed", "--out", "--tp", "--num-replicas",
+                "--fp8"}) {
+            assertTrue(r.out().contains(o), () -> o + " missing from the help: " + r);
+        }
+        assertTrue(r.out().contains("default: 10") && r.out().contains("default: 1)"), r::toString);
+    }
+
+    private static int gpus() {
+        try {
+            return Cuda.deviceCount();
+        } catch (RuntimeException | LinkageError e) {
+            return 0;
+        }
     }
 }

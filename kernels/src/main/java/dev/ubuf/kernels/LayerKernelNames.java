@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * Entry-point names of the layer kernels (ubuf_layernorm.cu, ubuf_activation.cu, ubuf_colsum.cu; kernels/README.md
+ * Entry-point names of the layer kernels (ubuf_layernorm.cu, ubuf_activation.cu, ubuf_colsum.cu, ubuf_train.cu; kernels/README.md
  * gives each one's parameters), so no caller spells them by hand. Every name ends in the element type's suffix.
  */
 public final class LayerKernelNames {
@@ -57,6 +57,16 @@ public final class LayerKernelNames {
         return "ubuf_swiglu_bwd_" + suffix(type);
     }
 
+    /** Mean-squared-error gradient {@code dy = scale (y - target)} and per-row fp32 sums of {@code (y - target)^2}. */
+    public static String mseGrad(KernelType type) {
+        return "ubuf_mse_grad_" + suffix(type);
+    }
+
+    /** SGD step {@code w -= lr g}: w of {@code type}, g fp32. */
+    public static String sgd(KernelType type) {
+        return "ubuf_sgd_" + suffix(type);
+    }
+
     /** Every layer kernel, sorted. */
     public static List<String> all() {
         List<String> names = new ArrayList<>();
@@ -71,6 +81,8 @@ public final class LayerKernelNames {
             names.add(biasGeluForward(t));
             names.add(swigluForward(t));
             names.add(swigluBackward(t));
+            names.add(mseGrad(t));
+            names.add(sgd(t));
         }
         names.sort(null);
         return List.copyOf(names);

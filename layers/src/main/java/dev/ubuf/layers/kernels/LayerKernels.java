@@ -11,7 +11,8 @@ import java.util.Objects;
 
 /**
  * Typed launches of the layer kernels (kernels/README.md, "Layer kernels"): LayerNorm forward and backward, GELU
- * (tanh approximation) forward and backward, fused bias + GELU, SwiGLU forward and backward, and bias gradients.
+ * (tanh approximation) forward and backward, fused bias + GELU, SwiGLU forward and backward, bias gradients, and a
+ * training step's mean-squared-error gradient and SGD update.
  * Every argument is checked here, before any launch: dtypes (fp32, fp16, bf16; one dtype per call), shapes,
  * vector operands as {@code 1 x n} views, and overlaps (an output may be an input exactly where the kernel allows
  * it, never a partial overlap). Math is fp32 inside; {@link dev.ubuf.layers.reference.HostLayerMath} is the
@@ -234,6 +235,43 @@ public final class LayerKernels {
         new Overlaps().input(dy, "dy").input(x, "x").output(dx, "dx", x).check();
         launcher.launch(LayerKernelNames.swigluBackward(t), elementGrid(x.rows() * f), BLOCK, stream,
                 x.rows(), f, dy.address(), dy.ld(), x.address(), x.ld(), dx.address(), dx.ld());
+    }
+
+    /**
+     * The mean-squared-error loss's gradient and partial sums: {@code dy = scale * (y - target)} (the caller passes
+     * {@code scale = 2 / numel} of the whole loss, over every rank), and {@code rowSquares[r] = sum over columns of
+     * (y - target)^2} in fp32 (the caller adds the rows, and the ranks, up). dy may be y itself.
+     *
+     * @param rowSquares 1 x rows fp32
+     */
+    public void mseGrad(TensorView y, TensorView target, float scale, TensorView dy, TensorView rowSquares,
+                        CudaStream stream) {
+        KernelType t = type(y, "y");
+        requireLike(target, y, "target");
+        requireLike(dy, y, "dy");
+        requireVector(rowSquares, y.rows(), DType.FP32, "rowSquares");
+        if (!Float.isFinite(scale)) {
+            throw new IllegalArgumentException("scale must be finite, got " + scale);
+        }
+        new Overlaps().input(y, "y").input(target, "target").output(dy, "dy", y).output(rowSquares, "rowSquares")
+                .check();
+        launcher.launch(LayerKernelNames.mseGrad(t), rowGrid(y.rows()), BLOCK, stream,
+                y.rows(), y.cols(), y.address(), y.ld(), target.address(), target.ld(), scale, dy.address(), dy.ld(),
+                rowSquares.address());
+    }
+
+    /** One SGD step: {@code w -= lr * grad}, grad fp32 of w's shape, each result rounded once to w's dtype. */
+    public void sgdStep(TensorView w, TensorView grad, float lr, CudaStream stream) {
+        KernelType t = type(w, "w");
+        Objects.requireNonNull(grad, "grad");
+        grad.requireShape(w.rows(), w.cols(), "grad");
+        grad.requireDType(DType.FP32, "grad");
+        if (!Float.isFinite(lr)) {
+            throw new IllegalArgumentException("lr must be finite, got " + lr);
+        }
+        new Overlaps().input(grad, "grad").output(w, "w").check();
+        launcher.launch(LayerKernelNames.sgd(t), elementGrid(w.elements()), BLOCK, stream,
+                w.rows(), w.cols(), w.address(), w.ld(), grad.address(), grad.ld(), lr);
     }
 
     private void colSums(KernelType out, long parts, TensorView partials, TensorView dst, boolean accumulate,

@@ -241,4 +241,35 @@ public final class HostLayerMath {
             throw new IllegalArgumentException("dy and x differ in length: " + a.length + " vs " + b.length);
         }
     }
+
+    /** The MSE gradient and partial sums ({@code LayerKernels.mseGrad}): dy = scale (y - t), rowSquares = sum d^2. */
+    public record MseGrad(double[] dy, double[] rowSquares) {
+    }
+
+    public static MseGrad mseGrad(double[] y, double[] target, int rows, int cols, double scale) {
+        requireMatrix(y, rows, cols, "y");
+        requireMatrix(target, rows, cols, "target");
+        double[] dy = new double[rows * cols];
+        double[] sq = new double[rows];
+        for (int r = 0; r < rows; r++) {
+            for (int c = 0; c < cols; c++) {
+                double d = y[r * cols + c] - target[r * cols + c];
+                dy[r * cols + c] = scale * d;
+                sq[r] += d * d;
+            }
+        }
+        return new MseGrad(dy, sq);
+    }
+
+    /** One SGD step ({@code LayerKernels.sgdStep}): {@code w - lr g}. */
+    public static double[] sgdStep(double[] w, double[] g, double lr) {
+        if (w.length != g.length) {
+            throw new IllegalArgumentException("w has " + w.length + " elements, g " + g.length);
+        }
+        double[] out = new double[w.length];
+        for (int i = 0; i < w.length; i++) {
+            out[i] = w[i] - lr * g[i];
+        }
+        return out;
+    }
 }

@@ -184,7 +184,7 @@ public final class ColumnParallelLinear implements TpLayer {
         }
         tc.cuda();
         TensorView y = out.rows(0, m);
-        fpropOp(m).forward(new OperandBindings(x, weight.value(), true, y, null), s);
+        tc.call(fpropOp(m), new OperandBindings(x, weight.value(), true, y, null), s);
         if (bias != null) {
             tc.kernels().addBias(y, bias.value(), s);
         }
@@ -212,31 +212,31 @@ public final class ColumnParallelLinear implements TpLayer {
         TensorView xFull;
         boolean sideBusy = false;
         if (o[0] != null && !rsDgrad()) {
-            o[0].forward(new OperandBindings(x, null, false, null, null), tc.fork(s));
+            tc.call(o[0], new OperandBindings(x, null, false, null, null), tc.fork(s));
             xFull = o[0].userBuffer();
             sideBusy = true;
         } else {
             xFull = gathered.rows(0, m);
             boolean beside = rsDgrad() && tc.choice(gemm(GemmName.Pass.DGRAD)).overlapped();
             CudaStream g = beside ? tc.fork(s) : s;
-            tc.nccl().allGather(x.address(), xFull.address(), x.elements(), tc.dtype(), g.nativeHandle());
+            tc.allGather(x, xFull, g);
             sideBusy = beside;
         }
         // 2. dgrad: dX = RS(dy W).
         if (rsDgrad()) {
-            o[0].forward(new OperandBindings(dy, weight.value(), false, dxm, null), s);
+            tc.call(o[0], new OperandBindings(dy, weight.value(), false, dxm, null), s);
         } else if (bulkRs) {
             tc.gemm().multiply(dy, weight.value(), o[1].userBuffer(), 1f, 0f,
                     tc.options(false, false, tc.choice(gemm(GemmName.Pass.DGRAD)).gemmSmMargin()), s);
         } else {
-            o[1].forward(new OperandBindings(dy, weight.value(), false, dxm, null), s);
+            tc.call(o[1], new OperandBindings(dy, weight.value(), false, dxm, null), s);
         }
         if (sideBusy) {
             tc.join(s);
         }
         // 3. wgrad, beside the bulk reduce-scatter of the dgrad's result.
         if (bulkRs) {
-            o[1].forward(new OperandBindings(null, null, false, dxm, null), tc.fork(s));
+            tc.call(o[1], new OperandBindings(null, null, false, dxm, null), tc.fork(s));
         }
         tc.gemm().multiply(dy, xFull, weight.grad(), 1f, 1f,
                 tc.options(true, false, bulkRs ? tc.choice(wg).gemmSmMargin() : 0), s);

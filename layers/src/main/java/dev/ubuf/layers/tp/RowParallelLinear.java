@@ -149,7 +149,7 @@ public final class RowParallelLinear implements TpLayer {
         x.requireDType(tc.dtype(), layer.teName() + " input");
         tc.cuda();
         TensorView ym = y.rows(0, m / tc.tp());
-        fpropOp(m).forward(new OperandBindings(x, weight.value(), true, ym, bias == null ? null : bias.value()), s);
+        tc.call(fpropOp(m), new OperandBindings(x, weight.value(), true, ym, bias == null ? null : bias.value()), s);
         savedInput = x;
         return ym;
     }
@@ -169,7 +169,7 @@ public final class RowParallelLinear implements TpLayer {
         tc.cuda();
         TensorView dxm = dx.rows(0, m);
         OverlapOp op = dgradOp(m);
-        op.forward(new OperandBindings(dy, weight.value(), false, dxm, null), s);
+        tc.call(op, new OperandBindings(dy, weight.value(), false, dxm, null), s);
         // The op's buffer holds the gathered dY until its next call.
         TensorView dyFull = op.userBuffer();
         tc.gemm().multiply(dyFull, savedInput, weight.grad(), 1f, 1f, tc.options(true, false, 0), s);

@@ -2,7 +2,6 @@ package dev.ubuf.layers.tp;
 
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.layers.kernels.LayerKernels;
-import dev.ubuf.nccl.NcclRedOp;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 
@@ -73,8 +72,7 @@ final class SequenceParallelLayerNorm {
         TensorView d = dx.rows(0, r);
         tc.layerKernels().layerNormBackward(dy, savedInput, mean.cols(0, r), rstd.cols(0, r), gamma.value(), false,
                 d, partial.rows(0, 1), partial.rows(1, 1), false, workspace, s);
-        tc.nccl().allReduce(partial.address(), partial.address(), partial.elements(), DType.FP32, NcclRedOp.SUM,
-                s.nativeHandle());
+        tc.allReduceSumFp32(partial, s);
         tc.kernels().sum(List.of(partial), paramGrads, true, s);
         return d;
     }

@@ -10,7 +10,9 @@ import dev.ubuf.gemm.Gemm;
 import dev.ubuf.layers.config.GemmName;
 import dev.ubuf.layers.config.UbConfig;
 import dev.ubuf.layers.kernels.LayerKernels;
+import dev.ubuf.exec.OperandBindings;
 import dev.ubuf.nccl.NcclCommunicator;
+import dev.ubuf.nccl.NcclRedOp;
 import dev.ubuf.op.MethodRegistry;
 import dev.ubuf.op.OverlapOp;
 import dev.ubuf.op.OverlapShape;
@@ -18,6 +20,7 @@ import dev.ubuf.op.Planner;
 import dev.ubuf.op.PlannerSettings;
 import dev.ubuf.ops.DeviceKernels;
 import dev.ubuf.tensor.DType;
+import dev.ubuf.tensor.TensorView;
 
 import java.util.EnumMap;
 import java.util.Map;
@@ -45,11 +48,18 @@ public final class TpContext implements AutoCloseable {
     private final CudaEvent forked;
     private final CudaEvent joined;
     private final MethodRegistry registry;
+    /**
+     * False only in a timing-only context ({@link #createWithoutCommunication}): every collective is skipped, so the
+     * layers compute on whatever their buffers hold (wrong numbers by design).
+     */
+    private final boolean communicate;
     private Planner planner;
     private boolean closed;
 
-    private TpContext(TpCommunicator comm, UbConfig config, DType dtype, long maxTokens, PlannerSettings ps) {
+    private TpContext(TpCommunicator comm, UbConfig config, DType dtype, long maxTokens, PlannerSettings ps,
+                      boolean communicate) {
         this.comm = comm;
+        this.communicate = communicate;
         this.config = config;
         this.dtype = dtype;
         this.maxTokens = maxTokens;
@@ -94,7 +104,26 @@ public final class TpContext implements AutoCloseable {
                                    PlannerSettings planner) {
         Objects.requireNonNull(comm, "comm");
         checkArguments(comm.tp(), config, dtype, maxTokens);
-        return new TpContext(comm, config, dtype, maxTokens, Objects.requireNonNull(planner, "planner"));
+        return new TpContext(comm, config, dtype, maxTokens, Objects.requireNonNull(planner, "planner"), true);
+    }
+
+    /**
+     * A TIMING-ONLY context: its layers run the same kernels and GEMMs as under {@code config}, but every collective
+     * is skipped (an overlapped op runs its GEMMs alone, {@link OverlapOp#forwardGemmsOnly}; a bulk op, an NCCL
+     * all-gather or all-reduce does nothing). Outputs, gradients and a training run on it are WRONG BY DESIGN: it
+     * measures the step's compute, the lower bound an overlap can approach ({@code ubuf demo}'s no_comm mode).
+     * Making and closing its ops is still collective.
+     */
+    public static TpContext createWithoutCommunication(TpCommunicator comm, UbConfig config, DType dtype,
+                                                       long maxTokens, PlannerSettings planner) {
+        Objects.requireNonNull(comm, "comm");
+        checkArguments(comm.tp(), config, dtype, maxTokens);
+        return new TpContext(comm, config, dtype, maxTokens, Objects.requireNonNull(planner, "planner"), false);
+    }
+
+    /** False for a {@link #createWithoutCommunication timing-only} context. */
+    public boolean communicates() {
+        return communicate;
     }
 
     /** What {@link #create} checks before touching the GPU. */
@@ -185,6 +214,32 @@ public final class TpContext implements AutoCloseable {
     void join(CudaStream main) {
         joined.record(side);
         main.waitEvent(joined);
+    }
+
+    /**
+     * Issues {@code op} on {@code stream}; in a timing-only context only its GEMMs (a bulk op, which has none and is
+     * called without a weight, does nothing there).
+     */
+    void call(OverlapOp op, OperandBindings operands, CudaStream stream) {
+        if (communicate) {
+            op.forward(operands, stream);
+        } else if (operands.weight() != null) {
+            op.forwardGemmsOnly(operands, stream);
+        }
+    }
+
+    /** NCCL all-gather of {@code src} (this rank's rows) into {@code dst}; nothing in a timing-only context. */
+    void allGather(TensorView src, TensorView dst, CudaStream stream) {
+        if (communicate) {
+            nccl().allGather(src.address(), dst.address(), src.elements(), dtype, stream.nativeHandle());
+        }
+    }
+
+    /** In-place NCCL sum of an fp32 tensor over the ranks; nothing in a timing-only context. */
+    void allReduceSumFp32(TensorView t, CudaStream stream) {
+        if (communicate) {
+            nccl().allReduce(t.address(), t.address(), t.elements(), DType.FP32, NcclRedOp.SUM, stream.nativeHandle());
+        }
     }
 
     /** The op for {@code gemm}'s communication on {@code shape}, as this context's choice says (collective). */

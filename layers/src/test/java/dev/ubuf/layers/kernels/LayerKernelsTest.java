@@ -212,6 +212,8 @@ class LayerKernelsTest {
         kernels.biasGelu(x, vec, out, dy, stream);
         kernels.swiglu(x, matrix(rows, cols / 2, t), stream);
         kernels.swigluBackward(matrix(rows, cols / 2, t), x, out, stream);
+        kernels.mseGrad(x, dy, 2f / (rows * cols), out, mean, stream);
+        kernels.sgdStep(out, matrix(rows, cols, DType.FP32), 0.01f, stream);
         Set<String> launched = new TreeSet<>();
         for (Launch l : launches) {
             String declared = info.getProperty("params." + l.name());
@@ -232,6 +234,36 @@ class LayerKernelsTest {
                 t == DType.FP32 ? "F32" : t == DType.FP16 ? "F16" : "BF16").suffix()));
         expected.add("ubuf_col_sums_f32_to_f32");
         assertEquals(expected, launched, "every " + t.shortName() + " layer kernel is launched by some method");
+    }
+
+    @Test
+    void mseGradIsARowKernelAndSgdAnElementKernelWithTheArgumentsInKernelOrder() {
+        TensorView y = matrix(100, 64, DType.BF16);
+        TensorView target = matrix(100, 64, DType.BF16);
+        TensorView sq = vector(100, DType.FP32);
+        kernels.mseGrad(y, target, 0.5f, y, sq, stream); // in place: dy = y is allowed
+        TensorView w = matrix(64, 300, DType.FP16);
+        TensorView g = matrix(64, 300, DType.FP32);
+        kernels.sgdStep(w, g, 0.25f, stream);
+        assertEquals(List.of(
+                new Launch("ubuf_mse_grad_bf16", 100, 256, List.of(100L, 64L, y.address(), 64L, target.address(), 64L,
+                        0.5f, y.address(), 64L, sq.address())),
+                new Launch("ubuf_sgd_f16", 10, 256, List.of(64L, 300L, w.address(), 300L, g.address(), 300L,
+                        0.25f))), launches);
+    }
+
+    @Test
+    void mseGradAndSgdRejectBadArgumentsBeforeAnyLaunch() {
+        TensorView y = matrix(8, 16, DType.FP32);
+        assertRejected("rowSquares", () -> kernels.mseGrad(y, matrix(8, 16, DType.FP32), 1f, matrix(8, 16,
+                DType.FP32), vector(7, DType.FP32), stream));
+        assertRejected("target", () -> kernels.mseGrad(y, matrix(8, 16, DType.FP16), 1f, matrix(8, 16,
+                DType.FP32), vector(8, DType.FP32), stream));
+        assertRejected("scale", () -> kernels.mseGrad(y, matrix(8, 16, DType.FP32), Float.NaN, matrix(8, 16,
+                DType.FP32), vector(8, DType.FP32), stream));
+        assertRejected("grad", () -> kernels.sgdStep(matrix(8, 16, DType.BF16), matrix(8, 16, DType.BF16), 0.1f,
+                stream));
+        assertRejected("lr", () -> kernels.sgdStep(y, matrix(8, 16, DType.FP32), Float.POSITIVE_INFINITY, stream));
     }
 
     // --- what is rejected ---
