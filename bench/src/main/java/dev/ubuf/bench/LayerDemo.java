@@ -245,7 +245,7 @@ public final class LayerDemo {
                     }
                     lossOn[it] = lossSum[0] / numel;
                     lossOff[it] = lossSum[1] / numel;
-                    log.printf("iter %3d%s  loss overlap %.6f  no_overlap %.6f  step ms overlap %.3f  no_overlap"
+                    log.printf(java.util.Locale.ROOT, "iter %3d%s  loss overlap %.6f  no_overlap %.6f  step ms overlap %.3f  no_overlap"
                                     + " %.3f  no_comm %.3f%n", it, it < st.warmup() ? " (warm-up)" : "",
                             lossOn[it], lossOff[it], maxMs[0], maxMs[1], maxMs[2]);
                     log.flush();

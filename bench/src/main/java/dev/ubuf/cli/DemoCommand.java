@@ -194,14 +194,14 @@ final class DemoCommand implements Callable<Integer> {
         double[] med = new double[LayerDemo.MODES.size()];
         for (int i = 0; i < med.length; i++) {
             med[i] = r.median(i);
-            w.printf("median step %-10s %9.3f ms%n", LayerDemo.MODES.get(i), med[i]);
+            w.printf(java.util.Locale.ROOT, "median step %-10s %9.3f ms%n", LayerDemo.MODES.get(i), med[i]);
         }
-        w.printf("speedup no_overlap/overlap %.3f; hidden share (T_no_overlap - T_overlap) / (T_no_overlap -"
+        w.printf(java.util.Locale.ROOT, "speedup no_overlap/overlap %.3f; hidden share (T_no_overlap - T_overlap) / (T_no_overlap -"
                 + " T_no_comm) %.3f%n", r.speedup(), r.hiddenShare());
         double diff = r.lossMaxRelDiff();
         double tol = LayerDemo.lossTolerance(dtype);
         boolean agree = diff <= tol;
-        w.printf("losses overlap vs no_overlap: max relative difference %.3g over %d iterations, tolerance %.3g"
+        w.printf(java.util.Locale.ROOT, "losses overlap vs no_overlap: max relative difference %.3g over %d iterations, tolerance %.3g"
                 + " (%s): %s%n", diff, warmup + iters, tol, dtype.shortName(), agree ? "AGREE" : "DISAGREE");
         w.flush();
         if (results.isPresent()) {
