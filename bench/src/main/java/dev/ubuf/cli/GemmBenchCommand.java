@@ -8,6 +8,9 @@ import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.KernelLibrary;
 import dev.ubuf.cuda.StreamPriority;
 import dev.ubuf.gemm.Gemm;
+import dev.ubuf.gemm.GemmTuner;
+import dev.ubuf.gemm.GemmTuning;
+import dev.ubuf.config.UbufEnvironment;
 import dev.ubuf.ops.DeviceKernels;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
@@ -65,13 +68,15 @@ final class GemmBenchCommand implements Callable<Integer> {
         OptionChecks.atLeast(spec, "--warmup", warmup, 0);
         OptionChecks.atLeast(spec, "--iters", iters, 1);
         Optional<Path> out = results.checkWritable();
+        GemmTuning tuning = GemmTuning.from(UbufEnvironment.fromSystem()); // bad variables fail before GPU work
         CudaContext ctx = CudaContext.retainPrimary(device);
         try (KernelLibrary lib = KernelLibrary.load(ctx);
              CudaStream s = ctx.createStream(StreamPriority.NORMAL);
              DeviceBuffer a = ctx.allocate(m * k * t.bytes());
              DeviceBuffer b = ctx.allocate(k * n * t.bytes());
              DeviceBuffer c = ctx.allocate(m * n * t.bytes());
-             Gemm gemm = new Gemm(ctx)) {
+             // UB_GEMM_TUNING applies as it does to the ops' GEMMs, so parity is measured on what they run.
+             Gemm gemm = new Gemm(ctx, new GemmTuner(tuning))) {
             DeviceKernels kernels = new DeviceKernels(lib);
             TensorView av = TensorView.of(a, m, k, t);
             TensorView bv = TensorView.of(b, k, n, t);
@@ -98,6 +103,7 @@ final class GemmBenchCommand implements Callable<Integer> {
                 rec.put("p90_ms", st.getPercentile(90));
                 rec.put("tflops", tflops);
                 rec.put("iters", iters);
+                rec.put("tuned", tuning.enabled());
                 rf.add(rec);
                 rf.write(out.get());
             }
