@@ -131,7 +131,7 @@ public final class OverlapBench {
         ExecutionSettings exec = ExecutionSettings.DEFAULT.withCopyEngine(settings.copyEngine());
         List<OverlapOp> ops = new ArrayList<>();
         Map<String, String> ran = new LinkedHashMap<>();
-        try (OperandBuffers operands = new OperandBuffers(ctx, kernels, shape, true, settings.seed() + rank, s)) {
+        try (OperandBuffers operands = new OperandBuffers(ctx, kernels, shape, settings.seed() + rank, s)) {
             OperandBindings b = operands.bindings();
             OverlapOp reference = OverlapOp.ncclReference(comm, shape, kernels);
             ops.add(reference);

@@ -43,7 +43,7 @@ class CollectiveCloseGpuTest {
                  KernelLibrary lib = KernelLibrary.load(ctx);
                  CudaStream s = ctx.createStream(StreamPriority.NORMAL)) {
                 DeviceKernels kernels = new DeviceKernels(lib);
-                try (OperandBuffers operands = new OperandBuffers(ctx, kernels, shape, true, 5 + rank, s)) {
+                try (OperandBuffers operands = new OperandBuffers(ctx, kernels, shape, 5 + rank, s)) {
                     s.synchronize();
                     OverlapOp op = OverlapOp.create(comm, MethodRegistry.load().schedule(shape, method), kernels,
                             ExecutionSettings.DEFAULT);

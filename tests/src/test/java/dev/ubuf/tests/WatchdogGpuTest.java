@@ -57,7 +57,7 @@ class WatchdogGpuTest {
                  KernelLibrary lib = KernelLibrary.load(ctx);
                  CudaStream s = ctx.createStream(StreamPriority.NORMAL)) {
                 DeviceKernels kernels = new DeviceKernels(lib);
-                try (OperandBuffers operands = new OperandBuffers(ctx, kernels, SHAPE, true, rank, s)) {
+                try (OperandBuffers operands = new OperandBuffers(ctx, kernels, SHAPE, rank, s)) {
                     OverlapOp op = OverlapOp.create(comm, MethodRegistry.load().schedule(SHAPE, "ring"), kernels,
                             ExecutionSettings.DEFAULT);
                     if (rank == 0) {
@@ -95,7 +95,7 @@ class WatchdogGpuTest {
                  CudaStream s = ctx.createStream(StreamPriority.NORMAL)) {
                 DeviceKernels kernels = new DeviceKernels(lib);
                 var before = ctx.ledger().openResources();
-                OperandBuffers operands = new OperandBuffers(ctx, kernels, SHAPE, true, rank, s);
+                OperandBuffers operands = new OperandBuffers(ctx, kernels, SHAPE, rank, s);
                 OverlapOp op = OverlapOp.create(comm, MethodRegistry.load().schedule(SHAPE, "ring"), kernels,
                         ExecutionSettings.DEFAULT);
                 if (rank == 0) {

@@ -19,29 +19,22 @@ public final class OperandBuffers implements AutoCloseable {
     private final OperandBindings bindings;
 
     /**
-     * @param seed  random seed of this rank's input (the weight uses seed + 1, the bias seed + 2)
-     * @param gemm  whether to allocate a weight and an output (false for a bulk method, which only moves data)
+     * @param seed random seed of this rank's input (the weight uses seed + 1, the bias seed + 2)
      */
-    public OperandBuffers(CudaContext ctx, DeviceKernels kernels, OverlapShape shape, boolean gemm, long seed,
-                          CudaStream stream) {
+    public OperandBuffers(CudaContext ctx, DeviceKernels kernels, OverlapShape shape, long seed, CudaStream stream) {
         try {
             TensorView x = matrix(ctx, shape.inputRows(), shape.k(), shape);
             kernels.fillRandom(x, seed, 1f, stream);
-            TensorView w = null, out = null, bias = null;
-            if (gemm) {
-                w = matrix(ctx, shape.k(), shape.n(), shape);
-                kernels.fillRandom(w, seed + 1, 1f / (float) Math.sqrt(shape.k()), stream);
-                out = matrix(ctx, shape.outputRows(), shape.n(), shape);
-                kernels.poison(out, stream);
-            } else if (shape.collective() == Collective.REDUCE_SCATTER) {
-                out = matrix(ctx, shape.outputRows(), shape.n(), shape);
-            }
+            TensorView w = matrix(ctx, shape.k(), shape.n(), shape);
+            kernels.fillRandom(w, seed + 1, 1f / (float) Math.sqrt(shape.k()), stream);
+            TensorView out = matrix(ctx, shape.outputRows(), shape.n(), shape);
+            kernels.poison(out, stream);
+            TensorView bias = null;
             if (shape.bias()) {
                 bias = matrix(ctx, 1, shape.n(), shape);
                 kernels.fillRandom(bias, seed + 2, 1f, stream);
             }
-            boolean agBulk = !gemm && shape.collective() == Collective.ALL_GATHER;
-            this.bindings = new OperandBindings(x, w, false, out, agBulk ? null : bias);
+            this.bindings = new OperandBindings(x, w, false, out, bias);
         } catch (RuntimeException e) {
             close();
             throw e;

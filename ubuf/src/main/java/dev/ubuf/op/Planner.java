@@ -108,7 +108,7 @@ public final class Planner {
         CudaContext ctx = comm.context().makeCurrent();
         List<OverlapOp> ops = new ArrayList<>();
         try (CudaStream s = ctx.createStream(StreamPriority.NORMAL);
-             OperandBuffers operands = new OperandBuffers(ctx, kernels, shape, true, 1234 + comm.rank(), s);
+             OperandBuffers operands = new OperandBuffers(ctx, kernels, shape, 1234 + comm.rank(), s);
              InterleavedTimer timer = new InterleavedTimer(comm, s)) {
             Map<String, Runnable> work = new LinkedHashMap<>();
             for (Candidate c : candidates) {
