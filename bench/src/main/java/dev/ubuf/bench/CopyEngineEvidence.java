@@ -146,15 +146,7 @@ public final class CopyEngineEvidence {
     }
 
     private static Map<String, Object> record(String op, String method, double ms, long m, long n, long k, String dt) {
-        Map<String, Object> r = new LinkedHashMap<>();
-        r.put("op", op);
-        r.put("method", method);
-        r.put("tp", 2);
-        r.put("dtype", dt);
-        r.put("m", m);
-        r.put("n", n);
-        r.put("k", k);
-        r.put("ms", ms);
+        Map<String, Object> r = ResultsFile.record(op, method, 2, dt, m, n, k, ms);
         r.put("timing", "interleaved-shuffled, max over ranks, enqueue excluded");
         return r;
     }

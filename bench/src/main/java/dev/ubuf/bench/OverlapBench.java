@@ -228,15 +228,8 @@ public final class OverlapBench {
     }
 
     private Map<String, Object> record(OverlapShape shape, String method, DescriptiveStatistics d) {
-        Map<String, Object> r = new LinkedHashMap<>();
-        r.put("op", shape.collective().resultName());
-        r.put("method", method);
-        r.put("tp", shape.tp());
-        r.put("dtype", shape.dtype().shortName());
-        r.put("m", shape.m());
-        r.put("n", shape.n());
-        r.put("k", shape.k());
-        r.put("ms", d.getPercentile(50));
+        Map<String, Object> r = ResultsFile.record(shape.collective().resultName(), method, shape.tp(),
+                shape.dtype().shortName(), shape.m(), shape.n(), shape.k(), d.getPercentile(50));
         r.put("p10_ms", d.getPercentile(10));
         r.put("p90_ms", d.getPercentile(90));
         r.put("bias", shape.bias());

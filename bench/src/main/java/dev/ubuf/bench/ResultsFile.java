@@ -39,11 +39,11 @@ public final class ResultsFile {
     }
 
     /**
-     * The fields every overlapped-op record carries (bench/results/README.md), in a mutable map for op-specific extras; includes
-     * "% of ideal" = max(gemm, comm) / ms.
+     * A record with the fields every record carries (bench/results/README.md), in a mutable map, in the format's
+     * order, for the benchmark's own fields to follow.
      */
-    public static Map<String, Object> overlapRecord(String op, String method, int tp, String dtype, long m, long n,
-                                                    long k, double ms, double gemmMs, double commMs) {
+    public static Map<String, Object> record(String op, String method, int tp, String dtype, long m, long n, long k,
+                                             double ms) {
         Map<String, Object> r = new java.util.LinkedHashMap<>();
         r.put("op", op);
         r.put("method", method);
@@ -53,9 +53,6 @@ public final class ResultsFile {
         r.put("n", n);
         r.put("k", k);
         r.put("ms", ms);
-        r.put("gemm_ms", gemmMs);
-        r.put("comm_ms", commMs);
-        r.put("pct_of_ideal", 100 * Math.max(gemmMs, commMs) / ms);
         return r;
     }
 

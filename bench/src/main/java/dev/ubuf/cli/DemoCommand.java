@@ -21,7 +21,6 @@ import picocli.CommandLine.Spec;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -207,20 +206,13 @@ final class DemoCommand implements Callable<Integer> {
         if (results.isPresent()) {
             ResultsFile rf = new ResultsFile(r.device(), ResultsFile.commitFromEnvironment());
             for (int i = 0; i < med.length; i++) {
-                Map<String, Object> rec = new LinkedHashMap<>();
-                rec.put("op", "layer");
-                rec.put("method", LayerDemo.MODES.get(i));
-                rec.put("tp", ranks);
-                rec.put("dtype", dtype.shortName());
-                rec.put("m", m);
-                rec.put("n", h);
-                rec.put("k", f);
+                Map<String, Object> rec = ResultsFile.record("layer", LayerDemo.MODES.get(i), ranks,
+                        dtype.shortName(), m, h, f, med[i]);
                 rec.put("hidden", h);
                 rec.put("ffn", f);
                 rec.put("tokens", m);
                 rec.put("layers", layers);
                 rec.put("activation", act.name().toLowerCase(java.util.Locale.ROOT));
-                rec.put("ms", med[i]);
                 rec.put("hidden_share", r.hiddenShare());
                 rec.put("speedup", r.speedup());
                 rec.put("loss_max_rel_diff", diff);

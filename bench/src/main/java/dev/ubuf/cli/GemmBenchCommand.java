@@ -22,7 +22,6 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -90,15 +89,7 @@ final class GemmBenchCommand implements Callable<Integer> {
                     t.shortName(), m, n, k, ms, st.getPercentile(10), st.getPercentile(90), tflops, Gemm.cublasLtVersion());
             if (out.isPresent()) {
                 ResultsFile rf = new ResultsFile(ctx.device().name(), ResultsFile.commitFromEnvironment());
-                Map<String, Object> rec = new LinkedHashMap<>();
-                rec.put("op", "gemm");
-                rec.put("method", "cublaslt");
-                rec.put("tp", 1);
-                rec.put("dtype", t.shortName());
-                rec.put("m", m);
-                rec.put("n", n);
-                rec.put("k", k);
-                rec.put("ms", ms);
+                Map<String, Object> rec = ResultsFile.record("gemm", "cublaslt", 1, t.shortName(), m, n, k, ms);
                 rec.put("p10_ms", st.getPercentile(10));
                 rec.put("p90_ms", st.getPercentile(90));
                 rec.put("tflops", tflops);

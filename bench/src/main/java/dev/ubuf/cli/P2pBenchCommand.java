@@ -16,7 +16,6 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -90,15 +89,8 @@ final class P2pBenchCommand implements Callable<Integer> {
         if (out.isPresent()) {
             ResultsFile rf = new ResultsFile("2x " + device[0], ResultsFile.commitFromEnvironment());
             for (int mode = 0; mode < 2; mode++) {
-                Map<String, Object> r = new LinkedHashMap<>();
-                r.put("op", "p2p");
-                r.put("method", mode == 0 ? "ce_one_way" : "ce_both_ways");
-                r.put("tp", 2);
-                r.put("dtype", "bytes");
-                r.put("m", bytes);
-                r.put("n", 1);
-                r.put("k", 1);
-                r.put("ms", mode == 0 ? ms[0][0] : Math.max(ms[0][1], ms[1][1]));
+                Map<String, Object> r = ResultsFile.record("p2p", mode == 0 ? "ce_one_way" : "ce_both_ways", 2,
+                        "bytes", bytes, 1, 1, mode == 0 ? ms[0][0] : Math.max(ms[0][1], ms[1][1]));
                 r.put("gbps", mode == 0 ? oneWay : bothWays);
                 r.put("reference_gbps", mode == 0 ? 390 : 758);
                 r.put("rank_mode", "threads");
