@@ -42,7 +42,8 @@ public final class InterleavedTimer implements AutoCloseable {
                 t.setDaemon(true);
                 return t;
             });
-    private int valveReleases;
+    /** Samples of the current {@link #time} call whose hold the valve released (written by the valve thread). */
+    private final java.util.concurrent.atomic.AtomicInteger valveReleases = new java.util.concurrent.atomic.AtomicInteger();
 
     /**
      * Enqueueing a candidate takes microseconds to milliseconds. A candidate whose enqueue blocks the host until its
@@ -98,6 +99,7 @@ public final class InterleavedTimer implements AutoCloseable {
             throw new IllegalArgumentException("warmup must be >= 0 and iters >= 1, got " + warmup + ", " + iters);
         }
         List<String> names = new ArrayList<>(candidates.keySet());
+        valveReleases.set(0);
         // One unheld pass first: whatever a candidate does on the host at its first call (tuning its GEMMs,
         // creating its GEMM-only executor) happens here, never while the timed stream is held.
         for (String name : names) {
@@ -124,7 +126,7 @@ public final class InterleavedTimer implements AutoCloseable {
                 }
             }
         }
-        return new Result(maxOverRanks(names, mine), seed, orders, valveReleases);
+        return new Result(maxOverRanks(names, mine), seed, orders, valveReleases.get());
     }
 
     private double sample(String name, Runnable work) {
@@ -136,9 +138,7 @@ public final class InterleavedTimer implements AutoCloseable {
             if (released.compareAndSet(false, true)) {
                 comm.context().makeCurrent();
                 releaser.writeValue32(hold.address(), v);
-                synchronized (this) {
-                    valveReleases++;
-                }
+                valveReleases.incrementAndGet();
                 System.err.println("ubuf: timing '" + name + "' on rank " + comm.rank() + ": enqueueing took over "
                         + HOLD_LIMIT.toMillis() + " ms; the stream was released early and this sample includes host"
                         + " time");
