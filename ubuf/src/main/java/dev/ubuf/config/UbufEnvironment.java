@@ -61,7 +61,11 @@ public record UbufEnvironment(boolean skipMulticast, Duration timeout, boolean d
         return new UbufEnvironment(skip, timeout, debug, tuning, tuningFile, cache);
     }
 
-    private static boolean flag(Map<String, String> env, String name, boolean unset) {
+    /**
+     * A 0/1 switch of the environment: {@code unset} when absent or blank, 0 or false is off, 1 or true is on, and
+     * anything else an error naming the variable. Every ubuf switch is read this way.
+     */
+    public static boolean flag(Map<String, String> env, String name, boolean unset) {
         String v = env.get(name);
         if (v == null || v.isBlank()) {
             return unset;

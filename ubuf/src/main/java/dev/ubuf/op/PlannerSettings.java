@@ -1,5 +1,7 @@
 package dev.ubuf.op;
 
+import dev.ubuf.config.UbufEnvironment;
+
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
@@ -28,11 +30,7 @@ public record PlannerSettings(boolean tune, Optional<Path> cacheFile, int iters,
     }
 
     public static PlannerSettings from(Map<String, String> env) {
-        boolean tune = !"0".equals(env.getOrDefault("UB_TUNE", "1").trim());
-        String t = env.getOrDefault("UB_TUNE", "1").trim();
-        if (!t.equals("0") && !t.equals("1")) {
-            throw new IllegalArgumentException("UB_TUNE must be 0 or 1, got '" + t + "'");
-        }
+        boolean tune = UbufEnvironment.flag(env, "UB_TUNE", true);
         String c = env.get("UB_PLAN_CACHE");
         Optional<Path> cache;
         if (c != null && c.trim().equalsIgnoreCase("off")) {
@@ -52,7 +50,6 @@ public record PlannerSettings(boolean tune, Optional<Path> cacheFile, int iters,
                 throw new IllegalArgumentException("UB_TUNE_ITERS must be a positive integer, got '" + i + "'");
             }
         }
-        String d = env.getOrDefault("UB_DEBUG", "0").trim();
-        return new PlannerSettings(tune, cache, iters, d.equals("1") || d.equalsIgnoreCase("true"));
+        return new PlannerSettings(tune, cache, iters, UbufEnvironment.flag(env, "UB_DEBUG", false));
     }
 }
