@@ -279,7 +279,7 @@ public final class CudaPlanExecutor implements AutoCloseable {
             }
             String observed;
             try {
-                observed = Integer.toString(readFlag(f));
+                observed = Integer.toString(flags.read(f));
             } catch (RuntimeException e) {
                 observed = "unreadable (" + e.getMessage() + ")";
             }
@@ -288,10 +288,6 @@ public final class CudaPlanExecutor implements AutoCloseable {
                     .append(": expected >= ").append(pendingValue[i]).append(", observed ").append(observed).append(';');
         }
         return sb.toString();
-    }
-
-    private int readFlag(int f) {
-        return flags.read(f);
     }
 
     private void bind(OperandBindings b) {
