@@ -43,7 +43,9 @@ import java.util.Objects;
  *
  * <p>Cost: the sums travel in {@code ringPartialDtype} (fp32 by default), twice the bytes of a bf16 ring, so the
  * copies hide behind the GEMMs only while 2·k flops per output element outlast 4 bytes on the link (see
- * {@link RsPlanner}). The only exposed work after the last GEMM is the cast of its sub-chunk.
+ * {@link RsPlanner}). The only exposed work after the last GEMM is the cast of its sub-chunk. With sums in the output's
+ * type the last step rounds its own partial into the output and then adds the received sum (one more read), so a
+ * 2-rank ring computes exactly what a GEMM in that type followed by NCCL's reduce-scatter computes.
  *
  * <p>Flags on rank r: {@link #DATA_FLAG} from r+1, {@code (tp-1) * ringSubChunks} per call (sub-chunk j of step i
  * is signal (i-1)*subChunks + j + 1); {@link #CREDIT_FLAG} from r-1, the same count and numbering.
@@ -100,6 +102,8 @@ public record RingExchangeGemmReduceScatter(RsShape shape, RsOptions options) im
         int comm = b.stream(StreamRole.COMM);
 
         int gemm = 0;
+        // Sums in the output's type: the last step adds the received sum to the rounded own partial.
+        boolean outputTypedSums = options.ringPartialDtype() == shape.dtype();
         int creditAwaited = -1; // the comm stream runs in order: a credit wait no higher than an earlier one is moot
         for (int step = 0; step < tp; step++) {
             long chunk = (rank + step + 1) % tp;
@@ -110,14 +114,31 @@ public record RingExchangeGemmReduceScatter(RsShape shape, RsOptions options) im
                 Region x = Region.rows(BufferRole.INPUT, rank, chunk * mc + lo, rows, shape.k());
                 Region w = Region.rows(BufferRole.WEIGHT, rank, 0, shape.k(), n);
                 Region sum;
+                boolean last = step == tp - 1;
                 if (step == 0) {
                     sum = Region.rows(BufferRole.SCRATCH, rank, lo, rows, n);
                 } else {
                     sum = Region.rows(BufferRole.UBUF, rank, slotRow(step, mc) + lo, rows, n);
+                }
+                if (last && outputTypedSums) {
+                    // The own partial is rounded to the output type and then added to the received sum, as an
+                    // unoverlapped GEMM + reduce-scatter in that type does; and the GEMM need not wait for the data.
+                    Region out = Region.rows(BufferRole.OUTPUT, rank, lo, rows, n);
+                    b.add(new PlanStep.Gemm(stream, x, w, out, false));
+                    b.add(new PlanStep.WaitSignal(stream, dataFlag, sequence(step, j)));
+                    b.add(new PlanStep.Reduce(stream, List.of(sum), out, true));
+                    if (shape.bias()) {
+                        b.add(new PlanStep.AddBias(stream, out));
+                    }
+                    b.order(stream, comm);
+                    b.add(new PlanStep.Signal(comm, right, creditFlag));
+                    continue;
+                }
+                if (step > 0) {
                     b.add(new PlanStep.WaitSignal(stream, dataFlag, sequence(step, j)));
                 }
                 b.add(new PlanStep.Gemm(stream, x, w, sum, step > 0));
-                if (step < tp - 1) {
+                if (!last) {
                     b.order(stream, comm);
                     int next = step + 1;
                     int reused = next - slots;

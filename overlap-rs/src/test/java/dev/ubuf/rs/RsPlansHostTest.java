@@ -42,7 +42,9 @@ class RsPlansHostTest {
                 d,                                                              // 2 sub-chunks, 2 slots, 3 streams
                 d.withRingSubChunks(1).withComputeStreams(1),                   // serial chain of whole chunks
                 d.withRingSubChunks(3).withRingSlots(3).withComputeStreams(2),
-                d.withRingSlots(8));                                            // a slot per step (clamped to tp-1)
+                d.withRingSlots(8),                                             // a slot per step (clamped to tp-1)
+                d.withRingPartialDtype(DType.BF16),                             // sums in the output's type
+                d.withRingSubChunks(1).withRingPartialDtype(DType.BF16));
         List<RsOptions> pipeline = List.of(
                 d.withNumSplits(3),
                 d.withNumSplits(2).withComputeStreams(1),

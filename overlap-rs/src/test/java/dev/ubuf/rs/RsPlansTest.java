@@ -78,6 +78,28 @@ class RsPlansTest {
     }
 
     @Test
+    void aRingWithSumsInTheOutputTypeRoundsItsOwnPartialIntoTheOutputThenAddsTheReceivedSum() {
+        RsShape two = new RsShape(2, 8, 4, 6, DType.BF16, false);
+        Plan p = new RingExchangeGemmReduceScatter(two, RsOptions.DEFAULTS.withRingPartialDtype(DType.BF16)).plan(0);
+        List<PlanStep.Gemm> gemms = steps(p, PlanStep.Gemm.class);
+        assertEquals(4, gemms.size(), "2 steps x 2 sub-chunks");
+        for (PlanStep.Gemm g : gemms.subList(2, 4)) {
+            assertEquals(BufferRole.OUTPUT, g.c().buffer(), "the own partial goes straight to the output");
+            assertFalse(g.accumulate(), "and is rounded there on its own, as the unoverlapped GEMM rounds it");
+        }
+        List<PlanStep.Reduce> adds = steps(p, PlanStep.Reduce.class);
+        assertEquals(2, adds.size());
+        for (PlanStep.Reduce r : adds) {
+            assertTrue(r.accumulate(), "the received sum is added to it");
+            assertEquals(BufferRole.UBUF, r.sources().getFirst().buffer());
+            assertEquals(BufferRole.OUTPUT, r.dst().buffer());
+        }
+        // fp32 sums keep the accumulating GEMM: the own partial is never rounded before the add.
+        Plan wide = new RingExchangeGemmReduceScatter(two, RsOptions.DEFAULTS).plan(0);
+        assertTrue(steps(wide, PlanStep.Gemm.class).stream().noneMatch(g -> g.c().buffer() == BufferRole.OUTPUT));
+    }
+
+    @Test
     void ringSubChunksSplitUnevenRowCountsWithoutGaps() {
         RsShape odd = new RsShape(3, 3 * 7, 2, 4, DType.BF16, false);
         Plan p = new RingExchangeGemmReduceScatter(odd, RsOptions.DEFAULTS.withRingSubChunks(3)).plan(2);

@@ -93,14 +93,26 @@ public record OverlapChoice(Kind kind, Optional<String> variant, ExecutionSettin
             return new OverlapChoice(Kind.METHOD, Optional.of("bulk"), exec, margin, e.reason());
         }
         return switch (m) {
-            case RING_EXCHANGE -> new OverlapChoice(Kind.METHOD, Optional.of(
-                    role == GemmName.Role.ALL_GATHER && c.aggregate() ? "aggregate" : "ring"), exec, 0, e.reason());
+            case RING_EXCHANGE -> new OverlapChoice(Kind.METHOD, Optional.of(ringVariant(role, c)), exec, 0,
+                    e.reason());
             case PIPELINE -> new OverlapChoice(Kind.METHOD, Optional.of("pipeline:splits=" + c.numSplits()
                     + ",margin=" + margin), exec, 0, e.reason());
             case AUTO -> new OverlapChoice(Kind.PLANNER, Optional.empty(), exec, 0, e.reason());
             case BULK, NONE -> throw new IllegalStateException(gemm + ": method " + m + " for a "
                     + role + " GEMM (the configuration checks should have rejected it)");
         };
+    }
+
+    /**
+     * A reduce-scatter ring sends its partial sums in the activation type, as TE's user buffers hold them: each rank's
+     * partial is rounded once, as the unoverlapped path (GEMM, then NCCL's reduce-scatter) rounds it, so turning the
+     * overlap on does not change what a layer computes at tp = 2; it also halves the bytes on the link.
+     */
+    private static String ringVariant(GemmName.Role role, GemmOverlapConfig c) {
+        if (role == GemmName.Role.REDUCE_SCATTER) {
+            return "ring:lowp=1";
+        }
+        return c.aggregate() ? "aggregate" : "ring";
     }
 
     private static OverlapChoice nccl(String why) {
