@@ -13,7 +13,7 @@ import java.util.concurrent.Callable;
                 "Each prints its results; with --out FILE it also writes them as a results file (format in"
                         + " bench/results/README.md; the measured runs are kept in bench/results/)."},
         subcommands = {GemmBenchCommand.class, P2pBenchCommand.class, AgBenchCommand.class, RsBenchCommand.class,
-                SweepBenchCommand.class, EvidenceBenchCommand.class,
+                SweepBenchCommand.class, EvidenceBenchCommand.class, Fp8GemmBenchCommand.class,
                 CommandLine.HelpCommand.class})
 final class BenchCommand implements Callable<Integer> {
     @Spec
