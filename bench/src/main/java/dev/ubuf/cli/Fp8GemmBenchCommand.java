@@ -146,11 +146,12 @@ final class Fp8GemmBenchCommand implements Callable<Integer> {
                 rec.put("out_dtype", "bf16");
                 rec.put("iters", iters);
                 rec.put("tuned", tuned);
+                rec.put("cublaslt", Gemm.cublasLtVersion());
                 rf.add(rec);
             }
-            System.out.printf(Locale.ROOT, "gemm %dx%dx%d (M,N,K): %s; fp8/bf16 throughput %.2fx (fast %.2fx)%n",
-                    m, n, k, String.join(", ", line), bf16Ms / st.get(METHODS.get(1)).getPercentile(50),
-                    bf16Ms / st.get(METHODS.get(2)).getPercentile(50));
+            System.out.printf(Locale.ROOT, "gemm %dx%dx%d (M,N,K): %s; fp8/bf16 throughput %.2fx (fast %.2fx);"
+                    + " cuBLASLt %s%n", m, n, k, String.join(", ", line), bf16Ms / st.get(METHODS.get(1)).getPercentile(50),
+                    bf16Ms / st.get(METHODS.get(2)).getPercentile(50), Gemm.cublasLtVersion());
         }
     }
 }
