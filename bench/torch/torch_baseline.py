@@ -296,6 +296,18 @@ def print_row(op, m, k, n, stats):
           flush=True)
 
 
+def write(a, bench, recs, failures):
+    """Rank 0 (re)writes the results file: after every shape, so that a run cut short keeps what it measured."""
+    torch = bench.torch
+    doc = dict(device=f"{bench.world}x {torch.cuda.get_device_name()}", date=datetime.date.today().isoformat(),
+               commit=os.environ.get("UBUF_COMMIT", "unknown"), torch=torch.__version__, cuda=torch.version.cuda,
+               init=a.init, records=recs, failures=failures)
+    tmp = a.json + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(tmp, a.json)
+
+
 def main(argv):
     a = parse_args(argv)
     bench = Bench(a)
@@ -316,6 +328,8 @@ def main(argv):
                       f"{2.0 * m * n * k / (ms * 1e-3) / 1e12:6.1f} TFLOP/s", flush=True)
                 recs.append(gemm_record(m, k, n, a.dtype, stats, a.gemm_iters, a.gemm_warmup, timing="sequential",
                                         seed=a.seed, init=a.init))
+            if bench.rank == 0 and a.json:
+                write(a, bench, recs, failures)
             bench.barrier()
             continue
         for op, run in (("ag", bench.ag), ("rs", bench.rs)):
@@ -326,21 +340,17 @@ def main(argv):
             if stats is None or bench.rank != 0:
                 continue
             print_row(op, m, k, n, stats)
-            recs.extend(records(op, m, k, n, bench.world, a.dtype, stats, a.iters, a.warmup))
+            recs.extend(dict(r, init=a.init) for r in records(op, m, k, n, bench.world, a.dtype, stats, a.iters,
+                                                               a.warmup))
             if op == "ag" or "ag" not in ops:  # one GEMM record per shape
-                recs.append(gemm_record(m, k, n, a.dtype, stats, a.iters, a.warmup))
-    for r in recs:
-        r.setdefault("init", a.init)
+                recs.append(gemm_record(m, k, n, a.dtype, stats, a.iters, a.warmup, init=a.init))
+            if a.json:
+                write(a, bench, recs, failures)
     if bench.rank == 0:
         for f in failures:
             print(f"failed: {f['op']} {f['method']} M={f['m']} K={f['k']} N={f['n']}: {f['error']}", flush=True)
         if a.json:
-            doc = dict(device=f"{bench.world}x {torch.cuda.get_device_name()}",
-                       date=datetime.date.today().isoformat(),
-                       commit=os.environ.get("UBUF_COMMIT", "unknown"),
-                       torch=torch.__version__, cuda=torch.version.cuda, init=a.init, records=recs, failures=failures)
-            with open(a.json, "w") as f:
-                json.dump(doc, f, indent=1)
+            write(a, bench, recs, failures)
             print(f"wrote {len(recs)} records to {a.json}", flush=True)
     bench.close()
     # the baseline itself worked even where async-TP did not: its failures are data, not an error
