@@ -17,9 +17,10 @@
 #                      --out ...) and $OUT/torch-BENCH-r<r>.json (the baseline on the same shapes: ubuf bench BENCH
 #                      ARGS --list-shapes, then TORCH_ARGS). Prints each part's and each round's seconds. A round is
 #                      only started if the longest so far still fits in ALT_BUDGET_S (default 570) seconds from the
-#                      runner's start (earlier stages count), and each part runs under a timeout of what is left (files are written after
-#                      every shape, so a part cut short keeps what it measured). Merge the files with
-#                      scripts/combine-rounds.py. E.g. "alternate=3 sweep --models llama3-8b --iters 10 -- --iters 10"
+#                      runner's start (earlier stages count), and each part runs under a timeout of what is left
+#                      (files are written after every shape, so a part cut short keeps what it measured). Merge the
+#                      files with scripts/combine-rounds.py.
+#                      E.g. "alternate=3 sweep --models llama3-8b --iters 10 -- --iters 10 --warmup 3"
 # In $OUT (default ./gpu-out): log.txt (all output), summary.txt (a line per stage), tests.txt (the JUnit console's
 # report), tests-summary.txt (its counts), junit/ (its XML reports) and the results files.
 set -uo pipefail
