@@ -104,7 +104,9 @@ alternate() {
   for w in "${torch_args[@]}"; do
     case "$w" in --json | --json=* | --shapes | --shapes=*) echo "alternate: leave out $w: the stage adds it"; return 2 ;; esac
   done
-  local shapes
+  # The GEMM baseline times rank 0's GPU only, so one process will do (and a one-GPU node can run it).
+  local nproc=2 shapes
+  [ "$bench" = gemm ] && nproc=1
   shapes=$(ubuf bench "$bench" "${java_args[@]}" --list-shapes) || { echo "alternate: cannot list the shapes"; return 2; }
   read -r -a shapes <<< "$shapes"
   local budget=${ALT_BUDGET_S:-570} start=$SECONDS longest=0 r t0 t1 jrc trc java_s torch_s rc=0
@@ -125,7 +127,7 @@ alternate() {
     java_s=$((SECONDS - t0))
     t1=$SECONDS
     # shellcheck disable=SC2086
-    PYTHONUNBUFFERED=1 alternate_part $((budget - SECONDS)) torchrun --nproc-per-node=2 \
+    PYTHONUNBUFFERED=1 alternate_part $((budget - SECONDS)) torchrun --nproc-per-node="$nproc" \
       "$bundle/torch_baseline.py" --json "$OUT/torch-$bench-r$r.json" --shapes "${shapes[@]}" "${torch_args[@]}"
     trc=$?
     torch_s=$((SECONDS - t1))

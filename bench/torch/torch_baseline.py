@@ -64,7 +64,7 @@ def parse_args(argv):
                    "bench gemm's (default: %(default)s)")
     a = p.parse_args(argv)
     world = int(os.environ.get("WORLD_SIZE", "0"))
-    if world < 2 or "LOCAL_RANK" not in os.environ:
+    if world < 1 or "LOCAL_RANK" not in os.environ:
         p.error("start it with torchrun --nproc-per-node=2 (or more): WORLD_SIZE and LOCAL_RANK are not set")
     if a.iters < 1:
         p.error(f"--iters must be at least 1, got {a.iters}")
@@ -75,6 +75,8 @@ def parse_args(argv):
     if a.gemm_warmup < 0:
         p.error(f"--gemm-warmup must be at least 0, got {a.gemm_warmup}")
     a.shapes = [parse_shape(p, s, world) for s in a.shapes]
+    if world < 2 and any(ops != ("gemm",) for ops, *_ in a.shapes):
+        p.error("ag and rs shapes need torchrun --nproc-per-node=2 (or more); one process times gemm: shapes only")
     if a.json and int(os.environ.get("RANK", "0")) == 0:
         check_writable(p, a.json)
     return a
