@@ -41,6 +41,9 @@ import sys  # noqa: E402
 
 DEFAULT_SHAPES = ["4096,8192,8192", "8192,8192,8192", "16384,8192,8192", "16384,8192,14336"]
 DTYPES = ("bf16", "fp16", "fp32")
+# GPU clock cycles the gemm timing spins before each run's start event (about 100 us at H200's 1.98 GHz): longer than
+# the host takes to enqueue the events and one torch.matmul.
+HOLD_CYCLES = 200_000
 
 
 def parse_args(argv):
@@ -266,7 +269,8 @@ class Bench:
 
     def gemm(self, m, k, n):
         """torch.matmul of A[m, k] @ B[k, n] timed as `ubuf bench gemm` times cuBLASLt: warm-ups, then each run
-        between two CUDA events and waited for, one after another; (median, p10, p90) in ms."""
+        between two CUDA events (enqueued behind a spin kernel, so host time is not counted) and waited for, one after
+        another; (median, p10, p90) in ms."""
         torch = self.torch
         a = self.randn(m, k, seed=self.a.seed)
         b = self.randn(k, n, seed=self.a.seed + 1, scale=k ** -0.5)
@@ -277,6 +281,9 @@ class Bench:
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         times = []
         for _ in range(self.a.gemm_iters):
+            # A spin kernel keeps the GPU busy while the host enqueues the events and the GEMM, so the pair
+            # measures the GPU's time, not the launch's (ubuf's gemm bench holds its stream on a flag likewise).
+            torch.cuda._sleep(HOLD_CYCLES)
             start.record()
             torch.matmul(a, b, out=c)
             end.record()

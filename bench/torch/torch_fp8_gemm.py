@@ -7,7 +7,7 @@ output. Each iteration runs, in this order (as `ubuf bench fp8` does):
   torch_bf16       torch.matmul(a, b.t()) in bf16
   torch_fp8        torch._scaled_mm(a8, b8.t(), scale 1, scale 1, out_dtype=bf16, use_fast_accum=False)
   torch_fp8_fast   the same with use_fast_accum=True
-timed with CUDA events, and writes median, p10 and p90 (ms). Run it alternately with `ubuf bench fp8` on one machine.
+timed with CUDA events behind a spin kernel (host enqueue time excluded), and writes median, p10 and p90 (ms). Run it alternately with `ubuf bench fp8` on one machine.
 """
 import argparse
 import json
@@ -15,6 +15,8 @@ import os
 import statistics
 import sys
 
+# GPU clock cycles of the spin before each run (about 100 us at 1.98 GHz), longer than enqueueing one GEMM takes.
+HOLD_CYCLES = 200_000
 DEFAULT_SHAPES = ["8192,8192,8192", "4096,4096,4096", "16384,4096,14336", "16384,14336,4096", "8192,8192,28672"]
 
 
@@ -74,6 +76,9 @@ def main(argv):
         end = torch.cuda.Event(enable_timing=True)
         for i in range(a.warmup + a.iters):
             for key, fn in work.items():
+                # Spin first, so the events measure the GPU's time and not the host's enqueueing (ubuf's bench holds
+                # its stream on a flag likewise).
+                torch.cuda._sleep(HOLD_CYCLES)
                 start.record()
                 fn()
                 end.record()

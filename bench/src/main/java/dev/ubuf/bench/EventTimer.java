@@ -3,9 +3,19 @@ package dev.ubuf.bench;
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaEvent;
 import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.cuda.DeviceBuffer;
+import dev.ubuf.cuda.StreamPriority;
 import org.apache.commons.math3.stat.descriptive.DescriptiveStatistics;
 
-/** Times stream work with CUDA events: warm-up runs, then one event pair per timed run; medians and spread. */
+/**
+ * Times stream work on one GPU with CUDA events: warm-ups, then one event pair per timed run; medians and spread.
+ *
+ * <p>Each timed run is enqueued while its stream is held on a device flag (the events, the work, then the flag is
+ * released), so the pair measures what the GPU did and not how long the host took to enqueue it: a cuBLASLt call from
+ * Java costs the host tens of microseconds, as long as a small GEMM runs, and an idle GPU would wait that out between
+ * the start event and the work. The first run of every candidate is not held: whatever it does once on the host
+ * (choosing or tuning a GEMM's algorithm) must not happen while the stream waits.
+ */
 public final class EventTimer {
     private EventTimer() {
     }
@@ -18,23 +28,9 @@ public final class EventTimer {
     /** As above; {@code between} runs before each run, outside the timed region (e.g. a barrier). */
     public static DescriptiveStatistics time(CudaContext ctx, CudaStream stream, int warmup, int iters, Runnable work,
                                              Runnable between) {
-        for (int i = 0; i < warmup; i++) {
-            between.run();
-            work.run();
-        }
-        stream.synchronize();
-        DescriptiveStatistics stats = new DescriptiveStatistics();
-        try (CudaEvent start = ctx.createEvent(true); CudaEvent end = ctx.createEvent(true)) {
-            for (int i = 0; i < iters; i++) {
-                between.run();
-                start.record(stream);
-                work.run();
-                end.record(stream);
-                end.synchronize();
-                stats.addValue(end.elapsedMillisSince(start));
-            }
-        }
-        return stats;
+        java.util.LinkedHashMap<String, Runnable> one = new java.util.LinkedHashMap<>();
+        one.put("work", work);
+        return interleaved(ctx, stream, warmup, iters, one, between).get("work");
     }
 
     /**
@@ -45,20 +41,65 @@ public final class EventTimer {
             int warmup, int iters, java.util.LinkedHashMap<String, Runnable> candidates, Runnable between) {
         java.util.Map<String, DescriptiveStatistics> stats = new java.util.LinkedHashMap<>();
         candidates.keySet().forEach(k -> stats.put(k, new DescriptiveStatistics()));
-        try (CudaEvent start = ctx.createEvent(true); CudaEvent end = ctx.createEvent(true)) {
+        for (Runnable c : candidates.values()) {
+            between.run();
+            c.run();
+        }
+        stream.synchronize();
+        try (Hold hold = new Hold(ctx); CudaEvent start = ctx.createEvent(true); CudaEvent end = ctx.createEvent(true)) {
             for (int i = 0; i < warmup + iters; i++) {
                 for (var c : candidates.entrySet()) {
                     between.run();
-                    start.record(stream);
-                    c.getValue().run();
-                    end.record(stream);
-                    end.synchronize();
+                    double ms = hold.sample(stream, start, end, c.getValue());
                     if (i >= warmup) {
-                        stats.get(c.getKey()).addValue(end.elapsedMillisSince(start));
+                        stats.get(c.getKey()).addValue(ms);
                     }
                 }
             }
         }
         return stats;
+    }
+
+    /** The device flag a timed run's stream waits on while the run is enqueued, and the stream that releases it. */
+    private static final class Hold implements AutoCloseable {
+        private final CudaStream releaser;
+        private final DeviceBuffer flag;
+        private int value;
+
+        Hold(CudaContext ctx) {
+            releaser = ctx.createStream(StreamPriority.HIGH);
+            try {
+                flag = ctx.allocate(Integer.BYTES);
+                releaser.fill32(flag.address(), 0, 1);
+                releaser.synchronize();
+            } catch (RuntimeException e) {
+                releaser.close();
+                throw e;
+            }
+        }
+
+        double sample(CudaStream stream, CudaEvent start, CudaEvent end, Runnable work) {
+            int v = ++value;
+            stream.waitValue32(flag.address(), v);
+            try {
+                start.record(stream);
+                work.run();
+                end.record(stream);
+            } finally {
+                releaser.writeValue32(flag.address(), v); // also when enqueueing failed: never leave the stream held
+            }
+            end.synchronize();
+            return end.elapsedMillisSince(start);
+        }
+
+        @Override
+        public void close() {
+            try {
+                releaser.synchronize();
+                flag.close();
+            } finally {
+                releaser.close();
+            }
+        }
     }
 }
