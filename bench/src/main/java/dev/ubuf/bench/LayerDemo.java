@@ -18,13 +18,20 @@ import dev.ubuf.layers.tp.TpLayer;
 import dev.ubuf.op.PlannerSettings;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
+import dev.ubuf.trace.RankTrace;
+import dev.ubuf.trace.SpanKind;
+import dev.ubuf.trace.StepTrace;
+import dev.ubuf.trace.StepTracer;
 import org.apache.commons.math3.stat.descriptive.DescriptiveStatistics;
 
 import java.io.PrintWriter;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.function.IntConsumer;
 
 /**
@@ -44,18 +51,20 @@ public final class LayerDemo {
      *
      * @param overlapConfig the configuration of the "overlap" stack (the no_comm stack uses it too)
      * @param noOverlapConfig the same with ub_tp_comm_overlap off
+     * @param trace           after the timed iterations, trace one more step of the overlap stack
      */
     public record Settings(int tp, UbConfig overlapConfig, UbConfig noOverlapConfig, long hidden, long ffn,
                            Activation activation, long tokens, int layers, int warmup, int iters, DType dtype,
-                           float lr, long seed) {
+                           float lr, long seed, boolean trace) {
     }
 
     /**
      * What came out: per iteration (warm-up included) the loss of the overlap and no_overlap stacks summed over
-     * ranks, and each mode's step time (max over ranks, ms); medians over the timed iterations only.
+     * ranks, and each mode's step time (max over ranks, ms); medians over the timed iterations only. {@code trace}
+     * is the traced overlap step of every rank, or null when none was asked for.
      */
     public record Result(String device, double[] lossOverlap, double[] lossNoOverlap, double[][] stepMs,
-                         int warmup) {
+                         int warmup, StepTrace trace) {
         public double median(int mode) {
             DescriptiveStatistics d = new DescriptiveStatistics();
             for (int i = warmup; i < stepMs[mode].length; i++) {
@@ -118,13 +127,42 @@ public final class LayerDemo {
         double[] lossOff = new double[total];
         double[][] ms = new double[MODES.size()][total];
         String[] device = new String[1];
+        RankTrace[] traces = new RankTrace[st.tp()];
         ThreadDomain.run(st.tp(), env.timeout(), (rank, boot, ctx) -> {
             if (rank == 0) {
                 device[0] = st.tp() + "x " + ctx.device().name();
             }
-            rankBody(st, env, planner, rank, boot, ctx, lossOn, lossOff, ms, log, onIteration);
+            rankBody(st, env, planner, rank, boot, ctx, lossOn, lossOff, ms, traces, log, onIteration);
         });
-        return new Result(device[0], lossOn, lossOff, ms, st.warmup());
+        return new Result(device[0], lossOn, lossOff, ms, st.warmup(), st.trace() ? stepTrace(st, device[0],
+                List.of(traces)) : null);
+    }
+
+    /** The ranks' traces with what a reader of the trace file needs to know about them. */
+    static StepTrace stepTrace(Settings st, String device, List<RankTrace> ranks) {
+        Map<String, Object> meta = new LinkedHashMap<>();
+        meta.put("device", device);
+        meta.put("mode", "overlap");
+        meta.put("step", "one training step (forward, loss gradient, backward, SGD) after " + (st.warmup()
+                + st.iters()) + " iterations");
+        meta.put("tp", st.tp());
+        meta.put("layers", st.layers());
+        meta.put("hidden", st.hidden());
+        meta.put("ffn", st.ffn());
+        meta.put("tokens", st.tokens());
+        meta.put("activation", st.activation().name().toLowerCase(Locale.ROOT));
+        meta.put("dtype", st.dtype().shortName());
+        meta.put("methods", st.overlapConfig().methodTable().describe());
+        meta.put("timing", "CUDA events recorded around every span (and every step of an overlapped op) on the"
+                + " stream it ran on; times from cuEventElapsedTime against the rank's step-start event. Tracing"
+                + " adds two event records per span, so this step is not one of the timed ones.");
+        meta.put("clock_alignment", "each rank's times are relative to its own step-start event, recorded on its"
+                + " caller stream right after a host barrier of all ranks with every stream idle; the GPUs' clocks"
+                + " are not otherwise compared, so cross-rank offsets are accurate to the barrier's skew (tens of"
+                + " microseconds)");
+        return new StepTrace("ubuf demo: one overlap step, tp " + st.tp() + ", " + st.layers() + " x LayerNormMLP"
+                + " (hidden " + st.hidden() + ", ffn " + st.ffn() + ", " + st.tokens() + " tokens, "
+                + st.dtype().shortName() + ") on " + device, meta, ranks);
     }
 
     /** One stack of LayerNormMLP blocks on one context; closed (collectively) last block first, then the context. */
@@ -158,7 +196,8 @@ public final class LayerDemo {
 
     private static void rankBody(Settings st, UbufEnvironment env, PlannerSettings planner, int rank,
                                  dev.ubuf.bootstrap.Bootstrap boot, CudaContext ctx, double[] lossOn,
-                                 double[] lossOff, double[][] ms, PrintWriter log, IntConsumer onIteration) {
+                                 double[] lossOff, double[][] ms, RankTrace[] traces, PrintWriter log,
+                                 IntConsumer onIteration) {
         int tp = st.tp();
         long rows = st.tokens() / tp;
         long hidden = st.hidden();
@@ -252,7 +291,34 @@ public final class LayerDemo {
                     onIteration.accept(it);
                 }
             }
+            if (st.trace()) {
+                traces[rank] = traceStep(on, st, boot, ctx, s, x, target, dy, sq.cols(0, rows), scale, comm);
+            }
             s.synchronize();
+        }
+    }
+
+    /**
+     * One more step of the overlap stack, traced: the ranks start it together (a barrier, then the tracer's origin
+     * on the idle caller stream), the layers record their work into the tracer, and the rank's spans are read once
+     * the step completed. Training goes on with it like any other step.
+     */
+    private static RankTrace traceStep(Stack on, Settings st, dev.ubuf.bootstrap.Bootstrap boot, CudaContext ctx,
+                                       CudaStream s, TensorView x, TensorView target, TensorView dy, TensorView sq,
+                                       float scale, TpCommunicator comm) {
+        try (StepTracer tracer = new StepTracer(ctx, comm.rank())) {
+            tracer.nameStream(s, "caller");
+            on.context.trace(tracer);
+            try {
+                comm.await(s, () -> "demo trace set-up");
+                boot.barrier();
+                tracer.start(s);
+                step(on, st, x, target, dy, sq, scale, s);
+                comm.await(s, () -> "demo traced step");
+                return tracer.collect();
+            } finally {
+                on.context.trace(null);
+            }
         }
     }
 
@@ -264,17 +330,21 @@ public final class LayerDemo {
             h = b.forward(h, s);
         }
         k.context.comm().context().makeCurrent();
-        k.context.layerKernels().mseGrad(h, target, scale, dy, sq, s);
+        try (StepTracer.Scope t = k.context.span("mse grad", SpanKind.KERNEL, s)) {
+            k.context.layerKernels().mseGrad(h, target, scale, dy, sq, s);
+        }
         TensorView g = dy;
         for (int l = k.blocks.size() - 1; l >= 0; l--) {
             g = k.blocks.get(l).backward(g, s);
         }
         k.context.comm().context().makeCurrent();
-        for (LayerNormMLP b : k.blocks) {
-            for (Parameter p : b.parameters()) {
-                k.context.layerKernels().sgdStep(p.value(), p.grad(), st.lr(), s);
+        try (StepTracer.Scope t = k.context.span("sgd + zero grads", SpanKind.KERNEL, s)) {
+            for (LayerNormMLP b : k.blocks) {
+                for (Parameter p : b.parameters()) {
+                    k.context.layerKernels().sgdStep(p.value(), p.grad(), st.lr(), s);
+                }
+                b.zeroGrad(s);
             }
-            b.zeroGrad(s);
         }
     }
 }
