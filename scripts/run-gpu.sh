@@ -11,6 +11,16 @@
 #   gemm | p2p         ubuf bench gemm|p2p --out $OUT/gemm.json|p2p.json
 #   "bench ARGS..."    ubuf bench ARGS, as one quoted word, e.g. "bench ag --out gpu-out/ag.json"
 #   torch[=ARGS]       the PyTorch baseline, torchrun --nproc-per-node=2 torch_baseline.py --json $OUT/torch.json ARGS
+#   "alternate=ROUNDS BENCH ARGS... [-- TORCH_ARGS...]"   as one quoted word: BENCH (sweep or gemm) and the PyTorch
+#                      baseline in turn, A B A B ..., ROUNDS times each (ROUNDS: N for rounds 1..N, or FIRST-LAST, e.g.
+#                      4-6 to go on from an earlier command). Round r writes $OUT/BENCH-r<r>.json (ubuf bench BENCH ARGS
+#                      --out ...) and $OUT/torch-BENCH-r<r>.json (the baseline on the same shapes: ubuf bench BENCH
+#                      ARGS --list-shapes, then TORCH_ARGS). Prints each part's and each round's seconds. A round is
+#                      only started if the longest so far still fits in ALT_BUDGET_S (default 570) seconds from the
+#                      runner's start (earlier stages count), and each part runs under a timeout of what is left
+#                      (files are written after every shape, so a part cut short keeps what it measured). Merge the
+#                      files with scripts/combine-rounds.py.
+#                      E.g. "alternate=3 sweep --models llama3-8b --iters 10 -- --iters 10 --warmup 3"
 # In $OUT (default ./gpu-out): log.txt (all output), summary.txt (a line per stage), tests.txt (the JUnit console's
 # report), tests-summary.txt (its counts), junit/ (its XML reports) and the results files.
 set -uo pipefail
@@ -57,6 +67,78 @@ torch_baseline() {
   PYTHONUNBUFFERED=1 torchrun --nproc-per-node=2 "$bundle/torch_baseline.py" --json "$OUT/torch.json" $1
 }
 
+# alternate_part SECONDS_LEFT COMMAND...: the command under a timeout of the budget left; its exit code (124: cut short).
+alternate_part() {
+  local left=$1; shift
+  if [ "$left" -le 0 ]; then echo "alternate: no time left for this part"; return 124; fi
+  timeout --signal=TERM --kill-after=15 "$left" "$@"
+}
+
+alternate() {
+  local spec=$1 first last bench
+  shift
+  case "$spec" in
+    [0-9]*-[0-9]*) first=${spec%-*}; last=${spec#*-} ;;
+    [0-9]*) first=1; last=$spec ;;
+    *) first=x ;;
+  esac
+  if ! [[ "$first" =~ ^[0-9]+$ && "$last" =~ ^[0-9]+$ ]] || [ "$first" -lt 1 ] || [ "$last" -lt "$first" ]; then
+    echo "alternate: ROUNDS is N or FIRST-LAST (positive, FIRST <= LAST), got '$spec'"; return 2
+  fi
+  bench=${1:-}
+  shift || true
+  case "$bench" in
+    sweep | gemm) ;;
+    *) echo "alternate: the benchmark is sweep or gemm, got '$bench' (\"alternate=3 sweep ARGS -- TORCH_ARGS\")"
+       return 2 ;;
+  esac
+  local java_args=() torch_args=() in_torch=0 w
+  for w in "$@"; do
+    if [ $in_torch -eq 0 ] && [ "$w" = -- ]; then in_torch=1
+    elif [ $in_torch -eq 0 ]; then java_args+=("$w")
+    else torch_args+=("$w"); fi
+  done
+  for w in "${java_args[@]}"; do
+    case "$w" in --out | --out=* | --list-shapes) echo "alternate: leave out $w: the stage adds it"; return 2 ;; esac
+  done
+  for w in "${torch_args[@]}"; do
+    case "$w" in --json | --json=* | --shapes | --shapes=*) echo "alternate: leave out $w: the stage adds it"; return 2 ;; esac
+  done
+  local shapes
+  shapes=$(ubuf bench "$bench" "${java_args[@]}" --list-shapes) || { echo "alternate: cannot list the shapes"; return 2; }
+  read -r -a shapes <<< "$shapes"
+  local budget=${ALT_BUDGET_S:-570} start=$SECONDS longest=0 r t0 t1 jrc trc java_s torch_s rc=0
+  echo "alternate: rounds $first..$last of ubuf bench $bench ${java_args[*]} and torch_baseline.py on its" \
+    "${#shapes[@]} shapes ${torch_args[*]}; budget ${budget}s"
+  for ((r = first; r <= last; r++)); do
+    local used=$SECONDS
+    if [ $r -gt "$first" ] && [ $((used + longest)) -gt "$budget" ]; then
+      echo "alternate: stopping before round $r: ${used}s since the runner started, the longest round took" \
+        "${longest}s, budget ${budget}s"
+      echo "alternate: rounds $first..$((r - 1)) done; go on with alternate=$r-$last"
+      break
+    fi
+    t0=$SECONDS
+    alternate_part $((budget - SECONDS)) bash "$bundle/java.sh" -cp "$bundle/lib/*" dev.ubuf.cli.UbufCli \
+      bench "$bench" "${java_args[@]}" --out "$OUT/$bench-r$r.json"
+    jrc=$?
+    java_s=$((SECONDS - t0))
+    t1=$SECONDS
+    # shellcheck disable=SC2086
+    PYTHONUNBUFFERED=1 alternate_part $((budget - SECONDS)) torchrun --nproc-per-node=2 \
+      "$bundle/torch_baseline.py" --json "$OUT/torch-$bench-r$r.json" --shapes "${shapes[@]}" "${torch_args[@]}"
+    trc=$?
+    torch_s=$((SECONDS - t1))
+    [ $((SECONDS - t0)) -gt $longest ] && longest=$((SECONDS - t0))
+    echo "alternate: round $r: $bench ${java_s}s (exit $jrc), torch ${torch_s}s (exit $trc), round $((SECONDS - t0))s," \
+      "total $((SECONDS - start))s"
+    printf '  round %-3d %-8s %4ds exit %3d   torch %4ds exit %3d\n' "$r" "$bench" "$java_s" "$jrc" "$torch_s" "$trc" \
+      >> "$summary"
+    [ $jrc -eq 0 ] && [ $trc -eq 0 ] || rc=1
+  done
+  return $rc
+}
+
 failed=0
 for stage in "$@"; do
   echo "=== $stage ($(date +%T))" | tee -a "$log"
@@ -67,7 +149,9 @@ for stage in "$@"; do
     gemm | p2p) logged ubuf bench "$stage" --out "$OUT/$stage.json" ;;
     "bench "*) read -r -a words <<< "$stage"; logged ubuf "${words[@]}" ;;
     torch | torch=*) args=${stage#torch}; logged torch_baseline "${args#=}" ;;
-    *) echo "unknown stage '$stage' (stages: info, tests[=REGEX], gemm, p2p, \"bench ARGS\", torch[=ARGS])" \
+    "alternate="*) read -r -a words <<< "${stage#alternate=}"; logged alternate "${words[@]}" ;;
+    *) echo "unknown stage '$stage' (stages: info, tests[=REGEX], gemm, p2p, \"bench ARGS\", torch[=ARGS]," \
+         "\"alternate=ROUNDS BENCH ARGS [-- TORCH_ARGS]\")" \
          | tee -a "$log"; false ;;
   esac
   rc=$?

@@ -1,7 +1,8 @@
 """PyTorch baseline for ubuf's overlap benchmarks: the same shapes, timed the same way, written as a results file.
 
     torchrun --nproc-per-node=2 bench/torch/torch_baseline.py --json OUT.json \
-        [--shapes M,K,N ...] [--dtype bf16] [--iters 30] [--warmup 5]
+        [--shapes M,K,N|ag:M,K,N|rs:M,K,N|gemm:M,K,N ...] [--dtype bf16] [--iters 30] [--warmup 5] \
+        [--gemm-iters 50] [--gemm-warmup 10] [--init uniform|normal] [--seed 20261123]
 
 M,K,N mean what they mean to `ubuf bench ag` and `ubuf bench rs`, with tp = the number of ranks:
   AG: out[M, N] = allgather(x[M/tp, K]) @ W[K, N]         (N is this rank's share of the layer's columns)
@@ -14,9 +15,14 @@ iteration starting one candidate later so none always follows the same one):
   seq    all-gather then matmul (AG); matmul then reduce-scatter (RS)                -> method "torch_seq"
   async  PyTorch async-TP, torch.ops.symm_mem.fused_all_gather_matmul / fused_matmul_reduce_scatter
                                                                                      -> method "torch_async"
+A gemm:M,K,N word times torch.matmul of A[M,K] @ B[K,N] alone, as `ubuf bench gemm` times cuBLASLt: on rank 0's GPU
+only (the other ranks wait), --gemm-warmup untimed runs, then --gemm-iters runs one after another, each between two
+CUDA events and waited for                                                         -> op "gemm", method "torch",
+timing "sequential" (`ubuf bench gemm --from-sweep --list-shapes` prints the sweep's per-rank GEMMs as such words).
 Rank 0 prints a table and writes median, p10 and p90 (ms) of its own timings. A candidate that fails on any rank
 (async-TP missing from this PyTorch, say) is left out of the timing and listed under "failures" with its error.
-Inputs are random on the device (torch.randn). To compare with ubuf fairly, alternate runs of this script with the
+Inputs are random on the device, by default as ubuf's operands are (--init uniform): uniform in [-1, 1), the
+weight (B) scaled by 1/sqrt(K); --init normal draws torch.randn instead (what files before 2026-11-24 used). To compare with ubuf fairly, alternate runs of this script with the
 Java benchmarks in one session: GPU speed drifts between sessions.
 """
 import os
@@ -47,6 +53,15 @@ def parse_args(argv):
     p.add_argument("--dtype", choices=DTYPES, default="bf16", help="element type (default: %(default)s)")
     p.add_argument("--iters", type=int, default=30, help="timed rounds, >= 1 (default: %(default)s)")
     p.add_argument("--warmup", type=int, default=5, help="untimed rounds first, >= 0 (default: %(default)s)")
+    p.add_argument("--gemm-iters", type=int, default=50,
+                   help="timed runs of each gemm:M,K,N shape, >= 1 (default: %(default)s, as ubuf bench gemm)")
+    p.add_argument("--gemm-warmup", type=int, default=10,
+                   help="untimed runs of each gemm:M,K,N shape first, >= 0 (default: %(default)s, as ubuf bench gemm)")
+    p.add_argument("--init", choices=("uniform", "normal"), default="uniform",
+                   help="input distribution: uniform in [-1, 1) as ubuf's operands, or torch.randn; the weight is "
+                        "scaled by 1/sqrt(K) either way (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=20261123, help="seed of the gemm shapes' A (B: seed + 1), as ubuf "
+                   "bench gemm's (default: %(default)s)")
     a = p.parse_args(argv)
     world = int(os.environ.get("WORLD_SIZE", "0"))
     if world < 2 or "LOCAL_RANK" not in os.environ:
@@ -55,6 +70,10 @@ def parse_args(argv):
         p.error(f"--iters must be at least 1, got {a.iters}")
     if a.warmup < 0:
         p.error(f"--warmup must be at least 0, got {a.warmup}")
+    if a.gemm_iters < 1:
+        p.error(f"--gemm-iters must be at least 1, got {a.gemm_iters}")
+    if a.gemm_warmup < 0:
+        p.error(f"--gemm-warmup must be at least 0, got {a.gemm_warmup}")
     a.shapes = [parse_shape(p, s, world) for s in a.shapes]
     if a.json and int(os.environ.get("RANK", "0")) == 0:
         check_writable(p, a.json)
@@ -62,12 +81,13 @@ def parse_args(argv):
 
 
 def parse_shape(p, word, world):
-    """M,K,N (both ops) or ag:M,K,N / rs:M,K,N (one op, as `ubuf bench sweep --list-shapes` prints them)."""
+    """M,K,N (both ops), ag:M,K,N / rs:M,K,N (one op, as `ubuf bench sweep --list-shapes` prints them) or
+    gemm:M,K,N (torch.matmul alone, as `ubuf bench gemm --list-shapes` prints them)."""
     ops = ("ag", "rs")
     if ":" in word:
         op, _, word = word.partition(":")
-        if op not in ops:
-            p.error(f"--shapes: an op prefix is ag: or rs:, got '{op}:'")
+        if op not in ("ag", "rs", "gemm"):
+            p.error(f"--shapes: an op prefix is ag:, rs: or gemm:, got '{op}:'")
         ops = (op,)
     try:
         m, k, n = (int(v) for v in word.split(","))
@@ -75,7 +95,7 @@ def parse_shape(p, word, world):
         p.error(f"--shapes: a shape is M,K,N (three positive integers), got '{word}'")
     if min(m, k, n) <= 0:
         p.error(f"--shapes: a shape is M,K,N (three positive integers), got '{word}'")
-    if m % world:
+    if m % world and ops != ("gemm",):
         p.error(f"--shapes: M={m} of '{word}' is not divisible by the {world} ranks")
     return ops, m, k, n
 
@@ -114,10 +134,10 @@ def records(op, m, k, n, tp, dtype, stats, iters, warmup):
     return out
 
 
-def gemm_record(m, k, n, dtype, stats, iters, warmup):
+def gemm_record(m, k, n, dtype, stats, iters, warmup, timing="interleaved", **extra):
     ms, p10, p90 = stats["gemm"]
     return dict(op="gemm", method="torch", tp=1, dtype=dtype, m=m, n=n, k=k, ms=ms, p10_ms=p10, p90_ms=p90,
-                tflops=2.0 * m * n * k / (ms * 1e-3) / 1e12, iters=iters, warmup=warmup, timing="interleaved")
+                tflops=2.0 * m * n * k / (ms * 1e-3) / 1e12, iters=iters, warmup=warmup, timing=timing, **extra)
 
 
 class Bench:
@@ -151,8 +171,14 @@ class Bench:
             return f"symmetric memory unavailable: {type(e).__name__}: {e}"
 
     def randn(self, *shape, seed, scale=1.0):
-        g = self.torch.Generator(device=self.device).manual_seed(seed)
-        return self.torch.randn(*shape, device=self.device, dtype=self.dtype, generator=g) * scale
+        """Random inputs of --init's distribution: uniform in [-1, 1) (ubuf's device-random operands: each value drawn
+        in fp32, scaled, then rounded once to the dtype) or normal."""
+        torch = self.torch
+        g = torch.Generator(device=self.device).manual_seed(seed)
+        if self.a.init == "normal":
+            return torch.randn(*shape, device=self.device, dtype=self.dtype, generator=g) * scale
+        u = torch.rand(*shape, device=self.device, dtype=torch.float32, generator=g)
+        return u.mul_(2).sub_(1).mul_(scale).to(self.dtype)
 
     def barrier(self):
         self.dist.barrier(device_ids=[self.local_rank])
@@ -236,6 +262,27 @@ class Bench:
         }
         return self.measure("rs", m, k, n, candidates, failures)
 
+    def gemm(self, m, k, n):
+        """torch.matmul of A[m, k] @ B[k, n] timed as `ubuf bench gemm` times cuBLASLt: warm-ups, then each run
+        between two CUDA events and waited for, one after another; (median, p10, p90) in ms."""
+        torch = self.torch
+        a = self.randn(m, k, seed=self.a.seed)
+        b = self.randn(k, n, seed=self.a.seed + 1, scale=k ** -0.5)
+        c = torch.empty(m, n, device=self.device, dtype=self.dtype)
+        for _ in range(self.a.gemm_warmup):
+            torch.matmul(a, b, out=c)
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        times = []
+        for _ in range(self.a.gemm_iters):
+            start.record()
+            torch.matmul(a, b, out=c)
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+        del a, b, c
+        return summary(times)
+
     def close(self):
         self.barrier()
         self.dist.destroy_process_group()
@@ -249,6 +296,18 @@ def print_row(op, m, k, n, stats):
           flush=True)
 
 
+def write(a, bench, recs, failures):
+    """Rank 0 (re)writes the results file: after every shape, so that a run cut short keeps what it measured."""
+    torch = bench.torch
+    doc = dict(device=f"{bench.world}x {torch.cuda.get_device_name()}", date=datetime.date.today().isoformat(),
+               commit=os.environ.get("UBUF_COMMIT", "unknown"), torch=torch.__version__, cuda=torch.version.cuda,
+               init=a.init, records=recs, failures=failures)
+    tmp = a.json + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(tmp, a.json)
+
+
 def main(argv):
     a = parse_args(argv)
     bench = Bench(a)
@@ -260,6 +319,19 @@ def main(argv):
         print(f"{'op':3} {'M':>6} {'K':>6} {'N':>6} {'gemm':>8} {'comm':>8} {'seq':>8} {'async':>8} {'ideal':>8}",
               flush=True)
     for ops, m, k, n in a.shapes:
+        if ops == ("gemm",):
+            if bench.rank == 0:  # one GPU, as ubuf bench gemm; the other ranks wait
+                stats = {"gemm": bench.gemm(m, k, n)}
+                torch.cuda.empty_cache()
+                ms, p10, p90 = stats["gemm"]
+                print(f"gemm {m:6d} {k:6d} {n:6d} {ms:8.3f} (p10 {p10:.3f}, p90 {p90:.3f}) "
+                      f"{2.0 * m * n * k / (ms * 1e-3) / 1e12:6.1f} TFLOP/s", flush=True)
+                recs.append(gemm_record(m, k, n, a.dtype, stats, a.gemm_iters, a.gemm_warmup, timing="sequential",
+                                        seed=a.seed, init=a.init))
+            if bench.rank == 0 and a.json:
+                write(a, bench, recs, failures)
+            bench.barrier()
+            continue
         for op, run in (("ag", bench.ag), ("rs", bench.rs)):
             if op not in ops:
                 continue
@@ -268,19 +340,17 @@ def main(argv):
             if stats is None or bench.rank != 0:
                 continue
             print_row(op, m, k, n, stats)
-            recs.extend(records(op, m, k, n, bench.world, a.dtype, stats, a.iters, a.warmup))
+            recs.extend(dict(r, init=a.init) for r in records(op, m, k, n, bench.world, a.dtype, stats, a.iters,
+                                                               a.warmup))
             if op == "ag" or "ag" not in ops:  # one GEMM record per shape
-                recs.append(gemm_record(m, k, n, a.dtype, stats, a.iters, a.warmup))
+                recs.append(gemm_record(m, k, n, a.dtype, stats, a.iters, a.warmup, init=a.init))
+            if a.json:
+                write(a, bench, recs, failures)
     if bench.rank == 0:
         for f in failures:
             print(f"failed: {f['op']} {f['method']} M={f['m']} K={f['k']} N={f['n']}: {f['error']}", flush=True)
         if a.json:
-            doc = dict(device=f"{bench.world}x {torch.cuda.get_device_name()}",
-                       date=datetime.date.today().isoformat(),
-                       commit=os.environ.get("UBUF_COMMIT", "unknown"),
-                       torch=torch.__version__, records=recs, failures=failures)
-            with open(a.json, "w") as f:
-                json.dump(doc, f, indent=1)
+            write(a, bench, recs, failures)
             print(f"wrote {len(recs)} records to {a.json}", flush=True)
     bench.close()
     # the baseline itself worked even where async-TP did not: its failures are data, not an error

@@ -1,5 +1,7 @@
 package dev.ubuf.bench;
 
+import dev.ubuf.bootstrap.Bootstrap;
+import dev.ubuf.bootstrap.DomainLayout;
 import dev.ubuf.comm.ThreadDomain;
 import dev.ubuf.comm.TpCommunicator;
 import dev.ubuf.config.UbufEnvironment;
@@ -11,6 +13,7 @@ import dev.ubuf.cuda.PinnedHostBuffer;
 import dev.ubuf.cuda.StreamPriority;
 import dev.ubuf.layers.config.UbConfig;
 import dev.ubuf.layers.tp.Activation;
+import dev.ubuf.layers.tp.DataParallelGroup;
 import dev.ubuf.layers.tp.LayerNormMLP;
 import dev.ubuf.layers.tp.Parameter;
 import dev.ubuf.layers.tp.TpContext;
@@ -28,11 +31,14 @@ import java.io.PrintWriter;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.StringJoiner;
 import java.util.function.IntConsumer;
+import java.util.zip.CRC32C;
 
 /**
  * {@code ubuf demo} on GPUs: a stack of sequence-parallel LayerNormMLP blocks trained with SGD on random batches
@@ -41,6 +47,17 @@ import java.util.function.IntConsumer;
  * collective ({@link TpContext#createWithoutCommunication}; its numbers are wrong by design). Each iteration runs
  * one step of each, in the fixed order overlap, no_overlap, no_comm, on the same batch, so the GPU's drift hits all
  * three alike; a step is timed with CUDA events on every rank and its time is the maximum over ranks.
+ *
+ * <p>Data parallelism ({@link Settings#replicas()} R &gt; 1): the world of R x tp ranks (GPU i for rank i) splits
+ * as {@link DomainLayout} says: TP group g is ranks g·tp .. g·tp+tp-1 (a replica), the DP group of TP position t is
+ * ranks t, t+tp, .... Each TP group gets its own TP communicator (bootstrap subgroup, user buffers, TP NCCL
+ * communicator); each DP group its own NCCL communicator ({@link DataParallelGroup}). Every replica trains the same
+ * weights on its own batches (seeded by world rank, so by replica and TP rank), and after backward the overlap and
+ * no_overlap stacks average their gradients over the DP group (one fused NCCL all-reduce of every parameter) before
+ * the SGD step, so the replicas' weights stay identical; the no_comm stack skips the DP all-reduce as it skips every
+ * TP collective (its replicas drift apart: timing only). Step times are the maximum over all ranks, the loss is the
+ * mean over replicas of each replica's MSE (each replica's is reported too), and at the end every rank hashes its
+ * overlap and no_overlap parameters and the replicas' hashes are compared.
  */
 public final class LayerDemo {
     /** The three timed modes, in the order each iteration runs them. */
@@ -49,22 +66,37 @@ public final class LayerDemo {
     /**
      * What to run.
      *
+     * @param tp            ranks of a TP group
+     * @param replicas      TP groups trained as data-parallel replicas (1: no data parallelism)
      * @param overlapConfig the configuration of the "overlap" stack (the no_comm stack uses it too)
      * @param noOverlapConfig the same with ub_tp_comm_overlap off
      * @param trace           after the timed iterations, trace one more step of the overlap stack
      */
-    public record Settings(int tp, UbConfig overlapConfig, UbConfig noOverlapConfig, long hidden, long ffn,
-                           Activation activation, long tokens, int layers, int warmup, int iters, DType dtype,
-                           float lr, long seed, boolean trace) {
+    public record Settings(int tp, int replicas, UbConfig overlapConfig, UbConfig noOverlapConfig, long hidden,
+                           long ffn, Activation activation, long tokens, int layers, int warmup, int iters,
+                           DType dtype, float lr, long seed, boolean trace) {
+        public Settings {
+            if (replicas < 1) {
+                throw new IllegalArgumentException("replicas must be at least 1, got " + replicas);
+            }
+        }
+
+        /** How the world of replicas x tp ranks splits into TP and DP groups. */
+        public DomainLayout layout() {
+            return new DomainLayout(Math.multiplyExact(replicas, tp), tp);
+        }
     }
 
     /**
-     * What came out: per iteration (warm-up included) the loss of the overlap and no_overlap stacks summed over
-     * ranks, and each mode's step time (max over ranks, ms); medians over the timed iterations only. {@code trace}
-     * is the traced overlap step of every rank, or null when none was asked for.
+     * What came out: per iteration (warm-up included) the loss of the overlap and no_overlap stacks (the mean over
+     * replicas of each replica's MSE; {@code replicaLoss*[it][g]} is replica g's), and each mode's step time (max over
+     * all ranks, ms); medians over the timed iterations only. {@code replicaWeights}: whether every replica ended with
+     * bit-identical overlap and no_overlap parameters, and what was compared (null with one replica). {@code trace}
+     * is the traced overlap step of every world rank (ordered by world rank), or null when none was asked for.
      */
-    public record Result(String device, double[] lossOverlap, double[] lossNoOverlap, double[][] stepMs,
-                         int warmup, StepTrace trace) {
+    public record Result(String device, double[] lossOverlap, double[] lossNoOverlap, double[][] replicaLossOverlap,
+                         double[][] replicaLossNoOverlap, double[][] stepMs, int warmup, WeightCheck replicaWeights,
+                         StepTrace trace) {
         public double median(int mode) {
             DescriptiveStatistics d = new DescriptiveStatistics();
             for (int i = warmup; i < stepMs[mode].length; i++) {
@@ -113,7 +145,32 @@ public final class LayerDemo {
         };
     }
 
+    /**
+     * The replicas' parameters after the last step, compared through a CRC32C of each rank's parameter bytes.
+     *
+     * @param identical whether, for every TP position, every replica's overlap and no_overlap hashes equal replica 0's
+     * @param detail    one line: the hashes per replica, or the first difference
+     */
+    public record WeightCheck(boolean identical, String detail) {
+    }
+
     private LayerDemo() {
+    }
+
+    /**
+     * One line naming the ranks of every TP group (a replica) and every DP group, e.g. for 2 replicas of tp 2:
+     * {@code TP groups (replicas): 0=[0, 1] 1=[2, 3]; DP groups (gradient all-reduce): [0, 2] [1, 3]}.
+     */
+    public static String describeGroups(DomainLayout layout) {
+        StringJoiner tpGroups = new StringJoiner(" ");
+        for (int g = 0; g < layout.tpGroups(); g++) {
+            tpGroups.add(g + "=" + Arrays.toString(layout.tpGroupRanks(g * layout.tp())));
+        }
+        StringJoiner dpGroups = new StringJoiner(" ");
+        for (int t = 0; t < layout.tp(); t++) {
+            dpGroups.add(Arrays.toString(layout.dpGroupRanks(t)));
+        }
+        return "TP groups (replicas): " + tpGroups + "; DP groups (gradient all-reduce): " + dpGroups;
     }
 
     /**
@@ -123,29 +180,43 @@ public final class LayerDemo {
     public static Result run(Settings st, UbufEnvironment env, PlannerSettings planner, PrintWriter log,
                              IntConsumer onIteration) throws Exception {
         int total = st.warmup() + st.iters();
-        double[] lossOn = new double[total];
-        double[] lossOff = new double[total];
-        double[][] ms = new double[MODES.size()][total];
-        String[] device = new String[1];
-        RankTrace[] traces = new RankTrace[st.tp()];
-        ThreadDomain.run(st.tp(), env.timeout(), (rank, boot, ctx) -> {
+        DomainLayout layout = st.layout();
+        Outputs o = new Outputs(new double[total], new double[total], new double[total][st.replicas()],
+                new double[total][st.replicas()], new double[MODES.size()][total], new String[1],
+                new WeightCheck[1], new RankTrace[layout.worldSize()]);
+        // One thread and GPU per world rank; each rank then splits the world bootstrap into its TP and DP groups.
+        ThreadDomain.run(layout.worldSize(), env.timeout(), (rank, world, ctx) -> {
             if (rank == 0) {
-                device[0] = st.tp() + "x " + ctx.device().name();
+                o.device()[0] = layout.worldSize() + "x " + ctx.device().name();
             }
-            rankBody(st, env, planner, rank, boot, ctx, lossOn, lossOff, ms, traces, log, onIteration);
+            try (Bootstrap tpGroup = world.subgroup(layout.tpGroupRanks(rank));
+                 Bootstrap dpGroup = world.subgroup(layout.dpGroupRanks(rank))) {
+                rankBody(st, env, planner, world, tpGroup, dpGroup, ctx, o, log, onIteration);
+            }
         });
-        return new Result(device[0], lossOn, lossOff, ms, st.warmup(), st.trace() ? stepTrace(st, device[0],
-                List.of(traces)) : null);
+        return new Result(o.device()[0], o.lossOn(), o.lossOff(), o.replicaLossOn(), o.replicaLossOff(), o.ms(),
+                st.warmup(), o.weights()[0], st.trace() ? stepTrace(st, o.device()[0], List.of(o.traces())) : null);
     }
 
-    /** The ranks' traces with what a reader of the trace file needs to know about them. */
+    /** The ranks' traces (one per world rank) with what a reader of the trace file needs to know about them. */
     static StepTrace stepTrace(Settings st, String device, List<RankTrace> ranks) {
+        DomainLayout layout = st.layout();
         Map<String, Object> meta = new LinkedHashMap<>();
         meta.put("device", device);
         meta.put("mode", "overlap");
-        meta.put("step", "one training step (forward, loss gradient, backward, SGD) after " + (st.warmup()
-                + st.iters()) + " iterations");
+        meta.put("step", "one training step (forward, loss gradient, backward"
+                + (st.replicas() > 1 ? ", the gradients' mean over the DP group" : "") + ", SGD) after "
+                + (st.warmup() + st.iters()) + " iterations");
         meta.put("tp", st.tp());
+        meta.put("replicas", st.replicas());
+        meta.put("world_size", layout.worldSize());
+        if (st.replicas() > 1) {
+            meta.put("groups", describeGroups(layout));
+            meta.put("pid", "the world rank: rank r is TP rank r mod tp of replica r / tp");
+            meta.put("dp_all_reduce", "the DP gradient all-reduce (one fused NCCL group call of every parameter's"
+                    + " fp32 gradient, ncclAvg, on the DP group's own communicator) is the caller stream's span of"
+                    + " kind nccl before the SGD span");
+        }
         meta.put("layers", st.layers());
         meta.put("hidden", st.hidden());
         meta.put("ffn", st.ffn());
@@ -157,21 +228,34 @@ public final class LayerDemo {
                 + " stream it ran on; times from cuEventElapsedTime against the rank's step-start event. Tracing"
                 + " adds two event records per span, so this step is not one of the timed ones.");
         meta.put("clock_alignment", "each rank's times are relative to its own step-start event, recorded on its"
-                + " caller stream right after a host barrier of all ranks with every stream idle; the GPUs' clocks"
-                + " are not otherwise compared, so cross-rank offsets are accurate to the barrier's skew (tens of"
-                + " microseconds)");
-        return new StepTrace("ubuf demo: one overlap step, tp " + st.tp() + ", " + st.layers() + " x LayerNormMLP"
-                + " (hidden " + st.hidden() + ", ffn " + st.ffn() + ", " + st.tokens() + " tokens, "
-                + st.dtype().shortName() + ") on " + device, meta, ranks);
+                + " caller stream right after a host barrier of all " + layout.worldSize() + " world ranks (every"
+                + " TP group and every replica) with every stream idle; the GPUs' clocks are not otherwise compared,"
+                + " so cross-rank offsets are accurate to the barrier's skew (tens of microseconds)");
+        return new StepTrace("ubuf demo: one overlap step, tp " + st.tp()
+                + (st.replicas() > 1 ? " x " + st.replicas() + " replicas" : "") + ", " + st.layers()
+                + " x LayerNormMLP (hidden " + st.hidden() + ", ffn " + st.ffn() + ", " + st.tokens() + " tokens"
+                + (st.replicas() > 1 ? " per replica" : "") + ", " + st.dtype().shortName() + ") on " + device,
+                meta, ranks);
+    }
+
+    /**
+     * Where rank 0 writes the results (the other ranks only contribute through the world bootstrap); {@code traces}
+     * is written by every rank at its world rank.
+     */
+    private record Outputs(double[] lossOn, double[] lossOff, double[][] replicaLossOn, double[][] replicaLossOff,
+                           double[][] ms, String[] device, WeightCheck[] weights, RankTrace[] traces) {
     }
 
     /** One stack of LayerNormMLP blocks on one context; closed (collectively) last block first, then the context. */
     private static final class Stack implements AutoCloseable {
         final TpContext context;
+        /** Whether its gradients are averaged over the DP group: false for the timing-only no_comm stack. */
+        final boolean averageOverReplicas;
         final List<LayerNormMLP> blocks = new ArrayList<>();
 
         Stack(TpContext context, Settings st) {
             this.context = context;
+            this.averageOverReplicas = context.communicates();
             try {
                 for (int l = 0; l < st.layers(); l++) {
                     blocks.add(new LayerNormMLP(context, st.hidden(), st.ffn(), st.activation(), true));
@@ -194,18 +278,21 @@ public final class LayerDemo {
         }
     }
 
-    private static void rankBody(Settings st, UbufEnvironment env, PlannerSettings planner, int rank,
-                                 dev.ubuf.bootstrap.Bootstrap boot, CudaContext ctx, double[] lossOn,
-                                 double[] lossOff, double[][] ms, RankTrace[] traces, PrintWriter log,
+    private static void rankBody(Settings st, UbufEnvironment env, PlannerSettings planner, Bootstrap world,
+                                 Bootstrap tpGroup, Bootstrap dpGroup, CudaContext ctx, Outputs o, PrintWriter log,
                                  IntConsumer onIteration) {
+        int rank = world.rank();
         int tp = st.tp();
+        int replicas = st.replicas();
         long rows = st.tokens() / tp;
         long hidden = st.hidden();
         long bytes = rows * hidden * st.dtype().bytes();
-        // dy = 2 (y - t) / numel: numel of the whole loss, every rank's rows.
+        // dy = 2 (y - t) / numel: numel of the replica's whole loss, every rank of its TP group.
         float scale = (float) (2.0 / ((double) st.tokens() * hidden));
         int modes = MODES.size();
-        try (TpCommunicator comm = TpCommunicator.create(boot, ctx, env, null);
+        // The TP communicator (user buffers, TP NCCL) spans the TP group only; the DP group has its own NCCL.
+        try (TpCommunicator comm = TpCommunicator.create(tpGroup, ctx, env, null);
+             DataParallelGroup dp = DataParallelGroup.join(dpGroup, ctx);
              CudaStream s = ctx.createStream(StreamPriority.NORMAL);
              DeviceBuffer xb = ctx.allocate(bytes, "demo.x");
              DeviceBuffer tb = ctx.allocate(bytes, "demo.target");
@@ -219,101 +306,115 @@ public final class LayerDemo {
                      st);
              Stack none = new Stack(TpContext.createWithoutCommunication(comm, st.overlapConfig(), st.dtype(),
                      st.tokens(), planner), st)) {
-            Stack[] stacks = {on, off, none};
-            TensorView x = TensorView.of(xb, rows, hidden, st.dtype());
-            TensorView target = TensorView.of(tb, rows, hidden, st.dtype());
-            TensorView dy = TensorView.of(dyb, rows, hidden, st.dtype());
-            TensorView sq = TensorView.of(sqb, 1, (long) modes * rows, DType.FP32);
-            for (Stack k : stacks) {
-                for (int l = 0; l < k.blocks.size(); l++) {
-                    // Every op made now, collectively, and not inside the first timed step (TE's initialize_ub).
-                    k.blocks.get(l).prepare();
-                    // The same seed in every stack: the same weights, so their losses can be compared.
-                    k.blocks.get(l).initialize(st.seed() + 1000L * l, s);
-                    k.blocks.get(l).zeroGrad(s);
-                }
-            }
-            comm.await(s, () -> "demo set-up");
-            int total = st.warmup() + st.iters();
-            for (int it = 0; it < total; it++) {
-                ctx.makeCurrent();
-                // A fresh batch per iteration, different on every rank (its own tokens), the same for all modes.
-                long batchSeed = TpLayer.shardSeed(st.seed() * 7919L + it, rank);
-                on.context.kernels().fillRandom(x, batchSeed, 1f, s);
-                on.context.kernels().fillRandom(target, batchSeed ^ 0x5DEECE66DL, 1f, s);
-                comm.await(s, () -> "demo batch");
-                double[] mine = new double[2 * modes];
-                for (int m = 0; m < modes; m++) {
-                    // Ranks start each step together, so the maximum over ranks is the step's time.
-                    boot.barrier();
-                    start.record(s);
-                    step(stacks[m], st, x, target, dy, sq.cols(m * rows, rows), scale, s);
-                    end.record(s);
-                    int mode = m;
-                    comm.await(s, () -> "demo step " + MODES.get(mode));
-                    mine[m] = end.elapsedMillisSince(start);
-                }
-                s.copyToHost(sqHost, 0, sqb, 0, (long) modes * rows * Float.BYTES);
-                comm.await(s, () -> "demo loss read-back");
-                for (int m = 0; m < modes; m++) {
-                    double sum = 0;
-                    for (long r = 0; r < rows; r++) {
-                        sum += sqHost.segment().getAtIndex(ValueLayout.JAVA_FLOAT, m * rows + r);
+            try {
+                Stack[] stacks = {on, off, none};
+                TensorView x = TensorView.of(xb, rows, hidden, st.dtype());
+                TensorView target = TensorView.of(tb, rows, hidden, st.dtype());
+                TensorView dy = TensorView.of(dyb, rows, hidden, st.dtype());
+                TensorView sq = TensorView.of(sqb, 1, (long) modes * rows, DType.FP32);
+                for (Stack k : stacks) {
+                    for (int l = 0; l < k.blocks.size(); l++) {
+                        // Every op made now, collectively, and not inside the first timed step (TE's initialize_ub).
+                        k.blocks.get(l).prepare();
+                        // The same seed in every stack and every replica: the same weights, so their losses can be
+                        // compared and the replicas start identical.
+                        k.blocks.get(l).initialize(st.seed() + 1000L * l, s);
+                        k.blocks.get(l).zeroGrad(s);
                     }
-                    mine[modes + m] = sum;
                 }
-                // Per iteration: each mode's time as the maximum over ranks, each loss as the sum over ranks.
-                ByteBuffer b = ByteBuffer.allocate(mine.length * Double.BYTES);
-                for (double v : mine) {
-                    b.putDouble(v);
-                }
-                byte[][] all = boot.allGather(b.array());
-                double[] maxMs = new double[modes];
-                double[] lossSum = new double[modes];
-                for (byte[] r : all) {
-                    ByteBuffer rb = ByteBuffer.wrap(r);
+                comm.await(s, () -> "demo set-up");
+                int total = st.warmup() + st.iters();
+                for (int it = 0; it < total; it++) {
+                    ctx.makeCurrent();
+                    // A fresh batch per iteration, different on every world rank (its replica's tokens of its TP rank;
+                    // with one replica the world rank is the TP rank), the same for all modes.
+                    long batchSeed = TpLayer.shardSeed(st.seed() * 7919L + it, rank);
+                    on.context.kernels().fillRandom(x, batchSeed, 1f, s);
+                    on.context.kernels().fillRandom(target, batchSeed ^ 0x5DEECE66DL, 1f, s);
+                    comm.await(s, () -> "demo batch");
+                    double[] mine = new double[2 * modes];
                     for (int m = 0; m < modes; m++) {
-                        maxMs[m] = Math.max(maxMs[m], rb.getDouble(m * Double.BYTES));
-                        lossSum[m] += rb.getDouble((modes + m) * Double.BYTES);
+                        // Every rank of the world starts each step together, so the maximum over ranks is its time.
+                        world.barrier();
+                        start.record(s);
+                        step(stacks[m], dp, st, x, target, dy, sq.cols(m * rows, rows), scale, s);
+                        end.record(s);
+                        int mode = m;
+                        comm.await(s, () -> "demo step " + MODES.get(mode));
+                        mine[m] = end.elapsedMillisSince(start);
                     }
-                }
-                double numel = (double) st.tokens() * hidden;
-                if (rank == 0) {
+                    s.copyToHost(sqHost, 0, sqb, 0, (long) modes * rows * Float.BYTES);
+                    comm.await(s, () -> "demo loss read-back");
                     for (int m = 0; m < modes; m++) {
-                        ms[m][it] = maxMs[m];
+                        double sum = 0;
+                        for (long r = 0; r < rows; r++) {
+                            sum += sqHost.segment().getAtIndex(ValueLayout.JAVA_FLOAT, m * rows + r);
+                        }
+                        mine[modes + m] = sum;
                     }
-                    lossOn[it] = lossSum[0] / numel;
-                    lossOff[it] = lossSum[1] / numel;
-                    log.printf(java.util.Locale.ROOT, "iter %3d%s  loss overlap %.6f  no_overlap %.6f  step ms overlap %.3f  no_overlap"
-                                    + " %.3f  no_comm %.3f%n", it, it < st.warmup() ? " (warm-up)" : "",
-                            lossOn[it], lossOff[it], maxMs[0], maxMs[1], maxMs[2]);
-                    log.flush();
-                    onIteration.accept(it);
+                    // Per iteration: each mode's time as the maximum over all ranks, each replica's loss as the sum
+                    // over its TP group's ranks, and the reported loss as the mean over replicas.
+                    ByteBuffer b = ByteBuffer.allocate(mine.length * Double.BYTES);
+                    for (double v : mine) {
+                        b.putDouble(v);
+                    }
+                    byte[][] all = world.allGather(b.array());
+                    double[] maxMs = new double[modes];
+                    double[][] replicaSum = new double[modes][replicas];
+                    for (int r = 0; r < all.length; r++) {
+                        ByteBuffer rb = ByteBuffer.wrap(all[r]);
+                        for (int m = 0; m < modes; m++) {
+                            maxMs[m] = Math.max(maxMs[m], rb.getDouble(m * Double.BYTES));
+                            replicaSum[m][r / tp] += rb.getDouble((modes + m) * Double.BYTES);
+                        }
+                    }
+                    if (rank == 0) {
+                        report(st, it, maxMs, replicaSum, o, log);
+                        onIteration.accept(it);
+                    }
                 }
+                if (st.trace()) {
+                    // Before the replicas' weights are compared, so the check covers the traced step too.
+                    o.traces()[rank] = traceStep(on, dp, st, world, ctx, s, x, target, dy, sq.cols(0, rows), scale,
+                            comm);
+                }
+                if (replicas > 1) {
+                    WeightCheck check = compareReplicas(st.layout(), world,
+                            new long[]{hash(on, ctx, s, comm), hash(off, ctx, s, comm)});
+                    if (rank == 0) {
+                        o.weights()[0] = check;
+                    }
+                }
+                s.synchronize();
+            } catch (RuntimeException | Error e) {
+                // Tell every rank (all groups) at once, before the collective closes: the stacks' closes then skip
+                // their barriers instead of waiting for this rank, and both NCCL communicators are aborted, not
+                // destroyed.
+                comm.abort("rank " + rank + " failed: " + e);
+                throw e;
             }
-            if (st.trace()) {
-                traces[rank] = traceStep(on, st, boot, ctx, s, x, target, dy, sq.cols(0, rows), scale, comm);
-            }
-            s.synchronize();
         }
     }
 
     /**
-     * One more step of the overlap stack, traced: the ranks start it together (a barrier, then the tracer's origin
-     * on the idle caller stream), the layers record their work into the tracer, and the rank's spans are read once
-     * the step completed. Training goes on with it like any other step.
+     * One more step of the overlap stack, traced: every rank of the world (all TP groups, so every replica) starts it
+     * together (a barrier over the world bootstrap, then the tracer's origin on the idle caller stream), the layers
+     * record their work into the tracer, and the rank's spans are read once the step completed. The barrier spans
+     * the world, not only the TP group, because the step's DP gradient all-reduce couples the TP groups: a group
+     * that started early would show the others' lateness as a long all-reduce. Training goes on with it like any
+     * other step (the DP all-reduce included, so the replicas stay identical). The trace's rank is the world rank.
      */
-    private static RankTrace traceStep(Stack on, Settings st, dev.ubuf.bootstrap.Bootstrap boot, CudaContext ctx,
-                                       CudaStream s, TensorView x, TensorView target, TensorView dy, TensorView sq,
-                                       float scale, TpCommunicator comm) {
-        try (StepTracer tracer = new StepTracer(ctx, comm.rank())) {
+    private static RankTrace traceStep(Stack on, DataParallelGroup dp, Settings st, Bootstrap world,
+                                       CudaContext ctx, CudaStream s, TensorView x, TensorView target, TensorView dy,
+                                       TensorView sq, float scale, TpCommunicator comm) {
+        try (StepTracer tracer = new StepTracer(ctx, world.rank())) {
             tracer.nameStream(s, "caller");
             on.context.trace(tracer);
             try {
                 comm.await(s, () -> "demo trace set-up");
-                boot.barrier();
+                world.barrier();
                 tracer.start(s);
-                step(on, st, x, target, dy, sq, scale, s);
+                step(on, dp, st, x, target, dy, sq, scale, s);
                 comm.await(s, () -> "demo traced step");
                 return tracer.collect();
             } finally {
@@ -322,9 +423,122 @@ public final class LayerDemo {
         }
     }
 
-    /** One training step of {@code k}: forward, MSE gradient, backward, SGD, zeroGrad, all on {@code s}. */
-    private static void step(Stack k, Settings st, TensorView x, TensorView target, TensorView dy, TensorView sq,
-                             float scale, CudaStream s) {
+    /** The DP gradient all-reduce's detail in the trace file. */
+    private static Map<String, Object> dpSpanArgs(List<Parameter> grads, DataParallelGroup dp) {
+        long bytes = 0;
+        for (Parameter p : grads) {
+            bytes += p.grad().elements() * Float.BYTES;
+        }
+        Map<String, Object> args = new LinkedHashMap<>();
+        args.put("collective", "AllReduce");
+        args.put("op", "avg");
+        args.put("group", "data parallel: " + dp.size() + " replicas, this rank is replica " + dp.rank());
+        args.put("tensors", grads.size());
+        args.put("dtype", "fp32");
+        args.put("bytes", bytes);
+        return args;
+    }
+
+    /** Rank 0: records iteration {@code it}'s times and losses and prints its line. */
+    private static void report(Settings st, int it, double[] maxMs, double[][] replicaSum, Outputs o,
+                               PrintWriter log) {
+        int replicas = st.replicas();
+        double numel = (double) st.tokens() * st.hidden();
+        for (int m = 0; m < maxMs.length; m++) {
+            o.ms()[m][it] = maxMs[m];
+        }
+        double meanOn = 0;
+        double meanOff = 0;
+        for (int g = 0; g < replicas; g++) {
+            o.replicaLossOn()[it][g] = replicaSum[0][g] / numel;
+            o.replicaLossOff()[it][g] = replicaSum[1][g] / numel;
+            meanOn += o.replicaLossOn()[it][g] / replicas;
+            meanOff += o.replicaLossOff()[it][g] / replicas;
+        }
+        o.lossOn()[it] = meanOn;
+        o.lossOff()[it] = meanOff;
+        String perReplica = replicas == 1 ? "" : "  per replica overlap " + joined(o.replicaLossOn()[it])
+                + " no_overlap " + joined(o.replicaLossOff()[it]);
+        log.printf(java.util.Locale.ROOT, "iter %3d%s  loss overlap %.6f  no_overlap %.6f  step ms overlap %.3f"
+                        + "  no_overlap %.3f  no_comm %.3f%s%n", it, it < st.warmup() ? " (warm-up)" : "",
+                meanOn, meanOff, maxMs[0], maxMs[1], maxMs[2], perReplica);
+        log.flush();
+    }
+
+    private static String joined(double[] values) {
+        StringJoiner j = new StringJoiner("/");
+        for (double v : values) {
+            j.add(String.format(java.util.Locale.ROOT, "%.6f", v));
+        }
+        return j.toString();
+    }
+
+    /** A CRC32C of every parameter value of {@code k} on this rank, in order (their bytes, read back to the host). */
+    private static long hash(Stack k, CudaContext ctx, CudaStream s, TpCommunicator comm) {
+        CRC32C crc = new CRC32C();
+        ctx.makeCurrent();
+        for (LayerNormMLP b : k.blocks) {
+            for (Parameter p : b.parameters()) {
+                TensorView v = p.value();
+                long n = v.spanBytes();
+                try (PinnedHostBuffer host = ctx.allocateHost(n)) {
+                    s.copyToHost(host, 0, v.memory(), v.byteOffset(), n);
+                    comm.await(s, () -> "demo weight read-back of " + p.name());
+                    crc.update(host.segment().asSlice(0, n).asByteBuffer());
+                }
+            }
+        }
+        return crc.getValue();
+    }
+
+    /**
+     * Gathers every rank's hashes (overlap, no_overlap) over the world and compares, for each TP position, every
+     * replica's with replica 0's (collective over the world; every rank returns the same verdict).
+     */
+    private static WeightCheck compareReplicas(DomainLayout layout, Bootstrap world, long[] mine) {
+        ByteBuffer b = ByteBuffer.allocate(mine.length * Long.BYTES);
+        for (long v : mine) {
+            b.putLong(v);
+        }
+        byte[][] all = world.allGather(b.array());
+        long[][] hashes = new long[all.length][];
+        for (int r = 0; r < all.length; r++) {
+            ByteBuffer rb = ByteBuffer.wrap(all[r]);
+            hashes[r] = new long[]{rb.getLong(), rb.getLong()};
+        }
+        return compareHashes(layout, hashes);
+    }
+
+    /**
+     * The verdict on the replicas' parameter hashes: {@code hashes[worldRank] = {overlap, no_overlap}}; every rank of
+     * TP position t must match rank t (replica 0).
+     */
+    static WeightCheck compareHashes(DomainLayout layout, long[][] hashes) {
+        for (int r = 0; r < layout.worldSize(); r++) {
+            int first = layout.tpRank(r);
+            for (int m = 0; m < 2; m++) {
+                if (hashes[r][m] != hashes[first][m]) {
+                    return new WeightCheck(false, String.format(java.util.Locale.ROOT,
+                            "%s parameters of rank %d (replica %d) differ from rank %d's (replica 0): CRC32C %08x vs"
+                                    + " %08x", MODES.get(m), r, layout.tpGroupOf(r), first, hashes[r][m],
+                            hashes[first][m]));
+                }
+            }
+        }
+        StringJoiner j = new StringJoiner(" ");
+        for (int t = 0; t < layout.tp(); t++) {
+            j.add(String.format(java.util.Locale.ROOT, "tp rank %d: %08x/%08x", t, hashes[t][0], hashes[t][1]));
+        }
+        return new WeightCheck(true, "all " + layout.dp() + " replicas hold bit-identical overlap and no_overlap"
+                + " parameters (CRC32C overlap/no_overlap per TP rank, " + j + ")");
+    }
+
+    /**
+     * One training step of {@code k}: forward, MSE gradient, backward, the gradients' mean over the DP group (not in
+     * the no_comm stack), SGD, zeroGrad, all on {@code s}.
+     */
+    private static void step(Stack k, DataParallelGroup dp, Settings st, TensorView x, TensorView target,
+                             TensorView dy, TensorView sq, float scale, CudaStream s) {
         TensorView h = x;
         for (LayerNormMLP b : k.blocks) {
             h = b.forward(h, s);
@@ -338,6 +552,18 @@ public final class LayerDemo {
             g = k.blocks.get(l).backward(g, s);
         }
         k.context.comm().context().makeCurrent();
+        if (k.averageOverReplicas && dp.size() > 1) {
+            List<Parameter> all = new ArrayList<>();
+            for (LayerNormMLP b : k.blocks) {
+                all.addAll(b.parameters());
+            }
+            // Traced as one NCCL span on the caller's stream (the group call's all-reduces run there).
+            try (StepTracer.Scope t = k.context.tracing() ? k.context.span("NCCL DP AllReduce avg of " + all.size()
+                    + " gradients", SpanKind.NCCL, dpSpanArgs(all, dp), s) : StepTracer.Scope.NONE) {
+                dp.averageGradients(all, s);
+            }
+            k.context.comm().context().makeCurrent();
+        }
         try (StepTracer.Scope t = k.context.span("sgd + zero grads", SpanKind.KERNEL, s)) {
             for (LayerNormMLP b : k.blocks) {
                 for (Parameter p : b.parameters()) {

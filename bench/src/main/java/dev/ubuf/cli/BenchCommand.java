@@ -13,7 +13,7 @@ import java.util.concurrent.Callable;
                 "Each prints its results; with --out FILE it also writes them as a results file (format in"
                         + " bench/results/README.md; the measured runs are kept in bench/results/)."},
         subcommands = {GemmBenchCommand.class, P2pBenchCommand.class, AgBenchCommand.class, RsBenchCommand.class,
-                SweepBenchCommand.class, EvidenceBenchCommand.class,
+                SweepBenchCommand.class, EvidenceBenchCommand.class, Fp8GemmBenchCommand.class, ChartCommand.class,
                 CommandLine.HelpCommand.class})
 final class BenchCommand implements Callable<Integer> {
     @Spec
@@ -22,7 +22,7 @@ final class BenchCommand implements Callable<Integer> {
     /** A benchmark must be named: the usage, and the exit code of a usage error. */
     @Override
     public Integer call() {
-        spec.commandLine().getErr().println("ubuf bench: name a benchmark: gemm, p2p, ag, rs, sweep or ce");
+        spec.commandLine().getErr().println("ubuf bench: name a benchmark: gemm, p2p, ag, rs, sweep or ce (or chart, to redraw a sweep chart)");
         spec.commandLine().usage(spec.commandLine().getErr());
         return CliErrors.USAGE;
     }

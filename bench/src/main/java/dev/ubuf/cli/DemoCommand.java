@@ -44,6 +44,11 @@ import java.util.concurrent.Callable;
                 + " times, the median step times, the speedup no_overlap/overlap, the hidden share"
                 + " (T_no_overlap - T_overlap) / (T_no_overlap - T_no_comm), and whether the overlap and no_overlap"
                 + " losses agree (exit 1 if not).",
+                "With --num-replicas R > 1: R x tp GPUs, TP group g = ranks g*tp .. g*tp+tp-1, each a replica"
+                + " training the same weights on its own batches; after backward the gradients are averaged over"
+                + " each DP group (ranks t, t+tp, ...) with NCCL before the SGD step (not in no_comm). The loss is"
+                + " the mean over replicas (each replica's is printed too); at the end the replicas' parameters"
+                + " must be bit-identical (exit 1 if not).",
                 "Without a GPU: runs the step's overlapped communication plans on the host executor (a SIMULATION at"
                 + " a small size, --tp simulated ranks), checks every result against the unoverlapped computation"
                 + " and prints the schedules."})
@@ -91,8 +96,9 @@ final class DemoCommand implements Callable<Integer> {
                     + " without a GPU).")
     Integer tp;
     @Option(names = "--num-replicas", defaultValue = "1", paramLabel = "R",
-            description = "Data-parallel replicas of the TP group; R x tp must not exceed the GPUs. Only 1 is"
-                    + " supported yet (default: ${DEFAULT-VALUE}).")
+            description = "Data-parallel replicas of the TP group (GPU only): R TP groups of --tp GPUs each, their"
+                    + " gradients averaged over NCCL; R x tp must not exceed the GPUs, and without --tp each group"
+                    + " gets GPUs / R (default: ${DEFAULT-VALUE}).")
     int replicas;
     @Option(names = "--config", paramLabel = "FILE",
             description = "A ub_* overlap configuration (YAML or JSON; default: none, TE's defaults with overlap on).")
@@ -111,7 +117,9 @@ final class DemoCommand implements Callable<Integer> {
     @Option(names = "--trace", paramLabel = "FILE",
             description = "GPU only: after the timed iterations, trace one more step of the overlap stack on every"
                     + " rank and stream (GEMMs, copies, waits, signals, reductions, kernels, NCCL collectives; timed"
-                    + " with CUDA events) and write it to FILE, a Chrome trace (open it in ui.perfetto.dev) whose"
+                    + " with CUDA events; with --num-replicas R > 1 every rank of every replica, one process per world"
+                    + " rank, all started after a barrier of the whole world, the DP gradient all-reduce an NCCL span)"
+                    + " and write it to FILE, a Chrome trace (open it in ui.perfetto.dev) whose"
                     + " name ends in .json, plus a PNG timeline beside it (.json replaced by .png). Both are checked"
                     + " for writing before any GPU work. The simulation writes no trace and says so. Default: none.")
     Path trace;
@@ -129,16 +137,11 @@ final class DemoCommand implements Callable<Integer> {
         Optional<Path> tracePng = checkTrace();
         int gpus = visibleGpus();
         boolean onGpu = gpus > 0;
-        int ranks = tp != null ? tp : onGpu ? gpus : 2;
-        OptionChecks.within(spec, "--tp", ranks, 2, 8);
-        OptionChecks.atLeast(spec, "--num-replicas", replicas, 1);
-        if (onGpu && (long) replicas * ranks > gpus) {
-            throw OptionChecks.invalid(spec, "--num-replicas: " + replicas + " x --tp " + ranks + " = "
-                    + (long) replicas * ranks + " GPUs, but " + gpus + " are visible");
-        }
-        if (replicas > 1) {
-            throw OptionChecks.invalid(spec, "--num-replicas: " + replicas + " replicas (data parallelism across TP"
-                    + " groups) is not supported yet; use 1");
+        int ranks;
+        try {
+            ranks = tpRanks(replicas, tp, gpus);
+        } catch (IllegalArgumentException e) {
+            throw OptionChecks.invalid(spec, e.getMessage());
         }
         long h = hidden != null ? hidden : onGpu ? GPU_HIDDEN : SIM_HIDDEN;
         long f = ffn != null ? ffn : onGpu ? GPU_FFN : SIM_FFN;
@@ -162,8 +165,44 @@ final class DemoCommand implements Callable<Integer> {
         UbConfig cfg = config(ranks, noOverlap);
         Optional<Path> results = out.checkWritable();
         Activation act = swiglu ? Activation.SWIGLU : Activation.GELU;
-        return onGpu ? gpu(cfg, config(ranks, true), ranks, h, f, m, act, results, tracePng)
+        return onGpu ? gpu(cfg, config(ranks, true), ranks, replicas, h, f, m, act, results, tracePng)
                 : simulate(cfg, ranks, h, f, m, act, results);
+    }
+
+    /**
+     * The TP group's size from --num-replicas, --tp (null when not given) and the visible GPUs (0: the simulation);
+     * an IllegalArgumentException naming the option when they do not fit: R &gt;= 1, tp in 2..8 (default: GPUs / R,
+     * 2 in the simulation), R x tp &lt;= GPUs, and R = 1 in the simulation (it runs one TP group).
+     */
+    static int tpRanks(int replicas, Integer tp, int gpus) {
+        if (replicas < 1) {
+            throw new IllegalArgumentException("--num-replicas must be at least 1, got " + replicas);
+        }
+        if (gpus <= 0 && replicas > 1) {
+            throw new IllegalArgumentException("--num-replicas: " + replicas + " replicas need " + replicas
+                    + " x --tp GPUs, but no GPU is visible; the simulation runs one TP group (use 1)");
+        }
+        int ranks;
+        if (tp != null) {
+            ranks = tp;
+        } else if (gpus <= 0) {
+            ranks = 2;
+        } else {
+            ranks = gpus / replicas;
+            if (ranks < 2) {
+                throw new IllegalArgumentException("--num-replicas: " + replicas + " replicas of " + gpus
+                        + " visible GPUs leave " + ranks + " per TP group, but a TP group needs at least 2");
+            }
+        }
+        if (ranks < 2 || ranks > 8) {
+            throw new IllegalArgumentException("--tp must be 2..8, got " + ranks
+                    + (tp == null ? " (the visible GPUs / --num-replicas: give --tp)" : ""));
+        }
+        if (gpus > 0 && (long) replicas * ranks > gpus) {
+            throw new IllegalArgumentException("--num-replicas: " + replicas + " x --tp " + ranks + " = "
+                    + (long) replicas * ranks + " GPUs, but " + gpus + " are visible");
+        }
+        return ranks;
     }
 
     private UbConfig config(int ranks, boolean overlapOff) {
@@ -210,21 +249,28 @@ final class DemoCommand implements Callable<Integer> {
         return file.resolveSibling(n.substring(0, n.length() - ".json".length()) + ".png");
     }
 
-    private int gpu(UbConfig cfg, UbConfig off, int ranks, long h, long f, long m, Activation act,
+    private int gpu(UbConfig cfg, UbConfig off, int ranks, int replicas, long h, long f, long m, Activation act,
                     Optional<Path> results, Optional<Path> tracePng) throws Exception {
         // Bad environment values are IllegalArgumentExceptions: one sentence and exit 2, before any GPU work.
         UbufEnvironment env = UbufEnvironment.fromSystem();
         PlannerSettings planner = PlannerSettings.from(System.getenv());
         PrintWriter w = spec.commandLine().getOut();
-        w.printf("ubuf demo: %d x LayerNormMLP (hidden %d, ffn %d, %s), %d tokens per step, tp %d, %s, lr %s,"
-                        + " %d warm-up + %d timed iterations%n", layers, h, f, act, m, ranks, dtype.shortName(), lr,
-                warmup, iters);
+        LayerDemo.Settings st = new LayerDemo.Settings(ranks, replicas, cfg, off, h, f, act, m, layers, warmup, iters,
+                dtype, (float) lr, seed, tracePng.isPresent());
+        w.printf("ubuf demo: %d x LayerNormMLP (hidden %d, ffn %d, %s), %d tokens per step%s, tp %d, %s, lr %s,"
+                        + " %d warm-up + %d timed iterations%n", layers, h, f, act, m,
+                replicas > 1 ? " per replica" : "", ranks, dtype.shortName(), lr, warmup, iters);
+        if (replicas > 1) {
+            w.printf("data parallelism: %d replicas x tp %d = %d GPUs (rank i on GPU i); %s%n", replicas, ranks,
+                    replicas * ranks, LayerDemo.describeGroups(st.layout()));
+            w.println("each replica trains on its own batches; gradients are averaged over each DP group (one fused"
+                    + " NCCL all-reduce) before SGD; the loss printed is the mean over replicas");
+        }
         w.print(cfg.methodTable().describe());
-        w.println("modes, alternating every iteration: overlap, no_overlap, no_comm (no_comm skips every collective:"
-                + " a timing-only mode whose losses are wrong by design)");
+        w.println("modes, alternating every iteration: overlap, no_overlap, no_comm (no_comm skips every collective"
+                + (replicas > 1 ? ", the DP gradient all-reduce included" : "")
+                + ": a timing-only mode whose losses are wrong by design)");
         w.flush();
-        LayerDemo.Settings st = new LayerDemo.Settings(ranks, cfg, off, h, f, act, m, layers, warmup, iters, dtype,
-                (float) lr, seed, tracePng.isPresent());
         LayerDemo.Result r;
         try (ProgressBar bar = new ProgressBarBuilder().setTaskName("demo").setInitialMax(warmup + iters)
                 .setStyle(ProgressBarStyle.ASCII).setConsumer(new me.tongfei.progressbar.ConsoleProgressBarConsumer(
@@ -243,6 +289,12 @@ final class DemoCommand implements Callable<Integer> {
         boolean agree = diff <= tol;
         w.printf(java.util.Locale.ROOT, "losses overlap vs no_overlap: max relative difference %.3g over %d iterations, tolerance %.3g"
                 + " (%s): %s%n", diff, warmup + iters, tol, dtype.shortName(), agree ? "AGREE" : "DISAGREE");
+        boolean replicasAgree = true;
+        if (r.replicaWeights() != null) {
+            replicasAgree = r.replicaWeights().identical();
+            w.println("replica weights after the last step: " + (replicasAgree ? "IDENTICAL" : "DIFFERENT") + ": "
+                    + r.replicaWeights().detail());
+        }
         w.flush();
         if (results.isPresent()) {
             ResultsFile rf = new ResultsFile(r.device(), ResultsFile.commitFromEnvironment());
@@ -253,6 +305,7 @@ final class DemoCommand implements Callable<Integer> {
                 rec.put("ffn", f);
                 rec.put("tokens", m);
                 rec.put("layers", layers);
+                rec.put("replicas", replicas);
                 rec.put("activation", act.name().toLowerCase(java.util.Locale.ROOT));
                 rec.put("hidden_share", r.hiddenShare());
                 rec.put("speedup", r.speedup());
@@ -266,11 +319,12 @@ final class DemoCommand implements Callable<Integer> {
         if (tracePng.isPresent()) {
             ChromeTrace.write(r.trace(), trace);
             TimelineChart.write(r.trace(), tracePng.get(), TRACE_PNG_WIDTH);
-            w.println("wrote the traced overlap step to " + trace + " (Chrome trace: open it in ui.perfetto.dev) and "
-                    + tracePng.get());
+            w.println("wrote the traced overlap step of all " + (long) replicas * ranks + " ranks"
+                    + (replicas > 1 ? " (" + replicas + " replicas, process = world rank)" : "") + " to " + trace
+                    + " (Chrome trace: open it in ui.perfetto.dev) and " + tracePng.get());
             w.flush();
         }
-        return agree ? 0 : 1;
+        return agree && replicasAgree ? 0 : 1;
     }
 
     private int simulate(UbConfig cfg, int ranks, long h, long f, long m, Activation act, Optional<Path> results) {

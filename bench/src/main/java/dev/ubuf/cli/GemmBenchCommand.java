@@ -2,6 +2,7 @@ package dev.ubuf.cli;
 
 import dev.ubuf.bench.EventTimer;
 import dev.ubuf.bench.ResultsFile;
+import dev.ubuf.config.UbufEnvironment;
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.DeviceBuffer;
@@ -10,7 +11,7 @@ import dev.ubuf.cuda.StreamPriority;
 import dev.ubuf.gemm.Gemm;
 import dev.ubuf.gemm.GemmTuner;
 import dev.ubuf.gemm.GemmTuning;
-import dev.ubuf.config.UbufEnvironment;
+import dev.ubuf.op.OverlapShape;
 import dev.ubuf.ops.DeviceKernels;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
@@ -22,13 +23,24 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.Callable;
 
-/** cuBLASLt GEMM from Java, timed with CUDA events on fresh random inputs. Options are checked before GPU work. */
+/**
+ * cuBLASLt GEMM from Java, timed with CUDA events on device-random inputs (the ops' distribution), one shape after
+ * another on one GPU. Options are checked before GPU work.
+ */
 @Command(name = "gemm", mixinStandardHelpOptions = true, version = UbufCli.VERSION,
-        description = "Time C[M,N] = A[M,K] * B[K,N] through cuBLASLt (records op gemm, method cublaslt).")
+        description = {"Time C[M,N] = A[M,K] * B[K,N] through cuBLASLt (records op gemm, method cublaslt, one per"
+                + " shape).",
+                "Shapes: --m/--k/--n (one), --shapes (several), or --from-sweep: the GEMM each rank runs as one call"
+                        + " in the sweep's ops (AG: the gathered [M,K] times its [K,N/tp] columns; RS: [M,K/tp] times"
+                        + " [K/tp,N]), which is the sweep's gemm_ms and the GEMM PyTorch's torch.matmul is timed on."})
 final class GemmBenchCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -42,6 +54,22 @@ final class GemmBenchCommand implements Callable<Integer> {
     @Option(names = "--k", defaultValue = "8192", paramLabel = "K",
             description = "Columns of A, rows of B, >= 1 (default: ${DEFAULT-VALUE}).")
     long k;
+    @Option(names = "--shapes", split = ";", arity = "1..*", paramLabel = "M,K,N",
+            description = "Several shapes instead of --m/--k/--n: M,K,N words (gemm:M,K,N too), separated by"
+                    + " spaces or ';'. Default: none (--m/--k/--n).")
+    List<String> shapeWords;
+    @Option(names = "--from-sweep", description = "Time the sweep's distinct per-rank GEMMs instead (the same"
+            + " --models, --tokens, --small and --tp as bench sweep).")
+    boolean fromSweep;
+    @Mixin
+    SweepSelection sweep;
+    @Option(names = "--tp", defaultValue = "2", paramLabel = "N",
+            description = "With --from-sweep: the sweep's ranks, 2.." + OverlapBenchOptions.MAX_TP
+                    + " (default: ${DEFAULT-VALUE}).")
+    int tp;
+    @Option(names = "--list-shapes", description = "Print the shapes as gemm:M,K,N words (what the PyTorch"
+            + " baseline's --shapes takes) and exit, without a GPU.")
+    boolean listShapes;
     @Option(names = "--dtype", defaultValue = "bf16", converter = BenchDTypes.Converter.class,
             completionCandidates = BenchDTypes.class, paramLabel = "TYPE",
             description = "Element type: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE}).")
@@ -55,48 +83,130 @@ final class GemmBenchCommand implements Callable<Integer> {
     @Option(names = "--iters", defaultValue = "50", paramLabel = "N",
             description = "Timed runs, >= 1 (default: ${DEFAULT-VALUE}).")
     int iters;
+    @Option(names = "--seed", defaultValue = "20261123", paramLabel = "N",
+            description = "Seed of A (B uses seed + 1), as rank 0's operands in the overlap benchmarks"
+                    + " (default: ${DEFAULT-VALUE}).")
+    long seed;
     @Mixin
     ResultsOutput results;
 
+    /** M, K, N of each shape to time, in order, without repeats. */
+    List<long[]> shapes() {
+        boolean single = OptionChecks.given(spec, "--m") || OptionChecks.given(spec, "--n")
+                || OptionChecks.given(spec, "--k");
+        if ((shapeWords != null ? 1 : 0) + (fromSweep ? 1 : 0) + (single ? 1 : 0) > 1) {
+            throw OptionChecks.invalid(spec, "give shapes one way: --m/--k/--n, --shapes or --from-sweep");
+        }
+        if (!fromSweep) {
+            for (String o : new String[]{"--tp", "--tokens", "--models", "--small"}) {
+                if (OptionChecks.given(spec, o)) {
+                    throw OptionChecks.invalid(spec, o + " selects sweep shapes: it needs --from-sweep");
+                }
+            }
+        }
+        List<long[]> all = new ArrayList<>();
+        if (fromSweep) {
+            OptionChecks.within(spec, "--tp", tp, 2, OverlapBenchOptions.MAX_TP);
+            for (OverlapShape s : sweep.shapes(tp, t)) {
+                all.add(new long[]{s.m(), s.k(), s.n()}); // what the op's one-call GEMM multiplies, per rank
+            }
+        } else if (shapeWords != null) {
+            for (String phrase : shapeWords) {
+                for (String word : phrase.trim().split("\\s+")) {
+                    if (word.isEmpty()) {
+                        continue;
+                    }
+                    try {
+                        all.add(BenchShapes.mkn(word.startsWith("gemm:") ? word.substring(5) : word));
+                    } catch (IllegalArgumentException e) {
+                        throw OptionChecks.invalid(spec, "--shapes: " + e.getMessage());
+                    }
+                }
+            }
+            if (all.isEmpty()) {
+                throw OptionChecks.invalid(spec, "--shapes: no shape given");
+            }
+        } else {
+            OptionChecks.atLeast(spec, "--m", m, 1);
+            OptionChecks.atLeast(spec, "--n", n, 1);
+            OptionChecks.atLeast(spec, "--k", k, 1);
+            all.add(new long[]{m, k, n});
+        }
+        Set<List<Long>> seen = new LinkedHashSet<>();
+        for (long[] s : all) {
+            seen.add(List.of(s[0], s[1], s[2]));
+        }
+        return seen.stream().map(s -> new long[]{s.get(0), s.get(1), s.get(2)}).toList();
+    }
+
     @Override
     public Integer call() throws Exception {
-        OptionChecks.atLeast(spec, "--m", m, 1);
-        OptionChecks.atLeast(spec, "--n", n, 1);
-        OptionChecks.atLeast(spec, "--k", k, 1);
+        List<long[]> shapes = shapes();
+        if (listShapes) {
+            spec.commandLine().getOut().println(String.join(" ", shapes.stream()
+                    .map(s -> "gemm:" + s[0] + "," + s[1] + "," + s[2]).toList()));
+            return 0;
+        }
         OptionChecks.atLeast(spec, "--device", device, 0);
         OptionChecks.atLeast(spec, "--warmup", warmup, 0);
         OptionChecks.atLeast(spec, "--iters", iters, 1);
         Optional<Path> out = results.checkWritable();
         GemmTuning tuning = GemmTuning.from(UbufEnvironment.fromSystem()); // bad variables fail before GPU work
+        // UB_GEMM_TUNING applies as it does to the ops' GEMMs, so parity is measured on what they run.
+        GemmTuner tuner = new GemmTuner(tuning);
         CudaContext ctx = CudaContext.retainPrimary(device);
         try (KernelLibrary lib = KernelLibrary.load(ctx);
              CudaStream s = ctx.createStream(StreamPriority.NORMAL);
-             DeviceBuffer a = ctx.allocate(m * k * t.bytes());
-             DeviceBuffer b = ctx.allocate(k * n * t.bytes());
-             DeviceBuffer c = ctx.allocate(m * n * t.bytes());
-             // UB_GEMM_TUNING applies as it does to the ops' GEMMs, so parity is measured on what they run.
-             Gemm gemm = new Gemm(ctx, new GemmTuner(tuning))) {
+             Gemm gemm = new Gemm(ctx, tuner)) {
             DeviceKernels kernels = new DeviceKernels(lib);
-            TensorView av = TensorView.of(a, m, k, t);
-            TensorView bv = TensorView.of(b, k, n, t);
-            TensorView cv = TensorView.of(c, m, n, t);
-            kernels.fillRandom(av, System.nanoTime(), 1f, s);
-            kernels.fillRandom(bv, System.nanoTime() + 1, 1f / (float) Math.sqrt(k), s);
-            DescriptiveStatistics st = EventTimer.time(ctx, s, warmup, iters, () -> gemm.multiply(av, bv, cv, s));
-            double ms = st.getPercentile(50);
-            double tflops = 2.0 * m * n * k / (ms * 1e-3) / 1e12;
-            System.out.printf("gemm %s %dx%dx%d: median %.4f ms (p10 %.4f, p90 %.4f) %.1f TFLOP/s, cuBLASLt %s%n",
-                    t.shortName(), m, n, k, ms, st.getPercentile(10), st.getPercentile(90), tflops, Gemm.cublasLtVersion());
-            if (out.isPresent()) {
-                ResultsFile rf = new ResultsFile(ctx.device().name(), ResultsFile.commitFromEnvironment());
-                Map<String, Object> rec = ResultsFile.record("gemm", "cublaslt", 1, t.shortName(), m, n, k, ms);
-                rec.put("p10_ms", st.getPercentile(10));
-                rec.put("p90_ms", st.getPercentile(90));
-                rec.put("tflops", tflops);
-                rec.put("iters", iters);
-                rec.put("tuned", tuning.enabled());
-                rf.add(rec);
-                rf.write(out.get());
+            ResultsFile rf = new ResultsFile(ctx.device().name(), ResultsFile.commitFromEnvironment());
+            String version = Gemm.cublasLtVersion();
+            for (long[] shape : shapes) {
+                long sm = shape[0];
+                long sk = shape[1];
+                long sn = shape[2];
+                try (DeviceBuffer a = ctx.allocate(sm * sk * t.bytes());
+                     DeviceBuffer b = ctx.allocate(sk * sn * t.bytes());
+                     DeviceBuffer c = ctx.allocate(sm * sn * t.bytes())) {
+                    TensorView av = TensorView.of(a, sm, sk, t);
+                    TensorView bv = TensorView.of(b, sk, sn, t);
+                    TensorView cv = TensorView.of(c, sm, sn, t);
+                    // The overlap benchmarks' operands (OperandBuffers): uniform in [-1, 1), B scaled by 1/sqrt(K).
+                    kernels.fillRandom(av, seed, 1f, s);
+                    kernels.fillRandom(bv, seed + 1, 1f / (float) Math.sqrt(sk), s);
+                    int timedBefore = tuner.timedCount();
+                    int reusedBefore = tuner.reusedCount();
+                    DescriptiveStatistics st = EventTimer.time(ctx, s, warmup, iters,
+                            () -> gemm.multiply(av, bv, cv, s));
+                    String algorithm = !tuning.enabled() ? "heuristic-first"
+                            : tuner.timedCount() > timedBefore ? "tuned-now"
+                            : tuner.reusedCount() > reusedBefore ? "tuned-reused" : "heuristic-only-candidate";
+                    double ms = st.getPercentile(50);
+                    double tflops = 2.0 * sm * sn * sk / (ms * 1e-3) / 1e12;
+                    spec.commandLine().getOut().printf(
+                            "gemm %s %dx%dx%d (MxKxN): median %.4f ms (p10 %.4f, p90 %.4f) %.1f TFLOP/s, cuBLASLt %s,"
+                                    + " %s%n", t.shortName(), sm, sk, sn, ms, st.getPercentile(10),
+                            st.getPercentile(90), tflops, version, algorithm);
+                    Map<String, Object> rec = ResultsFile.record("gemm", "cublaslt", 1, t.shortName(), sm, sn, sk, ms);
+                    rec.put("p10_ms", st.getPercentile(10));
+                    rec.put("p90_ms", st.getPercentile(90));
+                    rec.put("tflops", tflops);
+                    rec.put("iters", iters);
+                    rec.put("warmup", warmup);
+                    rec.put("timing", "sequential");
+                    rec.put("seed", seed);
+                    rec.put("init", "uniform");
+                    rec.put("tuned", tuning.enabled());
+                    rec.put("algorithm", algorithm);
+                    rec.put("cublaslt", version);
+                    if (fromSweep) {
+                        rec.put("sweep", true);
+                    }
+                    rf.add(rec);
+                    if (out.isPresent()) {
+                        rf.write(out.get()); // after every shape, as the sweep does
+                    }
+                }
             }
         } finally {
             ctx.close();

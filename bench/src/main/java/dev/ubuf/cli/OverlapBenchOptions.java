@@ -30,7 +30,7 @@ final class OverlapBenchOptions {
     @Option(names = "--seed", defaultValue = "20261123", paramLabel = "N",
             description = "Seed of the inputs and of the candidates' order, recorded (default: ${DEFAULT-VALUE}).")
     long seed;
-    @Option(names = "--copy-engine", defaultValue = "true", negatable = true,
+    @Option(names = "--copy-engine", defaultValue = "true", negatable = true, fallbackValue = "true",
             description = "Move chunks with the copy engines; --no-copy-engine uses SM copy kernels"
                     + " (default: ${DEFAULT-VALUE}).")
     boolean copyEngine;

@@ -1,6 +1,5 @@
 package dev.ubuf.cli;
 
-import dev.ubuf.bench.ModelShapes;
 import dev.ubuf.bench.OverlapBench;
 import dev.ubuf.bench.SweepChart;
 import dev.ubuf.config.UbufEnvironment;
@@ -16,7 +15,6 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -31,18 +29,12 @@ import java.util.concurrent.Callable;
         description = {"The model-shape sweep (records ops ag and rs): QKV and FC1 as AllGather->GEMM, the attention"
                 + " projection and FC2 as GEMM->ReduceScatter, for " + "llama3-8b, llama3-70b, qwen2.5-32b,"
                 + " mixtral-8x7b-expert and gpt3-175b.",
-                "Writes one results file (--out) and, with --chart, a PNG of % of ideal per shape and method."})
+                "Writes one results file (--out) and, with --chart, a PNG of %% of ideal per shape and method."})
 final class SweepBenchCommand implements Callable<Integer> {
     @Mixin
     OverlapBenchOptions common;
-    @Option(names = "--tokens", split = ",", paramLabel = "M", defaultValue = "1024,2048,4096,8192,16384",
-            description = "Token counts (rows M) of every model; 256 and 512 are added for the first model"
-                    + " (default: ${DEFAULT-VALUE}).")
-    List<Integer> tokens;
-    @Option(names = "--models", split = ",", paramLabel = "NAME",
-            defaultValue = "llama3-8b,llama3-70b,qwen2.5-32b,mixtral-8x7b-expert,gpt3-175b",
-            description = "Models to sweep (default: ${DEFAULT-VALUE}).")
-    List<String> models;
+    @Mixin
+    SweepSelection selection;
     @Option(names = "--ag-methods", split = ";", paramLabel = "METHOD", defaultValue = "auto;ring;aggregate;oneshot",
             description = "AllGather methods (default: ${DEFAULT-VALUE}).")
     List<String> agMethods;
@@ -50,9 +42,6 @@ final class SweepBenchCommand implements Callable<Integer> {
             defaultValue = "auto;ring;ring:lowp=1,sub=4;pipeline;oneshot",
             description = "ReduceScatter methods (default: ${DEFAULT-VALUE}).")
     List<String> rsMethods;
-    @Option(names = "--small", defaultValue = "true", negatable = true,
-            description = "Add M = 256 and 512 for the first model (default: ${DEFAULT-VALUE}).")
-    boolean small;
     @Option(names = "--list-shapes", description = "Print the sweep's shapes as ag:M,K,N / rs:M,K,N words (what the"
             + " PyTorch baseline's --shapes takes) and exit, without a GPU.")
     boolean listShapes;
@@ -62,29 +51,10 @@ final class SweepBenchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         common.check();
-        for (int t : tokens) {
-            if (t <= 0 || t % common.tp != 0) {
-                throw OptionChecks.invalid(common.spec, "--tokens: " + t + " must be positive and divisible by --tp "
-                        + common.tp);
-            }
-        }
-        List<OverlapShape> shapes = new ArrayList<>();
-        List<String> known = ModelShapes.SWEEP.stream().map(ModelShapes::name).toList();
-        for (String name : models) {
-            ModelShapes m = ModelShapes.SWEEP.stream().filter(x -> x.name().equals(name)).findFirst()
-                    .orElseThrow(() -> OptionChecks.invalid(common.spec, "--models: unknown model '" + name
-                            + "'; models: " + String.join(", ", known)));
-            List<Integer> ms = new ArrayList<>(tokens);
-            if (small && name.equals(models.getFirst())) {
-                ms.addAll(0, ModelShapes.SMALL_TOKENS);
-            }
-            for (int t : ms) {
-                m.gemms(common.tp, t, common.dtype).forEach(g -> shapes.add(g.shape()));
-            }
-        }
+        List<OverlapShape> shapes = selection.shapes(common.tp, common.dtype);
         if (listShapes) {
-            System.out.println(String.join(" ", shapes.stream().map(x -> x.collective().resultName() + ":" + x.m()
-                    + "," + x.k() + "," + x.n()).toList()));
+            common.spec.commandLine().getOut().println(String.join(" ", shapes.stream()
+                    .map(x -> x.collective().resultName() + ":" + x.m() + "," + x.k() + "," + x.n()).toList()));
             return 0;
         }
         MethodRegistry registry = MethodRegistry.load();

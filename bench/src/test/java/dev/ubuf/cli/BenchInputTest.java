@@ -26,6 +26,8 @@ class BenchInputTest {
             bench gemm --m 0                          | --m must be at least 1, got 0
             bench gemm --k -3                         | --k must be at least 1, got -3
             bench gemm --device -1                    | --device must be at least 0, got -1
+            bench fp8 --iters 0                       | --iters must be at least 1, got 0
+            bench fp8 --shapes 8192,8192,8200         | --shapes: shape '8192,8192,8200' cannot run as an FP8 GEMM: every dimension must be a multiple of 16
             bench ag --tp 1                           | --tp must be 2..8, got 1
             bench rs --tp 16                          | --tp must be 2..8, got 16
             bench ag --tp 3                           | --shapes: default shape 4096,8192,8192 (from --shapes' default) cannot run with --tp 3: m = 4096 rows cannot be split evenly

@@ -10,6 +10,7 @@ import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -55,14 +56,53 @@ class DemoCommandTest {
     }
 
     @Test
-    void fp8AndDataParallelReplicasAreRejectedWithTheirReasons() {
+    void fp8IsRejectedWithItsReason() {
         Ubuf fp8 = Ubuf.run("demo", "--fp8");
         assertEquals(2, fp8.exitCode(), fp8::toString);
         assertTrue(fp8.err().contains("FP8 comes with the FP8 issue"), fp8::toString);
+    }
+
+    @Test
+    void replicasWithoutAGpuAreRejectedBeforeTheSimulation() {
+        assumeTrue(gpus() == 0, "a GPU is visible: the demo runs its GPU path, not the simulation");
         Ubuf dp = Ubuf.run("demo", "--num-replicas", "2");
         assertEquals(2, dp.exitCode(), dp::toString);
-        assertTrue(dp.err().contains("--num-replicas") && (dp.err().contains("not supported yet")
-                || dp.err().contains("are visible")), dp::toString);
+        assertTrue(dp.err().contains("--num-replicas") && dp.err().contains("no GPU is visible")
+                && dp.err().contains("one TP group"), dp::toString);
+        assertTrue(!dp.out().contains("SIMULATION"), dp::toString);
+    }
+
+    @Test
+    void theReplicasAndTheTpGroupMustFitTheVisibleGpus() {
+        assertEquals(2, DemoCommand.tpRanks(1, null, 0), "the simulation's default");
+        assertEquals(4, DemoCommand.tpRanks(1, 4, 0));
+        assertEquals(4, DemoCommand.tpRanks(1, null, 4), "every GPU by default");
+        assertEquals(2, DemoCommand.tpRanks(2, null, 4), "GPUs / R by default");
+        assertEquals(2, DemoCommand.tpRanks(2, 2, 4));
+        assertEquals(2, DemoCommand.tpRanks(2, 2, 8), "fewer GPUs than visible is fine");
+        assertEquals(4, DemoCommand.tpRanks(2, null, 8));
+        assertEquals(8, DemoCommand.tpRanks(2, null, 16));
+        String[][] bad = {
+                // replicas, tp ("" = not given), GPUs, what the message must say
+                {"0", "2", "4", "--num-replicas must be at least 1, got 0"},
+                {"-1", "", "0", "--num-replicas must be at least 1"},
+                {"2", "2", "0", "no GPU is visible"},
+                {"2", "", "0", "no GPU is visible"},
+                {"2", "2", "2", "--num-replicas: 2 x --tp 2 = 4 GPUs, but 2 are visible"},
+                {"2", "4", "4", "--num-replicas: 2 x --tp 4 = 8 GPUs, but 4 are visible"},
+                {"3", "", "4", "leave 1 per TP group"},
+                {"2", "", "2", "leave 1 per TP group"},
+                {"1", "1", "4", "--tp must be 2..8, got 1"},
+                {"1", "", "16", "--tp must be 2..8, got 16 (the visible GPUs / --num-replicas: give --tp)"},
+        };
+        for (String[] b : bad) {
+            Integer tp = b[1].isEmpty() ? null : Integer.valueOf(b[1]);
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> DemoCommand.tpRanks(Integer.parseInt(b[0]), tp, Integer.parseInt(b[2])),
+                    () -> String.join(",", b));
+            assertTrue(e.getMessage().contains(b[3]), () -> String.join(",", b) + ": " + e.getMessage());
+            assertTrue(e.getMessage().startsWith("--"), "names the option first: " + e.getMessage());
+        }
     }
 
     @Test
@@ -111,6 +151,15 @@ class DemoCommandTest {
         assertEquals(0, r.exitCode(), r::toString);
         assertTrue(r.err().contains("--trace needs a GPU"), r::toString);
         assertTrue(!Files.exists(trace) && !Files.exists(dir.resolve("t/trace.png")), r::toString);
+    }
+
+    @Test
+    void aTraceWithReplicasWithoutAGpuIsRefusedForTheReplicasAndWritesNothing(@TempDir Path dir) throws Exception {
+        assumeTrue(gpus() == 0, "a GPU is visible: the demo runs its GPU path, not the simulation");
+        Ubuf r = Ubuf.run("demo", "--trace", dir.resolve("trace.json").toString(), "--num-replicas", "2");
+        assertEquals(2, r.exitCode(), r::toString);
+        assertTrue(r.err().contains("--num-replicas") && r.err().contains("no GPU is visible"), r::toString);
+        assertEquals(List.of(), Files.list(dir).toList(), "the checks leave nothing behind");
     }
 
     private static int gpus() {

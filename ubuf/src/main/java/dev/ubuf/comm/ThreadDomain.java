@@ -12,7 +12,11 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
-/** Runs a body on tp ranks of one JVM (a thread and a GPU each, in-memory bootstrap); rethrows the first failure. */
+/**
+ * Runs a body on n ranks of one JVM (a thread each, rank i on GPU i, one in-memory bootstrap); rethrows the first
+ * failure. The ranks are a TP domain, or a world the body splits with {@link Bootstrap#subgroup} (e.g. into the TP
+ * and DP groups of {@link dev.ubuf.bootstrap.DomainLayout}).
+ */
 public final class ThreadDomain {
     public interface Body {
         void run(int rank, Bootstrap bootstrap, CudaContext ctx) throws Exception;

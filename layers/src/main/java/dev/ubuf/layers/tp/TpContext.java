@@ -241,6 +241,16 @@ public final class TpContext implements AutoCloseable {
         return tracer == null ? StepTracer.Scope.NONE : tracer.span(stream, name, kind, null);
     }
 
+    /** Like {@link #span(String, SpanKind, CudaStream)}, with the span's detail ({@code args}) for trace files. */
+    public StepTracer.Scope span(String name, SpanKind kind, Map<String, Object> args, CudaStream stream) {
+        return tracer == null ? StepTracer.Scope.NONE : tracer.span(stream, name, kind, args);
+    }
+
+    /** Whether the layers' work is being traced (a tracer is set): callers skip building span details otherwise. */
+    public boolean tracing() {
+        return tracer != null;
+    }
+
     /**
      * Issues {@code op} ({@code gemm}'s) on {@code stream}; in a timing-only context only its GEMMs (a bulk op, which
      * has none and is called without a weight, does nothing there).

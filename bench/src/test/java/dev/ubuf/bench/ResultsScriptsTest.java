@@ -1,0 +1,45 @@
+package dev.ubuf.bench;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * The Python scripts that turn results files into the combined file and README's tables run their own checks
+ * (scripts/test_combine_rounds.py) here, where python3 is on the PATH; elsewhere this test is skipped.
+ */
+class ResultsScriptsTest {
+    private static final Path SCRIPTS = Path.of("..", "scripts");
+
+    @Test
+    void combineRoundsPassesItsChecks() throws Exception {
+        assumeTrue(Files.isRegularFile(SCRIPTS.resolve("test_combine_rounds.py")), "no scripts/ beside bench/");
+        assumeTrue(python3Runs(), "python3 is not on the PATH");
+        Process p = new ProcessBuilder("python3", SCRIPTS.resolve("test_combine_rounds.py").toString())
+                .redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "timed out:\n" + out);
+        assertEquals(0, p.exitValue(), out);
+    }
+
+    private static boolean python3Runs() {
+        try {
+            Process p = new ProcessBuilder("python3", "--version").redirectErrorStream(true).start();
+            p.getInputStream().readAllBytes();
+            return p.waitFor(30, TimeUnit.SECONDS) && p.exitValue() == 0;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+}
