@@ -38,6 +38,7 @@ module dev.ubuf.core {
     exports dev.ubuf.plan;
     exports dev.ubuf.tensor;
     exports dev.ubuf.timing;
+    exports dev.ubuf.trace;
     exports dev.ubuf.ffi to dev.ubuf.atomic, dev.ubuf.bench;
 
     uses OverlapMethod;

@@ -21,6 +21,10 @@ import dev.ubuf.layers.tp.TpLayer;
 import dev.ubuf.op.PlannerSettings;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
+import dev.ubuf.trace.RankTrace;
+import dev.ubuf.trace.SpanKind;
+import dev.ubuf.trace.StepTrace;
+import dev.ubuf.trace.StepTracer;
 import org.apache.commons.math3.stat.descriptive.DescriptiveStatistics;
 
 import java.io.PrintWriter;
@@ -28,7 +32,10 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.StringJoiner;
 import java.util.function.IntConsumer;
 import java.util.zip.CRC32C;
@@ -63,10 +70,11 @@ public final class LayerDemo {
      * @param replicas      TP groups trained as data-parallel replicas (1: no data parallelism)
      * @param overlapConfig the configuration of the "overlap" stack (the no_comm stack uses it too)
      * @param noOverlapConfig the same with ub_tp_comm_overlap off
+     * @param trace           after the timed iterations, trace one more step of the overlap stack
      */
     public record Settings(int tp, int replicas, UbConfig overlapConfig, UbConfig noOverlapConfig, long hidden,
                            long ffn, Activation activation, long tokens, int layers, int warmup, int iters,
-                           DType dtype, float lr, long seed) {
+                           DType dtype, float lr, long seed, boolean trace) {
         public Settings {
             if (replicas < 1) {
                 throw new IllegalArgumentException("replicas must be at least 1, got " + replicas);
@@ -83,10 +91,12 @@ public final class LayerDemo {
      * What came out: per iteration (warm-up included) the loss of the overlap and no_overlap stacks (the mean over
      * replicas of each replica's MSE; {@code replicaLoss*[it][g]} is replica g's), and each mode's step time (max over
      * all ranks, ms); medians over the timed iterations only. {@code replicaWeights}: whether every replica ended with
-     * bit-identical overlap and no_overlap parameters, and what was compared (null with one replica).
+     * bit-identical overlap and no_overlap parameters, and what was compared (null with one replica). {@code trace}
+     * is the traced overlap step of every world rank (ordered by world rank), or null when none was asked for.
      */
     public record Result(String device, double[] lossOverlap, double[] lossNoOverlap, double[][] replicaLossOverlap,
-                         double[][] replicaLossNoOverlap, double[][] stepMs, int warmup, WeightCheck replicaWeights) {
+                         double[][] replicaLossNoOverlap, double[][] stepMs, int warmup, WeightCheck replicaWeights,
+                         StepTrace trace) {
         public double median(int mode) {
             DescriptiveStatistics d = new DescriptiveStatistics();
             for (int i = warmup; i < stepMs[mode].length; i++) {
@@ -173,7 +183,7 @@ public final class LayerDemo {
         DomainLayout layout = st.layout();
         Outputs o = new Outputs(new double[total], new double[total], new double[total][st.replicas()],
                 new double[total][st.replicas()], new double[MODES.size()][total], new String[1],
-                new WeightCheck[1]);
+                new WeightCheck[1], new RankTrace[layout.worldSize()]);
         // One thread and GPU per world rank; each rank then splits the world bootstrap into its TP and DP groups.
         ThreadDomain.run(layout.worldSize(), env.timeout(), (rank, world, ctx) -> {
             if (rank == 0) {
@@ -185,12 +195,55 @@ public final class LayerDemo {
             }
         });
         return new Result(o.device()[0], o.lossOn(), o.lossOff(), o.replicaLossOn(), o.replicaLossOff(), o.ms(),
-                st.warmup(), o.weights()[0]);
+                st.warmup(), o.weights()[0], st.trace() ? stepTrace(st, o.device()[0], List.of(o.traces())) : null);
     }
 
-    /** Where rank 0 writes the results (the other ranks only contribute through the world bootstrap). */
+    /** The ranks' traces (one per world rank) with what a reader of the trace file needs to know about them. */
+    static StepTrace stepTrace(Settings st, String device, List<RankTrace> ranks) {
+        DomainLayout layout = st.layout();
+        Map<String, Object> meta = new LinkedHashMap<>();
+        meta.put("device", device);
+        meta.put("mode", "overlap");
+        meta.put("step", "one training step (forward, loss gradient, backward"
+                + (st.replicas() > 1 ? ", the gradients' mean over the DP group" : "") + ", SGD) after "
+                + (st.warmup() + st.iters()) + " iterations");
+        meta.put("tp", st.tp());
+        meta.put("replicas", st.replicas());
+        meta.put("world_size", layout.worldSize());
+        if (st.replicas() > 1) {
+            meta.put("groups", describeGroups(layout));
+            meta.put("pid", "the world rank: rank r is TP rank r mod tp of replica r / tp");
+            meta.put("dp_all_reduce", "the DP gradient all-reduce (one fused NCCL group call of every parameter's"
+                    + " fp32 gradient, ncclAvg, on the DP group's own communicator) is the caller stream's span of"
+                    + " kind nccl before the SGD span");
+        }
+        meta.put("layers", st.layers());
+        meta.put("hidden", st.hidden());
+        meta.put("ffn", st.ffn());
+        meta.put("tokens", st.tokens());
+        meta.put("activation", st.activation().name().toLowerCase(Locale.ROOT));
+        meta.put("dtype", st.dtype().shortName());
+        meta.put("methods", st.overlapConfig().methodTable().describe());
+        meta.put("timing", "CUDA events recorded around every span (and every step of an overlapped op) on the"
+                + " stream it ran on; times from cuEventElapsedTime against the rank's step-start event. Tracing"
+                + " adds two event records per span, so this step is not one of the timed ones.");
+        meta.put("clock_alignment", "each rank's times are relative to its own step-start event, recorded on its"
+                + " caller stream right after a host barrier of all " + layout.worldSize() + " world ranks (every"
+                + " TP group and every replica) with every stream idle; the GPUs' clocks are not otherwise compared,"
+                + " so cross-rank offsets are accurate to the barrier's skew (tens of microseconds)");
+        return new StepTrace("ubuf demo: one overlap step, tp " + st.tp()
+                + (st.replicas() > 1 ? " x " + st.replicas() + " replicas" : "") + ", " + st.layers()
+                + " x LayerNormMLP (hidden " + st.hidden() + ", ffn " + st.ffn() + ", " + st.tokens() + " tokens"
+                + (st.replicas() > 1 ? " per replica" : "") + ", " + st.dtype().shortName() + ") on " + device,
+                meta, ranks);
+    }
+
+    /**
+     * Where rank 0 writes the results (the other ranks only contribute through the world bootstrap); {@code traces}
+     * is written by every rank at its world rank.
+     */
     private record Outputs(double[] lossOn, double[] lossOff, double[][] replicaLossOn, double[][] replicaLossOff,
-                           double[][] ms, String[] device, WeightCheck[] weights) {
+                           double[][] ms, String[] device, WeightCheck[] weights, RankTrace[] traces) {
     }
 
     /** One stack of LayerNormMLP blocks on one context; closed (collectively) last block first, then the context. */
@@ -320,6 +373,11 @@ public final class LayerDemo {
                         onIteration.accept(it);
                     }
                 }
+                if (st.trace()) {
+                    // Before the replicas' weights are compared, so the check covers the traced step too.
+                    o.traces()[rank] = traceStep(on, dp, st, world, ctx, s, x, target, dy, sq.cols(0, rows), scale,
+                            comm);
+                }
                 if (replicas > 1) {
                     WeightCheck check = compareReplicas(st.layout(), world,
                             new long[]{hash(on, ctx, s, comm), hash(off, ctx, s, comm)});
@@ -336,6 +394,49 @@ public final class LayerDemo {
                 throw e;
             }
         }
+    }
+
+    /**
+     * One more step of the overlap stack, traced: every rank of the world (all TP groups, so every replica) starts it
+     * together (a barrier over the world bootstrap, then the tracer's origin on the idle caller stream), the layers
+     * record their work into the tracer, and the rank's spans are read once the step completed. The barrier spans
+     * the world, not only the TP group, because the step's DP gradient all-reduce couples the TP groups: a group
+     * that started early would show the others' lateness as a long all-reduce. Training goes on with it like any
+     * other step (the DP all-reduce included, so the replicas stay identical). The trace's rank is the world rank.
+     */
+    private static RankTrace traceStep(Stack on, DataParallelGroup dp, Settings st, Bootstrap world,
+                                       CudaContext ctx, CudaStream s, TensorView x, TensorView target, TensorView dy,
+                                       TensorView sq, float scale, TpCommunicator comm) {
+        try (StepTracer tracer = new StepTracer(ctx, world.rank())) {
+            tracer.nameStream(s, "caller");
+            on.context.trace(tracer);
+            try {
+                comm.await(s, () -> "demo trace set-up");
+                world.barrier();
+                tracer.start(s);
+                step(on, dp, st, x, target, dy, sq, scale, s);
+                comm.await(s, () -> "demo traced step");
+                return tracer.collect();
+            } finally {
+                on.context.trace(null);
+            }
+        }
+    }
+
+    /** The DP gradient all-reduce's detail in the trace file. */
+    private static Map<String, Object> dpSpanArgs(List<Parameter> grads, DataParallelGroup dp) {
+        long bytes = 0;
+        for (Parameter p : grads) {
+            bytes += p.grad().elements() * Float.BYTES;
+        }
+        Map<String, Object> args = new LinkedHashMap<>();
+        args.put("collective", "AllReduce");
+        args.put("op", "avg");
+        args.put("group", "data parallel: " + dp.size() + " replicas, this rank is replica " + dp.rank());
+        args.put("tensors", grads.size());
+        args.put("dtype", "fp32");
+        args.put("bytes", bytes);
+        return args;
     }
 
     /** Rank 0: records iteration {@code it}'s times and losses and prints its line. */
@@ -443,7 +544,9 @@ public final class LayerDemo {
             h = b.forward(h, s);
         }
         k.context.comm().context().makeCurrent();
-        k.context.layerKernels().mseGrad(h, target, scale, dy, sq, s);
+        try (StepTracer.Scope t = k.context.span("mse grad", SpanKind.KERNEL, s)) {
+            k.context.layerKernels().mseGrad(h, target, scale, dy, sq, s);
+        }
         TensorView g = dy;
         for (int l = k.blocks.size() - 1; l >= 0; l--) {
             g = k.blocks.get(l).backward(g, s);
@@ -454,14 +557,20 @@ public final class LayerDemo {
             for (LayerNormMLP b : k.blocks) {
                 all.addAll(b.parameters());
             }
-            dp.averageGradients(all, s);
+            // Traced as one NCCL span on the caller's stream (the group call's all-reduces run there).
+            try (StepTracer.Scope t = k.context.tracing() ? k.context.span("NCCL DP AllReduce avg of " + all.size()
+                    + " gradients", SpanKind.NCCL, dpSpanArgs(all, dp), s) : StepTracer.Scope.NONE) {
+                dp.averageGradients(all, s);
+            }
             k.context.comm().context().makeCurrent();
         }
-        for (LayerNormMLP b : k.blocks) {
-            for (Parameter p : b.parameters()) {
-                k.context.layerKernels().sgdStep(p.value(), p.grad(), st.lr(), s);
+        try (StepTracer.Scope t = k.context.span("sgd + zero grads", SpanKind.KERNEL, s)) {
+            for (LayerNormMLP b : k.blocks) {
+                for (Parameter p : b.parameters()) {
+                    k.context.layerKernels().sgdStep(p.value(), p.grad(), st.lr(), s);
+                }
+                b.zeroGrad(s);
             }
-            b.zeroGrad(s);
         }
     }
 }

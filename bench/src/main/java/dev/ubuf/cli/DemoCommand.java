@@ -1,8 +1,10 @@
 package dev.ubuf.cli;
 
+import dev.ubuf.bench.ChromeTrace;
 import dev.ubuf.bench.LayerDemo;
 import dev.ubuf.bench.LayerSimulation;
 import dev.ubuf.bench.ResultsFile;
+import dev.ubuf.bench.TimelineChart;
 import dev.ubuf.config.UbufEnvironment;
 import dev.ubuf.op.PlannerSettings;
 import dev.ubuf.tensor.DType;
@@ -112,14 +114,27 @@ final class DemoCommand implements Callable<Integer> {
             description = "Seed of the weights, the batches and the simulated interleavings (default:"
                     + " ${DEFAULT-VALUE}).")
     long seed;
+    @Option(names = "--trace", paramLabel = "FILE",
+            description = "GPU only: after the timed iterations, trace one more step of the overlap stack on every"
+                    + " rank and stream (GEMMs, copies, waits, signals, reductions, kernels, NCCL collectives; timed"
+                    + " with CUDA events; with --num-replicas R > 1 every rank of every replica, one process per world"
+                    + " rank, all started after a barrier of the whole world, the DP gradient all-reduce an NCCL span)"
+                    + " and write it to FILE, a Chrome trace (open it in ui.perfetto.dev) whose"
+                    + " name ends in .json, plus a PNG timeline beside it (.json replaced by .png). Both are checked"
+                    + " for writing before any GPU work. The simulation writes no trace and says so. Default: none.")
+    Path trace;
     @Mixin
     ResultsOutput out = new ResultsOutput();
+
+    /** Width of the PNG timeline, pixels: room for a few hundred spans per row without merging them. */
+    static final int TRACE_PNG_WIDTH = 1800;
 
     @Override
     public Integer call() throws Exception {
         if (fp8) {
             throw OptionChecks.invalid(spec, "--fp8: FP8 comes with the FP8 issue; it is not supported yet");
         }
+        Optional<Path> tracePng = checkTrace();
         int gpus = visibleGpus();
         boolean onGpu = gpus > 0;
         int ranks;
@@ -150,7 +165,7 @@ final class DemoCommand implements Callable<Integer> {
         UbConfig cfg = config(ranks, noOverlap);
         Optional<Path> results = out.checkWritable();
         Activation act = swiglu ? Activation.SWIGLU : Activation.GELU;
-        return onGpu ? gpu(cfg, config(ranks, true), ranks, replicas, h, f, m, act, results)
+        return onGpu ? gpu(cfg, config(ranks, true), ranks, replicas, h, f, m, act, results, tracePng)
                 : simulate(cfg, ranks, h, f, m, act, results);
     }
 
@@ -206,14 +221,42 @@ final class DemoCommand implements Callable<Integer> {
         }
     }
 
+    /**
+     * The PNG beside {@code --trace FILE}, once both can be written (empty without --trace). FILE must end in .json,
+     * so the PNG's name (FILE with .png for .json) never replaces FILE itself.
+     */
+    private Optional<Path> checkTrace() {
+        if (trace == null) {
+            return Optional.empty();
+        }
+        Path png = pngOf(trace);
+        if (png == null) {
+            throw OptionChecks.invalid(spec, "--trace " + trace + ": the trace file's name must end in .json (the PNG"
+                    + " timeline is written beside it with .png instead)");
+        }
+        ResultsOutput.requireWritable(spec, "--trace", trace);
+        ResultsOutput.requireWritable(spec, "--trace", png);
+        return Optional.of(png);
+    }
+
+    /** {@code file} with its .json suffix (any case) replaced by .png; null when it has none. */
+    static Path pngOf(Path file) {
+        Path name = file.getFileName();
+        String n = name == null ? "" : name.toString();
+        if (n.length() <= ".json".length() || !n.toLowerCase(java.util.Locale.ROOT).endsWith(".json")) {
+            return null;
+        }
+        return file.resolveSibling(n.substring(0, n.length() - ".json".length()) + ".png");
+    }
+
     private int gpu(UbConfig cfg, UbConfig off, int ranks, int replicas, long h, long f, long m, Activation act,
-                    Optional<Path> results) throws Exception {
+                    Optional<Path> results, Optional<Path> tracePng) throws Exception {
         // Bad environment values are IllegalArgumentExceptions: one sentence and exit 2, before any GPU work.
         UbufEnvironment env = UbufEnvironment.fromSystem();
         PlannerSettings planner = PlannerSettings.from(System.getenv());
         PrintWriter w = spec.commandLine().getOut();
         LayerDemo.Settings st = new LayerDemo.Settings(ranks, replicas, cfg, off, h, f, act, m, layers, warmup, iters,
-                dtype, (float) lr, seed);
+                dtype, (float) lr, seed, tracePng.isPresent());
         w.printf("ubuf demo: %d x LayerNormMLP (hidden %d, ffn %d, %s), %d tokens per step%s, tp %d, %s, lr %s,"
                         + " %d warm-up + %d timed iterations%n", layers, h, f, act, m,
                 replicas > 1 ? " per replica" : "", ranks, dtype.shortName(), lr, warmup, iters);
@@ -273,6 +316,14 @@ final class DemoCommand implements Callable<Integer> {
             rf.write(results.get());
             w.println("wrote " + results.get());
         }
+        if (tracePng.isPresent()) {
+            ChromeTrace.write(r.trace(), trace);
+            TimelineChart.write(r.trace(), tracePng.get(), TRACE_PNG_WIDTH);
+            w.println("wrote the traced overlap step of all " + (long) replicas * ranks + " ranks"
+                    + (replicas > 1 ? " (" + replicas + " replicas, process = world rank)" : "") + " to " + trace
+                    + " (Chrome trace: open it in ui.perfetto.dev) and " + tracePng.get());
+            w.flush();
+        }
         return agree && replicasAgree ? 0 : 1;
     }
 
@@ -280,6 +331,10 @@ final class DemoCommand implements Callable<Integer> {
         PrintWriter w = spec.commandLine().getOut();
         if (results.isPresent()) {
             spec.commandLine().getErr().println("ubuf demo: --out is ignored by the simulation (nothing is timed).");
+        }
+        if (trace != null) {
+            spec.commandLine().getErr().println("ubuf demo: --trace needs a GPU (CUDA events time the traced step);"
+                    + " the simulation writes no trace.");
         }
         w.printf("SIMULATION (host executor, %d simulated ranks, no GPU work): one LayerNormMLP step, hidden %d,"
                 + " ffn %d, %s, %d tokens%n", ranks, h, f, act, m);

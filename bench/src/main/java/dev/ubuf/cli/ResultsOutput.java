@@ -38,15 +38,24 @@ final class ResultsOutput {
         if (file == null) {
             return Optional.empty();
         }
+        requireWritable(spec, "--out", file);
+        return Optional.of(file);
+    }
+
+    /**
+     * Fails with one sentence naming {@code option} unless {@code file} can be written: creates its folders and
+     * opens it for writing without truncating it; a file the check created is removed again.
+     */
+    static void requireWritable(CommandSpec spec, String option, Path file) {
         Path target = file.toAbsolutePath();
         if (Files.isDirectory(target)) {
-            throw OptionChecks.invalid(spec, "--out " + file + " is a folder; give a file, e.g. --out "
+            throw OptionChecks.invalid(spec, option + " " + file + " is a folder; give a file, e.g. " + option + " "
                     + file.resolve("results.json"));
         }
         try {
             Files.createDirectories(target.getParent());
         } catch (IOException e) {
-            throw OptionChecks.invalid(spec, "--out " + file + ": cannot create its folder " + target.getParent()
+            throw OptionChecks.invalid(spec, option + " " + file + ": cannot create its folder " + target.getParent()
                     + ": " + why(e));
         }
         boolean existed = Files.exists(target);
@@ -56,9 +65,8 @@ final class ResultsOutput {
                 Files.delete(target);
             }
         } catch (IOException e) {
-            throw OptionChecks.invalid(spec, "--out " + file + " cannot be written: " + why(e));
+            throw OptionChecks.invalid(spec, option + " " + file + " cannot be written: " + why(e));
         }
-        return Optional.of(file);
     }
 
     private static String why(IOException e) {

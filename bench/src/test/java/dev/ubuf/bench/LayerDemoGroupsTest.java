@@ -4,7 +4,17 @@ import dev.ubuf.bootstrap.DomainLayout;
 import dev.ubuf.layers.config.UbConfig;
 import dev.ubuf.layers.tp.Activation;
 import dev.ubuf.tensor.DType;
+import dev.ubuf.trace.RankTrace;
+import dev.ubuf.trace.Span;
+import dev.ubuf.trace.SpanKind;
+import dev.ubuf.trace.StepTrace;
 import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -71,9 +81,31 @@ class LayerDemoGroupsTest {
                 bad.detail());
     }
 
+    @Test
+    void aTraceOfTwoReplicasHasAProcessPerWorldRankAndSaysHowTheyWereAligned() {
+        List<RankTrace> ranks = new ArrayList<>();
+        for (int r = 0; r < 4; r++) {
+            ranks.add(new RankTrace(r, List.of("caller"), List.of(new Span("caller", "NCCL DP AllReduce avg of 8"
+                    + " gradients", SpanKind.NCCL, 10, 20, Map.of("bytes", 1024L)))));
+        }
+        StepTrace trace = LayerDemo.stepTrace(settings(2, 2), "4x GPU", ranks);
+        assertEquals(2, trace.metadata().get("replicas"));
+        assertEquals(4, trace.metadata().get("world_size"));
+        assertEquals(LayerDemo.describeGroups(settings(2, 2).layout()), trace.metadata().get("groups"));
+        assertTrue(trace.metadata().get("clock_alignment").toString().contains("barrier of all 4 world ranks"),
+                trace.metadata().toString());
+        assertTrue(trace.title().contains("tp 2 x 2 replicas"), trace.title());
+        Set<Integer> pids = new TreeSet<>();
+        ChromeTrace.toJson(trace).path("traceEvents").forEach(e -> pids.add(e.path("pid").asInt()));
+        assertEquals(Set.of(0, 1, 2, 3), pids);
+        StepTrace one = LayerDemo.stepTrace(settings(1, 2), "2x GPU", ranks.subList(0, 2));
+        assertFalse(one.metadata().containsKey("groups"), one.metadata().toString());
+        assertFalse(one.title().contains("replicas"), one.title());
+    }
+
     private static LayerDemo.Settings settings(int replicas, int tp) {
         UbConfig cfg = UbConfig.builder().tensorModelParallelSize(tp).sequenceParallel(true).build();
         return new LayerDemo.Settings(tp, replicas, cfg, cfg, 64, 128, Activation.GELU, 32, 1, 0, 1, DType.BF16,
-                0.01f, 1);
+                0.01f, 1, true);
     }
 }

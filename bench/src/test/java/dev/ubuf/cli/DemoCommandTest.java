@@ -2,8 +2,14 @@ package dev.ubuf.cli;
 
 import dev.ubuf.cuda.Cuda;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -105,10 +111,55 @@ class DemoCommandTest {
         assertEquals(0, r.exitCode(), r::toString);
         for (String o : new String[]{"--hidden", "--ffn", "--swiglu", "--tokens", "--layers", "--iters", "--warmup",
                 "--dtype", "--config", "--no-comm-overlap", "--lr", "--seed", "--out", "--tp", "--num-replicas",
-                "--fp8"}) {
+                "--fp8", "--trace"}) {
             assertTrue(r.out().contains(o), () -> o + " missing from the help: " + r);
         }
         assertTrue(r.out().contains("default: 10") && r.out().contains("default: 1)"), r::toString);
+    }
+
+    @Test
+    void aBadTracePathIsRejectedBeforeAnyWork(@TempDir Path dir) throws Exception {
+        Path notAFolder = Files.writeString(dir.resolve("file"), "x");
+        String[][] bad = {
+                {dir.resolve("trace.txt").toString(), ".json"},
+                {dir.resolve(".json").toString(), ".json"},
+                {notAFolder.resolve("trace.json").toString(), "cannot create its folder"},
+                {dir.toString(), ".json"}};
+        for (String[] b : bad) {
+            // --layers 0 is refused after the trace check: only a trace check can name --trace here.
+            Ubuf r = Ubuf.run("demo", "--trace", b[0], "--layers", "0");
+            assertEquals(2, r.exitCode(), r::toString);
+            assertTrue(r.err().contains("--trace") && r.err().contains(b[1]), () -> b[0] + ": " + r);
+            assertTrue(!r.err().contains("Exception"), r::toString);
+        }
+        assertEquals(List.of(notAFolder), Files.list(dir).toList(), "the checks leave nothing behind");
+    }
+
+    @Test
+    void theTraceFileNamesItsPngBesideIt() {
+        assertEquals(Path.of("a/b/step.png"), DemoCommand.pngOf(Path.of("a/b/step.json")));
+        assertEquals(Path.of("step.trace.png"), DemoCommand.pngOf(Path.of("step.trace.JSON")));
+        assertNull(DemoCommand.pngOf(Path.of("step.png")));
+        assertNull(DemoCommand.pngOf(Path.of("json")));
+    }
+
+    @Test
+    void theSimulationSaysItWritesNoTrace(@TempDir Path dir) {
+        assumeTrue(gpus() == 0, "a GPU is visible: the demo runs its GPU path, not the simulation");
+        Path trace = dir.resolve("t/trace.json");
+        Ubuf r = Ubuf.run("demo", "--trace", trace.toString());
+        assertEquals(0, r.exitCode(), r::toString);
+        assertTrue(r.err().contains("--trace needs a GPU"), r::toString);
+        assertTrue(!Files.exists(trace) && !Files.exists(dir.resolve("t/trace.png")), r::toString);
+    }
+
+    @Test
+    void aTraceWithReplicasWithoutAGpuIsRefusedForTheReplicasAndWritesNothing(@TempDir Path dir) throws Exception {
+        assumeTrue(gpus() == 0, "a GPU is visible: the demo runs its GPU path, not the simulation");
+        Ubuf r = Ubuf.run("demo", "--trace", dir.resolve("trace.json").toString(), "--num-replicas", "2");
+        assertEquals(2, r.exitCode(), r::toString);
+        assertTrue(r.err().contains("--num-replicas") && r.err().contains("no GPU is visible"), r::toString);
+        assertEquals(List.of(), Files.list(dir).toList(), "the checks leave nothing behind");
     }
 
     private static int gpus() {

@@ -1,36 +1,46 @@
 package dev.ubuf.tests;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ubuf.cli.UbufCli;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
+import javax.imageio.ImageIO;
+import java.awt.image.BufferedImage;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * {@code ubuf demo}'s GPU path at a small size: three iterations of training with and without overlap on two GPUs,
  * which must exit 0, print the three timed modes, agree on every iteration's loss within the demo's tolerance (the
- * runs start from the same weights and see the same batches) and write one results record per mode.
+ * runs start from the same weights and see the same batches) and write one results record per mode; with
+ * {@code --trace}, a Chrome trace of one overlap step with GEMMs and copies on both ranks, and its PNG timeline.
  */
 class DemoGpuTest {
     private static final Pattern ITER = Pattern.compile(
             "iter +(\\d+)\\s+loss overlap (\\S+)\\s+no_overlap (\\S+)\\s+step ms overlap (\\S+)\\s+no_overlap (\\S+)"
                     + "\\s+no_comm (\\S+)");
 
-    @ParameterizedTest(name = "{0} layers={1} {2}")
-    @CsvSource({"bf16, 1, ''", "fp32, 2, --swiglu"})
+    @ParameterizedTest(name = "{0} layers={1} {2} trace={3}")
+    @CsvSource({"bf16, 1, '', true", "fp32, 2, --swiglu, false"})
     void theGpuDemoTrainsWithAndWithoutOverlapAndTheLossesAgree(String dtype, int layers, String swiglu,
-                                                                @TempDir Path dir) throws Exception {
+                                                                boolean trace, @TempDir Path dir) throws Exception {
         Gpu.assumeGpus(2);
         Path results = dir.resolve("demo.json");
         List<String> args = new ArrayList<>(List.of("demo", "--tp", "2", "--hidden", "256", "--ffn", "1024",
@@ -38,6 +48,10 @@ class DemoGpuTest {
                 "--dtype", dtype, "--out", results.toString()));
         if (!swiglu.isEmpty()) {
             args.add(swiglu);
+        }
+        Path traceFile = dir.resolve("trace/step.json");
+        if (trace) {
+            args.addAll(List.of("--trace", traceFile.toString()));
         }
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
@@ -70,5 +84,31 @@ class DemoGpuTest {
         for (String key : new String[]{"\"hidden_share\"", "\"speedup\"", "\"loss_max_rel_diff\"", "\"no_comm\""}) {
             assertTrue(json.contains(key), key + " missing:\n" + json);
         }
+        if (trace) {
+            checkTrace(traceFile, dir.resolve("trace/step.png"), all);
+        }
+    }
+
+    /** The trace has GEMM and copy spans on both ranks, well formed, and a readable PNG lies beside it. */
+    private static void checkTrace(Path file, Path png, String all) throws Exception {
+        assertTrue(Files.isRegularFile(file), "no trace file:\n" + all);
+        JsonNode root = new ObjectMapper().readTree(file.toFile());
+        assertEquals("ms", root.path("displayTimeUnit").asText(), all);
+        assertTrue(root.path("metadata").path("clock_alignment").asText().contains("barrier"), root.path("metadata")
+                .toString());
+        Map<Integer, Set<String>> kinds = new TreeMap<>();
+        for (JsonNode e : root.path("traceEvents")) {
+            if (e.path("ph").asText().equals("X")) {
+                assertTrue(e.path("dur").asDouble() >= 0 && e.path("ts").asDouble() >= 0, e::toString);
+                kinds.computeIfAbsent(e.path("pid").asInt(), k -> new TreeSet<>()).add(e.path("cat").asText());
+            }
+        }
+        assertEquals(Set.of(0, 1), kinds.keySet(), "both ranks traced: " + kinds);
+        for (Set<String> k : kinds.values()) {
+            assertTrue(k.contains("gemm") && k.contains("copy") && k.contains("nccl"), "kinds per rank: " + kinds);
+        }
+        BufferedImage img = ImageIO.read(png.toFile());
+        assertNotNull(img, "no readable PNG beside the trace:\n" + all);
+        assertTrue(img.getWidth() >= 1000 && img.getHeight() > 200, img.getWidth() + "x" + img.getHeight());
     }
 }

@@ -18,10 +18,14 @@ import dev.ubuf.plan.PlanStep;
 import dev.ubuf.plan.Region;
 import dev.ubuf.plan.StreamRole;
 import dev.ubuf.tensor.TensorView;
+import dev.ubuf.trace.SpanKind;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 
 /**
  * Issues a {@link Plan} onto CUDA streams: GEMMs through cuBLASLt, copies and signals by the strategies chosen once
@@ -237,19 +241,100 @@ public final class CudaPlanExecutor implements AutoCloseable {
         }
     }
 
-    /** The last traced call's steps: stream, start and end in ms from the call's start, and what each did. */
+    /** The last traced call's steps: stream, kind, start and end in ms from the call's start, and what each did. */
     public List<TraceSpan> trace() {
-        if (traceEvents == null) {
-            throw new IllegalStateException("tracing is off: call enableTrace() before the call");
+        requireTrace();
+        return trace(traceOrigin);
+    }
+
+    /**
+     * The last traced call's steps, timed from {@code origin}: a timing event of this executor's context recorded
+     * (and completed) before the call, e.g. a step start shared by several ops, so their spans share one time axis.
+     * Call after the call completed.
+     */
+    public List<TraceSpan> trace(CudaEvent origin) {
+        requireTrace();
+        if (calls == 0) {
+            throw new IllegalStateException(plan.op() + "/" + plan.method() + " has not run yet: nothing to trace");
         }
         List<TraceSpan> spans = new ArrayList<>();
         for (int i = 0; i < traceEvents.length; i++) {
             PlanStep st = plan.steps().get(i);
-            spans.add(new TraceSpan(st.stream(), plan.streams().get(st.stream()).name().toLowerCase(),
-                    st.getClass().getSimpleName() + describe(st),
-                    traceEvents[i][0].elapsedMillisSince(traceOrigin), traceEvents[i][1].elapsedMillisSince(traceOrigin)));
+            spans.add(new TraceSpan(st.stream(), plan.streams().get(st.stream()).name().toLowerCase(Locale.ROOT),
+                    kind(st), st.getClass().getSimpleName() + describe(st),
+                    traceEvents[i][0].elapsedMillisSince(origin), traceEvents[i][1].elapsedMillisSince(origin),
+                    details(st)));
         }
         return spans;
+    }
+
+    private void requireTrace() {
+        if (traceEvents == null) {
+            throw new IllegalStateException("tracing is off: call enableTrace() before the call");
+        }
+    }
+
+    static SpanKind kind(PlanStep st) {
+        return switch (st) {
+            case PlanStep.Gemm g -> SpanKind.GEMM;
+            case PlanStep.Copy c -> SpanKind.COPY;
+            case PlanStep.Signal x -> SpanKind.SIGNAL;
+            case PlanStep.WaitSignal w -> SpanKind.WAIT;
+            case PlanStep.Reduce r -> SpanKind.REDUCE;
+            case PlanStep.RecordEvent e -> SpanKind.EVENT;
+            case PlanStep.WaitEvent e -> SpanKind.EVENT;
+            case PlanStep.AddBias ab -> SpanKind.KERNEL;
+        };
+    }
+
+    /** A step's detail for trace files: its regions, shapes and bytes moved, flags and peers. */
+    private Map<String, Object> details(PlanStep st) {
+        Map<String, Object> d = new LinkedHashMap<>();
+        d.put("op", plan.op() + "/" + plan.method());
+        switch (st) {
+            case PlanStep.Gemm g -> {
+                d.put("m", g.a().rows());
+                d.put("n", g.b().cols());
+                d.put("k", g.a().cols());
+                d.put("a", g.a().toString());
+                d.put("b", g.b().toString());
+                d.put("c", g.c().toString());
+                d.put("accumulate", g.accumulate());
+            }
+            case PlanStep.Copy c -> {
+                d.put("src", c.src().toString());
+                d.put("dst", c.dst().toString());
+                d.put("bytes", bytes(c.dst()));
+                d.put("engine", settings.useCopyEngine() ? "copy engine" : "SM copy");
+            }
+            case PlanStep.Signal x -> {
+                d.put("peer", x.peer());
+                d.put("flag", x.flag());
+            }
+            case PlanStep.WaitSignal w -> {
+                d.put("flag", w.flag());
+                d.put("count", w.count());
+                if (w.flag() < senderOfFlag.length && senderOfFlag[w.flag()] >= 0) {
+                    d.put("from", senderOfFlag[w.flag()]);
+                }
+            }
+            case PlanStep.Reduce r -> {
+                d.put("sources", r.sources().stream().map(Region::toString).toList().toString());
+                d.put("dst", r.dst().toString());
+                d.put("bytes", bytes(r.dst()) * r.sources().size());
+                d.put("accumulate", r.accumulate());
+            }
+            case PlanStep.RecordEvent e -> d.put("event", e.event());
+            case PlanStep.WaitEvent e -> d.put("event", e.event());
+            case PlanStep.AddBias ab -> d.put("dst", ab.dst().toString());
+        }
+        return d;
+    }
+
+    /** Bytes of a region, in its buffer's element type (0 when the plan does not describe the buffer). */
+    private long bytes(Region r) {
+        MatrixSpec m = plan.matrices().get(r.buffer());
+        return m == null ? 0 : r.rows() * r.cols() * m.dtype().bytes();
     }
 
     static String describe(PlanStep st) {

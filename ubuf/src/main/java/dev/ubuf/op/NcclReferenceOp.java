@@ -8,13 +8,16 @@ import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.StreamPriority;
 import dev.ubuf.exec.OperandBindings;
 import dev.ubuf.exec.TraceSpan;
+import dev.ubuf.trace.SpanKind;
 import dev.ubuf.gemm.Gemm;
 import dev.ubuf.nccl.NcclRedOp;
 import dev.ubuf.ops.DeviceKernels;
 import dev.ubuf.tensor.TensorView;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The unoverlapped reference on the caller's stream: AG: NCCL AllGather of the shard into an owned [m, k] buffer,
@@ -179,19 +182,49 @@ public final class NcclReferenceOp implements OverlapOp {
 
     @Override
     public List<TraceSpan> trace() {
+        requireTrace();
+        return trace(traceEvents[0]);
+    }
+
+    @Override
+    public List<TraceSpan> trace(CudaEvent origin) {
+        requireTrace();
+        double start = traceEvents[0].elapsedMillisSince(origin);
+        double mid = traceEvents[1].elapsedMillisSince(origin);
+        double end = traceEvents[2].elapsedMillisSince(origin);
+        long rows = shape.m() / shape.tp();
+        long bytes = (ag() ? rows * shape.k() : rows * shape.n()) * shape.dtype().bytes() * shape.tp();
+        Map<String, Object> gemmArgs = new LinkedHashMap<>();
+        gemmArgs.put("m", shape.m());
+        gemmArgs.put("n", shape.n());
+        gemmArgs.put("k", shape.k());
+        Map<String, Object> ncclArgs = new LinkedHashMap<>();
+        ncclArgs.put("collective", ag() ? "AllGather" : "ReduceScatter");
+        ncclArgs.put("bytes", bytes); // the gathered or the reduced tensor
+        if (!ag() && shape.bias()) {
+            ncclArgs.put("bias", true);
+        }
+        String gemmName = "GEMM " + shape.m() + "x" + shape.n() + "x" + shape.k();
+        String ncclName = ag() ? "NCCL AllGather " + rows + "x" + shape.k()
+                : "NCCL ReduceScatter " + shape.m() + "x" + shape.n() + (shape.bias() ? " + bias" : "");
+        List<TraceSpan> spans = new ArrayList<>();
+        if (ag()) {
+            spans.add(new TraceSpan(0, "caller", SpanKind.NCCL, ncclName, start, mid, ncclArgs));
+            spans.add(new TraceSpan(0, "caller", SpanKind.GEMM, gemmName, mid, end, gemmArgs));
+        } else {
+            spans.add(new TraceSpan(0, "caller", SpanKind.GEMM, gemmName, start, mid, gemmArgs));
+            spans.add(new TraceSpan(0, "caller", SpanKind.NCCL, ncclName, mid, end, ncclArgs));
+        }
+        return spans;
+    }
+
+    private void requireTrace() {
         if (traceEvents == null) {
             throw new IllegalStateException("tracing is off: call enableTrace() before the call");
         }
-        double mid = traceEvents[1].elapsedMillisSince(traceEvents[0]);
-        double end = traceEvents[2].elapsedMillisSince(traceEvents[0]);
-        List<TraceSpan> spans = new ArrayList<>();
-        String first = ag() ? "NCCL AllGather " + shape.m() / shape.tp() + "x" + shape.k()
-                : "GEMM " + shape.m() + "x" + shape.n() + "x" + shape.k();
-        String second = ag() ? "GEMM " + shape.m() + "x" + shape.n() + "x" + shape.k()
-                : "NCCL ReduceScatter " + shape.m() + "x" + shape.n() + (shape.bias() ? " + bias" : "");
-        spans.add(new TraceSpan(0, "caller", first, 0, mid));
-        spans.add(new TraceSpan(0, "caller", second, mid, end));
-        return spans;
+        if (!used) {
+            throw new IllegalStateException("NCCL reference of " + shape.key() + " has not run yet: nothing to trace");
+        }
     }
 
     /** Waits (UB_TIMEOUT) for the last call to finish with the buffer, then frees it; nothing of it is shared. */

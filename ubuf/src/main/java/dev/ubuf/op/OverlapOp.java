@@ -1,6 +1,7 @@
 package dev.ubuf.op;
 
 import dev.ubuf.comm.TpCommunicator;
+import dev.ubuf.cuda.CudaEvent;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.exec.ExecutionSettings;
 import dev.ubuf.exec.OperandBindings;
@@ -60,8 +61,15 @@ public sealed interface OverlapOp extends AutoCloseable permits PlanOp, NcclRefe
     /** Records per-step timing from the next call on (two events per step), for {@link #trace()}. */
     void enableTrace();
 
-    /** The last traced call's steps; call after it completed. */
+    /** The last traced call's steps, timed from the call's start; call after it completed. */
     List<TraceSpan> trace();
+
+    /**
+     * The last traced call's steps, timed from {@code origin}, a timing event of this rank's context recorded before
+     * the call (a step's start, so every op of the step shares one time axis); call after the call completed.
+     * Steps on the stream the op was called on have the role "caller".
+     */
+    List<TraceSpan> trace(CudaEvent origin);
 
     /** {@link #trace()} as text, one line a step. */
     default String traceReport() {

@@ -3,6 +3,7 @@ package dev.ubuf.op;
 import dev.ubuf.comm.FlagRegion;
 import dev.ubuf.comm.TpCommunicator;
 import dev.ubuf.comm.UserBuffer;
+import dev.ubuf.cuda.CudaEvent;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.exec.CudaPlanExecutor;
 import dev.ubuf.exec.ExecutionSettings;
@@ -131,6 +132,11 @@ public final class PlanOp implements OverlapOp {
     @Override
     public List<TraceSpan> trace() {
         return executor.trace();
+    }
+
+    @Override
+    public List<TraceSpan> trace(CudaEvent origin) {
+        return executor.trace(origin);
     }
 
     @Override

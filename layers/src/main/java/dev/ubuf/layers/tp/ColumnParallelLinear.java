@@ -10,6 +10,8 @@ import dev.ubuf.op.OverlapOp;
 import dev.ubuf.rs.RsShape;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
+import dev.ubuf.trace.SpanKind;
+import dev.ubuf.trace.StepTracer;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -184,9 +186,11 @@ public final class ColumnParallelLinear implements TpLayer {
         }
         tc.cuda();
         TensorView y = out.rows(0, m);
-        tc.call(fpropOp(m), new OperandBindings(x, weight.value(), true, y, null), s);
+        tc.call(gemm(GemmName.Pass.FPROP), fpropOp(m), new OperandBindings(x, weight.value(), true, y, null), s);
         if (bias != null) {
-            tc.kernels().addBias(y, bias.value(), s);
+            try (StepTracer.Scope t = tc.span(layer.teName() + " bias", SpanKind.KERNEL, s)) {
+                tc.kernels().addBias(y, bias.value(), s);
+            }
         }
         savedInput = x;
         savedTokens = m;
@@ -206,42 +210,45 @@ public final class ColumnParallelLinear implements TpLayer {
         TensorView x = savedInput;
         TensorView dxm = dx.rows(0, m / tc.tp());
         OverlapOp[] o = dgradOps(m);
+        GemmName dg = gemm(GemmName.Pass.DGRAD);
         GemmName wg = gemm(GemmName.Pass.WGRAD);
         boolean bulkRs = !rsDgrad() && tc.choice(wg).bulk();
         // 1. X gathered for the wgrad, beside the dgrad where the configuration overlaps it.
         TensorView xFull;
         boolean sideBusy = false;
         if (o[0] != null && !rsDgrad()) {
-            tc.call(o[0], new OperandBindings(x, null, false, null, null), tc.fork(s));
+            tc.call(dg, o[0], new OperandBindings(x, null, false, null, null), tc.fork(s));
             xFull = o[0].userBuffer();
             sideBusy = true;
         } else {
             xFull = gathered.rows(0, m);
-            boolean beside = rsDgrad() && tc.choice(gemm(GemmName.Pass.DGRAD)).overlapped();
+            boolean beside = rsDgrad() && tc.choice(dg).overlapped();
             CudaStream g = beside ? tc.fork(s) : s;
             tc.allGather(x, xFull, g);
             sideBusy = beside;
         }
         // 2. dgrad: dX = RS(dy W).
         if (rsDgrad()) {
-            tc.call(o[0], new OperandBindings(dy, weight.value(), false, dxm, null), s);
+            tc.call(dg, o[0], new OperandBindings(dy, weight.value(), false, dxm, null), s);
         } else if (bulkRs) {
-            tc.gemm().multiply(dy, weight.value(), o[1].userBuffer(), 1f, 0f,
-                    tc.options(false, false, tc.choice(gemm(GemmName.Pass.DGRAD)).gemmSmMargin()), s);
+            tc.multiply(dg, dy, weight.value(), o[1].userBuffer(), 0f,
+                    tc.options(false, false, tc.choice(dg).gemmSmMargin()), s);
         } else {
-            tc.call(o[1], new OperandBindings(dy, weight.value(), false, dxm, null), s);
+            tc.call(wg, o[1], new OperandBindings(dy, weight.value(), false, dxm, null), s);
         }
         if (sideBusy) {
             tc.join(s);
         }
         // 3. wgrad, beside the bulk reduce-scatter of the dgrad's result.
         if (bulkRs) {
-            tc.call(o[1], new OperandBindings(null, null, false, dxm, null), tc.fork(s));
+            tc.call(wg, o[1], new OperandBindings(null, null, false, dxm, null), tc.fork(s));
         }
-        tc.gemm().multiply(dy, xFull, weight.grad(), 1f, 1f,
+        tc.multiply(wg, dy, xFull, weight.grad(), 1f,
                 tc.options(true, false, bulkRs ? tc.choice(wg).gemmSmMargin() : 0), s);
         if (bias != null) {
-            tc.layerKernels().biasGrad(dy, bias.grad(), true, biasWorkspace, s);
+            try (StepTracer.Scope t = tc.span(layer.teName() + " bias grad", SpanKind.KERNEL, s)) {
+                tc.layerKernels().biasGrad(dy, bias.grad(), true, biasWorkspace, s);
+            }
         }
         if (bulkRs) {
             tc.join(s);

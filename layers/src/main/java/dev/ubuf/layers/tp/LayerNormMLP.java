@@ -3,6 +3,8 @@ package dev.ubuf.layers.tp;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.layers.config.GemmName;
 import dev.ubuf.tensor.TensorView;
+import dev.ubuf.trace.SpanKind;
+import dev.ubuf.trace.StepTracer;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -95,10 +97,13 @@ public final class LayerNormMLP implements TpLayer {
         TensorView h = fc1.forward(x, s);
         TensorView a = act.rows(0, h.rows());
         tc.cuda();
-        if (activation == Activation.GELU) {
-            tc.layerKernels().gelu(h, a, s);
-        } else {
-            tc.layerKernels().swiglu(h, a, s);
+        try (StepTracer.Scope t = tc.span(activation.name().toLowerCase(java.util.Locale.ROOT), SpanKind.KERNEL,
+                s)) {
+            if (activation == Activation.GELU) {
+                tc.layerKernels().gelu(h, a, s);
+            } else {
+                tc.layerKernels().swiglu(h, a, s);
+            }
         }
         pre = h;
         return fc2.forward(a, s);
@@ -112,10 +117,13 @@ public final class LayerNormMLP implements TpLayer {
         TensorView da = fc2.backward(dy, s);
         tc.cuda();
         // In place: fc1's output (the pre-activation) is not needed after this.
-        if (activation == Activation.GELU) {
-            tc.layerKernels().geluBackward(da, pre, pre, s);
-        } else {
-            tc.layerKernels().swigluBackward(da, pre, pre, s);
+        try (StepTracer.Scope t = tc.span(activation.name().toLowerCase(java.util.Locale.ROOT) + " backward",
+                SpanKind.KERNEL, s)) {
+            if (activation == Activation.GELU) {
+                tc.layerKernels().geluBackward(da, pre, pre, s);
+            } else {
+                tc.layerKernels().swigluBackward(da, pre, pre, s);
+            }
         }
         return fc1.backward(pre, s);
     }

@@ -9,6 +9,8 @@ import dev.ubuf.op.OverlapOp;
 import dev.ubuf.rs.RsShape;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
+import dev.ubuf.trace.SpanKind;
+import dev.ubuf.trace.StepTracer;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -149,7 +151,7 @@ public final class RowParallelLinear implements TpLayer {
         x.requireDType(tc.dtype(), layer.teName() + " input");
         tc.cuda();
         TensorView ym = y.rows(0, m / tc.tp());
-        tc.call(fpropOp(m), new OperandBindings(x, weight.value(), true, ym, bias == null ? null : bias.value()), s);
+        tc.call(gemm(GemmName.Pass.FPROP), fpropOp(m), new OperandBindings(x, weight.value(), true, ym, bias == null ? null : bias.value()), s);
         savedInput = x;
         return ym;
     }
@@ -169,12 +171,14 @@ public final class RowParallelLinear implements TpLayer {
         tc.cuda();
         TensorView dxm = dx.rows(0, m);
         OverlapOp op = dgradOp(m);
-        tc.call(op, new OperandBindings(dy, weight.value(), false, dxm, null), s);
+        tc.call(gemm(GemmName.Pass.DGRAD), op, new OperandBindings(dy, weight.value(), false, dxm, null), s);
         // The op's buffer holds the gathered dY until its next call.
         TensorView dyFull = op.userBuffer();
-        tc.gemm().multiply(dyFull, savedInput, weight.grad(), 1f, 1f, tc.options(true, false, 0), s);
+        tc.multiply(gemm(GemmName.Pass.WGRAD), dyFull, savedInput, weight.grad(), 1f, tc.options(true, false, 0), s);
         if (bias != null) {
-            tc.layerKernels().biasGrad(dyFull, bias.grad(), true, biasWorkspace, s);
+            try (StepTracer.Scope t = tc.span(layer.teName() + " bias grad", SpanKind.KERNEL, s)) {
+                tc.layerKernels().biasGrad(dyFull, bias.grad(), true, biasWorkspace, s);
+            }
         }
         return dxm;
     }

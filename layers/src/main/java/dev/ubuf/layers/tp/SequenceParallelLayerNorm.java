@@ -4,6 +4,8 @@ import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.layers.kernels.LayerKernels;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
+import dev.ubuf.trace.SpanKind;
+import dev.ubuf.trace.StepTracer;
 
 import java.util.List;
 
@@ -15,6 +17,7 @@ final class SequenceParallelLayerNorm {
     static final float EPS = 1e-5f;
 
     private final TpContext tc;
+    private final String name;
     private final long hidden;
     private final Parameter gamma;
     private final Parameter beta;
@@ -29,6 +32,7 @@ final class SequenceParallelLayerNorm {
 
     SequenceParallelLayerNorm(TpContext tc, Buffers buffers, String name, long hidden) {
         this.tc = tc;
+        this.name = name;
         this.hidden = hidden;
         long rows = tc.maxTokens() / tc.tp();
         DType t = tc.dtype();
@@ -60,8 +64,10 @@ final class SequenceParallelLayerNorm {
     TensorView forward(TensorView x, CudaStream s) {
         long r = rows(x, "LayerNorm input");
         TensorView out = y.rows(0, r);
-        tc.layerKernels().layerNormForward(x, gamma.value(), beta.value(), EPS, false, out, mean.cols(0, r),
-                rstd.cols(0, r), s);
+        try (StepTracer.Scope t = tc.span(name + " forward", SpanKind.KERNEL, s)) {
+            tc.layerKernels().layerNormForward(x, gamma.value(), beta.value(), EPS, false, out, mean.cols(0, r),
+                    rstd.cols(0, r), s);
+        }
         savedInput = x;
         return out;
     }
@@ -70,10 +76,14 @@ final class SequenceParallelLayerNorm {
         long r = savedInput.rows();
         dy.requireShape(r, hidden, "LayerNorm output gradient");
         TensorView d = dx.rows(0, r);
-        tc.layerKernels().layerNormBackward(dy, savedInput, mean.cols(0, r), rstd.cols(0, r), gamma.value(), false,
-                d, partial.rows(0, 1), partial.rows(1, 1), false, workspace, s);
+        try (StepTracer.Scope t = tc.span(name + " backward", SpanKind.KERNEL, s)) {
+            tc.layerKernels().layerNormBackward(dy, savedInput, mean.cols(0, r), rstd.cols(0, r), gamma.value(),
+                    false, d, partial.rows(0, 1), partial.rows(1, 1), false, workspace, s);
+        }
         tc.allReduceSumFp32(partial, s);
-        tc.kernels().sum(List.of(partial), paramGrads, true, s);
+        try (StepTracer.Scope t = tc.span(name + " grads +=", SpanKind.KERNEL, s)) {
+            tc.kernels().sum(List.of(partial), paramGrads, true, s);
+        }
         return d;
     }
 

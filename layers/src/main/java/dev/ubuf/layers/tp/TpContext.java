@@ -21,8 +21,11 @@ import dev.ubuf.op.PlannerSettings;
 import dev.ubuf.ops.DeviceKernels;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
+import dev.ubuf.trace.SpanKind;
+import dev.ubuf.trace.StepTracer;
 
 import java.util.EnumMap;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 
@@ -54,6 +57,8 @@ public final class TpContext implements AutoCloseable {
      */
     private final boolean communicate;
     private Planner planner;
+    /** Where the layers' work is traced; null (the default) when not tracing. Not owned. */
+    private StepTracer tracer;
     private boolean closed;
 
     private TpContext(TpCommunicator comm, UbConfig config, DType dtype, long maxTokens, PlannerSettings ps,
@@ -217,29 +222,105 @@ public final class TpContext implements AutoCloseable {
     }
 
     /**
-     * Issues {@code op} on {@code stream}; in a timing-only context only its GEMMs (a bulk op, which has none and is
-     * called without a weight, does nothing there).
+     * Traces the layers' work into {@code tracer} from now on: every op call (with its steps on the op's streams),
+     * every GEMM, NCCL collective and kernel they issue; null stops. Names the side stream "side" in the trace.
+     * Tracing adds two event records per span, so trace a step of its own, not a timed one.
      */
-    void call(OverlapOp op, OperandBindings operands, CudaStream stream) {
-        if (communicate) {
-            op.forward(operands, stream);
-        } else if (operands.weight() != null) {
-            op.forwardGemmsOnly(operands, stream);
+    public void trace(StepTracer tracer) {
+        this.tracer = tracer;
+        if (tracer != null) {
+            tracer.nameStream(side, "side");
         }
+    }
+
+    /**
+     * A span around what is issued on {@code stream} until the scope closes, when tracing; otherwise a scope that
+     * does nothing. For the layers' kernels and for callers' own work of a traced step (loss, optimizer).
+     */
+    public StepTracer.Scope span(String name, SpanKind kind, CudaStream stream) {
+        return tracer == null ? StepTracer.Scope.NONE : tracer.span(stream, name, kind, null);
+    }
+
+    /** Like {@link #span(String, SpanKind, CudaStream)}, with the span's detail ({@code args}) for trace files. */
+    public StepTracer.Scope span(String name, SpanKind kind, Map<String, Object> args, CudaStream stream) {
+        return tracer == null ? StepTracer.Scope.NONE : tracer.span(stream, name, kind, args);
+    }
+
+    /** Whether the layers' work is being traced (a tracer is set): callers skip building span details otherwise. */
+    public boolean tracing() {
+        return tracer != null;
+    }
+
+    /**
+     * Issues {@code op} ({@code gemm}'s) on {@code stream}; in a timing-only context only its GEMMs (a bulk op, which
+     * has none and is called without a weight, does nothing there).
+     */
+    void call(GemmName gemm, OverlapOp op, OperandBindings operands, CudaStream stream) {
+        if (communicate) {
+            try (StepTracer.Scope t = tracer == null ? StepTracer.Scope.NONE : tracer.op(stream, gemm.teName(), op)) {
+                op.forward(operands, stream);
+            }
+        } else if (operands.weight() != null) {
+            try (StepTracer.Scope t = span(gemm.teName() + " GEMMs only", SpanKind.GEMM, stream)) {
+                op.forwardGemmsOnly(operands, stream);
+            }
+        }
+    }
+
+    /**
+     * {@code gemm}'s GEMM on the caller's stream through the context's GEMM: c = a b (+ beta c), traced with its
+     * shape.
+     */
+    void multiply(GemmName gemm, TensorView a, TensorView b, TensorView c, float beta, Gemm.Options o,
+                  CudaStream stream) {
+        try (StepTracer.Scope t = tracer == null ? StepTracer.Scope.NONE : tracer.span(stream, gemm.teName()
+                + " GEMM", SpanKind.GEMM, gemmArgs(a, c, o))) {
+            this.gemm.multiply(a, b, c, 1f, beta, o, stream);
+        }
+    }
+
+    private static Map<String, Object> gemmArgs(TensorView a, TensorView c, Gemm.Options o) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("m", c.rows());
+        m.put("n", c.cols());
+        m.put("k", o.transA() ? a.rows() : a.cols());
+        m.put("transA", o.transA());
+        m.put("transB", o.transB());
+        if (o.smCountTarget() > 0) {
+            m.put("sms", o.smCountTarget());
+        }
+        return m;
     }
 
     /** NCCL all-gather of {@code src} (this rank's rows) into {@code dst}; nothing in a timing-only context. */
     void allGather(TensorView src, TensorView dst, CudaStream stream) {
         if (communicate) {
-            nccl().allGather(src.address(), dst.address(), src.elements(), dtype, stream.nativeHandle());
+            try (StepTracer.Scope t = nccl("AllGather", dst, stream)) {
+                nccl().allGather(src.address(), dst.address(), src.elements(), dtype, stream.nativeHandle());
+            }
         }
     }
 
     /** In-place NCCL sum of an fp32 tensor over the ranks; nothing in a timing-only context. */
     void allReduceSumFp32(TensorView t, CudaStream stream) {
         if (communicate) {
-            nccl().allReduce(t.address(), t.address(), t.elements(), DType.FP32, NcclRedOp.SUM, stream.nativeHandle());
+            try (StepTracer.Scope x = nccl("AllReduce", t, stream)) {
+                nccl().allReduce(t.address(), t.address(), t.elements(), DType.FP32, NcclRedOp.SUM,
+                        stream.nativeHandle());
+            }
         }
+    }
+
+    private StepTracer.Scope nccl(String collective, TensorView result, CudaStream stream) {
+        if (tracer == null) {
+            return StepTracer.Scope.NONE;
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("collective", collective);
+        m.put("shape", result.rows() + "x" + result.cols());
+        m.put("bytes", result.elements() * result.dtype().bytes());
+        return tracer.span(stream, "NCCL " + collective + " " + result.rows() + "x" + result.cols(), SpanKind.NCCL,
+                m);
     }
 
     /** The op for {@code gemm}'s communication on {@code shape}, as this context's choice says (collective). */

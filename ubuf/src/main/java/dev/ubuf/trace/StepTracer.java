@@ -1,0 +1,212 @@
+package dev.ubuf.trace;
+
+import dev.ubuf.cuda.CudaContext;
+import dev.ubuf.cuda.CudaEvent;
+import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.exec.TraceSpan;
+import dev.ubuf.op.OverlapOp;
+
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Traces one step of one rank with CUDA events: {@link #start} records the step's origin on the caller's stream,
+ * {@link #span} brackets work issued on any stream with a pair of timing events, {@link #op} lets an overlapped op
+ * time each of its plan steps on its own streams ({@link OverlapOp#enableTrace()}), and {@link #collect()} (after
+ * the step's work completed) turns it all into a {@link RankTrace}, every time measured from the origin with
+ * {@code cuEventElapsedTime}: GPU time, not host time, so spans on different streams are comparable.
+ *
+ * <p>Tracing costs two event records per span (and per plan step of a traced op), so trace a step of its own, not
+ * a timed one. One tracer serves one step at a time on one thread, like the rank's layers; its events are made on
+ * first use, reused by the next step and freed by {@link #close()}.
+ */
+public final class StepTracer implements AutoCloseable {
+    /** Ends a span: records its end event on the span's stream. */
+    public interface Scope extends AutoCloseable {
+        /** What a tracer that is off hands out: does nothing. */
+        Scope NONE = () -> {
+        };
+
+        @Override
+        void close();
+    }
+
+    private record Bracket(String stream, String name, SpanKind kind, Map<String, Object> args, CudaEvent start,
+                           CudaEvent end) {
+    }
+
+    /** One of an op's own streams (ops compare by identity). */
+    private record StreamKey(OverlapOp op, int stream) {
+    }
+
+    private record OpCall(String name, OverlapOp op, String stream, Bracket bracket) {
+    }
+
+    private final CudaContext context;
+    private final int rank;
+    private final CudaEvent origin;
+    /** Timing events made so far, reused step after step; the first {@link #used} belong to this step. */
+    private final List<CudaEvent> pool = new ArrayList<>();
+    private int used;
+    private final Map<CudaStream, String> names = new IdentityHashMap<>();
+    private final List<Bracket> brackets = new ArrayList<>();
+    private final List<OpCall> ops = new ArrayList<>();
+    private boolean started;
+    private boolean closed;
+
+    public StepTracer(CudaContext context, int rank) {
+        this.context = Objects.requireNonNull(context, "context");
+        this.rank = rank;
+        this.origin = context.makeCurrent().createEvent(true);
+    }
+
+    public int rank() {
+        return rank;
+    }
+
+    /** Names {@code stream} in the trace ("caller", "side", ...); unnamed streams are called "stream N". */
+    public void nameStream(CudaStream stream, String name) {
+        names.put(Objects.requireNonNull(stream, "stream"), Objects.requireNonNull(name, "name"));
+    }
+
+    /**
+     * Starts a step: forgets the previous one and records the origin on {@code caller}, the stream the step's work
+     * is issued from. Every time of the step is measured from here, so record it where the ranks start together
+     * (after a barrier, with the stream idle), which is how the ranks' timelines are aligned.
+     */
+    public void start(CudaStream caller) {
+        requireOpen();
+        brackets.clear();
+        ops.clear();
+        used = 0;
+        context.makeCurrent();
+        streamName(caller);
+        origin.record(caller);
+        started = true;
+    }
+
+    /**
+     * Opens a span of {@code kind} on {@code stream}: what is issued on the stream until the returned scope is
+     * closed. {@code args} (may be null) is the span's detail in trace files.
+     */
+    public Scope span(CudaStream stream, String name, SpanKind kind, Map<String, Object> args) {
+        Bracket b = open(stream, name, kind, args);
+        return () -> b.end().record(stream);
+    }
+
+    /**
+     * Opens a span for a call of {@code op} on {@code stream} (issue the call, then close the scope): the op times
+     * each of its steps from this step's origin, on its own streams ("NAME: comm 1", ...), and the caller's stream
+     * shows the op from fork to join. An op called twice in one step shows its last call only.
+     */
+    public Scope op(CudaStream stream, String name, OverlapOp op) {
+        op.enableTrace();
+        Bracket b = open(stream, name + " (" + op.label() + ")", SpanKind.OP, Map.of("op", op.shape().key()));
+        ops.add(new OpCall(name, op, b.stream(), b));
+        return () -> b.end().record(stream);
+    }
+
+    private Bracket open(CudaStream stream, String name, SpanKind kind, Map<String, Object> args) {
+        requireStarted();
+        context.makeCurrent();
+        Bracket b = new Bracket(streamName(stream), name, kind, args, event(), event());
+        brackets.add(b);
+        b.start().record(stream);
+        return b;
+    }
+
+    private CudaEvent event() {
+        if (used == pool.size()) {
+            pool.add(context.createEvent(true));
+        }
+        return pool.get(used++);
+    }
+
+    private String streamName(CudaStream s) {
+        return names.computeIfAbsent(s, k -> "stream " + names.size());
+    }
+
+    /**
+     * This step's spans, every time in µs from the origin; call after everything the step issued completed (the
+     * caller's stream synchronized). The streams are listed named ones first, then each op's in call order.
+     */
+    public RankTrace collect() {
+        requireStarted();
+        context.makeCurrent();
+        List<String> streams = new ArrayList<>();
+        List<Span> spans = new ArrayList<>();
+        // An op whose steps run on the caller's stream (the NCCL reference) shows them there instead of its bracket.
+        Map<Bracket, List<TraceSpan>> opSteps = new IdentityHashMap<>();
+        for (OpCall c : ops) {
+            opSteps.put(c.bracket(), c.op().trace(origin));
+        }
+        for (Bracket b : brackets) {
+            add(streams, b.stream());
+            List<TraceSpan> steps = opSteps.get(b);
+            if (steps != null && steps.stream().anyMatch(t -> t.role().equals("caller"))) {
+                continue;
+            }
+            spans.add(new Span(b.stream(), b.name(), b.kind(), us(b.start()), us(b.end()), b.args()));
+        }
+        Map<String, StreamKey> owners = new LinkedHashMap<>();
+        for (OpCall c : ops) {
+            for (TraceSpan t : opSteps.get(c.bracket())) {
+                String stream = c.stream();
+                if (!t.role().equals("caller")) {
+                    // Two ops of one name (two layers' fc1_fprop) run on different streams: keep their rows apart.
+                    String base = c.name() + ": " + t.role() + " " + t.stream();
+                    StreamKey key = new StreamKey(c.op(), t.stream());
+                    stream = base;
+                    for (int n = 2; owners.containsKey(stream) && !owners.get(stream).equals(key); n++) {
+                        stream = base + " #" + n;
+                    }
+                    owners.put(stream, key);
+                }
+                add(streams, stream);
+                spans.add(new Span(stream, t.what(), t.kind(), t.startMs() * 1000, t.endMs() * 1000, t.args()));
+            }
+        }
+        return new RankTrace(rank, streams, spans);
+    }
+
+    private static void add(List<String> streams, String s) {
+        if (!streams.contains(s)) {
+            streams.add(s);
+        }
+    }
+
+    private double us(CudaEvent e) {
+        return e.elapsedMillisSince(origin) * 1000.0;
+    }
+
+    private void requireStarted() {
+        requireOpen();
+        if (!started) {
+            throw new IllegalStateException("the step tracer of rank " + rank + " has not started a step");
+        }
+    }
+
+    private void requireOpen() {
+        if (closed) {
+            throw new IllegalStateException("the step tracer of rank " + rank + " is closed");
+        }
+    }
+
+    /** Frees the events; the traced work must have completed. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        context.makeCurrent();
+        for (int i = pool.size() - 1; i >= 0; i--) {
+            pool.get(i).close();
+        }
+        origin.close();
+    }
+}
