@@ -28,6 +28,8 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+#include "ubuf_wgmma_sm90a.cuh"
+
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #error "ubuf_atomic_gemm.cu needs sm_90a (wgmma, setmaxnreg): compile with -gencode arch=compute_90a,code=sm_90a"
 #endif
@@ -35,20 +37,31 @@
 namespace ubuf_atomic {
 
 constexpr int BM = 128;
-constexpr int BN = 256;
 constexpr int BK = 64;
-constexpr int STAGES = 4;
 constexpr int THREADS = 384;
 constexpr int CONSUMER_WARPS = 8;
 constexpr int GROUP_M = 8;
 constexpr uint32_t A_STAGE_BYTES = BM * BK * 2;         // 16 KB: 128 rows of 128 bytes
-constexpr uint32_t B_STAGE_BYTES = BN * BK * 2;         // 32 KB
 constexpr uint32_t B_BOX_BYTES = 64 * BK * 2;           // bkn: one 64-column box, 64 K rows of 128 bytes
-constexpr uint32_t STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
-// 1024 bytes of slack to align the ring to the 128-byte swizzle's 1024-byte period, the ring, 2 barriers a stage.
-constexpr uint32_t SMEM_BYTES = 1024 + STAGES * STAGE_BYTES + 2 * STAGES * 8;
-static_assert(STAGE_BYTES % 1024 == 0, "stages must keep the 1024-byte swizzle alignment");
-static_assert(SMEM_BYTES <= 227 * 1024, "more shared memory than a Hopper block may have");  // AtomicGemmKernel.SMEM_BYTES
+constexpr uint32_t MAX_SMEM_BYTES = 227 * 1024;         // a Hopper block's dynamic shared memory limit
+
+// One tile configuration: BM x BN output tiles (BN = 256 the default; narrower ones for shapes with few tiles, see
+// dev.ubuf.atomic.TileConfig, which mirrors BN, STAGES and SMEM_BYTES). As many ring stages as fit, at most 8.
+template <int BN_>
+struct Config {
+    static constexpr int BN = BN_;
+    static constexpr uint32_t B_STAGE_BYTES = BN * BK * 2;  // BN rows (bnk) or BN / 64 boxes (bkn) of 128 bytes
+    static constexpr uint32_t STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
+    static constexpr int FIT = static_cast<int>((MAX_SMEM_BYTES - 1024 - 2 * 8 * 8) / STAGE_BYTES);
+    static constexpr int STAGES = FIT < 8 ? FIT : 8;
+    // 1024 bytes of slack to align the ring to the 128-byte swizzle's 1024-byte period, the ring, 2 barriers a stage.
+    static constexpr uint32_t SMEM_BYTES = 1024 + STAGES * STAGE_BYTES + 2 * STAGES * 8;
+    static_assert(BN % 16 == 0 && BN >= 64 && BN <= 256, "wgmma m64nNk16 widths used here: 64..256, step 16");
+    static_assert(STAGE_BYTES % 1024 == 0, "stages must keep the 1024-byte swizzle alignment");
+    static_assert(STAGES >= 3, "a pipeline of at least 3 stages");
+    static_assert(SMEM_BYTES <= MAX_SMEM_BYTES, "more shared memory than a Hopper block may have");
+};
+static_assert(Config<256>::STAGES == 4 && Config<256>::SMEM_BYTES == 197696, "the default tile is unchanged");
 
 // The driver's CUtensorMap: 128 opaque bytes, 64-byte aligned, passed by value as a __grid_constant__ parameter.
 struct alignas(64) TensorMap {
@@ -66,6 +79,7 @@ struct Tile {
 };
 
 // Tile t of the schedule; kept in step with dev.ubuf.atomic.TileSchedule (Java), which the CPU tests check.
+template <int BN>
 __device__ __forceinline__ Tile decode_tile(int t, int chunks, int firstChunk, int chunkRows, int mTilesPerChunk,
                                             int nTiles) {
     const int tilesPerChunk = mTilesPerChunk * nTiles;
@@ -143,148 +157,11 @@ __device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sy
 
 // Ties the accumulators to this point of the instruction stream, so the compiler neither reads them before a
 // wgmma.wait_group nor writes them after a later wgmma was issued (the registers are the tensor cores' meanwhile).
-__device__ __forceinline__ void fence_accumulators(float (&d)[128]) {
+template <int R>
+__device__ __forceinline__ void fence_accumulators(float (&d)[R]) {
 #pragma unroll
-    for (int i = 0; i < 128; i++) {
+    for (int i = 0; i < R; i++) {
         asm volatile("" : "+f"(d[i])::"memory");
-    }
-}
-
-// One wgmma m64n256k16 with fp32 accumulation: d += A(desc a) * B(desc b). TRANS_B: B is N-major in shared memory.
-template <bool F16, bool TRANS_B>
-__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t a, uint64_t b) {
-    if constexpr (!F16 && !TRANS_B) {
-        asm volatile(
-            "{\n"
-            ".reg .pred p;\n"
-            "setp.ne.b32 p, %130, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
-            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-            "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-            "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-            "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-            "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-            "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-            "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-            "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
-            "%128, %129, p, 1, 1, 0, 0;\n"
-            "}\n"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-              "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-              "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-              "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-              "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-              "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-              "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-              "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-              "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-              "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-              "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-              "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-              "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-            : "l"(a), "l"(b), "r"(1));
-    } else if constexpr (!F16 && TRANS_B) {
-        asm volatile(
-            "{\n"
-            ".reg .pred p;\n"
-            "setp.ne.b32 p, %130, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
-            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-            "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-            "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-            "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-            "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-            "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-            "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-            "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
-            "%128, %129, p, 1, 1, 0, 1;\n"
-            "}\n"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-              "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-              "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-              "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-              "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-              "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-              "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-              "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-              "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-              "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-              "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-              "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-              "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-            : "l"(a), "l"(b), "r"(1));
-    } else if constexpr (F16 && !TRANS_B) {
-        asm volatile(
-            "{\n"
-            ".reg .pred p;\n"
-            "setp.ne.b32 p, %130, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 "
-            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-            "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-            "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-            "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-            "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-            "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-            "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-            "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
-            "%128, %129, p, 1, 1, 0, 0;\n"
-            "}\n"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-              "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-              "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-              "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-              "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-              "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-              "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-              "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-              "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-              "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-              "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-              "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-              "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-            : "l"(a), "l"(b), "r"(1));
-    } else {
-        asm volatile(
-            "{\n"
-            ".reg .pred p;\n"
-            "setp.ne.b32 p, %130, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 "
-            "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-            "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-            "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-            "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-            "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-            "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-            "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-            "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
-            "%128, %129, p, 1, 1, 0, 1;\n"
-            "}\n"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-              "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-              "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-              "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-              "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-              "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-              "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-              "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-              "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-              "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-              "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-              "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-              "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-            : "l"(a), "l"(b), "r"(1));
     }
 }
 
@@ -363,12 +240,17 @@ __device__ __forceinline__ float load_old(const OutT* p) {
     }
 }
 
-template <bool F16, bool TRANS_B, typename OutT>
+template <int BN, bool F16, bool TRANS_B, typename OutT>
 __device__ __forceinline__ void atomic_gemm(const TensorMap& tmA, const TensorMap& tmB, OutT* __restrict__ d,
                                             long long ldd, int m, int n, int k, float alpha, float beta,
                                             int chunks, int firstChunk, const uint32_t* arrival,
                                             uint32_t arrivalValue, unsigned long long timeoutNs, uint32_t* done,
                                             uint32_t doneValue, uint32_t* tileCounters, uint32_t* errorSlot) {
+    using C = Config<BN>;
+    static_assert(!TRANS_B || BN % 64 == 0, "bkn loads B in 64-column boxes: BN must be a multiple of 64");
+    constexpr int STAGES = C::STAGES;
+    constexpr uint32_t STAGE_BYTES = C::STAGE_BYTES;
+    constexpr int ACC = BN / 2;  // fp32 accumulators a consumer thread holds: its 64 x BN share, 128 threads
     extern __shared__ uint8_t smem_raw[];
     const uint32_t ring = (smem_addr(smem_raw) + 1023u) & ~1023u;
     const uint32_t fullBars = ring + STAGES * STAGE_BYTES;  // full[s]: the stage's loads have landed
@@ -403,7 +285,7 @@ __device__ __forceinline__ void atomic_gemm(const TensorMap& tmA, const TensorMa
         bool waiting = arrival != nullptr;
         uint32_t it = 0;
         for (int t = blockIdx.x; t < totalTiles; t += gridDim.x) {
-            const Tile tile = decode_tile(t, chunks, firstChunk, chunkRows, mTilesPerChunk, nTiles);
+            const Tile tile = decode_tile<BN>(t, chunks, firstChunk, chunkRows, mTilesPerChunk, nTiles);
             if (waiting) {
                 if (wait_arrival(arrival, tile.chunk, arrivalValue, timeoutNs, errorSlot)) {
                     // The arrival was observed through the generic proxy; the A loads go through the async proxy.
@@ -415,9 +297,9 @@ __device__ __forceinline__ void atomic_gemm(const TensorMap& tmA, const TensorMa
             // bkn: 64-column boxes wholly past N are not loaded (their columns are never stored).
             int bBoxes = 1;
             if constexpr (TRANS_B) {
-                bBoxes = min(4, (n - tile.col0 + 63) / 64);
+                bBoxes = min(BN / 64, (n - tile.col0 + 63) / 64);
             }
-            const uint32_t txBytes = A_STAGE_BYTES + (TRANS_B ? bBoxes * B_BOX_BYTES : B_STAGE_BYTES);
+            const uint32_t txBytes = A_STAGE_BYTES + (TRANS_B ? bBoxes * B_BOX_BYTES : C::B_STAGE_BYTES);
             for (int kb = 0; kb < kTiles; kb++, it++) {
                 const uint32_t stage = it % STAGES;
                 const uint32_t phase = (it / STAGES) & 1;
@@ -446,12 +328,12 @@ __device__ __forceinline__ void atomic_gemm(const TensorMap& tmA, const TensorMa
     const int warp = ltid / 32;
     const int lane = tid % 32;
     const bool paired = (ldd & 1) == 0;  // 2-element stores stay aligned (d itself is 16-byte aligned)
-    float acc[128];
+    float acc[ACC];
     uint32_t it = 0;
     for (int t = blockIdx.x; t < totalTiles; t += gridDim.x) {
-        const Tile tile = decode_tile(t, chunks, firstChunk, chunkRows, mTilesPerChunk, nTiles);
+        const Tile tile = decode_tile<BN>(t, chunks, firstChunk, chunkRows, mTilesPerChunk, nTiles);
 #pragma unroll
-        for (int i = 0; i < 128; i++) {
+        for (int i = 0; i < ACC; i++) {
             acc[i] = 0.0f;
         }
         fence_accumulators(acc);
@@ -471,7 +353,7 @@ __device__ __forceinline__ void atomic_gemm(const TensorMap& tmA, const TensorMa
                 // 1024 bytes apart (stride); the next 16 of K is 16 rows of 128 bytes on.
                 const uint64_t db = TRANS_B ? smem_desc(sB + kk * 2048, B_BOX_BYTES, 1024)
                                             : smem_desc(sB + kk * 32, 16, 1024);
-                wgmma_m64n256k16<F16, TRANS_B>(acc, da, db);
+                wgmma_m64nNk16<BN, F16, TRANS_B>(acc, da, db);
             }
             wgmma_commit();
             // At most this k-step's group in flight: the previous one has finished reading its stage.
@@ -537,24 +419,34 @@ __device__ __forceinline__ void atomic_gemm(const TensorMap& tmA, const TensorMa
 
 }  // namespace ubuf_atomic
 
-// Entry points: ubuf_atomic_gemm_<in>_<b layout>_<out>. Launch with gridDim.x <= tiles (persistent), 384 threads,
-// dynamic shared memory ubuf_atomic::SMEM_BYTES (after cuFuncSetAttribute raised the limit).
-#define UBUF_ATOMIC_GEMM_ENTRY(NAME, F16, TRANS_B, OUT_T)                                                         \
+// Entry points: ubuf_atomic_gemm_<in>_<b layout>_<out> (the default 128 x 256 tile) and
+// ubuf_atomic_gemm_<in>_<b layout>_<out>_n<BN> (128 x BN tiles). Launch with gridDim.x <= tiles (persistent),
+// 384 threads, dynamic shared memory ubuf_atomic::Config<BN>::SMEM_BYTES (after cuFuncSetAttribute raised the limit).
+#define UBUF_ATOMIC_GEMM_ENTRY(NAME, BN, F16, TRANS_B, OUT_T)                                                     \
     extern "C" __global__ void __launch_bounds__(ubuf_atomic::THREADS, 1)                                        \
     NAME(const __grid_constant__ ubuf_atomic::TensorMap tmA, const __grid_constant__ ubuf_atomic::TensorMap tmB, \
          OUT_T* d, long long ldd, int m, int n, int k, float alpha, float beta, int chunks, int firstChunk,      \
          const uint32_t* arrival, uint32_t arrivalValue, unsigned long long timeoutNs, uint32_t* done,          \
          uint32_t doneValue, uint32_t* tileCounters, uint32_t* errorSlot) {                                     \
-        ubuf_atomic::atomic_gemm<F16, TRANS_B, OUT_T>(tmA, tmB, d, ldd, m, n, k, alpha, beta, chunks,           \
-                                                      firstChunk, arrival, arrivalValue, timeoutNs, done,       \
-                                                      doneValue, tileCounters, errorSlot);                      \
+        ubuf_atomic::atomic_gemm<BN, F16, TRANS_B, OUT_T>(tmA, tmB, d, ldd, m, n, k, alpha, beta, chunks,       \
+                                                          firstChunk, arrival, arrivalValue, timeoutNs, done,   \
+                                                          doneValue, tileCounters, errorSlot);                  \
     }
 
-UBUF_ATOMIC_GEMM_ENTRY(ubuf_atomic_gemm_bf16_bnk_bf16, false, false, __nv_bfloat16)
-UBUF_ATOMIC_GEMM_ENTRY(ubuf_atomic_gemm_bf16_bnk_f32, false, false, float)
-UBUF_ATOMIC_GEMM_ENTRY(ubuf_atomic_gemm_bf16_bkn_bf16, false, true, __nv_bfloat16)
-UBUF_ATOMIC_GEMM_ENTRY(ubuf_atomic_gemm_bf16_bkn_f32, false, true, float)
-UBUF_ATOMIC_GEMM_ENTRY(ubuf_atomic_gemm_f16_bnk_bf16, true, false, __nv_bfloat16)
-UBUF_ATOMIC_GEMM_ENTRY(ubuf_atomic_gemm_f16_bnk_f32, true, false, float)
-UBUF_ATOMIC_GEMM_ENTRY(ubuf_atomic_gemm_f16_bkn_bf16, true, true, __nv_bfloat16)
-UBUF_ATOMIC_GEMM_ENTRY(ubuf_atomic_gemm_f16_bkn_f32, true, true, float)
+// Every input type and output type of one B layout for one tile width; SUFFIX is empty for the default width.
+#define UBUF_ATOMIC_GEMM_LAYOUT(BN, LAYOUT, TRANS_B, SUFFIX)                                                      \
+    UBUF_ATOMIC_GEMM_ENTRY(ubuf_atomic_gemm_bf16_##LAYOUT##_bf16##SUFFIX, BN, false, TRANS_B, __nv_bfloat16)     \
+    UBUF_ATOMIC_GEMM_ENTRY(ubuf_atomic_gemm_bf16_##LAYOUT##_f32##SUFFIX, BN, false, TRANS_B, float)              \
+    UBUF_ATOMIC_GEMM_ENTRY(ubuf_atomic_gemm_f16_##LAYOUT##_bf16##SUFFIX, BN, true, TRANS_B, __nv_bfloat16)       \
+    UBUF_ATOMIC_GEMM_ENTRY(ubuf_atomic_gemm_f16_##LAYOUT##_f32##SUFFIX, BN, true, TRANS_B, float)
+
+// Kept in step with dev.ubuf.atomic.TileConfig: 256 (both layouts), 224 and 160 (bnk only: bkn needs BN % 64 == 0),
+// 192 and 128 (both layouts).
+UBUF_ATOMIC_GEMM_LAYOUT(256, bnk, false, )
+UBUF_ATOMIC_GEMM_LAYOUT(256, bkn, true, )
+UBUF_ATOMIC_GEMM_LAYOUT(224, bnk, false, _n224)
+UBUF_ATOMIC_GEMM_LAYOUT(192, bnk, false, _n192)
+UBUF_ATOMIC_GEMM_LAYOUT(192, bkn, true, _n192)
+UBUF_ATOMIC_GEMM_LAYOUT(160, bnk, false, _n160)
+UBUF_ATOMIC_GEMM_LAYOUT(128, bnk, false, _n128)
+UBUF_ATOMIC_GEMM_LAYOUT(128, bkn, true, _n128)

@@ -15,9 +15,11 @@ import java.util.Locale;
 
 /**
  * Times the atomic GEMM (no hooks, one chunk) and cuBLASLt on the same operands, alternating rounds, with CUDA
- * events; prints the median TFLOP/s of each and their ratio. Arguments: shapes {@code MxNxK} (default 8192x8192x8192),
- * optionally {@code --layout=NK|KN} (default NK), {@code --out=bf16|fp32} (default bf16), {@code --iters=N}
- * (launches per round, default 20), {@code --rounds=N} (default 10). GPU 0, bf16 inputs.
+ * events; prints the median TFLOP/s of each, their ratio, and the tile configuration the atomic GEMM ran with.
+ * Arguments: shapes {@code MxNxK} (default 8192x8192x8192), optionally {@code --layout=NK|KN} (default NK),
+ * {@code --out=bf16|fp32} (default bf16), {@code --iters=N} (launches per round, default 20), {@code --rounds=N}
+ * (default 10), {@code --tile=auto|256|224|192|160|128} (default auto: {@link TileConfig#select}'s choice; a width
+ * forces that 128 x width tile where the layout has it). GPU 0, bf16 inputs.
  */
 public final class AtomicGemmBench {
     private AtomicGemmBench() {
@@ -28,6 +30,7 @@ public final class AtomicGemmBench {
         DType out = DType.BF16;
         int iters = 20;
         int rounds = 10;
+        TileConfig forced = null;
         java.util.List<int[]> shapes = new java.util.ArrayList<>();
         for (String arg : args) {
             if (arg.startsWith("--layout=")) {
@@ -38,6 +41,9 @@ public final class AtomicGemmBench {
                 iters = Integer.parseInt(arg.substring(8));
             } else if (arg.startsWith("--rounds=")) {
                 rounds = Integer.parseInt(arg.substring(9));
+            } else if (arg.startsWith("--tile=")) {
+                String w = arg.substring(7);
+                forced = w.equals("auto") ? null : TileConfig.valueOf("N" + w);
             } else {
                 shapes.add(Arrays.stream(arg.toLowerCase(Locale.ROOT).split("x")).mapToInt(Integer::parseInt).toArray());
             }
@@ -56,12 +62,16 @@ public final class AtomicGemmBench {
             System.out.println("device " + ctx.device() + ", layout " + layout + ", out " + out.shortName()
                     + ", " + iters + " launches x " + rounds + " rounds");
             for (int[] s : shapes) {
-                run(s[0], s[1], s[2], layout, out, iters, rounds, ctx, stream, kernels, gemm, kernel, start, stop);
+                TileConfig config = forced != null && forced.supports(layout) ? forced
+                        : kernel.select(s[0], s[1], 1, layout);
+                run(s[0], s[1], s[2], layout, out, config, iters, rounds, ctx, stream, kernels, gemm, kernel, start,
+                        stop);
             }
         }
     }
 
-    private static void run(int m, int n, int k, BLayout layout, DType out, int iters, int rounds, CudaContext ctx,
+    private static void run(int m, int n, int k, BLayout layout, DType out, TileConfig config, int iters, int rounds,
+                            CudaContext ctx,
                             CudaStream stream, DeviceKernels kernels, Gemm gemm, AtomicGemmKernel kernel,
                             CudaEvent start, CudaEvent stop) {
         DType in = DType.BF16;
@@ -79,14 +89,14 @@ public final class AtomicGemmBench {
             double flop = 2.0 * m * n * k;
             // Warm-up: module load, cuBLASLt heuristics, clocks.
             for (int i = 0; i < 3; i++) {
-                kernel.launch(a, b, layout, d, 1f, 0f, stream);
+                kernel.launch(a, b, layout, d, 1f, 0f, 1, 0, AtomicGemmKernel.Hooks.NONE, config, stream);
                 gemm.multiply(a, b, d, 1f, 0f, options, stream);
             }
             stream.synchronize();
             for (int r = 0; r < rounds; r++) {
                 start.record(stream);
                 for (int i = 0; i < iters; i++) {
-                    kernel.launch(a, b, layout, d, 1f, 0f, stream);
+                    kernel.launch(a, b, layout, d, 1f, 0f, 1, 0, AtomicGemmKernel.Hooks.NONE, config, stream);
                 }
                 stop.record(stream);
                 stop.synchronize();
@@ -102,8 +112,11 @@ public final class AtomicGemmBench {
             kernel.checkErrors();
             double o = median(ours);
             double t = median(theirs);
-            System.out.printf(Locale.ROOT, "%dx%dx%d  atomic GEMM %.1f TFLOP/s  cuBLASLt %.1f TFLOP/s  ratio %.3f%n",
-                    m, n, k, o, t, o / t);
+            int tiles = config.tiles(m, n, 1);
+            System.out.printf(Locale.ROOT, "%dx%dx%d  atomic GEMM %.1f TFLOP/s  cuBLASLt %.1f TFLOP/s  ratio %.3f"
+                            + "  tile %s (%s, %d tiles, %d SMs)%n", m, n, k, o, t, o / t, config,
+                    config == kernel.select(m, n, 1, layout) ? "selected" : "forced", tiles,
+                    kernel.multiprocessors());
         }
     }
 

@@ -25,7 +25,10 @@ import java.util.function.IntFunction;
 public final class AtomicGemmKernel implements AutoCloseable {
     /** Threads a CTA: a producer warpgroup and two consumer warpgroups. */
     public static final int THREADS = 384;
-    /** Dynamic shared memory: 1024 alignment slack, 4 stages of (16 KB of A + 32 KB of B), 8 mbarriers. */
+    /**
+     * Dynamic shared memory of the default 128x256 tile: 1024 alignment slack, 4 stages of (16 KB of A + 32 KB of
+     * B), 8 mbarriers. Other tiles: {@link TileConfig#smemBytes()}.
+     */
     public static final int SMEM_BYTES = 1024 + 4 * (16384 + 32768) + 2 * 4 * 8;
     /** Words of the device error slot: status, chunk, expected, observed, block (and 3 spare). */
     static final int ERROR_SLOT_WORDS = 8;
@@ -116,8 +119,17 @@ public final class AtomicGemmKernel implements AutoCloseable {
         }
     }
 
-    /** The kernel for these operand types, e.g. {@code ubuf_atomic_gemm_bf16_bnk_f32}. */
+    /** The default-tile kernel for these operand types, e.g. {@code ubuf_atomic_gemm_bf16_bnk_f32}. */
     public static String kernelName(DType in, BLayout layout, DType out) {
+        return kernelName(in, layout, out, TileConfig.N256);
+    }
+
+    /** The kernel for these operand types and tiles, e.g. {@code ubuf_atomic_gemm_bf16_bnk_f32_n192}. */
+    public static String kernelName(DType in, BLayout layout, DType out, TileConfig config) {
+        if (!config.supports(layout)) {
+            throw new IllegalArgumentException("no " + config + " tile kernels for B layout " + layout
+                    + " (its 64-column boxes need a tile width that is a multiple of 64)");
+        }
         String i = switch (in) {
             case BF16 -> "bf16";
             case FP16 -> "f16";
@@ -128,7 +140,7 @@ public final class AtomicGemmKernel implements AutoCloseable {
             case FP32 -> "f32";
             default -> throw new IllegalArgumentException("the atomic GEMM writes bf16 or fp32, not " + out);
         };
-        return "ubuf_atomic_gemm_" + i + "_" + layout.kernelTag() + "_" + o;
+        return "ubuf_atomic_gemm_" + i + "_" + layout.kernelTag() + "_" + o + config.kernelSuffix();
     }
 
     /**
@@ -226,32 +238,61 @@ public final class AtomicGemmKernel implements AutoCloseable {
         launch(a, b, layout, d, alpha, beta, 1, 0, Hooks.NONE, stream);
     }
 
+    /** The multiprocessors the persistent grid is sized for (this context's device). */
+    public int multiprocessors() {
+        return multiprocessors;
+    }
+
+    /**
+     * The tile configuration {@link #launch(TensorView, TensorView, BLayout, TensorView, float, float, int, int,
+     * Hooks, CudaStream)} uses for an m × n product in {@code chunks} chunks: {@link TileConfig#select} on this
+     * device's multiprocessors.
+     */
+    public TileConfig select(int m, int n, int chunks, BLayout layout) {
+        return TileConfig.select(m, n, chunks, layout, multiprocessors);
+    }
+
     /**
      * Enqueues {@code D = alpha · A · B + beta · D} on {@code stream} (D is not read when beta is 0, so it may hold
-     * anything, NaN included). Tiles visit chunks in the order firstChunk, firstChunk + 1, ... (mod chunks).
+     * anything, NaN included). Tiles visit chunks in the order firstChunk, firstChunk + 1, ... (mod chunks). The
+     * tile configuration is {@link #select}'s.
+     */
+    public void launch(TensorView a, TensorView b, BLayout layout, TensorView d, float alpha,
+                       float beta, int chunks, int firstChunk, Hooks hooks, CudaStream stream) {
+        validate(a, b, layout, d, alpha, beta, chunks, firstChunk, hooks);
+        launch(a, b, layout, d, alpha, beta, chunks, firstChunk, hooks,
+                select((int) a.rows(), (int) d.cols(), chunks, layout), stream);
+    }
+
+    /**
+     * As {@link #launch(TensorView, TensorView, BLayout, TensorView, float, float, int, int, Hooks, CudaStream)}
+     * with the given tile configuration (which must support {@code layout}), e.g. to test or time each one.
      */
     public synchronized void launch(TensorView a, TensorView b, BLayout layout, TensorView d, float alpha,
-                                    float beta, int chunks, int firstChunk, Hooks hooks, CudaStream stream) {
+                                    float beta, int chunks, int firstChunk, Hooks hooks, TileConfig config,
+                                    CudaStream stream) {
         assertOpen();
         validate(a, b, layout, d, alpha, beta, chunks, firstChunk, hooks);
+        Objects.requireNonNull(config, "config");
         Objects.requireNonNull(stream, "stream");
         int m = (int) a.rows();
         int k = (int) a.cols();
         int n = (int) d.cols();
-        TileSchedule schedule = new TileSchedule(m, n, chunks, firstChunk);
-        String name = kernelName(a.dtype(), layout, d.dtype());
+        TileSchedule schedule = new TileSchedule(m, n, chunks, firstChunk, config);
+        String name = kernelName(a.dtype(), layout, d.dtype(), config);
         context.makeCurrent();
         long function = driver.function(module, name);
-        driver.setMaxDynamicSharedMemory(function, SMEM_BYTES, name);
+        driver.setMaxDynamicSharedMemory(function, config.smemBytes(), name);
         long[] mapA = driver.encodeTiled(TensorMapSpec.forA(a.dtype(), a.address(), m, k, a.ld()));
-        long[] mapB = driver.encodeTiled(TensorMapSpec.forB(b.dtype(), layout, b.address(), k, n, b.ld()));
+        long[] mapB = driver.encodeTiled(TensorMapSpec.forB(b.dtype(), layout, b.address(), k, n, b.ld(), config));
         long counters = 0;
         if (hooks.doneCounters() != 0) {
             counters = tileCounters.address();
             stream.fill32(counters, 0, chunks);
         }
         stream.fill32(errorSlot.address(), 0, ERROR_SLOT_WORDS);
-        driver.launch(function, name, schedule.grid(multiprocessors), THREADS, SMEM_BYTES, stream.nativeHandle(),
+        driver.launch(function, name, schedule.grid(multiprocessors), THREADS, config.smemBytes(),
+                stream.nativeHandle(),
                 mapA, mapB, d.address(), d.ld(), m, n, k, alpha, beta, chunks, firstChunk,
                 hooks.arrivalCounters(), hooks.arrivalValue(), hooks.timeout().toNanos(),
                 hooks.doneCounters(), hooks.doneValue(), counters, errorSlot.address());

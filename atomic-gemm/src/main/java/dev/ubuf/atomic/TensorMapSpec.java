@@ -26,14 +26,22 @@ public record TensorMapSpec(int dataType, long address, long[] dims, long outerS
                 new int[]{TileSchedule.TILE_K, TileSchedule.TILE_M});
     }
 
-    /**
-     * B: stored [N, K] (NK) in boxes of 64 K × 256 rows of N; stored [K, N] (KN) in boxes of 64 N × 64 K, four per
-     * tile (an N-major 128-byte swizzle atom is 64 elements wide).
-     */
+    /** B for the default 128 × 256 tile. */
     static TensorMapSpec forB(DType dtype, BLayout layout, long address, long k, long n, long ld) {
+        return forB(dtype, layout, address, k, n, ld, TileConfig.N256);
+    }
+
+    /**
+     * B: stored [N, K] (NK) in boxes of 64 K × tileN rows of N; stored [K, N] (KN) in boxes of 64 N × 64 K, tileN / 64
+     * per tile (an N-major 128-byte swizzle atom is 64 elements wide).
+     */
+    static TensorMapSpec forB(DType dtype, BLayout layout, long address, long k, long n, long ld, TileConfig config) {
+        if (!config.supports(layout)) {
+            throw new IllegalArgumentException("no " + config + " tile kernels for B layout " + layout);
+        }
         return switch (layout) {
             case NK -> new TensorMapSpec(dataType(dtype), address, new long[]{k, n}, ld * dtype.bytes(),
-                    new int[]{TileSchedule.TILE_K, TileSchedule.TILE_N});
+                    new int[]{TileSchedule.TILE_K, config.tileN()});
             case KN -> new TensorMapSpec(dataType(dtype), address, new long[]{n, k}, ld * dtype.bytes(),
                     new int[]{64, TileSchedule.TILE_K});
         };

@@ -5,25 +5,40 @@ import java.util.List;
 
 /**
  * The kernel's tile arithmetic in Java (kept in step with {@code decode_tile} in ubuf_atomic_gemm.cu): which output
- * tile the t-th scheduled tile is, and which tiles a persistent CTA visits.
+ * tile the t-th scheduled tile is, and which tiles a persistent CTA visits, for 128 × {@code tileN} tiles
+ * ({@link TileConfig}; 256 unless given).
  *
  * <p>The M rows are split into {@code chunks} equal chunks of {@code m / chunks} rows; tiles never straddle a chunk,
- * so a chunk has ceil(chunkRows / 128) row tiles and ceil(n / 256) column tiles. Tiles are numbered chunk by chunk in
- * the order firstChunk, firstChunk + 1, ... (mod chunks); inside a chunk, groups of 8 row tiles are taken one column
+ * so a chunk has ceil(chunkRows / 128) row tiles and ceil(n / tileN) column tiles. Tiles are numbered chunk by chunk
+ * in the order firstChunk, firstChunk + 1, ... (mod chunks); inside a chunk, groups of 8 row tiles are taken one column
  * tile after another, rows fastest, so tiles running at the same time share rows of A and columns of B in L2.
  * CTA b of a grid of g visits tiles b, b + g, b + 2g, ...
  */
-public record TileSchedule(int m, int n, int chunks, int firstChunk) {
-    public static final int TILE_M = 128;
+public record TileSchedule(int m, int n, int chunks, int firstChunk, int tileN) {
+    public static final int TILE_M = TileConfig.TILE_M;
+    /** The default tile width (TileConfig.N256). */
     public static final int TILE_N = 256;
-    public static final int TILE_K = 64;
+    public static final int TILE_K = TileConfig.TILE_K;
     static final int GROUP_M = 8;
 
     /** An output tile: rows [row0, rowEnd) and columns [col0, colEnd) are the ones it stores. */
     public record Tile(int chunk, int row0, int rowEnd, int col0, int colEnd) {
     }
 
+    /** The schedule of the default 128 × 256 tiles. */
+    public TileSchedule(int m, int n, int chunks, int firstChunk) {
+        this(m, n, chunks, firstChunk, TILE_N);
+    }
+
+    /** The schedule of {@code config}'s tiles. */
+    public TileSchedule(int m, int n, int chunks, int firstChunk, TileConfig config) {
+        this(m, n, chunks, firstChunk, config.tileN());
+    }
+
     public TileSchedule {
+        if (tileN < 8 || tileN > 256 || tileN % 8 != 0) {
+            throw new IllegalArgumentException("tileN must be a multiple of 8 in 8..256, got " + tileN);
+        }
         if (m < 1 || n < 1) {
             throw new IllegalArgumentException("m and n must be at least 1, got m=" + m + ", n=" + n);
         }
@@ -44,7 +59,7 @@ public record TileSchedule(int m, int n, int chunks, int firstChunk) {
     }
 
     public int colTiles() {
-        return ceilDiv(n, TILE_N);
+        return ceilDiv(n, tileN);
     }
 
     public int tilesPerChunk() {
@@ -75,8 +90,8 @@ public record TileSchedule(int m, int n, int chunks, int firstChunk) {
         int nt = r / groupM;
         int row0 = chunk * chunkRows() + mt * TILE_M;
         int rowEnd = Math.min(row0 + TILE_M, (chunk + 1) * chunkRows());
-        int col0 = nt * TILE_N;
-        return new Tile(chunk, row0, rowEnd, col0, Math.min(col0 + TILE_N, n));
+        int col0 = nt * tileN;
+        return new Tile(chunk, row0, rowEnd, col0, Math.min(col0 + tileN, n));
     }
 
     /** The tiles CTA {@code block} of a persistent grid of {@code grid} CTAs computes, in its order. */

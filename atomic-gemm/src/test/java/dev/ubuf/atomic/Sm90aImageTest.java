@@ -33,11 +33,22 @@ class Sm90aImageTest {
         for (DType in : new DType[]{DType.BF16, DType.FP16}) {
             for (BLayout layout : BLayout.values()) {
                 for (DType out : new DType[]{DType.BF16, DType.FP32}) {
-                    names.add(AtomicGemmKernel.kernelName(in, layout, out));
+                    for (TileConfig config : TileConfig.values()) {
+                        if (config.supports(layout)) {
+                            names.add(AtomicGemmKernel.kernelName(in, layout, out, config));
+                        }
+                    }
                 }
             }
         }
         return names;
+    }
+
+    @Test
+    void theLauncherCanNameThirtyTwoKernels() {
+        // 8 type and layout combinations of the default tile; NK 224/192/160/128 and KN 192/128: 4 x 4 + 4 x 2.
+        assertEquals(8 + 16 + 8, allKernelNames().size());
+        assertEquals(allKernelNames().size(), allKernelNames().stream().distinct().count());
     }
 
     @Test
@@ -68,6 +79,8 @@ class Sm90aImageTest {
             int end = sass.indexOf("Function : ", at + 1);
             String body = sass.substring(at, end < 0 ? sass.length() : end);
             assertTrue(body.contains("HGMMA"), name + " uses HGMMA (wgmma), not a slower path");
+            int width = name.matches(".*_n[0-9]+") ? Integer.parseInt(name.replaceAll(".*_n", "")) : 256;
+            assertTrue(body.contains("HGMMA.64x" + width + "x16"), name + " uses HGMMA.64x" + width + "x16");
             assertTrue(!body.contains("LDL") && !body.contains("STL"), name + " keeps its accumulators in registers");
         }
     }

@@ -82,6 +82,54 @@ class TileScheduleTest {
         assertEquals(t0.row0() + TileSchedule.TILE_M, t1.row0());
     }
 
+    @ParameterizedTest(name = "{4} m={0} n={1} chunks={2} first={3}")
+    @CsvSource({"1,1,1,0,N128", "100,200,1,0,N192", "1000,1000,1,0,N160", "1000,1000,8,7,N224", "960,300,4,1,N128",
+            "256,513,2,1,N192", "3000,2560,3,2,N160", "2,7,2,1,N224", "1024,3072,1,0,N192", "1024,5120,4,3,N160",
+            "129,449,1,0,N224", "640,1000,5,4,N128"})
+    void everyTileConfigurationCoversEveryOutputElementOnceWithinItsChunk(int m, int n, int chunks, int first,
+                                                                          TileConfig config) {
+        TileSchedule s = new TileSchedule(m, n, chunks, first, config);
+        assertEquals(config.tileN(), s.tileN());
+        assertEquals(TileSchedule.ceilDiv(n, config.tileN()), s.colTiles());
+        assertEquals(config.tiles(m, n, chunks), s.totalTiles());
+        int[] owner = new int[m * n];
+        int[] tilesOfChunk = new int[chunks];
+        for (int t = 0; t < s.totalTiles(); t++) {
+            TileSchedule.Tile tile = s.tile(t);
+            assertTrue(tile.rowEnd() - tile.row0() <= TileSchedule.TILE_M, tile.toString());
+            assertTrue(tile.col0() % config.tileN() == 0 && tile.colEnd() - tile.col0() <= config.tileN(),
+                    tile.toString());
+            assertEquals(tile.chunk(), tile.row0() / s.chunkRows(), "a tile starts in its own chunk: " + tile);
+            assertEquals(tile.chunk(), (tile.rowEnd() - 1) / s.chunkRows(), "a tile ends in its own chunk: " + tile);
+            assertEquals((first + t / s.tilesPerChunk()) % chunks, tile.chunk(), "chunk order, tile " + t);
+            tilesOfChunk[tile.chunk()]++;
+            for (int r = tile.row0(); r < tile.rowEnd(); r++) {
+                for (int c = tile.col0(); c < tile.colEnd(); c++) {
+                    owner[r * n + c]++;
+                }
+            }
+        }
+        for (int i = 0; i < owner.length; i++) {
+            assertEquals(1, owner[i], "element (" + i / n + ", " + i % n + ") is stored by " + owner[i] + " tiles");
+        }
+        for (int c = 0; c < chunks; c++) {
+            // The done hook raises chunk c when its tilesPerChunk-th tile is counted: each chunk has exactly that many.
+            assertEquals(s.tilesPerChunk(), tilesOfChunk[c], "tiles of chunk " + c);
+        }
+        int grid = s.grid(132);
+        List<TileSchedule.Tile> all = new ArrayList<>();
+        for (int b = 0; b < grid; b++) {
+            all.addAll(s.tilesOfBlock(b, grid));
+        }
+        assertEquals(s.totalTiles(), all.stream().distinct().count(), "the persistent grid computes every tile once");
+    }
+
+    @ParameterizedTest(name = "tileN={0}")
+    @CsvSource({"0", "7", "264", "-8", "100"})
+    void rejectsTileWidthsNoWgmmaHas(int tileN) {
+        assertThrows(IllegalArgumentException.class, () -> new TileSchedule(128, 128, 1, 0, tileN));
+    }
+
     @ParameterizedTest(name = "k={0} -> {1}")
     @CsvSource({"1,1", "16,1", "64,1", "65,2", "1000,16", "8192,128"})
     void kStepsCoverKWithTheLastOnePartial(int k, int steps) {

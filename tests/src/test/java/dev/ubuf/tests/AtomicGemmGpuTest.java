@@ -8,6 +8,7 @@ import dev.ubuf.atomic.AtomicGemmKernel;
 import dev.ubuf.atomic.AtomicGemmKernel.Hooks;
 import dev.ubuf.atomic.ArrivalTimeoutException;
 import dev.ubuf.atomic.BLayout;
+import dev.ubuf.atomic.TileConfig;
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.DeviceBuffer;
@@ -34,7 +35,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * The atomic GEMM (sm_90a) computes alpha · A · B + beta · D for ragged shapes, both B layouts and both outputs, within
  * the error bound of fp32 accumulation and the output's rounding of a float64 reference; its arrival wait holds
  * tiles back until their chunk's counter is set, expires into a readable error instead of a hang, and its done
- * counters reach the call's value for every chunk.
+ * counters reach the call's value for every chunk. Every tile configuration (TileConfig: 128x256 and the narrower
+ * ones the launcher selects for tile-starved shapes) is checked the same way, both hooks included.
  */
 class AtomicGemmGpuTest {
     static CudaContext ctx;
@@ -210,6 +212,11 @@ class AtomicGemmGpuTest {
 
     static ChunkedRun chunked(SplittableRandom rnd, int[] arrival, Hooks hooksTemplate, DeviceBuffer counters,
                               DeviceBuffer done, int[] doneOut) {
+        return chunked(rnd, arrival, hooksTemplate, counters, done, doneOut, TileConfig.N256);
+    }
+
+    static ChunkedRun chunked(SplittableRandom rnd, int[] arrival, Hooks hooksTemplate, DeviceBuffer counters,
+                              DeviceBuffer done, int[] doneOut, TileConfig config) {
         int m = 1024;
         int n = 512;
         int k = 256;
@@ -231,7 +238,7 @@ class AtomicGemmGpuTest {
             stream.fill32(done.address(), 0, chunks);
             Hooks hooks = new Hooks(counters.address(), hooksTemplate.arrivalValue(), hooksTemplate.timeout(),
                     done.address(), hooksTemplate.doneValue());
-            gemm.launch(av, bv, BLayout.NK, dv, 1f, 0f, chunks, 2, hooks, stream);
+            gemm.launch(av, bv, BLayout.NK, dv, 1f, 0f, chunks, 2, hooks, config, stream);
             stream.synchronize();
             for (int c = 0; c < chunks; c++) {
                 doneOut[c] = ctx.readInt32(done.address() + 4L * c);
@@ -283,6 +290,135 @@ class AtomicGemmGpuTest {
             for (int c = 0; c < 4; c++) {
                 assertEquals(9, doneValues[c], "done counter of chunk " + c + " after the recovered launch");
             }
+        }
+    }
+
+    /** Every tile configuration with every B layout it has, on shapes that are and are not multiples of its tile. */
+    static Stream<Arguments> tileCases() {
+        List<Arguments> a = new ArrayList<>();
+        for (TileConfig config : TileConfig.values()) {
+            int w = config.tileN();
+            for (BLayout layout : BLayout.values()) {
+                if (!config.supports(layout)) {
+                    continue;
+                }
+                // {m, n, k, chunks}: ragged in M (chunks of 100 rows), N (3 tiles and 40 columns) and K (200);
+                // one column short of a tile, one row past one, K one step and a bit; exact multiples in 2 chunks.
+                a.add(Arguments.of(config, layout, DType.BF16, DType.BF16, 300, 3 * w + 40, 200, 3, 1f, 0f));
+                a.add(Arguments.of(config, layout, DType.FP16, DType.FP32, 129, w - 8, 72, 1, -1.5f, 0.5f));
+                a.add(Arguments.of(config, layout, DType.BF16, DType.FP32, 256, 2 * w, 128, 2, 0.75f, 0f));
+                a.add(Arguments.of(config, layout, DType.FP16, DType.BF16, 1024, 5 * w + 8, 136, 4, 1f, 1f));
+            }
+        }
+        return a.stream();
+    }
+
+    /**
+     * Each tile configuration launched explicitly, with both hooks: every chunk's arrival counter already at (or
+     * past) the value, so no wait expires; fresh random inputs, D poisoned (beta = 0) or random (beta != 0); every
+     * element against the float64 reference; every chunk's done counter raised to the call's value.
+     */
+    @ParameterizedTest(name = "{0} {1} {2} -> {3} {4}x{5}x{6} chunks={7} alpha={8} beta={9}")
+    @MethodSource("tileCases")
+    void everyTileConfigurationMatchesFloat64ReferenceWithBothHooks(TileConfig config, BLayout layout, DType in,
+                                                                    DType out, int m, int n, int k, int chunks,
+                                                                    float alpha, float beta) {
+        long seed = System.nanoTime();
+        SplittableRandom rnd = new SplittableRandom(seed);
+        float[] a = HostTensors.random(rnd, (long) m * k, in, 1f);
+        float[] b = HostTensors.random(rnd, (long) k * n, in, 1f);
+        float[] old = HostTensors.random(rnd, (long) m * n, out, 1f);
+        try (DeviceBuffer da = ctx.allocate((long) m * k * in.bytes());
+             DeviceBuffer db = ctx.allocate((long) k * n * in.bytes());
+             DeviceBuffer dd = ctx.allocate((long) m * n * out.bytes());
+             DeviceBuffer arrival = ctx.allocate(4L * chunks);
+             DeviceBuffer done = ctx.allocate(4L * chunks)) {
+            TensorView av = TensorView.of(da, m, k, in);
+            TensorView bv = layout == BLayout.NK ? TensorView.of(db, n, k, in) : TensorView.of(db, k, n, in);
+            TensorView dv = TensorView.of(dd, m, n, out);
+            HostTensors.upload(ctx, stream, a, av);
+            HostTensors.upload(ctx, stream, b, bv);
+            if (beta != 0f) {
+                HostTensors.upload(ctx, stream, old, dv);
+            } else {
+                kernels.poison(dv, stream);
+            }
+            for (int c = 0; c < chunks; c++) {
+                stream.fill32(arrival.address() + 4L * c, 40 + c % 2, 1); // at or past the expected 40
+            }
+            stream.fill32(done.address(), 0, chunks);
+            Hooks hooks = new Hooks(arrival.address(), 40, Duration.ofSeconds(2), done.address(), 17);
+            int first = chunks - 1;
+            gemm.launch(av, bv, layout, dv, alpha, beta, chunks, first, hooks, config, stream);
+            stream.synchronize();
+            gemm.checkErrors();
+            float[] got = HostTensors.download(ctx, stream, dv);
+            assertWithinBounds(got, a, b, beta != 0f ? old : null, m, n, k, layout, alpha, beta, out,
+                    config + ", seed " + seed);
+            for (int c = 0; c < chunks; c++) {
+                assertEquals(17, ctx.readInt32(done.address() + 4L * c), "done counter of chunk " + c + ", " + config);
+            }
+        }
+    }
+
+    /** Each tile configuration's arrival wait expires into the error slot and leaves the expired chunk not done. */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("configs")
+    void everyTileConfigurationReportsAnExpiredWaitAndRecovers(TileConfig config) {
+        long seed = System.nanoTime();
+        SplittableRandom rnd = new SplittableRandom(seed);
+        try (DeviceBuffer counters = ctx.allocate(16); DeviceBuffer done = ctx.allocate(16)) {
+            int[] doneValues = new int[4];
+            Hooks hooks = new Hooks(0, 5, Duration.ofMillis(200), 0, 9);
+            chunked(rnd, new int[]{5, 4, 5, 5}, hooks, counters, done, doneValues, config);
+            Optional<ArrivalTimeoutException> error = gemm.error(c -> "rank " + c);
+            assertTrue(error.isPresent(), "the wait for chunk 1 expired, " + config);
+            assertEquals(1, error.get().chunk());
+            assertEquals(4, error.get().observed());
+            assertEquals(0, doneValues[1], "the chunk that never arrived is not marked done, " + config);
+
+            ChunkedRun again = chunked(rnd, new int[]{5, 5, 6, 5}, hooks, counters, done, doneValues, config);
+            gemm.checkErrors();
+            assertWithinBounds(again.d(), again.a(), again.b(), null, 1024, 512, 256, BLayout.NK, 1f, 0f,
+                    DType.FP32, config + ", seed " + seed);
+            for (int c = 0; c < 4; c++) {
+                assertEquals(9, doneValues[c], "done counter of chunk " + c + ", " + config);
+            }
+        }
+    }
+
+    static Stream<TileConfig> configs() {
+        return Stream.of(TileConfig.values());
+    }
+
+    /** The launcher's own choice for a tile-starved shape runs the narrower tile and is exact too. */
+    @Test
+    void selectedConfigurationForATileStarvedShapeIsUsedAndCorrect() {
+        int m = 1024;
+        int n = 3072;
+        int k = 64;
+        TileConfig chosen = gemm.select(m, n, 1, BLayout.NK);
+        if (gemm.multiprocessors() == 132) {
+            assertEquals(TileConfig.N192, chosen, "96 tiles of 128x256 on 132 SMs: 128x192 fills one wave");
+        }
+        long seed = System.nanoTime();
+        SplittableRandom rnd = new SplittableRandom(seed);
+        float[] a = HostTensors.random(rnd, (long) m * k, DType.BF16, 1f);
+        float[] b = HostTensors.random(rnd, (long) k * n, DType.BF16, 1f);
+        try (DeviceBuffer da = ctx.allocate((long) m * k * 2);
+             DeviceBuffer db = ctx.allocate((long) k * n * 2);
+             DeviceBuffer dd = ctx.allocate((long) m * n * 2)) {
+            TensorView av = TensorView.of(da, m, k, DType.BF16);
+            TensorView bv = TensorView.of(db, n, k, DType.BF16);
+            TensorView dv = TensorView.of(dd, m, n, DType.BF16);
+            HostTensors.upload(ctx, stream, a, av);
+            HostTensors.upload(ctx, stream, b, bv);
+            kernels.poison(dv, stream);
+            gemm.launch(av, bv, BLayout.NK, dv, 1f, 0f, stream);
+            stream.synchronize();
+            gemm.checkErrors();
+            assertWithinBounds(HostTensors.download(ctx, stream, dv), a, b, null, m, n, k, BLayout.NK, 1f, 0f,
+                    DType.BF16, chosen + ", seed " + seed);
         }
     }
 }
