@@ -50,8 +50,11 @@ final class MatmulPlan implements AutoCloseable {
         GemmTuner.Choice choose(MatmulDescriptors descriptors, List<Candidate> candidates);
     }
 
-    /** Heuristic candidates asked for; the chooser picks among those that fit. */
-    static final int REQUESTED_ALGORITHMS = 8;
+    /**
+     * Heuristic candidates asked for; the chooser picks among those that fit. Tuning times every one once per GEMM
+     * kind, so a longer list costs only the first call (the choice is cached on disk).
+     */
+    static final int REQUESTED_ALGORITHMS = 24;
 
     private final Key key;
     private final MatmulDescriptors descriptors;

@@ -3,6 +3,7 @@ package dev.ubuf.gemm;
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaEvent;
 import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.StreamOrderedBuffer;
 import dev.ubuf.cuda.StreamPriority;
 import java.util.Arrays;
@@ -20,7 +21,8 @@ import java.util.Arrays;
  *
  * <p>Each candidate runs {@value #WARMUPS} times untimed (first-launch costs), then {@value #ROUNDS} rounds of
  * {@value #RUNS_PER_ROUND} runs are timed, candidates interleaved round by round; a candidate's time is its best
- * round, which filters out rounds slowed by the caller's concurrent work.
+ * round, which filters out rounds slowed by the caller's concurrent work. The private stream is held on a device flag
+ * while a round is enqueued, so a round's events time the GPU's work and not the host's launches.
  */
 final class StreamCandidateBench implements CandidateBench {
     static final int WARMUPS = 2;
@@ -48,6 +50,8 @@ final class StreamCandidateBench implements CandidateBench {
         double[] best = new double[count];
         Arrays.fill(best, Double.POSITIVE_INFINITY);
         try (CudaStream s = context.createStream(StreamPriority.NORMAL);
+             CudaStream releaser = context.createStream(StreamPriority.HIGH);
+             DeviceBuffer hold = context.allocate(Integer.BYTES);
              StreamOrderedBuffer scratch = s.allocate(scratchBytes);
              CudaEvent start = context.createEvent(true);
              CudaEvent stop = context.createEvent(true)) {
@@ -55,6 +59,9 @@ final class StreamCandidateBench implements CandidateBench {
             long workspace = workspaceBytes == 0 ? 0 : base;
             long c = base + workspaceSpan + Long.remainderUnsigned(cAddress, ALIGNMENT);
             s.fill8(c, (byte) 0, cBytes);
+            releaser.fill32(hold.address(), 0, 1);
+            releaser.synchronize();
+            int held = 0;
             for (int w = 0; w < WARMUPS; w++) {
                 for (int i = 0; i < count; i++) {
                     run(launch, i, 1, c, workspace, workspaceBytes, s, failures);
@@ -67,9 +74,17 @@ final class StreamCandidateBench implements CandidateBench {
                     if (failures[i] != null) {
                         continue;
                     }
-                    start.record(s);
-                    run(launch, i, RUNS_PER_ROUND, c, workspace, workspaceBytes, s, failures);
-                    stop.record(s);
+                    // Held while enqueued: the events time the GPU, not the host's launches (tens of us each
+                    // from Java, as long as a small GEMM runs).
+                    int v = ++held;
+                    s.waitValue32(hold.address(), v);
+                    try {
+                        start.record(s);
+                        run(launch, i, RUNS_PER_ROUND, c, workspace, workspaceBytes, s, failures);
+                        stop.record(s);
+                    } finally {
+                        releaser.writeValue32(hold.address(), v);
+                    }
                     stop.synchronize();
                     if (failures[i] == null) {
                         best[i] = Math.min(best[i], stop.elapsedMillisSince(start) / RUNS_PER_ROUND);
@@ -77,6 +92,7 @@ final class StreamCandidateBench implements CandidateBench {
                 }
             }
             s.synchronize();
+            releaser.synchronize();
         }
         GemmException first = null;
         for (int i = 0; i < count; i++) {
