@@ -19,15 +19,16 @@ import java.util.Arrays;
  * ubuf's device buffers and user buffers are). C and the workspace are private scratch, taken and given back in
  * stream order (no device-wide synchronisation), and C is zeroed, so an accumulating GEMM reads finite values.
  *
- * <p>Each candidate runs {@value #WARMUPS} times untimed (first-launch costs), then {@value #ROUNDS} rounds of
- * {@value #RUNS_PER_ROUND} runs are timed, candidates interleaved round by round; a candidate's time is its best
- * round, which filters out rounds slowed by the caller's concurrent work. The private stream is held on a device flag
- * while a round is enqueued, so a round's events time the GPU's work and not the host's launches.
+ * <p>Each candidate runs {@value #WARMUPS} times untimed (first-launch costs), then {@value #ROUNDS} single runs are
+ * timed, candidates interleaved run by run; a candidate's time is the median of its runs. Single runs, as GEMMs run in
+ * the ops and the benchmarks: timed as 5 runs back to back, the tuner chose a kernel that then ran up to 8% slower
+ * alone than one in its own list (the one PyTorch's cuBLAS runs; H200, 2026-11-23). The
+ * private stream is held on a device flag while a run is enqueued, so the events time the GPU's work and not the
+ * host's launch (tens of microseconds from Java, as long as a small GEMM runs).
  */
 final class StreamCandidateBench implements CandidateBench {
     static final int WARMUPS = 2;
-    static final int ROUNDS = 3;
-    static final int RUNS_PER_ROUND = 5;
+    static final int ROUNDS = 7;
     private static final long ALIGNMENT = 256;
 
     private final CudaContext context;
@@ -47,8 +48,7 @@ final class StreamCandidateBench implements CandidateBench {
         // Room to align the base, the workspace, and C at the caller's offset modulo 256.
         long scratchBytes = ALIGNMENT + workspaceSpan + ALIGNMENT + cBytes;
         GemmException[] failures = new GemmException[count];
-        double[] best = new double[count];
-        Arrays.fill(best, Double.POSITIVE_INFINITY);
+        double[][] runs = new double[count][ROUNDS];
         try (CudaStream s = context.createStream(StreamPriority.NORMAL);
              CudaStream releaser = context.createStream(StreamPriority.HIGH);
              DeviceBuffer hold = context.allocate(Integer.BYTES);
@@ -74,31 +74,34 @@ final class StreamCandidateBench implements CandidateBench {
                     if (failures[i] != null) {
                         continue;
                     }
-                    // Held while enqueued: the events time the GPU, not the host's launches (tens of us each
-                    // from Java, as long as a small GEMM runs).
                     int v = ++held;
                     s.waitValue32(hold.address(), v);
                     try {
                         start.record(s);
-                        run(launch, i, RUNS_PER_ROUND, c, workspace, workspaceBytes, s, failures);
+                        run(launch, i, 1, c, workspace, workspaceBytes, s, failures);
                         stop.record(s);
                     } finally {
                         releaser.writeValue32(hold.address(), v);
                     }
                     stop.synchronize();
                     if (failures[i] == null) {
-                        best[i] = Math.min(best[i], stop.elapsedMillisSince(start) / RUNS_PER_ROUND);
+                        runs[i][round] = stop.elapsedMillisSince(start);
                     }
                 }
             }
             s.synchronize();
             releaser.synchronize();
         }
+        double[] best = new double[count];
         GemmException first = null;
         for (int i = 0; i < count; i++) {
             if (failures[i] != null) {
                 best[i] = Double.NaN;
                 first = first == null ? failures[i] : first;
+            } else {
+                double[] r = runs[i].clone();
+                Arrays.sort(r);
+                best[i] = r[r.length / 2];
             }
         }
         if (first != null && Arrays.stream(best).allMatch(Double::isNaN)) {
