@@ -119,8 +119,15 @@ public final class GemmTuner {
     }
 
     /**
-     * The index of the smallest finite time; the earliest (the heuristic's preference) among equal ones; -1 when
-     * none is finite (every candidate failed).
+     * How much faster than the heuristic's first choice a candidate must time to replace it. Timed in the tuner, some
+     * candidates won by a few percent and then ran slower than the first choice on their own, the kernel PyTorch's
+     * cuBLAS runs (H200, cuBLASLt 13.1, 2026-11-23): a small win in the tuner is not evidence.
+     */
+    static final double MARGIN = 0.05;
+
+    /**
+     * The index of the smallest finite time, unless the heuristic's first choice (index 0) ran and is within
+     * {@link #MARGIN} of it; the earliest among equal ones; -1 when none is finite (every candidate failed).
      */
     static int fastest(double[] millis) {
         int best = -1;
@@ -128,6 +135,9 @@ public final class GemmTuner {
             if (Double.isFinite(millis[i]) && (best < 0 || millis[i] < millis[best])) {
                 best = i;
             }
+        }
+        if (best > 0 && Double.isFinite(millis[0]) && millis[0] <= millis[best] * (1 + MARGIN)) {
+            return 0;
         }
         return best;
     }
