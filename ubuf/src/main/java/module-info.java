@@ -42,4 +42,5 @@ module dev.ubuf.core {
     exports dev.ubuf.ffi to dev.ubuf.atomic, dev.ubuf.bench;
 
     uses OverlapMethod;
+    uses dev.ubuf.exec.AtomicGemmLauncher.Provider;
 }

@@ -67,6 +67,9 @@ public final class CudaPlanExecutor implements AutoCloseable {
     /** Per stream: the flag and value its last issued wait needs, for timeout reports (-1: none). */
     private final int[] pendingFlag;
     private final int[] pendingValue;
+    /** The launcher of the plan's atomic GEMM steps (null when it has none), and the first step's arrival flag. */
+    private final AtomicGemmLauncher atomic;
+    private final int atomicArrivalFlag;
 
     /**
      * @param senderOfFlag for each of the plan's flags, the rank that signals it (-1 unknown): named in timeout reports
@@ -91,9 +94,28 @@ public final class CudaPlanExecutor implements AutoCloseable {
         this.kernels = kernels;
         this.settings = settings;
         this.mover = settings.useCopyEngine() ? DataMover.copyEngine() : DataMover.smCopy(kernels, settings.smCopyCtas());
+        PlanStep.AtomicGemm firstAtomic = (PlanStep.AtomicGemm) plan.steps().stream()
+                .filter(st -> st instanceof PlanStep.AtomicGemm).findFirst().orElse(null);
+        if (firstAtomic != null && settings.graphSafe()) {
+            throw new IllegalArgumentException(plan.op() + "/" + plan.method() + " cannot be made graph-safe yet: its "
+                    + "atomic GEMM takes this call's counter values as launch parameters, which a replayed graph "
+                    + "would repeat; run it outside CUDA graphs (ExecutionSettings.withGraphSafe(false))");
+        }
+        this.atomicArrivalFlag = firstAtomic == null ? -1 : firstAtomic.arrivalFlag();
         CudaContext ctx = comm.context().makeCurrent();
         List<AutoCloseable> made = new ArrayList<>();
         try {
+            if (firstAtomic != null) {
+                atomic = java.util.ServiceLoader.load(AtomicGemmLauncher.Provider.class,
+                                CudaPlanExecutor.class.getClassLoader()).findFirst()
+                        .orElseThrow(() -> new dev.ubuf.cuda.KernelsUnavailableException(plan.op() + "/"
+                                + plan.method() + " needs the atomic GEMM, but no AtomicGemmLauncher.Provider is "
+                                + "registered (is the ubuf-atomic-gemm module on the class path?)"))
+                        .open(ctx);
+                made.add(atomic);
+            } else {
+                atomic = null;
+            }
             signalling = settings.graphSafe()
                     ? new GraphSafeSignalling(flags, kernels, ctx, comm.environment().timeout())
                     : new StreamMemOpSignalling(flags, ctx);
@@ -168,6 +190,11 @@ public final class CudaPlanExecutor implements AutoCloseable {
         bind(b);
         comm.requireHealthy(plan.op() + "/" + plan.method() + " call " + calls);
         boolean capturing = caller.isCapturing();
+        if (atomic != null && capturing) {
+            throw new IllegalStateException(plan.op() + "/" + plan.method() + ": the caller's stream is capturing a "
+                    + "CUDA graph, but the atomic GEMM's counter values are launch parameters that a replay would "
+                    + "repeat: atomic methods are not graph-safe yet");
+        }
         if (!signalling.graphSafe() && capturing) {
             throw new IllegalStateException(plan.op() + "/" + plan.method() + ": the caller's stream is capturing a "
                     + "CUDA graph, but this op signals with host sequence numbers that a replay would repeat; create it"
@@ -284,6 +311,7 @@ public final class CudaPlanExecutor implements AutoCloseable {
             case PlanStep.RecordEvent e -> SpanKind.EVENT;
             case PlanStep.WaitEvent e -> SpanKind.EVENT;
             case PlanStep.AddBias ab -> SpanKind.KERNEL;
+            case PlanStep.AtomicGemm g -> SpanKind.GEMM;
         };
     }
 
@@ -327,6 +355,19 @@ public final class CudaPlanExecutor implements AutoCloseable {
             case PlanStep.RecordEvent e -> d.put("event", e.event());
             case PlanStep.WaitEvent e -> d.put("event", e.event());
             case PlanStep.AddBias ab -> d.put("dst", ab.dst().toString());
+            case PlanStep.AtomicGemm g -> {
+                d.put("m", g.a().rows());
+                d.put("n", g.b().cols());
+                d.put("k", g.a().cols());
+                d.put("a", g.a().toString());
+                d.put("b", g.b().toString());
+                d.put("c", g.c().toString());
+                d.put("accumulate", g.accumulate());
+                d.put("chunks", g.chunks());
+                d.put("firstChunk", g.firstChunk());
+                d.put("arrivalFlag", g.arrivalFlag());
+                d.put("doneFlag", g.doneFlag());
+            }
         }
         return d;
     }
@@ -348,6 +389,10 @@ public final class CudaPlanExecutor implements AutoCloseable {
             case PlanStep.RecordEvent e -> " " + e.event();
             case PlanStep.WaitEvent e -> " " + e.event();
             case PlanStep.AddBias ab -> " " + ab.dst();
+            case PlanStep.AtomicGemm g -> " " + g.c() + (g.accumulate() ? " +=" : " =") + " " + g.a().rows() + "x"
+                    + g.b().cols() + "x" + g.a().cols() + " in " + g.chunks() + " chunks from " + g.firstChunk()
+                    + (g.arrivalFlag() >= 0 ? " arrival flags " + g.arrivalFlag() + "+" : "")
+                    + (g.doneFlag() >= 0 ? " done flags " + g.doneFlag() + "+" : "");
         };
     }
 
@@ -372,7 +417,34 @@ public final class CudaPlanExecutor implements AutoCloseable {
                     .append(senderOfFlag[f] >= 0 ? " from rank " + senderOfFlag[f] : "")
                     .append(": expected >= ").append(pendingValue[i]).append(", observed ").append(observed).append(';');
         }
+        if (atomic != null) {
+            try {
+                atomic.error(this::peerOfChunk).ifPresent(e -> sb.append(' ').append(e.getMessage()).append(';'));
+            } catch (RuntimeException e) {
+                sb.append(" atomic GEMM error slot unreadable (").append(e.getMessage()).append(");");
+            }
+        }
         return sb.toString();
+    }
+
+    private String peerOfChunk(int chunk) {
+        int f = atomicArrivalFlag < 0 ? -1 : atomicArrivalFlag + chunk;
+        return f >= 0 && f < senderOfFlag.length && senderOfFlag[f] >= 0 ? "rank " + senderOfFlag[f]
+                : "the rank that sends chunk " + chunk;
+    }
+
+    /**
+     * After the last call's streams completed: throws when an atomic GEMM's arrival wait of that call expired (its
+     * output is incomplete), naming the chunk and the rank that was to send it. Nothing to check without one.
+     */
+    public void checkKernelErrors() {
+        if (atomic != null) {
+            comm.context().makeCurrent();
+            java.util.Optional<RuntimeException> e = atomic.error(this::peerOfChunk);
+            if (e.isPresent()) {
+                throw e.get();
+            }
+        }
     }
 
     private void bind(OperandBindings b) {
@@ -455,7 +527,25 @@ public final class CudaPlanExecutor implements AutoCloseable {
                 TensorView dst = view(ab.dst(), b);
                 kernels.addBias(dst, b.bias().cols(ab.dst().col(), ab.dst().cols()), s);
             }
+            case PlanStep.AtomicGemm g -> {
+                // Every chunk flag receives one signal per call (Plan checks it), so one value serves all chunks.
+                int value = calls + 1;
+                atomic.launch(view(g.a(), b), view(g.b(), b),
+                        g.b().buffer() == BufferRole.WEIGHT && b.weightTransposed(), view(g.c(), b),
+                        g.accumulate(), g.chunks(), g.firstChunk(),
+                        g.arrivalFlag() < 0 ? 0 : flags.address(flags.rank(), g.arrivalFlag()), value,
+                        atomicTimeout(), g.doneFlag() < 0 ? 0 : flags.address(flags.rank(), g.doneFlag()), value, s);
+            }
         }
+    }
+
+    /**
+     * How long one chunk's arrival wait in the atomic GEMM may take: half the UB_TIMEOUT deadline, so the kernel
+     * gives up (and reports the chunk and its sender) before the host's watchdog declares the domain dead.
+     */
+    private java.time.Duration atomicTimeout() {
+        java.time.Duration t = comm.environment().timeout().dividedBy(2);
+        return t.isZero() ? java.time.Duration.ofMillis(1) : t;
     }
 
     /**
@@ -544,6 +634,9 @@ public final class CudaPlanExecutor implements AutoCloseable {
             streams[i].close();
         }
         signalling.close();
+        if (atomic != null) {
+            atomic.close();
+        }
         if (failure != null) {
             throw failure;
         }

@@ -2,6 +2,7 @@ package dev.ubuf.op;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.SequencedMap;
 
 /**
@@ -41,5 +42,13 @@ public interface OverlapMethod {
         } catch (IllegalArgumentException e) {
             return List.of();
         }
+    }
+
+    /**
+     * Why this method cannot run on {@code device} at all (e.g. a kernel only some GPUs have), or empty when it can.
+     * The planner skips such a method, with this reason, instead of measuring it.
+     */
+    default Optional<String> unsupportedOn(dev.ubuf.cuda.CudaDevice device) {
+        return Optional.empty();
     }
 }

@@ -116,6 +116,7 @@ public final class PlanOp implements OverlapOp {
     @Override
     public void await(CudaStream stream) {
         comm.await(stream, executor::pendingWaits);
+        executor.checkKernelErrors();
     }
 
     @Override

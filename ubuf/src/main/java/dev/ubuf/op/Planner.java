@@ -47,10 +47,18 @@ public final class Planner {
 
     /** Every candidate for {@code shape}: the NCCL reference first, then each GEMM method's tuning space. */
     public List<Candidate> candidates(OverlapShape shape) {
+        return candidates(shape, null);
+    }
+
+    /**
+     * The candidates for {@code shape} on {@code device}: as {@link #candidates(OverlapShape)}, less the methods
+     * that cannot run on it ({@link OverlapMethod#unsupportedOn}; see {@link #skipped}). A null device skips none.
+     */
+    public List<Candidate> candidates(OverlapShape shape, CudaDevice device) {
         List<Candidate> c = new ArrayList<>();
         c.add(Candidate.nccl());
         for (OverlapMethod m : registry.of(shape.collective())) {
-            if (!m.hasGemm()) {
+            if (!m.hasGemm() || (device != null && m.unsupportedOn(device).isPresent())) {
                 continue;
             }
             for (Map<String, String> opts : m.tuningSpace(shape)) {
@@ -58,6 +66,17 @@ public final class Planner {
             }
         }
         return c;
+    }
+
+    /** The GEMM methods of {@code shape}'s collective that {@code device} cannot run, each with the reason. */
+    public Map<String, String> skipped(OverlapShape shape, CudaDevice device) {
+        Map<String, String> why = new LinkedHashMap<>();
+        for (OverlapMethod m : registry.of(shape.collective())) {
+            if (m.hasGemm()) {
+                m.unsupportedOn(device).ifPresent(r -> why.put(m.name(), r));
+            }
+        }
+        return why;
     }
 
     /**
@@ -82,7 +101,11 @@ public final class Planner {
 
     /** Decides for {@code shape} (collective): rank 0's cached choice, else a measurement when tuning is on. */
     public Decision decide(TpCommunicator comm, OverlapShape shape, DeviceKernels kernels, ExecutionSettings exec) {
-        List<Candidate> all = candidates(shape);
+        List<Candidate> all = candidates(shape, comm.context().device());
+        if (settings.debug() && comm.rank() == 0) {
+            skipped(shape, comm.context().device()).forEach((m, why) ->
+                    System.err.println("ubuf: plan " + shape.key() + ": skipped " + m + ": " + why));
+        }
         String key = key(comm.context().device(), shape, exec);
         String cached = comm.rank() == 0 ? cache.get(key).orElse("") : "";
         String agreed = broadcast(comm, cached);

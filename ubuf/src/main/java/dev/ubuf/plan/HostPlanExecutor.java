@@ -104,7 +104,7 @@ public final class HostPlanExecutor {
         int threads = 0;
         int widest = 0;
         for (Plan p : plans) {
-            threads += p.streams().size() + 1;
+            threads += p.streams().size() + 1 + atomicChunkThreads(p);
             widest = Math.max(widest, p.streams().size());
         }
         this.maxStreams = widest;
@@ -113,8 +113,19 @@ public final class HostPlanExecutor {
         int base = 0;
         for (int r = 0; r < tp; r++) {
             ranks[r] = new RankState(plans.get(r), base);
-            base += plans.get(r).streams().size() + 1;
+            base += plans.get(r).streams().size() + 1 + atomicChunkThreads(plans.get(r));
         }
+    }
+
+    /** Race-detector threads for the chunks of a plan's atomic GEMMs: each chunk runs as a thread of its own. */
+    private static int atomicChunkThreads(Plan p) {
+        int n = 0;
+        for (PlanStep s : p.steps()) {
+            if (s instanceof PlanStep.AtomicGemm g) {
+                n += g.chunks();
+            }
+        }
+        return n;
     }
 
     public int tp() {
@@ -248,6 +259,16 @@ public final class HostPlanExecutor {
                             .append(rs.plan.flagsReceivedPerCall().get(w.flag())).append(" signals per call)");
                     case PlanStep.WaitEvent e -> sb.append("event ").append(e.event())
                             .append(" not yet recorded in this call");
+                    case PlanStep.AtomicGemm g -> {
+                        sb.append("chunks waiting for arrival:");
+                        for (int c = 0; c < g.chunks(); c++) {
+                            if (!rs.atomicChunkDone(idx, c)) {
+                                int f = g.arrivalFlag() + c;
+                                sb.append(" chunk ").append(c).append(" (flag ").append(f).append(" = ")
+                                        .append(rs.flags[f]).append(", needs ").append(rs.neededOnce(f)).append(')');
+                            }
+                        }
+                    }
                     default -> sb.append("ready (should not happen)");
                 }
             }
@@ -310,6 +331,7 @@ public final class HostPlanExecutor {
                 yield all;
             }
             case PlanStep.AddBias b -> List.of(b.dst());
+            case PlanStep.AtomicGemm g -> List.of(g.a(), g.b(), g.c());
             default -> List.of();
         };
     }
@@ -373,6 +395,10 @@ public final class HostPlanExecutor {
         final boolean[] recorded;
         final int[][] eventRelease;
         final Map<BufferRole, HostRaceDetector.Shadow> shadows = new EnumMap<>(BufferRole.class);
+        /** Per step index of an atomic GEMM: its first chunk thread, and which chunks ran in this call. */
+        final int[] chunkThreadBase;
+        final boolean[][] chunkDone;
+        final int[] chunksDone;
         long callsDone;
         boolean inCall;
         long epoch;
@@ -412,6 +438,87 @@ public final class HostPlanExecutor {
             }
             recorded = new boolean[plan.eventCount()];
             eventRelease = new int[plan.eventCount()][];
+            chunkThreadBase = new int[n];
+            chunkDone = new boolean[n][];
+            chunksDone = new int[n];
+            int nextThread = callerThread + 1;
+            for (int i = 0; i < n; i++) {
+                if (plan.steps().get(i) instanceof PlanStep.AtomicGemm g) {
+                    chunkThreadBase[i] = nextThread;
+                    nextThread += g.chunks();
+                    chunkDone[i] = new boolean[g.chunks()];
+                }
+            }
+        }
+
+        boolean atomicChunkDone(int idx, int chunk) {
+            return chunksDone[idx] > 0 && chunkDone[idx][chunk];
+        }
+
+        /** The value a flag that receives one signal per call reaches in this call. */
+        int neededOnce(int flag) {
+            return (int) (epoch * plan.flagsReceivedPerCall().get(flag) + 1);
+        }
+
+        boolean chunkReady(PlanStep.AtomicGemm g, int idx, int chunk) {
+            return !atomicChunkDone(idx, chunk)
+                    && (g.arrivalFlag() < 0 || flags[g.arrivalFlag() + chunk] - neededOnce(g.arrivalFlag() + chunk) >= 0);
+        }
+
+        /**
+         * One chunk of an atomic GEMM, picked at random among the ready ones (the kernel's CTAs work on several
+         * chunks at once): wait for its arrival, multiply its rows, raise its done flag. The stream moves on when
+         * every chunk ran; the chunks run as threads forked from the stream and joined back into it.
+         */
+        void executeAtomic(int s, int idx, PlanStep.AtomicGemm g) {
+            int t = threadBase + s;
+            if (chunksDone[idx] == 0) {
+                Arrays.fill(chunkDone[idx], false);
+                if (races != null) {
+                    int[] fork = races.release(t);
+                    for (int c = 0; c < g.chunks(); c++) {
+                        races.acquire(chunkThreadBase[idx] + c, fork);
+                    }
+                }
+            }
+            int[] ready = new int[g.chunks()];
+            int n = 0;
+            for (int i = 0; i < g.chunks(); i++) {
+                int c = g.chunkAt(i);
+                if (chunkReady(g, idx, c)) {
+                    ready[n++] = c;
+                }
+            }
+            int c = ready[random.nextInt(n)];
+            int ct = chunkThreadBase[idx] + c;
+            if (races != null) {
+                races.begin(ct, new HostRaceDetector.Tag(plan.rank(), "stream " + s + " (" + plan.streams().get(s)
+                        + ") chunk " + c, callsDone, idx, g + " chunk " + c));
+                if (g.arrivalFlag() >= 0) {
+                    int[] released = flagReleases.get(g.arrivalFlag() + c).get(neededOnce(g.arrivalFlag() + c));
+                    if (released != null) {
+                        races.acquire(ct, released);
+                    }
+                }
+            }
+            gemm(ct, new PlanStep.Gemm(s, g.aChunk(c), g.b(), g.cChunk(c), g.accumulate()));
+            if (g.doneFlag() >= 0) {
+                raise(ct, this, g.doneFlag() + c, (int) (epoch + 1), "rank " + plan.rank() + " step #" + idx + " "
+                        + g + " chunk " + c);
+            }
+            if (races != null) {
+                races.end(ct);
+            }
+            chunkDone[idx][c] = true;
+            if (++chunksDone[idx] == g.chunks()) {
+                chunksDone[idx] = 0;
+                if (races != null) {
+                    for (int x = 0; x < g.chunks(); x++) {
+                        races.acquire(t, races.release(chunkThreadBase[idx] + x));
+                    }
+                }
+                cursor[s]++;
+            }
         }
 
         HostRaceDetector.Shadow shadow(BufferRole role) {
@@ -427,6 +534,14 @@ public final class HostPlanExecutor {
             return switch (step) {
                 case PlanStep.WaitSignal w -> flags[w.flag()] - needed(w) >= 0;
                 case PlanStep.WaitEvent e -> recorded[e.event()];
+                case PlanStep.AtomicGemm g -> {
+                    for (int c = 0; c < g.chunks(); c++) {
+                        if (chunkReady(g, streamSteps[s][cursor[s]], c)) {
+                            yield true;
+                        }
+                    }
+                    yield false;
+                }
                 default -> true;
             };
         }
@@ -490,6 +605,10 @@ public final class HostPlanExecutor {
         void execute(int s) {
             int idx = streamSteps[s][cursor[s]];
             PlanStep step = plan.steps().get(idx);
+            if (step instanceof PlanStep.AtomicGemm g) {
+                executeAtomic(s, idx, g);
+                return;
+            }
             int t = threadBase + s;
             if (races != null) {
                 races.begin(t, new HostRaceDetector.Tag(plan.rank(), "stream " + s + " (" + plan.streams().get(s)
@@ -524,6 +643,7 @@ public final class HostPlanExecutor {
                         races.acquire(t, eventRelease[e.event()]);
                     }
                 }
+                case PlanStep.AtomicGemm g -> throw new AssertionError("run by executeAtomic");
             }
             if (races != null) {
                 races.end(t);
@@ -534,15 +654,19 @@ public final class HostPlanExecutor {
         private void signal(int t, int idx, PlanStep.Signal sig) {
             RankState peer = ranks[sig.peer()];
             int value = (int) (epoch * signalsPerCall[idx] + signalOrdinal[idx]);
-            int old = peer.flags[sig.flag()];
+            raise(t, peer, sig.flag(), value, "rank " + plan.rank() + " step #" + idx + " " + sig);
+        }
+
+        private void raise(int t, RankState peer, int flag, int value, String what) {
+            int old = peer.flags[flag];
             if (value - old <= 0) {
-                throw new IllegalStateException("rank " + plan.rank() + " step #" + idx + " " + sig + " in call "
-                        + callsDone + " writes " + value + " into rank " + sig.peer() + "'s flag " + sig.flag()
-                        + ", which already holds " + old + ": flags must only grow");
+                throw new IllegalStateException(what + " in call " + callsDone + " writes " + value + " into rank "
+                        + peer.plan.rank() + "'s flag " + flag + ", which already holds " + old
+                        + ": flags must only grow");
             }
-            peer.flags[sig.flag()] = value;
+            peer.flags[flag] = value;
             if (races != null) {
-                peer.flagReleases.get(sig.flag()).put(value, races.release(t));
+                peer.flagReleases.get(flag).put(value, races.release(t));
             }
         }
 

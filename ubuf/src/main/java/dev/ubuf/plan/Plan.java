@@ -36,6 +36,19 @@ public record Plan(String op, String method, int rank, int tp, List<StreamRole> 
             throw new IllegalArgumentException("rank " + rank + " outside domain of " + tp);
         }
         validate(rank, tp, streams, matrices, flagsReceivedPerCall.size(), eventCount, steps);
+        for (PlanStep s : steps) {
+            if (s instanceof PlanStep.AtomicGemm g) {
+                for (int f : new int[]{g.arrivalFlag(), g.doneFlag()}) {
+                    for (int i = 0; f >= 0 && i < g.chunks(); i++) {
+                        if (flagsReceivedPerCall.get(f + i) != 1) {
+                            throw new IllegalArgumentException(s + ": the atomic GEMM's chunk flag " + (f + i)
+                                    + " must receive exactly one signal per call (one value for every chunk), not "
+                                    + flagsReceivedPerCall.get(f + i));
+                        }
+                    }
+                }
+            }
+        }
     }
 
     public int flagCount() {
@@ -56,6 +69,9 @@ public record Plan(String op, String method, int rank, int tp, List<StreamRole> 
         for (PlanStep s : steps) {
             if (s instanceof PlanStep.Signal sig && sig.peer() == peer && sig.flag() == flag) {
                 n++;
+            } else if (s instanceof PlanStep.AtomicGemm g && g.doneFlag() >= 0 && peer == rank
+                    && flag >= g.doneFlag() && flag < g.doneFlag() + g.chunks()) {
+                n++;
             }
         }
         return n;
@@ -70,6 +86,8 @@ public record Plan(String op, String method, int rank, int tp, List<StreamRole> 
         for (PlanStep s : steps) {
             if (s instanceof PlanStep.Gemm g) {
                 gemms.add(new PlanStep.Gemm(0, g.a(), g.b(), g.c(), g.accumulate()));
+            } else if (s instanceof PlanStep.AtomicGemm g) {
+                gemms.add(g.withoutFlags(0));
             }
         }
         if (gemms.isEmpty()) {
@@ -134,6 +152,21 @@ public record Plan(String op, String method, int rank, int tp, List<StreamRole> 
                 case PlanStep.WaitEvent e -> {
                     if (e.event() < 0 || e.event() >= eventCount || !recorded[e.event()]) {
                         throw new IllegalArgumentException(at + "waits for an event not recorded before it");
+                    }
+                }
+                case PlanStep.AtomicGemm g -> {
+                    checkRegion(at, g.a(), rank, tp, matrices, false);
+                    checkRegion(at, g.b(), rank, tp, matrices, false);
+                    checkRegion(at, g.c(), rank, tp, matrices, false);
+                    for (int f : new int[]{g.arrivalFlag(), g.doneFlag()}) {
+                        if (f >= 0 && f + g.chunks() > flagCount) {
+                            throw new IllegalArgumentException(at + "chunk flags " + f + ".." + (f + g.chunks() - 1)
+                                    + " out of range");
+                        }
+                    }
+                    if (g.arrivalFlag() >= 0 && g.doneFlag() >= 0 && g.arrivalFlag() < g.doneFlag() + g.chunks()
+                            && g.doneFlag() < g.arrivalFlag() + g.chunks()) {
+                        throw new IllegalArgumentException(at + "arrival and done flags overlap");
                     }
                 }
                 case PlanStep.AddBias b -> {

@@ -76,4 +76,59 @@ public sealed interface PlanStep {
     /** dst[i][j] += bias[j]: the bias of a row-parallel layer, added once after the reduction. */
     record AddBias(int stream, Region dst) implements PlanStep {
     }
+
+    /**
+     * c = a * b (+ c when accumulate) as ONE launch of a tile-synchronised GEMM (the atomic GEMM of the atomic-gemm
+     * module, run through an {@link dev.ubuf.exec.AtomicGemmLauncher}): the rows of a and c split into
+     * {@code chunks} equal chunks, visited firstChunk, firstChunk + 1, ... (mod chunks). With {@code arrivalFlag}
+     * &gt;= 0, chunk i reads a only once this rank's flag {@code arrivalFlag + i} has received its one signal of
+     * the call (a {@link WaitSignal} of count 1 per chunk, each such flag receiving one signal per call). With
+     * {@code doneFlag} &gt;= 0, chunk i, once written, raises this rank's own flag {@code doneFlag + i} (a
+     * {@link Signal} to this rank, its only sender). Chunks are not ordered among themselves: the host executor
+     * runs them as concurrent pieces, so a plan may rely only on the per-chunk flags.
+     */
+    record AtomicGemm(int stream, Region a, Region b, Region c, boolean accumulate, int chunks, int firstChunk,
+                      int arrivalFlag, int doneFlag) implements PlanStep {
+        public AtomicGemm {
+            Objects.requireNonNull(a, "a");
+            Objects.requireNonNull(b, "b");
+            Objects.requireNonNull(c, "c");
+            if (a.cols() != b.rows() || c.rows() != a.rows() || c.cols() != b.cols()) {
+                throw new IllegalArgumentException("atomic GEMM shapes disagree: " + a + " x " + b + " -> " + c);
+            }
+            if (chunks < 1 || a.rows() % chunks != 0) {
+                throw new IllegalArgumentException("atomic GEMM: " + a.rows() + " rows do not split into " + chunks
+                        + " equal chunks");
+            }
+            if (firstChunk < 0 || firstChunk >= chunks) {
+                throw new IllegalArgumentException("atomic GEMM: first chunk " + firstChunk + " outside 0.."
+                        + (chunks - 1));
+            }
+            if (arrivalFlag < -1 || doneFlag < -1) {
+                throw new IllegalArgumentException("atomic GEMM: flags are -1 (none) or a first flag index");
+            }
+        }
+
+        public long chunkRows() {
+            return a.rows() / chunks;
+        }
+
+        /** The i-th chunk visited (i = 0..chunks-1). */
+        public int chunkAt(int i) {
+            return (firstChunk + i) % chunks;
+        }
+
+        public Region aChunk(int chunk) {
+            return new Region(a.buffer(), a.rank(), a.row() + chunk * chunkRows(), chunkRows(), a.col(), a.cols());
+        }
+
+        public Region cChunk(int chunk) {
+            return new Region(c.buffer(), c.rank(), c.row() + chunk * chunkRows(), chunkRows(), c.col(), c.cols());
+        }
+
+        /** The same product with no flags (a plain launch), on {@code stream}. */
+        public AtomicGemm withoutFlags(int stream) {
+            return new AtomicGemm(stream, a, b, c, accumulate, chunks, firstChunk, -1, -1);
+        }
+    }
 }
