@@ -27,7 +27,8 @@ import java.util.Set;
  * @param setSmMargin        the GEMM leaves {@code numSm} SMs free for the communication kernels
  * @param aggregate          ring_exchange all-gather moves two chunks per step (after a pair swap; even tp)
  * @param useCe              copies go on the copy engines (false: SM copy kernels)
- * @param atomicGemm         one GEMM kernel that signals per chunk; not supported yet, always false
+ * @param atomicGemm         one GEMM kernel that waits and signals per chunk: ring_exchange and pipeline GEMMs run
+ *                           ubuf's "atomic" method (sm_90a GPUs only; creating the op fails elsewhere)
  * @param fp8Buf             FP8 communication buffer; not supported yet, always false
  * @param commPriority       stream priority of the communication streams; empty: the device's greatest
  * @param gemmPriority       stream priority of the GEMM streams; empty: the device's least
@@ -79,9 +80,14 @@ public record GemmOverlapConfig(
         if (problem != null) {
             throw new IllegalArgumentException(key + problem);
         }
-        for (GemmKey k : new GemmKey[] {GemmKey.ATOMIC_GEMM, GemmKey.FP8_BUF, GemmKey.PIPELINE_RS_OVERLAP_FIRST_GEMM}) {
+        if (atomicGemm && method != OverlapMethod.RING_EXCHANGE && method != OverlapMethod.PIPELINE) {
+            throw new IllegalArgumentException(key + GemmKey.ATOMIC_GEMM + ": true applies to ring_exchange and "
+                    + "pipeline GEMMs (it runs ubuf's \"atomic\" method on the sm_90a atomic GEMM), not to " + method
+                    + (method == OverlapMethod.AUTO ? " (the planner already measures the atomic method where the GPU"
+                    + " can run it)" : ""));
+        }
+        for (GemmKey k : new GemmKey[] {GemmKey.FP8_BUF, GemmKey.PIPELINE_RS_OVERLAP_FIRST_GEMM}) {
             boolean on = switch (k) {
-                case ATOMIC_GEMM -> atomicGemm;
                 case FP8_BUF -> fp8Buf;
                 default -> pipelineRsOverlapFirstGemm;
             };
@@ -177,8 +183,6 @@ public record GemmOverlapConfig(
     /** Why a {@code true} value of an unsupported key is rejected. */
     static String notSupportedYet(GemmKey key) {
         return switch (key) {
-            case ATOMIC_GEMM -> "true is not supported yet: atomic-GEMM overlap needs ubuf's own sm_90a GEMM kernel"
-                    + " (cuBLASLt's atomic-sync counters are gone in CUDA 13), which has not landed; false is accepted";
             case FP8_BUF -> "true is not supported yet: ubuf has no FP8 GEMMs or FP8 communication buffers yet;"
                     + " false is accepted";
             case PIPELINE_RS_OVERLAP_FIRST_GEMM -> "true is not supported yet: ubuf's pipeline issues each split's"

@@ -99,7 +99,7 @@ public final class GemmSettings {
             case NUM_SM -> GemmOverlapConfig.numSmProblem((Integer) value);
             case CGA_SIZE -> GemmOverlapConfig.cgaSizeProblem((Integer) value);
             case NUM_SPLITS -> GemmOverlapConfig.numSplitsProblem((Integer) value);
-            case ATOMIC_GEMM, FP8_BUF, PIPELINE_RS_OVERLAP_FIRST_GEMM ->
+            case FP8_BUF, PIPELINE_RS_OVERLAP_FIRST_GEMM ->
                     (Boolean) value ? GemmOverlapConfig.notSupportedYet(key) : null;
             default -> null;
         };

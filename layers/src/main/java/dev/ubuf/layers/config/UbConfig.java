@@ -557,6 +557,14 @@ public record UbConfig(
             }
             // proj/fc2 wgrad have no method: a configured one is reported by the checks, not stored.
             OverlapMethod stored = g.teDefaultMethod() == OverlapMethod.NONE ? OverlapMethod.NONE : method;
+            var atomic = s.get(GemmKey.ATOMIC_GEMM);
+            if (atomic.isPresent() && atomic.get().bool() && stored != OverlapMethod.RING_EXCHANGE
+                    && stored != OverlapMethod.PIPELINE) {
+                throw new UbConfigException(g.teName() + "." + GemmKey.ATOMIC_GEMM.teName(), atomic.get().origin(),
+                        "true applies to ring_exchange and pipeline GEMMs (it runs ubuf's \"atomic\" method on the"
+                        + " sm_90a atomic GEMM), not to " + stored + (stored == OverlapMethod.AUTO ? " (the planner "
+                        + "already measures the atomic method where the GPU can run it)" : ""));
+            }
             return new GemmOverlapConfig(g, stored,
                     intOr(s, GemmKey.NUM_SM, d.numSm()),
                     intOr(s, GemmKey.CGA_SIZE, d.cgaSize()),

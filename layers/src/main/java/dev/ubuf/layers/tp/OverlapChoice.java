@@ -70,7 +70,8 @@ public record OverlapChoice(Kind kind, Optional<String> variant, ExecutionSettin
      * "pipeline" with the configured splits and, with {@code set_sm_margin}, {@code num_sm} SMs left to the
      * reduction; BULK runs "bulk"; AUTO runs the planner (the planner measures GEMM methods only, so AUTO on a bulk
      * collective runs "bulk"); a GEMM the table does not overlap, or that {@code ub_name} leaves out, runs NCCL.
-     * {@code use_ce} selects copy engines or SM copies.
+     * {@code use_ce} selects copy engines or SM copies. With {@code atomic_gemm}, RING_EXCHANGE and PIPELINE run
+     * "atomic" (the atomic-gemm module's method; sm_90a only).
      */
     public static OverlapChoice resolve(UbConfig config, GemmName gemm) {
         Optional<MethodTable.Entry> entry = config.methodTable().entry(gemm);
@@ -91,6 +92,11 @@ public record OverlapChoice(Kind kind, Optional<String> variant, ExecutionSettin
         if (bulkRole) {
             // Only bulk can run a collective beside a GEMM it does not feed; AUTO there means bulk too.
             return new OverlapChoice(Kind.METHOD, Optional.of("bulk"), exec, margin, e.reason());
+        }
+        if (c.atomicGemm() && (m == OverlapMethod.RING_EXCHANGE || m == OverlapMethod.PIPELINE)) {
+            // The atomic GEMM module registers "atomic" in both families; on a GPU without sm_90a making the op
+            // fails with the kernel's own message (KernelsUnavailableException).
+            return new OverlapChoice(Kind.METHOD, Optional.of("atomic"), exec, 0, e.reason());
         }
         return switch (m) {
             case RING_EXCHANGE -> new OverlapChoice(Kind.METHOD, Optional.of(ringVariant(role, c)), exec, 0,

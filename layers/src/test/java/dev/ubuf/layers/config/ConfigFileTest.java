@@ -184,14 +184,14 @@ class ConfigFileTest {
     }
 
     @Test
-    void atomicGemmIsNotSupportedYet() {
-        UbConfigException e = assertThrows(UbConfigException.class,
-                () -> tp4().load(resource("atomic_gemm.yaml")).build());
-        assertEquals("proj_fprop.atomic_gemm", e.key());
-        assertEquals(9, e.origin().line());
-        assertEquals(16, e.origin().column());
-        assertTrue(e.getMessage().contains("proj_fprop.atomic_gemm: true is not supported yet: atomic-GEMM overlap"),
-                e.getMessage());
+    void atomicGemmIsAcceptedOnRingAndPipelineGemmsOnly() {
+        UbConfig c = tp4().load(resource("atomic_gemm.yaml")).build();
+        assertTrue(c.gemm(GemmName.PROJ_FPROP).atomicGemm());
+        assertFalse(c.gemm(GemmName.QKV_FPROP).atomicGemm());
+        UbConfigException bulk = assertThrows(UbConfigException.class, () -> tp4()
+                .load("qkv_dgrad: {method: bulk, atomic_gemm: 1}", "a.yaml", ConfigFormat.YAML).build());
+        assertTrue(bulk.getMessage().contains("qkv_dgrad.atomic_gemm: true applies to ring_exchange and pipeline"),
+                bulk.getMessage());
     }
 
     @Test

@@ -96,8 +96,8 @@ class ConfigMapAndBuilderTest {
                 Map.of("qkv_fprop", Map.of("method", OverlapMethod.PIPELINE))));
         assertTrue(object.getMessage().startsWith("map: qkv_fprop.method: unsupported value type"), object.getMessage());
         UbConfigException unsupported = assertThrows(UbConfigException.class, () -> UbConfig.fromMap(
-                Map.of("qkv_fprop", Map.of("atomic_gemm", 1))));
-        assertTrue(unsupported.getMessage().startsWith("map: qkv_fprop.atomic_gemm: true is not supported yet"),
+                Map.of("qkv_fprop", Map.of("fp8_buf", 1))));
+        assertTrue(unsupported.getMessage().startsWith("map: qkv_fprop.fp8_buf: true is not supported yet"),
                 unsupported.getMessage());
     }
 

@@ -30,6 +30,17 @@ class OverlapChoiceTest {
     }
 
     @Test
+    void atomicGemmRunsTheAtomicMethod() {
+        UbConfig c = tp2()
+                .gemm(GemmName.FC1_FPROP, g -> g.atomicGemm(true))
+                .gemm(GemmName.FC2_FPROP, g -> g.atomicGemm(true))
+                .build();
+        assertEquals("atomic", OverlapChoice.resolve(c, GemmName.FC1_FPROP).label());
+        assertEquals("atomic", OverlapChoice.resolve(c, GemmName.FC2_FPROP).label());
+        assertEquals("ring", OverlapChoice.resolve(c, GemmName.FC2_DGRAD).label());
+    }
+
+    @Test
     void configuredOptionsReachTheVariant() {
         UbConfig c = tp2()
                 .gemm(GemmName.FC1_FPROP, g -> g.aggregate(true).useCe(false))
