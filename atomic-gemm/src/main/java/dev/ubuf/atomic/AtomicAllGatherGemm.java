@@ -70,6 +70,15 @@ public final class AtomicAllGatherGemm implements OverlapMethod {
         return AtomicSchedule.unsupportedOn("ag/atomic", device);
     }
 
+    /**
+     * Nothing for the planner to measure yet: the method has not run on GPUs, so a layer or benchmark gets it only by
+     * naming it ({@code atomic}, {@code atomic_gemm: true}), never from {@code auto}.
+     */
+    @Override
+    public List<Map<String, String>> tuningSpace(OverlapShape shape) {
+        return List.of();
+    }
+
     /** Rank {@code rank}'s plan (no checks of the kernel's own limits: see {@link #schedule}). */
     public static Plan plan(AgShape shape, int rank) {
         int tp = shape.tp();

@@ -72,6 +72,15 @@ public final class AtomicGemmReduceScatter implements OverlapMethod {
         return AtomicSchedule.unsupportedOn("rs/atomic", device);
     }
 
+    /**
+     * Nothing for the planner to measure yet: the method has not run on GPUs, so a layer or benchmark gets it only by
+     * naming it ({@code atomic}, {@code atomic_gemm: true}), never from {@code auto}.
+     */
+    @Override
+    public List<Map<String, String>> tuningSpace(OverlapShape shape) {
+        return List.of();
+    }
+
     static int done(int chunk) {
         return chunk;
     }
