@@ -19,6 +19,7 @@ import dev.ubuf.op.OverlapShape;
 import dev.ubuf.op.Planner;
 import dev.ubuf.op.PlannerSettings;
 import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.tensor.DType;
 import dev.ubuf.timing.InterleavedTimer;
 import org.apache.commons.math3.stat.descriptive.DescriptiveStatistics;
 
@@ -81,8 +82,17 @@ public final class OverlapBench {
                     registry.schedule(s, v);
                 }
             }
-            registry.schedule(s, "bulk");
+            registry.schedule(commShape(s), "bulk");
         }
+    }
+
+    /**
+     * The shape of the communication alone (the bulk op): an FP8 AG gathers FP8 bytes (the shape itself); an FP8 RS
+     * reduce-scatters partials of the output's type, which is the bulk reduce-scatter of the shape without FP8.
+     */
+    static OverlapShape commShape(OverlapShape shape) {
+        return shape.fp8().isPresent() && shape instanceof dev.ubuf.rs.RsShape rs
+                ? new dev.ubuf.rs.RsShape(rs.tp(), rs.m(), rs.k(), rs.n(), rs.dtype(), rs.bias()) : shape;
     }
 
     /** Runs the benchmark and returns the results (also written to {@code out} after each shape). */
@@ -135,7 +145,7 @@ public final class OverlapBench {
             OperandBindings b = operands.bindings();
             OverlapOp reference = OverlapOp.ncclReference(comm, shape, kernels);
             ops.add(reference);
-            OverlapOp bulk = OverlapOp.create(comm, registry.schedule(shape, "bulk"), kernels, exec);
+            OverlapOp bulk = OverlapOp.create(comm, registry.schedule(commShape(shape), "bulk"), kernels, exec);
             ops.add(bulk);
             OperandBindings bulkOperands = operands.forMethod(false, shape.collective());
             Map<String, Runnable> c = new LinkedHashMap<>();
@@ -145,8 +155,9 @@ public final class OverlapBench {
             String ncclKey = shape.collective() == Collective.ALL_GATHER ? "nccl_ag" : "nccl_rs";
             long rows = shape.m() / shape.tp();
             c.put(ncclKey, shape.collective() == Collective.ALL_GATHER
-                    ? () -> nccl.allGather(b.input().address(), reference.userBuffer().address(), rows * shape.k(),
-                    shape.dtype(), s.nativeHandle())
+                    ? () -> nccl.allGather(b.input().address(), reference.userBuffer().address(),
+                    shape.fp8().isPresent() ? rows * shape.k() / 2 : rows * shape.k(),
+                    shape.fp8().isPresent() ? DType.FP16 : shape.dtype(), s.nativeHandle()) // fp8: byte pairs
                     : () -> nccl.reduceScatter(reference.userBuffer().address(), b.output().address(),
                     rows * shape.n(), shape.dtype(), NcclRedOp.SUM, s.nativeHandle()));
             c.put("nccl_seq", () -> reference.forward(b, s));
@@ -233,6 +244,7 @@ public final class OverlapBench {
         r.put("p10_ms", d.getPercentile(10));
         r.put("p90_ms", d.getPercentile(90));
         r.put("bias", shape.bias());
+        shape.fp8().ifPresent(f -> r.put("fp8", f.describe())); // dtype is then the output's
         r.put("iters", settings.iters());
         r.put("timing", "interleaved-shuffled, max over ranks, enqueue excluded");
         r.put("seed", settings.seed());

@@ -32,7 +32,7 @@ final class AgBenchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         return OverlapBenchRun.call(common, Collective.ALL_GATHER, shapes, methods,
-                mkn -> new AgShape(common.tp, mkn[0], mkn[1], mkn[2], common.dtype));
+                mkn -> new AgShape(common.tp, mkn[0], mkn[1], mkn[2], common.dtype, common.fp8Operands()));
     }
 
     static final class Help extends OverlapMethods.Help {

@@ -20,6 +20,15 @@ final class OverlapBenchOptions {
             completionCandidates = BenchDTypes.class, paramLabel = "TYPE",
             description = "Element type: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE}).")
     DType dtype;
+    @Option(names = "--fp8", defaultValue = "false",
+            description = "FP8 operands (E4M3 input and weight [n, k], scales 1): the AG moves FP8 chunks and every GEMM"
+                    + " is FP8; --dtype is then the output's type (and RS partials'). K and N must be multiples of 16.")
+    boolean fp8;
+
+    /** The FP8 operands of --fp8, or none. */
+    java.util.Optional<dev.ubuf.op.Fp8Operands> fp8Operands() {
+        return fp8 ? java.util.Optional.of(dev.ubuf.op.Fp8Operands.E4M3) : java.util.Optional.empty();
+    }
     @Option(names = "--warmup", defaultValue = "3", paramLabel = "N",
             description = "Untimed rounds after a first unheld call of each candidate, >= 0 (default: ${DEFAULT-VALUE}).")
     int warmup;

@@ -35,7 +35,7 @@ final class RsBenchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         return OverlapBenchRun.call(common, Collective.REDUCE_SCATTER, shapes, methods,
-                mkn -> new RsShape(common.tp, mkn[0], mkn[1], mkn[2], common.dtype, bias));
+                mkn -> new RsShape(common.tp, mkn[0], mkn[1], mkn[2], common.dtype, bias, common.fp8Operands()));
     }
 
     static final class Help extends OverlapMethods.Help {

@@ -1,6 +1,7 @@
 package dev.ubuf.ag;
 
 import dev.ubuf.plan.BufferRole;
+import dev.ubuf.plan.Fp8Scaling;
 import dev.ubuf.plan.PlanBuilder;
 import dev.ubuf.plan.PlanStep;
 import dev.ubuf.plan.Region;
@@ -33,11 +34,11 @@ final class AgLayout {
     PlanBuilder builder(String method) {
         PlanBuilder b = new PlanBuilder("ag", method, rank, tp);
         if (!options.inputInUbuf()) {
-            b.matrix(BufferRole.INPUT, shape.dtype(), rows, shape.k());
+            b.matrix(BufferRole.INPUT, shape.inputDtype(), rows, shape.k());
         }
-        b.matrix(BufferRole.UBUF, shape.dtype(), shape.m(), shape.k());
+        b.matrix(BufferRole.UBUF, shape.inputDtype(), shape.m(), shape.k());
         if (!method.equals("bulk")) {
-            b.matrix(BufferRole.WEIGHT, shape.dtype(), shape.k(), shape.n());
+            b.matrix(BufferRole.WEIGHT, shape.weightDtype(), shape.k(), shape.n());
             b.matrix(BufferRole.OUTPUT, shape.dtype(), shape.m(), shape.n());
         }
         return b;
@@ -65,7 +66,8 @@ final class AgLayout {
 
     /** The GEMM of chunks [first, first+count) read from {@code a}. */
     PlanStep.Gemm gemm(int stream, Region a, int first, int count) {
-        return new PlanStep.Gemm(stream, a, weight(), out(first, count), false);
+        return new PlanStep.Gemm(stream, a, weight(), out(first, count), false,
+                shape.fp8().isPresent() ? Fp8Scaling.INPUT_X_WEIGHT : null);
     }
 
     /** Puts the shard into UBUF chunk {@code rank} (so the call hands out the whole gathered input), if not there. */

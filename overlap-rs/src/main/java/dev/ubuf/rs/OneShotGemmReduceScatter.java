@@ -43,7 +43,7 @@ public record OneShotGemmReduceScatter(RsShape shape, RsOptions options) impleme
         int s = b.stream(StreamRole.COMPUTE);
 
         PlanParts.waitPeers(b, s, shape, true, 0);
-        b.add(new PlanStep.Gemm(s,
+        b.add(PlanParts.gemm(shape, s,
                 Region.rows(BufferRole.INPUT, rank, 0, shape.m(), shape.k()),
                 Region.rows(BufferRole.WEIGHT, rank, 0, shape.k(), shape.n()),
                 Region.rows(BufferRole.UBUF, rank, 0, shape.m(), shape.n()), false));

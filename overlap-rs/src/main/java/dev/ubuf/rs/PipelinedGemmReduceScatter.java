@@ -72,7 +72,7 @@ public record PipelinedGemmReduceScatter(RsShape shape, RsOptions options) imple
                 PlanParts.waitPeers(b, stream, shape, true, 0);
             }
             long col = j * cols;
-            b.add(new PlanStep.Gemm(stream,
+            b.add(PlanParts.gemm(shape, stream,
                     Region.rows(BufferRole.INPUT, rank, 0, shape.m(), shape.k()),
                     new Region(BufferRole.WEIGHT, rank, 0, shape.k(), col, cols),
                     new Region(BufferRole.UBUF, rank, 0, shape.m(), col, cols), false));

@@ -94,9 +94,15 @@ final class PlanParts {
         }
     }
 
-    /** Declares INPUT X [m, k] and WEIGHT [k, n]. */
+    /** Declares INPUT X [m, k] and WEIGHT [k, n] (FP8 for an FP8 shape). */
     static void declareOperands(PlanBuilder b, RsShape shape) {
-        b.matrix(BufferRole.INPUT, shape.dtype(), shape.m(), shape.k());
-        b.matrix(BufferRole.WEIGHT, shape.dtype(), shape.k(), shape.n());
+        b.matrix(BufferRole.INPUT, shape.inputDtype(), shape.m(), shape.k());
+        b.matrix(BufferRole.WEIGHT, shape.weightDtype(), shape.k(), shape.n());
+    }
+
+    /** c = x * w (+ c): an FP8 GEMM (x dequantized by the input's scale, w by the weight's) for an FP8 shape. */
+    static PlanStep.Gemm gemm(RsShape shape, int stream, Region x, Region w, Region c, boolean accumulate) {
+        return new PlanStep.Gemm(stream, x, w, c, accumulate,
+                shape.fp8().isPresent() ? dev.ubuf.plan.Fp8Scaling.INPUT_X_WEIGHT : null);
     }
 }

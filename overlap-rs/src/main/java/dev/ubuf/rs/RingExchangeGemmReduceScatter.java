@@ -124,7 +124,7 @@ public record RingExchangeGemmReduceScatter(RsShape shape, RsOptions options) im
                     // The own partial is rounded to the output type and then added to the received sum, as an
                     // unoverlapped GEMM + reduce-scatter in that type does; and the GEMM need not wait for the data.
                     Region out = Region.rows(BufferRole.OUTPUT, rank, lo, rows, n);
-                    b.add(new PlanStep.Gemm(stream, x, w, out, false));
+                    b.add(PlanParts.gemm(shape, stream, x, w, out, false));
                     b.add(new PlanStep.WaitSignal(stream, dataFlag, sequence(step, j)));
                     b.add(new PlanStep.Reduce(stream, List.of(sum), out, true));
                     if (shape.bias()) {
@@ -137,7 +137,7 @@ public record RingExchangeGemmReduceScatter(RsShape shape, RsOptions options) im
                 if (step > 0) {
                     b.add(new PlanStep.WaitSignal(stream, dataFlag, sequence(step, j)));
                 }
-                b.add(new PlanStep.Gemm(stream, x, w, sum, step > 0));
+                b.add(PlanParts.gemm(shape, stream, x, w, sum, step > 0));
                 if (!last) {
                     b.order(stream, comm);
                     int next = step + 1;

@@ -57,6 +57,22 @@ public sealed interface RsSchedule
                 ? method.shortName() + " pull-reduces from every rank; tp=" + shape.tp() + " exceeds "
                   + MAX_PULL_SOURCES + " sources (use ring)"
                 : null;
+        if (shape.fp8().isPresent()) {
+            String fp8 = switch (method) {
+                case BULK -> "bulk: runs no GEMM, so fp8 operands mean nothing to it (reduce-scatter the partial in "
+                        + shape.dtype().shortName() + ")";
+                // cuBLASLt's fp8 kernels write 16-byte rows: a column block of the partial must be a multiple of that
+                case PIPELINE -> shape.n() % options.numSplits() == 0
+                        && (shape.n() / options.numSplits()) * shape.dtype().bytes() % 16 != 0
+                        ? "pipeline: fp8 GEMMs write 16-byte rows, but a block of n/numSplits=" + shape.n()
+                          / options.numSplits() + " " + shape.dtype().shortName() + " columns is not"
+                        : null;
+                default -> null;
+            };
+            if (fp8 != null) {
+                return Optional.of(fp8);
+            }
+        }
         String why = switch (method) {
             case RING -> options.ringSubChunks() > shape.rowsPerRank()
                     ? "ring: ringSubChunks=" + options.ringSubChunks() + " exceeds m/tp=" + shape.rowsPerRank()

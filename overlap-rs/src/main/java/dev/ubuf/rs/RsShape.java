@@ -1,10 +1,12 @@
 package dev.ubuf.rs;
 
 import dev.ubuf.op.Collective;
+import dev.ubuf.op.Fp8Operands;
 import dev.ubuf.op.OverlapShape;
 import dev.ubuf.tensor.DType;
 
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * The shape of one row-parallel GEMM→ReduceScatter: every rank holds X[m, k] and W[k, n] (k is this rank's slice
@@ -17,11 +19,15 @@ import java.util.Objects;
  * @param n     columns of the product and of the output
  * @param dtype element type of X, W, the user buffer of the pull methods, the output and the bias
  * @param bias  whether a bias row [1, n] is added after the reduction
+ * @param fp8   FP8 input and weight (the weight stored [n, k]): the GEMMs are FP8 and write partial sums in
+ *              {@code dtype} or fp32 (never FP8), the output is {@code dtype}; k and n must be multiples of 16
  */
-public record RsShape(int tp, long m, long k, long n, DType dtype, boolean bias) implements OverlapShape {
+public record RsShape(int tp, long m, long k, long n, DType dtype, boolean bias, Optional<Fp8Operands> fp8)
+        implements OverlapShape {
 
     public RsShape {
         Objects.requireNonNull(dtype, "dtype");
+        Objects.requireNonNull(fp8, "fp8 (Optional.empty() for none)");
         if (tp < 2) {
             throw new IllegalArgumentException("reduce-scatter needs tp >= 2, got tp=" + tp
                     + " (with one rank run the GEMM directly)");
@@ -34,8 +40,20 @@ public record RsShape(int tp, long m, long k, long n, DType dtype, boolean bias)
                     + ": every rank receives m/tp whole rows");
         }
         if (dtype.isReserved()) {
-            throw new IllegalArgumentException(dtype + " is reserved: GEMM and reduction support it not yet");
+            throw new IllegalArgumentException(dtype + " is reserved: GEMM and reduction support it not yet"
+                    + (fp8.isPresent() ? "" : "; for fp8 operands give an Fp8Operands and the output's type"));
         }
+        fp8.ifPresent(f -> f.validate("rs " + dtype.shortName() + " m" + m + " k" + k + " n" + n, k, n, dtype));
+    }
+
+    /** A shape whose operands are all {@code dtype}. */
+    public RsShape(int tp, long m, long k, long n, DType dtype, boolean bias) {
+        this(tp, m, k, n, dtype, bias, Optional.empty());
+    }
+
+    /** This shape with FP8 input and weight ({@code dtype} stays the output's and the partial sums' type). */
+    public RsShape withFp8(Fp8Operands operands) {
+        return new RsShape(tp, m, k, n, dtype, bias, Optional.of(operands));
     }
 
     @Override

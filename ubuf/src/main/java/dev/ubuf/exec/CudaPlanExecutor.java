@@ -207,8 +207,7 @@ public final class CudaPlanExecutor implements AutoCloseable {
             for (PlanStep step : plan.steps()) {
                 if (step instanceof PlanStep.Gemm g) {
                     gemms[g.stream()].prepare(view(g.a(), b), view(g.b(), b), view(g.c(), b),
-                            g.accumulate() ? 1f : 0f,
-                            new Gemm.Options(false, b.weightTransposed(), settings.gemmSmBudget(), false), caller);
+                            g.accumulate() ? 1f : 0f, gemmOptions(b), scales(g, b), caller);
                 }
             }
         }
@@ -328,6 +327,9 @@ public final class CudaPlanExecutor implements AutoCloseable {
                 d.put("b", g.b().toString());
                 d.put("c", g.c().toString());
                 d.put("accumulate", g.accumulate());
+                if (g.isFp8()) {
+                    d.put("fp8", true);
+                }
             }
             case PlanStep.Copy c -> {
                 d.put("src", c.src().toString());
@@ -452,6 +454,47 @@ public final class CudaPlanExecutor implements AutoCloseable {
         check(BufferRole.OUTPUT, b.output(), false);
         check(BufferRole.BIAS, b.bias(), false);
         check(BufferRole.WEIGHT, b.weight(), b.weightTransposed());
+        checkFp8(b);
+    }
+
+    private Gemm.Options gemmOptions(OperandBindings b) {
+        return new Gemm.Options(false, b.weightTransposed(), settings.gemmSmBudget(), false);
+    }
+
+    private static Gemm.Fp8Scales scales(PlanStep.Gemm g, OperandBindings b) {
+        return g.isFp8() ? b.scales().forGemm(g.fp8()) : null;
+    }
+
+    /**
+     * An FP8 plan needs the scales, the weight stored [n, k] and 16-byte aligned operands with 16-byte rows (what
+     * cuBLASLt's FP8 kernels take); a plan that is not FP8 takes no scales. All checked before any GPU work.
+     */
+    private void checkFp8(OperandBindings b) {
+        boolean fp8 = plan.steps().stream().anyMatch(s -> s instanceof PlanStep.Gemm g && g.isFp8());
+        String what = plan.op() + "/" + plan.method();
+        if (!fp8) {
+            if (b.scales() != null) {
+                throw new IllegalArgumentException(what + " is not an fp8 op, but fp8 scales were given");
+            }
+            return;
+        }
+        if (b.scales() == null) {
+            throw new IllegalArgumentException(what + " multiplies fp8 operands: bind their dequantization scales"
+                    + " (OperandBindings.withScales)");
+        }
+        if (!b.weightTransposed()) {
+            throw new IllegalArgumentException(what + ": fp8 GEMMs take the weight stored [n, k] (weightTransposed,"
+                    + " the NT layout cuBLASLt runs fp8 in); quantize it with Fp8Kernels.quantizeTransposed");
+        }
+        for (TensorView t : new TensorView[]{b.input(), b.weight(), b.output()}) {
+            if (t == null) {
+                continue;
+            }
+            if (Long.remainderUnsigned(t.address(), 16) != 0 || (t.ld() * t.dtype().bytes()) % 16 != 0) {
+                throw new IllegalArgumentException(what + ": fp8 GEMMs need 16-byte aligned operands with rows a "
+                        + "multiple of 16 bytes apart, got " + t);
+            }
+        }
     }
 
     private void check(BufferRole role, TensorView t, boolean transposed) {
@@ -499,8 +542,7 @@ public final class CudaPlanExecutor implements AutoCloseable {
         CudaStream s = streams[step.stream()];
         switch (step) {
             case PlanStep.Gemm g -> gemms[g.stream()].multiply(view(g.a(), b), view(g.b(), b), view(g.c(), b),
-                    1f, g.accumulate() ? 1f : 0f,
-                    new Gemm.Options(false, b.weightTransposed(), settings.gemmSmBudget(), false), s);
+                    1f, g.accumulate() ? 1f : 0f, gemmOptions(b), scales(g, b), s);
             case PlanStep.Copy c -> mover.copy(view(c.src(), b), view(c.dst(), b), s);
             case PlanStep.Signal sig -> {
                 int k = ++sentThisCall[sig.peer()][sig.flag()];

@@ -171,11 +171,18 @@ public final class Gemm implements AutoCloseable {
      * peers (see {@link GemmRunner#prepare}).
      */
     public void prepare(TensorView a, TensorView b, TensorView c, float beta, Options o, CudaStream stream) {
+        prepare(a, b, c, beta, o, null, stream);
+    }
+
+    /** {@link #prepare(TensorView, TensorView, TensorView, float, Options, CudaStream)} of an FP8 multiply, with the
+     *  scales it will run with bound while its algorithm is chosen (null: not bound; cuBLASLt reads scale 1). */
+    public void prepare(TensorView a, TensorView b, TensorView c, float beta, Options o, Fp8Scales scales,
+                        CudaStream stream) {
         GemmSpec spec = spec(a, b, c, o);
         if (stream.context() != context) {
             throw new IllegalArgumentException("stream belongs to " + stream.context() + ", this GEMM to " + context);
         }
-        runner.prepare(spec, a.address(), b.address(), c.address(), beta,
+        runner.prepare(spec, a.address(), b.address(), c.address(), beta, scales,
                 tuning ? new StreamCandidateBench(context, stream) : CandidateBench.NONE);
     }
 

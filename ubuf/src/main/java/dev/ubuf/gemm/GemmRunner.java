@@ -117,8 +117,17 @@ public final class GemmRunner implements AutoCloseable {
      * that stream can sit behind the call's own cross-rank waits in a shared hardware queue.
      */
     void prepare(GemmSpec spec, long a, long b, long c, float beta, CandidateBench bench) {
+        prepare(spec, a, b, c, beta, null, bench);
+    }
+
+    /** As {@link #prepare(GemmSpec, long, long, long, float, CandidateBench)}, with an FP8 GEMM's scales bound while
+     *  its candidates are chosen and timed (null for none: cuBLASLt then reads scale 1). */
+    void prepare(GemmSpec spec, long a, long b, long c, float beta, Gemm.Fp8Scales scales, CandidateBench bench) {
         assertOpen();
         checkOperands(spec, a, b, c);
+        if (scales != null) {
+            checkFp8(spec, beta, scales);
+        }
         MatmulPlan.Key key = new MatmulPlan.Key(spec, alignmentOf(a), alignmentOf(b), alignmentOf(c), beta != 0f,
                 false, false);
         if (plans.containsKey(key)) {
@@ -127,7 +136,7 @@ public final class GemmRunner implements AutoCloseable {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment alphaHost = arena.allocateFrom(JAVA_FLOAT, 1f);
             MemorySegment betaHost = arena.allocateFrom(JAVA_FLOAT, beta);
-            MatmulPlan plan = MatmulPlan.choose(handle.library(), handle.address(), key, null, workspaceBytes,
+            MatmulPlan plan = MatmulPlan.choose(handle.library(), handle.address(), key, scales, workspaceBytes,
                     chooser(key, a, b, c, alphaHost, betaHost, bench));
             if (plan.isProvisional()) {
                 plan.close();

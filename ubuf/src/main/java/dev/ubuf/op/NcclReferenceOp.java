@@ -12,6 +12,7 @@ import dev.ubuf.trace.SpanKind;
 import dev.ubuf.gemm.Gemm;
 import dev.ubuf.nccl.NcclRedOp;
 import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 
 import java.util.ArrayList;
@@ -48,8 +49,10 @@ public final class NcclReferenceOp implements OverlapOp {
         comm.nccl(); // collective: every rank creates it now, not at its first call
         CudaContext ctx = comm.context().makeCurrent();
         long cols = ag() ? shape.k() : shape.n();
-        this.buffer = ctx.allocate(shape.m() * cols * shape.dtype().bytes());
-        this.staged = TensorView.of(buffer, shape.m(), cols, shape.dtype());
+        // AG stages the gathered input (fp8 for an fp8 op), RS the partial product (the output's type).
+        DType stagedType = ag() ? shape.inputDtype() : shape.dtype();
+        this.buffer = ctx.allocate(shape.m() * cols * stagedType.bytes());
+        this.staged = TensorView.of(buffer, shape.m(), cols, stagedType);
         Gemm g = null;
         try {
             g = new Gemm(ctx, comm.gemmTuner());
@@ -87,17 +90,30 @@ public final class NcclReferenceOp implements OverlapOp {
         if (closed) {
             throw new IllegalStateException("NCCL reference op for " + shape.key() + " is closed");
         }
-        require(b.input(), "input", shape.inputRows(), shape.k());
-        require(b.output(), "output", shape.outputRows(), shape.n());
+        require(b.input(), "input", shape.inputRows(), shape.k(), shape.inputDtype());
+        require(b.output(), "output", shape.outputRows(), shape.n(), shape.dtype());
         if (b.weight() == null) {
             throw new IllegalArgumentException("nccl: needs a weight tensor");
+        }
+        b.weight().requireDType(shape.weightDtype(), "weight");
+        if (shape.fp8().isPresent()) {
+            if (b.scales() == null) {
+                throw new IllegalArgumentException("nccl: this op multiplies fp8 operands: bind their dequantization"
+                        + " scales (OperandBindings.withScales)");
+            }
+            if (!b.weightTransposed()) {
+                throw new IllegalArgumentException("nccl: fp8 GEMMs take the weight stored [n, k] (weightTransposed,"
+                        + " the NT layout cuBLASLt runs fp8 in)");
+            }
+        } else if (b.scales() != null) {
+            throw new IllegalArgumentException("nccl: this op is not fp8, but fp8 scales were given");
         }
         if (shape.bias() != (b.bias() != null)) {
             throw new IllegalArgumentException(shape.bias() ? "nccl: this op adds a bias: pass one"
                     : "nccl: this op has no bias, but one was given (" + b.bias() + "): make the op with a bias");
         }
         if (b.bias() != null) {
-            require(b.bias(), "bias", 1, shape.n());
+            require(b.bias(), "bias", 1, shape.n(), shape.dtype());
         }
         if (!(ag() ? b.input() : b.output()).isContiguous()) {
             throw new IllegalArgumentException("nccl: needs a contiguous " + (ag() ? "input" : "output"));
@@ -107,12 +123,12 @@ public final class NcclReferenceOp implements OverlapOp {
         return o;
     }
 
-    private void require(TensorView t, String what, long rows, long cols) {
+    private void require(TensorView t, String what, long rows, long cols, DType type) {
         if (t == null) {
             throw new IllegalArgumentException("nccl: needs a " + what + " tensor");
         }
         t.requireShape(rows, cols, what);
-        t.requireDType(shape.dtype(), what);
+        t.requireDType(type, what);
         t.memory().assertOpen();
     }
 
@@ -122,16 +138,22 @@ public final class NcclReferenceOp implements OverlapOp {
         comm.requireHealthy("the NCCL reference of " + shape.key());
         comm.context().makeCurrent();
         // Tune before the collective is enqueued: tuning waits for its own stream, which must not queue behind it.
-        gemm.prepare(ag() ? staged : b.input(), b.weight(), ag() ? b.output() : staged, 0f, o, s);
+        gemm.prepare(ag() ? staged : b.input(), b.weight(), ag() ? b.output() : staged, 0f, o, scales(b), s);
         mark(s, 0);
         long rows = shape.m() / shape.tp();
         if (ag()) {
-            comm.nccl().allGather(b.input().address(), staged.address(), rows * shape.k(), shape.dtype(),
-                    s.nativeHandle());
+            if (shape.fp8().isPresent()) {
+                // FP8 bytes, gathered as pairs (k is a multiple of 16): a copy needs no NCCL fp8 type.
+                comm.nccl().allGather(b.input().address(), staged.address(), rows * shape.k() / 2, DType.FP16,
+                        s.nativeHandle());
+            } else {
+                comm.nccl().allGather(b.input().address(), staged.address(), rows * shape.k(), shape.dtype(),
+                        s.nativeHandle());
+            }
             mark(s, 1);
-            gemm.multiply(staged, b.weight(), b.output(), 1f, 0f, o, s);
+            gemm.multiply(staged, b.weight(), b.output(), 1f, 0f, o, scales(b), s);
         } else {
-            gemm.multiply(b.input(), b.weight(), staged, 1f, 0f, o, s);
+            gemm.multiply(b.input(), b.weight(), staged, 1f, 0f, o, scales(b), s);
             mark(s, 1);
             comm.nccl().reduceScatter(staged.address(), b.output().address(), rows * shape.n(), shape.dtype(),
                     NcclRedOp.SUM, s.nativeHandle());
@@ -144,6 +166,10 @@ public final class NcclReferenceOp implements OverlapOp {
         used = true;
     }
 
+    private Gemm.Fp8Scales scales(OperandBindings b) {
+        return shape.fp8().isPresent() ? b.scales().forGemm(dev.ubuf.plan.Fp8Scaling.INPUT_X_WEIGHT) : null;
+    }
+
     private void mark(CudaStream s, int i) {
         if (traceEvents != null) {
             traceEvents[i].record(s);
@@ -154,7 +180,7 @@ public final class NcclReferenceOp implements OverlapOp {
     public void forwardGemmsOnly(OperandBindings b, CudaStream s) {
         Gemm.Options o = validate(b);
         comm.context().makeCurrent();
-        gemm.multiply(ag() ? staged : b.input(), b.weight(), ag() ? b.output() : staged, 1f, 0f, o, s);
+        gemm.multiply(ag() ? staged : b.input(), b.weight(), ag() ? b.output() : staged, 1f, 0f, o, scales(b), s);
         lastUse.record(s);
         used = true;
     }
@@ -193,7 +219,7 @@ public final class NcclReferenceOp implements OverlapOp {
         double mid = traceEvents[1].elapsedMillisSince(origin);
         double end = traceEvents[2].elapsedMillisSince(origin);
         long rows = shape.m() / shape.tp();
-        long bytes = (ag() ? rows * shape.k() : rows * shape.n()) * shape.dtype().bytes() * shape.tp();
+        long bytes = (ag() ? rows * shape.k() : rows * shape.n()) * (ag() ? shape.inputDtype() : shape.dtype()).bytes() * shape.tp();
         Map<String, Object> gemmArgs = new LinkedHashMap<>();
         gemmArgs.put("m", shape.m());
         gemmArgs.put("n", shape.n());

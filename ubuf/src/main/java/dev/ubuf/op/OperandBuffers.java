@@ -3,7 +3,10 @@ package dev.ubuf.op;
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.DeviceBuffer;
+import dev.ubuf.exec.DequantScales;
 import dev.ubuf.exec.OperandBindings;
+import dev.ubuf.ops.Fp8Kernels;
+import dev.ubuf.tensor.DType;
 import dev.ubuf.ops.DeviceKernels;
 import dev.ubuf.tensor.TensorView;
 
@@ -23,6 +26,10 @@ public final class OperandBuffers implements AutoCloseable {
      */
     public OperandBuffers(CudaContext ctx, DeviceKernels kernels, OverlapShape shape, long seed, CudaStream stream) {
         try {
+            if (shape.fp8().isPresent()) {
+                this.bindings = fp8(ctx, kernels, shape, seed, stream);
+                return;
+            }
             TensorView x = matrix(ctx, shape.inputRows(), shape.k(), shape);
             kernels.fillRandom(x, seed, 1f, stream);
             TensorView w = matrix(ctx, shape.k(), shape.n(), shape);
@@ -42,9 +49,40 @@ public final class OperandBuffers implements AutoCloseable {
     }
 
     private TensorView matrix(CudaContext ctx, long rows, long cols, OverlapShape shape) {
-        DeviceBuffer b = ctx.allocate(rows * cols * shape.dtype().bytes());
+        return matrix(ctx, rows, cols, shape.dtype());
+    }
+
+    private TensorView matrix(CudaContext ctx, long rows, long cols, DType type) {
+        DeviceBuffer b = ctx.allocate(rows * cols * type.bytes());
         owned.add(b);
-        return TensorView.of(b, rows, cols, shape.dtype());
+        return TensorView.of(b, rows, cols, type);
+    }
+
+    /**
+     * An FP8 op's operands: random values in the output's type quantized (scale 1) into the FP8 input [rows, k] and
+     * weight [n, k] (the NT layout), dequantization scales of 1, a poisoned output.
+     */
+    private OperandBindings fp8(CudaContext ctx, DeviceKernels kernels, OverlapShape shape, long seed,
+                                CudaStream stream) {
+        Fp8Kernels q = new Fp8Kernels(kernels.library());
+        TensorView one = matrix(ctx, 1, 1, DType.FP32);
+        kernels.fillBits(one, Float.floatToRawIntBits(1f), stream);
+        TensorView xHigh = matrix(ctx, shape.inputRows(), shape.k(), shape.dtype());
+        kernels.fillRandom(xHigh, seed, 1f, stream);
+        TensorView x = matrix(ctx, shape.inputRows(), shape.k(), shape.inputDtype());
+        q.quantize(xHigh, one, x, null, null, stream);
+        TensorView wHigh = matrix(ctx, shape.n(), shape.k(), shape.dtype());
+        kernels.fillRandom(wHigh, seed + 1, 1f, stream);
+        TensorView w = matrix(ctx, shape.n(), shape.k(), shape.weightDtype());
+        q.quantize(wHigh, one, w, null, null, stream);
+        TensorView out = matrix(ctx, shape.outputRows(), shape.n(), shape.dtype());
+        kernels.poison(out, stream);
+        TensorView bias = null;
+        if (shape.bias()) {
+            bias = matrix(ctx, 1, shape.n(), shape.dtype());
+            kernels.fillRandom(bias, seed + 2, 1f, stream);
+        }
+        return new OperandBindings(x, w, true, out, bias, new DequantScales(one, one));
     }
 
     public OperandBindings bindings() {

@@ -23,6 +23,25 @@ public interface OverlapShape {
     /** Whether a bias row [1, n] is added (once, after the reduction for RS). */
     boolean bias();
 
+    /**
+     * The FP8 operands of an FP8 op: then the input and weight are stored in these FP8 types (the weight [n, k]) and
+     * dequantized by per-call scales, and {@link #dtype()} is the output's type (and the partial sums' of RS). Empty
+     * for an op whose operands are all {@link #dtype()}.
+     */
+    default java.util.Optional<Fp8Operands> fp8() {
+        return java.util.Optional.empty();
+    }
+
+    /** The input's stored type: the FP8 input type of an FP8 op, else {@link #dtype()}. */
+    default DType inputDtype() {
+        return fp8().map(Fp8Operands::input).orElse(dtype());
+    }
+
+    /** The weight's stored type: the FP8 weight type of an FP8 op, else {@link #dtype()}. */
+    default DType weightDtype() {
+        return fp8().map(Fp8Operands::weight).orElse(dtype());
+    }
+
     /** Rows of the input operand on each rank. */
     default long inputRows() {
         return collective() == Collective.ALL_GATHER ? m() / tp() : m();
@@ -38,9 +57,9 @@ public interface OverlapShape {
         return 2.0 * m() * k() * n();
     }
 
-    /** A stable key: "ag tp2 bf16 m8192 k8192 n8192" (+ " bias"). */
+    /** A stable key: "ag tp2 bf16 m8192 k8192 n8192" (+ " bias", + " fp8e4m3xfp8e4m3" for an FP8 op). */
     default String key() {
         return collective().resultName() + " tp" + tp() + " " + dtype().shortName() + " m" + m() + " k" + k() + " n"
-                + n() + (bias() ? " bias" : "");
+                + n() + (bias() ? " bias" : "") + fp8().map(f -> " " + f.describe()).orElse("");
     }
 }

@@ -30,7 +30,11 @@ import java.util.Random;
  *     joined the previous one, but ranks are otherwise free: rank 0 may be in call e + 1 while rank 1 is in e.
  *     The start of a call is itself a move picked at random, so the caller's gap between calls varies.</li>
  * <li>GEMM: c = a * b (+ c). Copy: dst = src. Reduce: dst = (dst if accumulate, else 0) + sum of sources.
- *     AddBias: dst[i][j] += BIAS[0][j] (j the column of dst's matrix). All in double; dtypes are ignored.</li>
+ *     AddBias: dst[i][j] += BIAS[0][j] (j the column of dst's matrix). All in double; dtypes are ignored, except
+ *     that an FP8 GEMM ({@link PlanStep.Gemm#fp8()}) computes c = (sa * a) * (sb * b) (+ c) with the scales set by
+ *     {@link HostRankMemory#setScale}, and fails when a finite value of a or b is not representable in its matrix's
+ *     FP8 type (so a plan that multiplies data it never quantized, or that moved wider data into an FP8 buffer, is
+ *     caught).</li>
  * </ul>
  * Nothing ready while work remains is a deadlock: an {@link IllegalStateException} names every blocked head.
  * With race detection on (the default), any two accesses to one element, one of them a write, that no stream
@@ -679,20 +683,38 @@ public final class HostPlanExecutor {
             access(t, g.c(), true);
             double[] a = read(g.a());
             double[] b = read(g.b());
+            double scale = 1;
+            if (g.isFp8()) {
+                requireFp8(g, g.a(), a);
+                requireFp8(g, g.b(), b);
+                scale = memory.scale(g.fp8().a()) * memory.scale(g.fp8().b());
+            }
             double[] c = g.accumulate() ? read(g.c()) : new double[Math.toIntExact(g.c().rows() * g.c().cols())];
             int rows = (int) g.c().rows();
             int cols = (int) g.c().cols();
             int inner = (int) g.a().cols();
             for (int i = 0; i < rows; i++) {
                 for (int j = 0; j < cols; j++) {
-                    double sum = c[i * cols + j];
+                    double sum = 0;
                     for (int k = 0; k < inner; k++) {
                         sum += a[i * inner + k] * b[k * cols + j];
                     }
-                    c[i * cols + j] = sum;
+                    c[i * cols + j] += scale * sum;
                 }
             }
             write(g.c(), c);
+        }
+
+        /** Every finite value an FP8 GEMM reads must be one of its matrix's FP8 values. */
+        private void requireFp8(PlanStep.Gemm g, Region r, double[] values) {
+            dev.ubuf.tensor.DType t = ranks[r.rank()].plan.matrix(r.buffer()).dtype();
+            dev.ubuf.fp8.Fp8Format f = dev.ubuf.fp8.Fp8Format.of(t);
+            for (double v : values) {
+                if (Double.isFinite(v) && (double) f.round((float) v) != v) {
+                    throw new IllegalStateException("rank " + plan.rank() + " " + g + " reads " + v + " from " + r
+                            + ", which is not a " + t.shortName() + " value: the data was never quantized");
+                }
+            }
         }
 
         private void reduce(int t, PlanStep.Reduce r) {

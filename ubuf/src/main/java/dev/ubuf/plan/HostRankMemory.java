@@ -16,6 +16,7 @@ public final class HostRankMemory {
     private final int rank;
     private final Map<BufferRole, MatrixSpec> specs;
     private final Map<BufferRole, double[]> data = new EnumMap<>(BufferRole.class);
+    private final Map<Fp8Scaling.Scale, Double> scales = new EnumMap<>(Fp8Scaling.Scale.class);
 
     HostRankMemory(HostPlanExecutor owner, int rank, Map<BufferRole, MatrixSpec> specs) {
         this.owner = owner;
@@ -69,6 +70,28 @@ public final class HostRankMemory {
         owner.callerAccess(rank, role, r, false);
         int from = Math.toIntExact(firstRow * m.cols());
         return Arrays.copyOfRange(data.get(role), from, from + Math.toIntExact(rows * m.cols()));
+    }
+
+    /**
+     * Sets the dequantization scale {@code which} (the caller's scale_inv) that FP8 GEMM steps read from now on;
+     * set it before the call, or in {@code beforeCall}.
+     */
+    public void setScale(Fp8Scaling.Scale which, double value) {
+        Objects.requireNonNull(which, "which");
+        if (!Double.isFinite(value)) {
+            throw new IllegalArgumentException("scale " + which + " must be finite, got " + value);
+        }
+        scales.put(which, value);
+    }
+
+    /** The scale an FP8 GEMM step reads; an unset one is an error naming it. */
+    double scale(Fp8Scaling.Scale which) {
+        Double v = scales.get(which);
+        if (v == null) {
+            throw new IllegalStateException("rank " + rank + " runs an fp8 GEMM but its " + which
+                    + " scale was never set (HostRankMemory.setScale)");
+        }
+        return v;
     }
 
     double[] raw(BufferRole role) {

@@ -85,7 +85,7 @@ public record Plan(String op, String method, int rank, int tp, List<StreamRole> 
         List<PlanStep> gemms = new ArrayList<>();
         for (PlanStep s : steps) {
             if (s instanceof PlanStep.Gemm g) {
-                gemms.add(new PlanStep.Gemm(0, g.a(), g.b(), g.c(), g.accumulate()));
+                gemms.add(g.onStream(0));
             } else if (s instanceof PlanStep.AtomicGemm g) {
                 gemms.add(g.withoutFlags(0));
             }
@@ -119,6 +119,7 @@ public record Plan(String op, String method, int rank, int tp, List<StreamRole> 
                     checkRegion(at, g.a(), rank, tp, matrices, false);
                     checkRegion(at, g.b(), rank, tp, matrices, false);
                     checkRegion(at, g.c(), rank, tp, matrices, false);
+                    checkGemmTypes(at, g, matrices);
                 }
                 case PlanStep.Copy c -> {
                     checkRegion(at, c.src(), rank, tp, matrices, true);
@@ -176,6 +177,26 @@ public record Plan(String op, String method, int rank, int tp, List<StreamRole> 
                     }
                 }
             }
+        }
+    }
+
+    /** An FP8 GEMM reads FP8 A and B and writes a wider type; any other GEMM touches no FP8 matrix. */
+    private static void checkGemmTypes(String at, PlanStep.Gemm g, Map<BufferRole, MatrixSpec> matrices) {
+        boolean fa = matrices.get(g.a().buffer()).dtype().isReserved();
+        boolean fb = matrices.get(g.b().buffer()).dtype().isReserved();
+        boolean fc = matrices.get(g.c().buffer()).dtype().isReserved();
+        if (g.isFp8() && (!fa || !fb)) {
+            throw new IllegalArgumentException(at + "an fp8 GEMM needs fp8 A and B, got "
+                    + matrices.get(g.a().buffer()).dtype().shortName() + " and "
+                    + matrices.get(g.b().buffer()).dtype().shortName());
+        }
+        if (!g.isFp8() && (fa || fb)) {
+            throw new IllegalArgumentException(at + "reads an fp8 matrix but has no fp8 scaling (its operands would"
+                    + " not be dequantized)");
+        }
+        if (fc) {
+            throw new IllegalArgumentException(at + "writes an fp8 matrix: plan GEMMs write bf16, fp16 or fp32"
+                    + " (partial sums are never fp8)");
         }
     }
 

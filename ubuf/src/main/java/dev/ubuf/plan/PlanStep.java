@@ -10,8 +10,12 @@ import java.util.Objects;
 public sealed interface PlanStep {
     int stream();
 
-    /** c = a * b (+ c when accumulate). a is rows x K of the left operand, b is K x cols of the right one. */
-    record Gemm(int stream, Region a, Region b, Region c, boolean accumulate) implements PlanStep {
+    /**
+     * c = a * b (+ c when accumulate). a is rows x K of the left operand, b is K x cols of the right one.
+     * With {@code fp8} (null otherwise) a and b are FP8 and dequantized by the caller's scales it names (see
+     * {@link Fp8Scaling}); c is never FP8.
+     */
+    record Gemm(int stream, Region a, Region b, Region c, boolean accumulate, Fp8Scaling fp8) implements PlanStep {
         public Gemm {
             Objects.requireNonNull(a, "a");
             Objects.requireNonNull(b, "b");
@@ -19,6 +23,20 @@ public sealed interface PlanStep {
             if (a.cols() != b.rows() || c.rows() != a.rows() || c.cols() != b.cols()) {
                 throw new IllegalArgumentException("GEMM shapes disagree: " + a + " x " + b + " -> " + c);
             }
+        }
+
+        /** A GEMM that is not FP8. */
+        public Gemm(int stream, Region a, Region b, Region c, boolean accumulate) {
+            this(stream, a, b, c, accumulate, null);
+        }
+
+        public boolean isFp8() {
+            return fp8 != null;
+        }
+
+        /** This step on another stream (same operands, same scaling). */
+        public Gemm onStream(int s) {
+            return new Gemm(s, a, b, c, accumulate, fp8);
         }
     }
 

@@ -1,0 +1,271 @@
+package dev.ubuf.tests;
+
+import dev.ubuf.ag.AgShape;
+import dev.ubuf.bootstrap.Bootstrap;
+import dev.ubuf.comm.ThreadDomain;
+import dev.ubuf.comm.TpCommunicator;
+import dev.ubuf.config.UbufEnvironment;
+import dev.ubuf.cuda.CudaContext;
+import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.cuda.DeviceBuffer;
+import dev.ubuf.cuda.KernelLibrary;
+import dev.ubuf.cuda.StreamPriority;
+import dev.ubuf.exec.DequantScales;
+import dev.ubuf.exec.ExecutionSettings;
+import dev.ubuf.exec.OperandBindings;
+import dev.ubuf.op.Collective;
+import dev.ubuf.op.Fp8Operands;
+import dev.ubuf.op.MethodRegistry;
+import dev.ubuf.op.OverlapOp;
+import dev.ubuf.op.OverlapShape;
+import dev.ubuf.op.Planner;
+import dev.ubuf.op.PlannerSettings;
+import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.rs.RsShape;
+import dev.ubuf.tensor.DType;
+import dev.ubuf.tensor.TensorView;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.stream.Stream;
+
+import static dev.ubuf.op.Collective.ALL_GATHER;
+import static dev.ubuf.op.Collective.REDUCE_SCATTER;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * AG overlap with FP8 user buffers and RS overlap with FP8 GEMMs on two GPUs (a thread per rank): every FP8 method,
+ * and the planner's choice, against the FP8 NCCL reference (NCCL all-gather of the FP8 bytes + one FP8 GEMM; one FP8
+ * GEMM + NCCL reduce-scatter), on fresh random inputs with poisoned outputs over three calls from alternating caller
+ * streams, every element checked.
+ *
+ * <p>Exact by construction (the trick of {@link Fp8GemmGpuTest}): x holds integers in [-1, 1] and W integers in
+ * [-2, 2] (exact in E4M3 and E5M2), k is at most 128, so each rank's product is an integer of magnitude at most 256:
+ * exact in bf16 and in any accumulator; the dequantization scales are powers of two (AG: one input scale for every
+ * rank, as the gathered input has one; RS: each rank its own). So each rank's partial is exact in the output type,
+ * every method's output is the exact sum rounded once (then the bias added and rounded once, as the reference does),
+ * and must equal the NCCL reference and the float64 reference bit for bit; the gathered FP8 input must equal NCCL's.
+ */
+class Fp8OverlapGpuTest {
+    static final UbufEnvironment ENV = new UbufEnvironment(true, Duration.ofSeconds(60), false);
+    static final Fp8Operands E4M3 = Fp8Operands.E4M3;
+    static final Fp8Operands E5M2_X = new Fp8Operands(DType.FP8_E5M2, DType.FP8_E4M3);
+
+    record Case(Collective collective, String variant, DType out, Fp8Operands fp8, int m, int k, int n,
+                boolean copyEngine, boolean bias) {
+        @Override
+        public String toString() {
+            return collective.resultName() + " " + variant + " " + fp8.describe() + "->" + out.shortName() + " M=" + m
+                    + " K=" + k + " N=" + n + " ce=" + copyEngine + " bias=" + bias;
+        }
+    }
+
+    static Stream<Arguments> cases() {
+        List<Case> c = new ArrayList<>();
+        for (String v : new String[]{"ring", "aggregate", "oneshot"}) {
+            for (DType t : new DType[]{DType.BF16, DType.FP32}) {
+                c.add(new Case(ALL_GATHER, v, t, E4M3, 1024, 128, 256, true, false));
+            }
+            c.add(new Case(ALL_GATHER, v, DType.BF16, E5M2_X, 512, 64, 384, true, false));
+            c.add(new Case(ALL_GATHER, v, DType.BF16, E4M3, 1024, 128, 256, false, false)); // SM copies
+            c.add(new Case(ALL_GATHER, v, DType.BF16, E4M3, 6, 64, 128, true, false));      // tiny M
+        }
+        c.add(new Case(ALL_GATHER, "ring:cs=1", DType.BF16, E4M3, 1024, 128, 256, true, false));
+        for (String v : new String[]{"ring", "ring:sub=1", "ring:lowp=1", "pipeline", "pipeline:splits=2", "oneshot"}) {
+            for (DType t : new DType[]{DType.BF16, DType.FP32}) {
+                c.add(new Case(REDUCE_SCATTER, v, t, E4M3, 1024, 128, 256, true, t == DType.BF16));
+            }
+            c.add(new Case(REDUCE_SCATTER, v, DType.BF16, E5M2_X, 512, 64, 384, false, false));
+        }
+        c.add(new Case(REDUCE_SCATTER, "ring", DType.BF16, E4M3, 6, 64, 128, true, true));
+        c.add(new Case(REDUCE_SCATTER, "oneshot", DType.BF16, E4M3, 6, 64, 128, true, true));
+        c.add(new Case(ALL_GATHER, "auto", DType.BF16, E4M3, 2048, 128, 1024, true, false));
+        c.add(new Case(REDUCE_SCATTER, "auto", DType.BF16, E4M3, 2048, 128, 1024, true, true));
+        return c.stream().map(Arguments::of);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("cases")
+    void fp8OverlapEqualsTheFp8NcclReferenceElementForElement(Case c) throws Exception {
+        Gpu.assumeGpus(2);
+        ThreadDomain.run(2, Duration.ofSeconds(180), (rank, boot, ctx) -> run(c, rank, boot, ctx));
+    }
+
+    static OverlapShape shape(Case c, int tp) {
+        return c.collective() == ALL_GATHER ? new AgShape(tp, c.m(), c.k(), c.n(), c.out()).withFp8(c.fp8())
+                : new RsShape(tp, c.m(), c.k(), c.n(), c.out(), c.bias()).withFp8(c.fp8());
+    }
+
+    static float inputScale(Case c, int rank) {
+        return c.collective() == ALL_GATHER ? 0.5f : 0.5f / (1 << rank);
+    }
+
+    static float weightScale(int rank) {
+        return 4f / (1 << rank);
+    }
+
+    static void run(Case c, int rank, Bootstrap boot, CudaContext ctx) {
+        int tp = boot.size();
+        OverlapShape shape = shape(c, tp);
+        DType t = c.out();
+        int k = c.k();
+        int n = c.n();
+        DType xt = c.fp8().input();
+        DType wt = c.fp8().weight();
+        ExecutionSettings exec = ExecutionSettings.DEFAULT.withCopyEngine(c.copyEngine());
+        try (TpCommunicator comm = TpCommunicator.create(boot, ctx, ENV, null);
+             KernelLibrary lib = KernelLibrary.load(ctx);
+             CudaStream s = ctx.createStream(StreamPriority.NORMAL);
+             CudaStream other = ctx.createStream(StreamPriority.NORMAL);
+             DeviceBuffer xb = ctx.allocate(shape.inputRows() * k);
+             DeviceBuffer wb = ctx.allocate((long) n * k);
+             DeviceBuffer bb = ctx.allocate((long) n * t.bytes());
+             DeviceBuffer ob = ctx.allocate(shape.outputRows() * n * t.bytes());
+             DeviceBuffer rb = ctx.allocate(shape.outputRows() * n * t.bytes());
+             DeviceBuffer sb = ctx.allocate(256)) {
+            DeviceKernels kernels = new DeviceKernels(lib);
+            MethodRegistry registry = MethodRegistry.load();
+            try (OverlapOp op = c.variant().equals("auto")
+                    ? new Planner(registry, PlannerSettings.inMemory()).planned(comm, shape, kernels, exec)
+                    : OverlapOp.create(comm, registry.schedule(shape, c.variant()), kernels, exec);
+                 OverlapOp reference = OverlapOp.ncclReference(comm, shape, kernels)) {
+                TensorView x = TensorView.of(xb, shape.inputRows(), k, xt);
+                TensorView w = TensorView.of(wb, n, k, wt); // [n, k]: the NT layout of FP8 GEMMs
+                TensorView bv = c.bias() ? TensorView.of(bb, 1, n, t) : null;
+                TensorView out = TensorView.of(ob, shape.outputRows(), n, t);
+                TensorView ref = TensorView.of(rb, shape.outputRows(), n, t);
+                TensorView sx = new TensorView(sb, 0, 1, 1, 1, DType.FP32);
+                TensorView sw = new TensorView(sb, 64, 1, 1, 1, DType.FP32);
+                HostTensors.upload(ctx, s, new float[]{inputScale(c, rank)}, sx);
+                HostTensors.upload(ctx, s, new float[]{weightScale(rank)}, sw);
+                DequantScales scales = new DequantScales(sx, sw);
+                OperandBindings bindings = new OperandBindings(x, w, true, out, bv, scales);
+
+                // Refused before any GPU work: no scales, the weight not in the NT layout.
+                var e = assertThrows(IllegalArgumentException.class,
+                        () -> op.forward(new OperandBindings(x, w, true, out, bv), s));
+                assertTrue(e.getMessage().contains("scales"), e.getMessage());
+                e = assertThrows(IllegalArgumentException.class, () -> op.forward(
+                        new OperandBindings(x, TensorView.of(wb, k, n, wt), false, out, bv, scales), s));
+                assertTrue(e.getMessage().contains("[n, k]"), e.getMessage());
+
+                for (int call = 0; call < 3; call++) {
+                    CudaStream caller = call % 2 == 0 ? s : other;
+                    long seed = System.nanoTime() + 7919L * rank;
+                    SplittableRandom rnd = new SplittableRandom(seed);
+                    float[] xs = ints(rnd, shape.inputRows() * k, 1);
+                    float[] ws = ints(rnd, (long) n * k, 2);
+                    // The bias is the layer's, the same on every rank: rank 0's seed.
+                    SplittableRandom brnd = new SplittableRandom(ByteBuffer.wrap(
+                            boot.broadcast(ByteBuffer.allocate(8).putLong(seed).array(), 0)).getLong());
+                    float[] bs = ints(brnd, n, 8);
+                    HostTensors.upload(ctx, s, xs, x);
+                    HostTensors.upload(ctx, s, ws, w);
+                    if (bv != null) {
+                        HostTensors.upload(ctx, s, bs, bv);
+                    }
+                    kernels.poison(out, s);
+                    kernels.poison(ref, s);
+                    kernels.poison(reference.userBuffer(), s);
+                    s.synchronize();
+                    boot.barrier();
+                    op.forward(bindings, caller);
+                    op.await(caller);
+                    reference.forward(new OperandBindings(x, w, true, ref, bv, scales), s);
+                    reference.await(s);
+                    String where = op.label() + " " + c + " rank " + rank + " call " + call + " (seed " + seed + ")";
+                    float[] got = HostTensors.download(ctx, s, out);
+                    float[] want = HostTensors.download(ctx, s, ref);
+                    float[] exact = expected(c, shape, rank, tp, boot.allGather(OverlapScenario.floats(xs)),
+                            boot.allGather(OverlapScenario.floats(ws)), bs);
+                    for (int i = 0; i < got.length; i++) {
+                        int ei = i;
+                        assertEquals(exact[i], want[i], () -> "NCCL reference element (" + ei / n + ", " + ei % n
+                                + "), " + where);
+                        assertEquals(want[i], got[i], () -> "element (" + ei / n + ", " + ei % n + ") against the "
+                                + "FP8 NCCL reference, " + where);
+                    }
+                    if (c.collective() == ALL_GATHER) {
+                        TensorView gathered = op.userBuffer();
+                        assertEquals(xt, gathered.dtype(), "the gathered input stays fp8");
+                        assertArrayEquals(HostTensors.download(ctx, s, reference.userBuffer()),
+                                HostTensors.download(ctx, s, gathered), "gathered fp8 input, " + where);
+                    }
+                    boot.barrier();
+                }
+            }
+        }
+    }
+
+    /** Integers in [-max, max]: exact in E4M3, E5M2 and bf16. */
+    static float[] ints(SplittableRandom rnd, long count, int max) {
+        float[] v = new float[Math.toIntExact(count)];
+        for (int i = 0; i < v.length; i++) {
+            v[i] = rnd.nextInt(-max, max + 1);
+        }
+        return v;
+    }
+
+    /**
+     * This rank's output from every rank's stored values: the exact product (AG) or the exact sum of the ranks'
+     * partials (RS), rounded once to the output type, then (RS with bias) the bias added and rounded again.
+     */
+    static float[] expected(Case c, OverlapShape shape, int rank, int tp, byte[][] xsAll, byte[][] wsAll,
+                            float[] bias) {
+        int m = c.m();
+        int k = c.k();
+        int n = c.n();
+        int rows = m / tp;
+        DType t = c.out();
+        float[] out = new float[(int) shape.outputRows() * n];
+        if (c.collective() == ALL_GATHER) {
+            float[] wr = OverlapScenario.unfloats(wsAll[rank]);
+            double scale = (double) inputScale(c, rank) * weightScale(rank);
+            for (int r = 0; r < tp; r++) {
+                float[] xr = OverlapScenario.unfloats(xsAll[r]);
+                for (int i = 0; i < rows; i++) {
+                    for (int j = 0; j < n; j++) {
+                        double sum = 0;
+                        for (int p = 0; p < k; p++) {
+                            sum += (double) xr[i * k + p] * wr[j * k + p];
+                        }
+                        out[(r * rows + i) * n + j] = t.round((float) (sum * scale));
+                    }
+                }
+            }
+            return out;
+        }
+        float[][] xs = new float[tp][];
+        float[][] ws = new float[tp][];
+        for (int r = 0; r < tp; r++) {
+            xs[r] = OverlapScenario.unfloats(xsAll[r]);
+            ws[r] = OverlapScenario.unfloats(wsAll[r]);
+        }
+        for (int i = 0; i < rows; i++) {
+            for (int j = 0; j < n; j++) {
+                double sum = 0;
+                for (int r = 0; r < tp; r++) {
+                    float[] xr = xs[r];
+                    float[] wr = ws[r];
+                    double part = 0;
+                    for (int p = 0; p < k; p++) {
+                        part += (double) xr[(rank * rows + i) * k + p] * wr[j * k + p];
+                    }
+                    sum += part * inputScale(c, r) * weightScale(r);
+                }
+                float v = t.round((float) sum);
+                out[i * n + j] = c.bias() ? t.round(v + bias[j]) : v;
+            }
+        }
+        return out;
+    }
+}
