@@ -52,6 +52,9 @@ record AtomicSchedule(OverlapMethod method, OverlapShape shape, Map<String, Stri
             throw new IllegalArgumentException(what + ": tp=" + shape.tp() + " exceeds " + AtomicGemmKernel.MAX_CHUNKS
                     + " chunks");
         }
+        if (shape.fp8().isPresent()) {
+            throw new IllegalArgumentException(what + " has no FP8 kernel: the atomic GEMM reads bf16/fp16 operands");
+        }
         if (!inputs.contains(shape.dtype())) {
             throw new IllegalArgumentException(what + " runs " + inputs.stream().map(DType::shortName).toList()
                     + " shapes (the atomic GEMM reads bf16/fp16 and writes bf16/fp32), not "

@@ -73,6 +73,9 @@ class AtomicMethodsTest {
         var e3 = assertThrows(IllegalArgumentException.class,
                 () -> r.schedule(new AgShape(1, 1024, 512, 256, DType.BF16), "atomic"));
         assertTrue(e3.getMessage().contains("tp >= 2"), e3.getMessage());
+        var e4 = assertThrows(IllegalArgumentException.class, () -> r.schedule(new AgShape(2, 1024, 512, 256,
+                DType.BF16).withFp8(new dev.ubuf.op.Fp8Operands(DType.FP8_E4M3, DType.FP8_E4M3)), "atomic"));
+        assertTrue(e4.getMessage().contains("no FP8 kernel"), e4.getMessage());
         assertThrows(MethodOptionException.class,
                 () -> r.schedule(new AgShape(2, 1024, 512, 256, DType.BF16), "atomic:cs=2"));
         // Nothing for the planner even on shapes it runs: not a candidate until it has run on GPUs.
