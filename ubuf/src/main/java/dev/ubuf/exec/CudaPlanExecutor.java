@@ -314,19 +314,24 @@ public final class CudaPlanExecutor implements AutoCloseable {
         };
     }
 
+    /** A GEMM's shape (m, n from c; k from a) and regions, for trace files. */
+    private static void gemmDetails(Map<String, Object> d, Region a, Region b, Region c, boolean accumulate) {
+        d.put("m", c.rows());
+        d.put("n", c.cols());
+        d.put("k", a.cols());
+        d.put("a", a.toString());
+        d.put("b", b.toString());
+        d.put("c", c.toString());
+        d.put("accumulate", accumulate);
+    }
+
     /** A step's detail for trace files: its regions, shapes and bytes moved, flags and peers. */
     private Map<String, Object> details(PlanStep st) {
         Map<String, Object> d = new LinkedHashMap<>();
         d.put("op", plan.op() + "/" + plan.method());
         switch (st) {
             case PlanStep.Gemm g -> {
-                d.put("m", g.a().rows());
-                d.put("n", g.b().cols());
-                d.put("k", g.a().cols());
-                d.put("a", g.a().toString());
-                d.put("b", g.b().toString());
-                d.put("c", g.c().toString());
-                d.put("accumulate", g.accumulate());
+                gemmDetails(d, g.a(), g.b(), g.c(), g.accumulate());
                 if (g.isFp8()) {
                     d.put("fp8", true);
                 }
@@ -358,13 +363,7 @@ public final class CudaPlanExecutor implements AutoCloseable {
             case PlanStep.WaitEvent e -> d.put("event", e.event());
             case PlanStep.AddBias ab -> d.put("dst", ab.dst().toString());
             case PlanStep.AtomicGemm g -> {
-                d.put("m", g.a().rows());
-                d.put("n", g.b().cols());
-                d.put("k", g.a().cols());
-                d.put("a", g.a().toString());
-                d.put("b", g.b().toString());
-                d.put("c", g.c().toString());
-                d.put("accumulate", g.accumulate());
+                gemmDetails(d, g.a(), g.b(), g.c(), g.accumulate());
                 d.put("chunks", g.chunks());
                 d.put("firstChunk", g.firstChunk());
                 d.put("arrivalFlag", g.arrivalFlag());
