@@ -9,6 +9,7 @@ import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.KernelLibrary;
 import dev.ubuf.cuda.StreamPriority;
 import dev.ubuf.gemm.Gemm;
+import dev.ubuf.gemm.GemmRunner;
 import dev.ubuf.gemm.GemmTuner;
 import dev.ubuf.gemm.GemmTuning;
 import dev.ubuf.op.OverlapShape;
@@ -24,6 +25,7 @@ import picocli.CommandLine.Spec;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -87,8 +89,64 @@ final class GemmBenchCommand implements Callable<Integer> {
             description = "Seed of A (B uses seed + 1), as rank 0's operands in the overlap benchmarks"
                     + " (default: ${DEFAULT-VALUE}).")
     long seed;
+    @Option(names = "--variant", paramLabel = "MIB:SMS",
+            description = "Also time cuBLASLt with this workspace (MiB, 0.." + Variant.MAX_WORKSPACE_MIB + ") and"
+                    + " SM_COUNT_TARGET (0 = not set), interleaved round-robin with the default (" 
+                    + (GemmRunner.RECOMMENDED_WORKSPACE_BYTES >> 20) + " MiB, not set) on the same operands; each is"
+                    + " recorded as method cublaslt:ws<MIB>m:sm<SMS> with the heuristic's first algorithm."
+                    + " Repeatable. Default: none.")
+    List<String> variantWords;
     @Mixin
     ResultsOutput results;
+
+    /** A cuBLASLt call setting timed beside the default: its workspace and SM_COUNT_TARGET. */
+    record Variant(long workspaceMib, int smCountTarget) {
+        static final long MAX_WORKSPACE_MIB = 1024;
+
+        static Variant parse(String word) {
+            String[] parts = word.split(":", -1);
+            if (parts.length != 2) {
+                throw new IllegalArgumentException("a variant is MIB:SMS (e.g. 0:132), got '" + word + "'");
+            }
+            long mib;
+            int sms;
+            try {
+                mib = Long.parseLong(parts[0].trim());
+                sms = Integer.parseInt(parts[1].trim());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("a variant is MIB:SMS with two integers, got '" + word + "'");
+            }
+            if (mib < 0 || mib > MAX_WORKSPACE_MIB) {
+                throw new IllegalArgumentException("workspace MiB must be 0.." + MAX_WORKSPACE_MIB + ", got '" + word
+                        + "'");
+            }
+            if (sms < 0) {
+                throw new IllegalArgumentException("SM_COUNT_TARGET must be >= 0 (0 = not set), got '" + word + "'");
+            }
+            return new Variant(mib, sms);
+        }
+
+        String method() {
+            return "cublaslt:ws" + workspaceMib + "m:sm" + smCountTarget;
+        }
+    }
+
+    List<Variant> variants() {
+        List<Variant> vs = new ArrayList<>();
+        if (variantWords != null) {
+            for (String w : variantWords) {
+                try {
+                    Variant v = Variant.parse(w);
+                    if (!vs.contains(v)) {
+                        vs.add(v);
+                    }
+                } catch (IllegalArgumentException e) {
+                    throw OptionChecks.invalid(spec, "--variant: " + e.getMessage());
+                }
+            }
+        }
+        return vs;
+    }
 
     /** M, K, N of each shape to time, in order, without repeats. */
     List<long[]> shapes() {
@@ -142,6 +200,7 @@ final class GemmBenchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         List<long[]> shapes = shapes();
+        List<Variant> variants = variants();
         if (listShapes) {
             spec.commandLine().getOut().println(String.join(" ", shapes.stream()
                     .map(s -> "gemm:" + s[0] + "," + s[1] + "," + s[2]).toList()));
@@ -155,9 +214,14 @@ final class GemmBenchCommand implements Callable<Integer> {
         // UB_GEMM_TUNING applies as it does to the ops' GEMMs, so parity is measured on what they run.
         GemmTuner tuner = new GemmTuner(tuning);
         CudaContext ctx = CudaContext.retainPrimary(device);
+        List<Gemm> variantGemms = new ArrayList<>();
         try (KernelLibrary lib = KernelLibrary.load(ctx);
              CudaStream s = ctx.createStream(StreamPriority.NORMAL);
              Gemm gemm = new Gemm(ctx, tuner)) {
+            for (Variant v : variants) {
+                // Heuristic-first: the variants show what the call's settings do, not what tuning picks.
+                variantGemms.add(new Gemm(ctx, v.workspaceMib() << 20, GemmTuner.disabled()));
+            }
             DeviceKernels kernels = new DeviceKernels(lib);
             ResultsFile rf = new ResultsFile(ctx.device().name(), ResultsFile.commitFromEnvironment());
             String version = Gemm.cublasLtVersion();
@@ -176,41 +240,75 @@ final class GemmBenchCommand implements Callable<Integer> {
                     kernels.fillRandom(bv, seed + 1, 1f / (float) Math.sqrt(sk), s);
                     int timedBefore = tuner.timedCount();
                     int reusedBefore = tuner.reusedCount();
-                    DescriptiveStatistics st = EventTimer.time(ctx, s, warmup, iters,
-                            () -> gemm.multiply(av, bv, cv, s));
+                    LinkedHashMap<String, Runnable> candidates = new LinkedHashMap<>();
+                    candidates.put("cublaslt", () -> gemm.multiply(av, bv, cv, s));
+                    for (int i = 0; i < variants.size(); i++) {
+                        Gemm g = variantGemms.get(i);
+                        Gemm.Options o = Gemm.Options.NN.withSmCountTarget(variants.get(i).smCountTarget());
+                        candidates.put(variants.get(i).method(), () -> g.multiply(av, bv, cv, 1f, 0f, o, s));
+                    }
+                    Map<String, DescriptiveStatistics> stats = EventTimer.interleaved(ctx, s, warmup, iters,
+                            candidates, () -> { });
                     String algorithm = !tuning.enabled() ? "heuristic-first"
                             : tuner.timedCount() > timedBefore ? "tuned-now"
                             : tuner.reusedCount() > reusedBefore ? "tuned-reused" : "heuristic-only-candidate";
-                    double ms = st.getPercentile(50);
-                    double tflops = 2.0 * sm * sn * sk / (ms * 1e-3) / 1e12;
-                    spec.commandLine().getOut().printf(
-                            "gemm %s %dx%dx%d (MxKxN): median %.4f ms (p10 %.4f, p90 %.4f) %.1f TFLOP/s, cuBLASLt %s,"
-                                    + " %s%n", t.shortName(), sm, sk, sn, ms, st.getPercentile(10),
-                            st.getPercentile(90), tflops, version, algorithm);
-                    Map<String, Object> rec = ResultsFile.record("gemm", "cublaslt", 1, t.shortName(), sm, sn, sk, ms);
-                    rec.put("p10_ms", st.getPercentile(10));
-                    rec.put("p90_ms", st.getPercentile(90));
-                    rec.put("tflops", tflops);
-                    rec.put("iters", iters);
-                    rec.put("warmup", warmup);
-                    rec.put("timing", "sequential");
-                    rec.put("seed", seed);
-                    rec.put("init", "uniform");
-                    rec.put("tuned", tuning.enabled());
-                    rec.put("algorithm", algorithm);
-                    rec.put("cublaslt", version);
-                    if (fromSweep) {
-                        rec.put("sweep", true);
+                    for (var e : stats.entrySet()) {
+                        boolean main = e.getKey().equals("cublaslt");
+                        Variant v = main ? new Variant(GemmRunner.RECOMMENDED_WORKSPACE_BYTES >> 20, 0)
+                                : variants.get(variants.stream().map(Variant::method).toList().indexOf(e.getKey()));
+                        rf.add(record(e.getKey(), e.getValue(), sm, sk, sn, v, main ? algorithm : "heuristic-first",
+                                tuning.enabled() && main, version, List.copyOf(stats.keySet())));
                     }
-                    rf.add(rec);
                     if (out.isPresent()) {
                         rf.write(out.get()); // after every shape, as the sweep does
                     }
                 }
             }
         } finally {
+            RuntimeException failure = null;
+            for (int i = variantGemms.size() - 1; i >= 0; i--) {
+                try {
+                    variantGemms.get(i).close();
+                } catch (RuntimeException e) {
+                    failure = failure == null ? e : failure;
+                }
+            }
             ctx.close();
+            if (failure != null) {
+                throw failure;
+            }
         }
         return 0;
+    }
+
+    private Map<String, Object> record(String method, DescriptiveStatistics st, long sm, long sk, long sn, Variant v,
+                                       String algorithm, boolean tuned, String version, List<String> timedTogether) {
+        double ms = st.getPercentile(50);
+        double tflops = 2.0 * sm * sn * sk / (ms * 1e-3) / 1e12;
+        spec.commandLine().getOut().printf(
+                "gemm %s %dx%dx%d (MxKxN) %s: median %.4f ms (p10 %.4f, p90 %.4f) %.1f TFLOP/s, cuBLASLt %s, %s%n",
+                t.shortName(), sm, sk, sn, method, ms, st.getPercentile(10), st.getPercentile(90), tflops, version,
+                algorithm);
+        Map<String, Object> rec = ResultsFile.record("gemm", method, 1, t.shortName(), sm, sn, sk, ms);
+        rec.put("p10_ms", st.getPercentile(10));
+        rec.put("p90_ms", st.getPercentile(90));
+        rec.put("tflops", tflops);
+        rec.put("iters", iters);
+        rec.put("warmup", warmup);
+        rec.put("timing", "sequential"); // single held runs, one after another (round-robin over the methods)
+        if (timedTogether.size() > 1) {
+            rec.put("interleaved_with", timedTogether);
+        }
+        rec.put("seed", seed);
+        rec.put("init", "uniform");
+        rec.put("tuned", tuned);
+        rec.put("algorithm", algorithm);
+        rec.put("cublaslt", version);
+        rec.put("workspace_mib", v.workspaceMib());
+        rec.put("sm_count_target", v.smCountTarget());
+        if (fromSweep) {
+            rec.put("sweep", true);
+        }
+        return rec;
     }
 }

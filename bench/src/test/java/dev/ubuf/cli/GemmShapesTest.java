@@ -70,4 +70,17 @@ class GemmShapesTest {
         new picocli.CommandLine(on).parseArgs("--small", "--copy-engine");
         assertEquals(List.of(true, true), List.of(on.selection.small, on.common.copyEngine));
     }
+
+    @Test
+    void variantsAreWorkspaceMibAndSmCountTargetCheckedBeforeGpuWork() {
+        for (String[] bad : List.of(new String[]{"32", "a variant is MIB:SMS (e.g. 0:132), got '32'"},
+                new String[]{"x:1", "a variant is MIB:SMS with two integers, got 'x:1'"},
+                new String[]{"2048:0", "workspace MiB must be 0..1024, got '2048:0'"},
+                new String[]{"4:-1", "SM_COUNT_TARGET must be >= 0 (0 = not set), got '4:-1'"})) {
+            Ubuf r = Ubuf.run("bench", "gemm", "--variant", bad[0], "--list-shapes");
+            assertEquals(2, r.exitCode(), r::toString);
+            assertTrue(r.err().contains("--variant: " + bad[1]), r::toString);
+        }
+        assertEquals("cublaslt:ws0m:sm132", GemmBenchCommand.Variant.parse(" 0 : 132 ").method());
+    }
 }
