@@ -45,9 +45,10 @@ public final class Gemm implements AutoCloseable {
         try {
             TuningDevice device = tuning ? new TuningDevice(context.device().name(),
                     context.device().computeCapability(), handle.version()) : null;
-            ws = context.allocate(workspaceBytes, "cuBLASLt workspace");
+            // No workspace is a valid choice (algorithms that need none); cuMemAlloc refuses a size of 0.
+            ws = workspaceBytes == 0 ? null : context.allocate(workspaceBytes, "cuBLASLt workspace");
             this.workspace = ws;
-            this.runner = new GemmRunner(handle, ws.address(), workspaceBytes, tuner, device);
+            this.runner = new GemmRunner(handle, ws == null ? 0 : ws.address(), workspaceBytes, tuner, device);
         } catch (RuntimeException e) {
             if (ws != null) {
                 ws.close();
@@ -200,7 +201,9 @@ public final class Gemm implements AutoCloseable {
     public void close() {
         context.makeCurrent();
         runner.close();
-        workspace.close();
+        if (workspace != null) {
+            workspace.close();
+        }
         handle.close();
     }
 }
