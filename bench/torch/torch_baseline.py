@@ -2,7 +2,7 @@
 
     torchrun --nproc-per-node=2 bench/torch/torch_baseline.py --json OUT.json \
         [--shapes M,K,N|ag:M,K,N|rs:M,K,N|gemm:M,K,N ...] [--dtype bf16] [--iters 30] [--warmup 5] \
-        [--gemm-iters 50] [--gemm-warmup 10] [--init uniform|normal] [--seed 20261123]
+        [--gemm-iters 50] [--gemm-warmup 10] [--gemm-heat-ms 1000] [--init uniform|normal] [--seed 20261123]
 
 M,K,N mean what they mean to `ubuf bench ag` and `ubuf bench rs`, with tp = the number of ranks:
   AG: out[M, N] = allgather(x[M/tp, K]) @ W[K, N]         (N is this rank's share of the layer's columns)
@@ -16,8 +16,9 @@ iteration starting one candidate later so none always follows the same one):
   async  PyTorch async-TP, torch.ops.symm_mem.fused_all_gather_matmul / fused_matmul_reduce_scatter
                                                                                      -> method "torch_async"
 A gemm:M,K,N word times torch.matmul of A[M,K] @ B[K,N] alone, as `ubuf bench gemm` times cuBLASLt: on rank 0's GPU
-only (the other ranks wait), --gemm-warmup untimed runs, then --gemm-iters runs one after another, each between two
-CUDA events and waited for                                                         -> op "gemm", method "torch",
+only (the other ranks wait), one untimed run, --gemm-heat-ms of runs back to back (an idle GPU runs its first second
+at boost clocks, a busy one at its power limit's: ubuf bench gemm --heat-ms heats alike), --gemm-warmup untimed
+runs, then --gemm-iters runs one after another, each between two CUDA events and waited for                                                         -> op "gemm", method "torch",
 timing "sequential" (`ubuf bench gemm --from-sweep --list-shapes` prints the sweep's per-rank GEMMs as such words).
 Rank 0 prints a table and writes median, p10 and p90 (ms) of its own timings. A candidate that fails on any rank
 (async-TP missing from this PyTorch, say) is left out of the timing and listed under "failures" with its error.
@@ -60,6 +61,9 @@ def parse_args(argv):
                    help="timed runs of each gemm:M,K,N shape, >= 1 (default: %(default)s, as ubuf bench gemm)")
     p.add_argument("--gemm-warmup", type=int, default=10,
                    help="untimed runs of each gemm:M,K,N shape first, >= 0 (default: %(default)s, as ubuf bench gemm)")
+    p.add_argument("--gemm-heat-ms", type=int, default=1000,
+                   help="before timing each gemm:M,K,N shape, run it back to back this long, >= 0 (default: "
+                        "%(default)s, as ubuf bench gemm --heat-ms)")
     p.add_argument("--init", choices=("uniform", "normal"), default="uniform",
                    help="input distribution: uniform in [-1, 1) as ubuf's operands, or torch.randn; the weight is "
                         "scaled by 1/sqrt(K) either way (default: %(default)s)")
@@ -77,6 +81,8 @@ def parse_args(argv):
         p.error(f"--gemm-iters must be at least 1, got {a.gemm_iters}")
     if a.gemm_warmup < 0:
         p.error(f"--gemm-warmup must be at least 0, got {a.gemm_warmup}")
+    if a.gemm_heat_ms < 0:
+        p.error(f"--gemm-heat-ms must be at least 0, got {a.gemm_heat_ms}")
     a.shapes = [parse_shape(p, s, world) for s in a.shapes]
     if world < 2 and any(ops != ("gemm",) for ops, *_ in a.shapes):
         p.error("ag and rs shapes need torchrun --nproc-per-node=2 (or more); one process times gemm: shapes only")
@@ -275,6 +281,9 @@ class Bench:
         a = self.randn(m, k, seed=self.a.seed)
         b = self.randn(k, n, seed=self.a.seed + 1, scale=k ** -0.5)
         c = torch.empty(m, n, device=self.device, dtype=self.dtype)
+        torch.matmul(a, b, out=c)
+        torch.cuda.synchronize()
+        self.heat(lambda: torch.matmul(a, b, out=c), self.a.gemm_heat_ms)
         for _ in range(self.a.gemm_warmup):
             torch.matmul(a, b, out=c)
         torch.cuda.synchronize()
@@ -291,6 +300,19 @@ class Bench:
             times.append(start.elapsed_time(end))
         del a, b, c
         return summary(times)
+
+    def heat(self, fn, ms):
+        """Runs fn back to back for ms of wall time (at most a few runs ahead of the GPU), so the timed runs start at
+        the clocks a busy GPU holds under its power limit and not at an idle one's boost clocks."""
+        import time
+        end = time.monotonic() + ms / 1000.0
+        runs = 0
+        while time.monotonic() < end:
+            fn()
+            runs += 1
+            if runs % 4 == 0:
+                self.torch.cuda.synchronize()
+        self.torch.cuda.synchronize()
 
     def close(self):
         self.barrier()
@@ -336,7 +358,7 @@ def main(argv):
                 print(f"gemm {m:6d} {k:6d} {n:6d} {ms:8.3f} (p10 {p10:.3f}, p90 {p90:.3f}) "
                       f"{2.0 * m * n * k / (ms * 1e-3) / 1e12:6.1f} TFLOP/s", flush=True)
                 recs.append(gemm_record(m, k, n, a.dtype, stats, a.gemm_iters, a.gemm_warmup, timing="sequential",
-                                        seed=a.seed, init=a.init))
+                                        seed=a.seed, init=a.init, heat_ms=a.gemm_heat_ms))
             if bench.rank == 0 and a.json:
                 write(a, bench, recs, failures)
             bench.barrier()

@@ -1,13 +1,15 @@
 """PyTorch's side of `ubuf bench fp8`: bf16 and FP8 GEMMs on one GPU, timed the same way, in ubuf's results format.
 
     python3 bench/torch/torch_fp8_gemm.py --json OUT.json [--shapes M,K,N ...] [--iters 50] [--warmup 10]
+        [--heat-ms 1000]
 
 For each shape, D[M,N] = A[M,K] @ B[N,K]^T with A and B uniform in [-1, 1) (the layout FP8 needs on Hopper), bf16
 output. Each iteration runs, in this order (as `ubuf bench fp8` does):
   torch_bf16       torch.matmul(a, b.t()) in bf16
   torch_fp8        torch._scaled_mm(a8, b8.t(), scale 1, scale 1, out_dtype=bf16, use_fast_accum=False)
   torch_fp8_fast   the same with use_fast_accum=True
-timed with CUDA events behind a spin kernel (host enqueue time excluded), and writes median, p10 and p90 (ms). Run it alternately with `ubuf bench fp8` on one machine.
+after --heat-ms of the three back to back (so they are timed at a busy GPU's power-limited clocks, as `ubuf bench
+fp8 --heat-ms` does), timed with CUDA events behind a spin kernel (host enqueue time excluded), and writes median, p10 and p90 (ms). Run it alternately with `ubuf bench fp8` on one machine.
 """
 import argparse
 import json
@@ -26,6 +28,7 @@ def parse_args(argv):
     p.add_argument("--shapes", nargs="+", default=DEFAULT_SHAPES, metavar="M,K,N")
     p.add_argument("--iters", type=int, default=50)
     p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--heat-ms", type=int, default=1000)
     a = p.parse_args(argv)
     shapes = []
     for w in a.shapes:
@@ -36,8 +39,8 @@ def parse_args(argv):
         if m % 16 or k % 16 or n % 16:
             p.error(f"shape '{w}': every dimension must be a multiple of 16 for FP8 on Hopper")
         shapes.append((m, k, n))
-    if a.iters < 1 or a.warmup < 0:
-        p.error("--iters must be >= 1 and --warmup >= 0")
+    if a.iters < 1 or a.warmup < 0 or a.heat_ms < 0:
+        p.error("--iters must be >= 1, --warmup and --heat-ms >= 0")
     a.shapes = shapes
     return a
 
@@ -48,6 +51,21 @@ def percentile(values, q):
     lo = int(pos)
     hi = min(lo + 1, len(s) - 1)
     return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def heat(torch, fns, ms):
+    """Runs fns round-robin, back to back, for ms of wall time (a few rounds ahead of the GPU at most), so timing
+    starts at the clocks a busy GPU holds under its power limit; an idle GPU runs its first second at boost clocks."""
+    import time
+    end = time.monotonic() + ms / 1000.0
+    rounds = 0
+    while time.monotonic() < end:
+        for fn in fns:
+            fn()
+        rounds += 1
+        if rounds % 4 == 0:
+            torch.cuda.synchronize()
+    torch.cuda.synchronize()
 
 
 def main(argv):
@@ -72,6 +90,10 @@ def main(argv):
                                                        out_dtype=torch.bfloat16, use_fast_accum=True),
         }
         times = {key: [] for key in work}
+        for fn in work.values():
+            fn()  # the first run of each (library setup) before the heat, as ubuf's bench does
+        torch.cuda.synchronize()
+        heat(torch, list(work.values()), a.heat_ms)
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
         for i in range(a.warmup + a.iters):
@@ -94,7 +116,7 @@ def main(argv):
             records.append(dict(op="gemm", method=key, tp=1, dtype="bf16" if key == "torch_bf16" else "fp8_e4m3",
                                 m=m, n=n, k=k, ms=ms, p10_ms=percentile(t, 0.1), p90_ms=percentile(t, 0.9),
                                 tflops=tflops, speedup_vs_bf16=bf16_ms / ms, layout="nt", out_dtype="bf16",
-                                iters=a.iters, warmup=a.warmup, timing="interleaved"))
+                                iters=a.iters, warmup=a.warmup, heat_ms=a.heat_ms, timing="interleaved"))
         print(f"gemm {m}x{n}x{k} (M,N,K): " + ", ".join(line), flush=True)
     if a.json:
         doc = dict(device=name, date=__import__("datetime").date.today().isoformat(),

@@ -39,6 +39,19 @@ public final class EventTimer {
      */
     public static java.util.Map<String, DescriptiveStatistics> interleaved(CudaContext ctx, CudaStream stream,
             int warmup, int iters, java.util.LinkedHashMap<String, Runnable> candidates, Runnable between) {
+        return interleaved(ctx, stream, warmup, iters, candidates, between, java.time.Duration.ZERO);
+    }
+
+    /**
+     * As above, with a heat phase after the first (untimed, unheld) run of each candidate: the candidates run back to
+     * back, round-robin, for {@code heat} of wall time before the warm-ups. A GPU that has been idle runs its first
+     * second of dense work at boost clocks, before its power limit pulls the clocks down (an H200 goes from 1980 to
+     * about 1450 MHz at 690 W on large GEMMs): two programs timed from different power histories differ by up to 10%
+     * for the same kernel. Heating each shape first times both in the steady state a training step runs in.
+     */
+    public static java.util.Map<String, DescriptiveStatistics> interleaved(CudaContext ctx, CudaStream stream,
+            int warmup, int iters, java.util.LinkedHashMap<String, Runnable> candidates, Runnable between,
+            java.time.Duration heat) {
         java.util.Map<String, DescriptiveStatistics> stats = new java.util.LinkedHashMap<>();
         candidates.keySet().forEach(k -> stats.put(k, new DescriptiveStatistics()));
         for (Runnable c : candidates.values()) {
@@ -46,6 +59,7 @@ public final class EventTimer {
             c.run();
         }
         stream.synchronize();
+        heat(stream, candidates, between, heat);
         try (Hold hold = new Hold(ctx); CudaEvent start = ctx.createEvent(true); CudaEvent end = ctx.createEvent(true)) {
             for (int i = 0; i < warmup + iters; i++) {
                 for (var c : candidates.entrySet()) {
@@ -59,6 +73,29 @@ public final class EventTimer {
         }
         return stats;
     }
+
+    /** Runs the candidates round-robin until {@code heat} has passed, at most a few rounds ahead of the GPU. */
+    private static void heat(CudaStream stream, java.util.LinkedHashMap<String, Runnable> candidates, Runnable between,
+                             java.time.Duration heat) {
+        if (heat.isZero() || heat.isNegative()) {
+            return;
+        }
+        long end = System.nanoTime() + heat.toNanos();
+        int rounds = 0;
+        while (System.nanoTime() < end) {
+            for (Runnable c : candidates.values()) {
+                between.run();
+                c.run();
+            }
+            if (++rounds % HEAT_ROUNDS_AHEAD == 0) {
+                stream.synchronize(); // bounds the overshoot past the deadline to a few rounds of GPU work
+            }
+        }
+        stream.synchronize();
+    }
+
+    /** Rounds the heat phase enqueues between synchronizations: enough to keep the GPU busy while the host enqueues. */
+    private static final int HEAT_ROUNDS_AHEAD = 4;
 
     /** The device flag a timed run's stream waits on while the run is enqueued, and the stream that releases it. */
     private static final class Hold implements AutoCloseable {

@@ -23,6 +23,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -61,6 +62,11 @@ final class Fp8GemmBenchCommand implements Callable<Integer> {
     @Option(names = "--iters", defaultValue = "50", paramLabel = "N",
             description = "Timed iterations, >= 1 (default: ${DEFAULT-VALUE}).")
     int iters;
+    @Option(names = "--heat-ms", defaultValue = "1000", paramLabel = "MS",
+            description = "Before each shape's warm-ups, run it back to back for this long, so it is timed at the"
+                    + " clocks a busy GPU holds under its power limit, not at an idle GPU's boost clocks; >= 0"
+                    + " (default: ${DEFAULT-VALUE}). The PyTorch baselines take --gemm-heat-ms alike.")
+    long heatMs;
     @Mixin
     ResultsOutput results;
 
@@ -77,6 +83,7 @@ final class Fp8GemmBenchCommand implements Callable<Integer> {
         OptionChecks.atLeast(spec, "--device", device, 0);
         OptionChecks.atLeast(spec, "--warmup", warmup, 0);
         OptionChecks.atLeast(spec, "--iters", iters, 1);
+        OptionChecks.atLeast(spec, "--heat-ms", heatMs, 0);
         Optional<Path> out = results.checkWritable();
         GemmTuning tuning = GemmTuning.from(UbufEnvironment.fromSystem()); // bad variables fail before GPU work
         CudaContext ctx = CudaContext.retainPrimary(device);
@@ -127,7 +134,7 @@ final class Fp8GemmBenchCommand implements Callable<Integer> {
             work.put(METHODS.get(1), () -> gemm.multiply(a8v, b8v, cv, 1f, 0f, Gemm.Options.NT, scales, s));
             work.put(METHODS.get(2), () -> gemm.multiply(a8v, b8v, cv, 1f, 0f, fast, scales, s));
             Map<String, DescriptiveStatistics> st = EventTimer.interleaved(ctx, s, warmup, iters, work, () -> {
-            });
+            }, Duration.ofMillis(heatMs));
             double flop = 2.0 * m * n * k;
             double bf16Ms = st.get(METHODS.get(0)).getPercentile(50);
             List<String> line = new ArrayList<>();
@@ -145,6 +152,7 @@ final class Fp8GemmBenchCommand implements Callable<Integer> {
                 rec.put("layout", "nt");
                 rec.put("out_dtype", "bf16");
                 rec.put("iters", iters);
+                rec.put("heat_ms", heatMs);
                 rec.put("tuned", tuned);
                 rec.put("cublaslt", Gemm.cublasLtVersion());
                 rf.add(rec);

@@ -24,6 +24,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -85,6 +86,11 @@ final class GemmBenchCommand implements Callable<Integer> {
     @Option(names = "--iters", defaultValue = "50", paramLabel = "N",
             description = "Timed runs, >= 1 (default: ${DEFAULT-VALUE}).")
     int iters;
+    @Option(names = "--heat-ms", defaultValue = "1000", paramLabel = "MS",
+            description = "Before each shape's warm-ups, run it back to back for this long, so it is timed at the"
+                    + " clocks a busy GPU holds under its power limit, not at an idle GPU's boost clocks; >= 0"
+                    + " (default: ${DEFAULT-VALUE}). The PyTorch baselines take --gemm-heat-ms alike.")
+    long heatMs;
     @Option(names = "--seed", defaultValue = "20261123", paramLabel = "N",
             description = "Seed of A (B uses seed + 1), as rank 0's operands in the overlap benchmarks"
                     + " (default: ${DEFAULT-VALUE}).")
@@ -209,6 +215,7 @@ final class GemmBenchCommand implements Callable<Integer> {
         OptionChecks.atLeast(spec, "--device", device, 0);
         OptionChecks.atLeast(spec, "--warmup", warmup, 0);
         OptionChecks.atLeast(spec, "--iters", iters, 1);
+        OptionChecks.atLeast(spec, "--heat-ms", heatMs, 0);
         Optional<Path> out = results.checkWritable();
         GemmTuning tuning = GemmTuning.from(UbufEnvironment.fromSystem()); // bad variables fail before GPU work
         // UB_GEMM_TUNING applies as it does to the ops' GEMMs, so parity is measured on what they run.
@@ -248,7 +255,7 @@ final class GemmBenchCommand implements Callable<Integer> {
                         candidates.put(variants.get(i).method(), () -> g.multiply(av, bv, cv, 1f, 0f, o, s));
                     }
                     Map<String, DescriptiveStatistics> stats = EventTimer.interleaved(ctx, s, warmup, iters,
-                            candidates, () -> { });
+                            candidates, () -> { }, Duration.ofMillis(heatMs));
                     String algorithm = !tuning.enabled() ? "heuristic-first"
                             : tuner.timedCount() > timedBefore ? "tuned-now"
                             : tuner.reusedCount() > reusedBefore ? "tuned-reused" : "heuristic-only-candidate";
@@ -295,6 +302,7 @@ final class GemmBenchCommand implements Callable<Integer> {
         rec.put("tflops", tflops);
         rec.put("iters", iters);
         rec.put("warmup", warmup);
+        rec.put("heat_ms", heatMs);
         rec.put("timing", "sequential"); // single held runs, one after another (round-robin over the methods)
         if (timedTogether.size() > 1) {
             rec.put("interleaved_with", timedTogether);
