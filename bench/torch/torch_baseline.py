@@ -18,7 +18,8 @@ iteration starting one candidate later so none always follows the same one):
 A gemm:M,K,N word times torch.matmul of A[M,K] @ B[K,N] alone, as `ubuf bench gemm` times cuBLASLt: on rank 0's GPU
 only (the other ranks wait), one untimed run, --gemm-heat-ms of runs back to back (an idle GPU runs its first second
 at boost clocks, a busy one at its power limit's: ubuf bench gemm --heat-ms heats alike), --gemm-warmup untimed
-runs, then --gemm-iters runs one after another, each between two CUDA events and waited for                                                         -> op "gemm", method "torch",
+runs, then --gemm-iters runs back to back, each between two CUDA events, in batches held behind a spin kernel
+(bench/torch/gemm_timing.py)                                                        -> op "gemm", method "torch",
 timing "sequential" (`ubuf bench gemm --from-sweep --list-shapes` prints the sweep's per-rank GEMMs as such words).
 Rank 0 prints a table and writes median, p10 and p90 (ms) of its own timings. A candidate that fails on any rank
 (async-TP missing from this PyTorch, say) is left out of the timing and listed under "failures" with its error.
@@ -40,11 +41,11 @@ import json  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # gemm_timing.py lies beside this script
+import gemm_timing  # noqa: E402
+
 DEFAULT_SHAPES = ["4096,8192,8192", "8192,8192,8192", "16384,8192,8192", "16384,8192,14336"]
 DTYPES = ("bf16", "fp16", "fp32")
-# GPU clock cycles the gemm timing spins before each run's start event (about 100 us at H200's 1.98 GHz): longer than
-# the host takes to enqueue the events and one torch.matmul.
-HOLD_CYCLES = 200_000
 
 
 def parse_args(argv):
@@ -274,45 +275,16 @@ class Bench:
         return self.measure("rs", m, k, n, candidates, failures)
 
     def gemm(self, m, k, n):
-        """torch.matmul of A[m, k] @ B[k, n] timed as `ubuf bench gemm` times cuBLASLt: warm-ups, then each run
-        between two CUDA events (enqueued behind a spin kernel, so host time is not counted) and waited for, one after
-        another; (median, p10, p90) in ms."""
+        """torch.matmul of A[m, k] @ B[k, n] timed as `ubuf bench gemm` times cuBLASLt (gemm_timing: one run, heat,
+        warm-ups, then timed runs back to back in held batches); (median, p10, p90) in ms and the starved runs."""
         torch = self.torch
         a = self.randn(m, k, seed=self.a.seed)
         b = self.randn(k, n, seed=self.a.seed + 1, scale=k ** -0.5)
         c = torch.empty(m, n, device=self.device, dtype=self.dtype)
-        torch.matmul(a, b, out=c)
-        torch.cuda.synchronize()
-        self.heat(lambda: torch.matmul(a, b, out=c), self.a.gemm_heat_ms)
-        for _ in range(self.a.gemm_warmup):
-            torch.matmul(a, b, out=c)
-        torch.cuda.synchronize()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        times = []
-        for _ in range(self.a.gemm_iters):
-            # A spin kernel keeps the GPU busy while the host enqueues the events and the GEMM, so the pair
-            # measures the GPU's time, not the launch's (ubuf's gemm bench holds its stream on a flag likewise).
-            torch.cuda._sleep(HOLD_CYCLES)
-            start.record()
-            torch.matmul(a, b, out=c)
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end))
+        (times,), starved = gemm_timing.time_back_to_back(torch, [lambda: torch.matmul(a, b, out=c)],
+                                                          self.a.gemm_warmup, self.a.gemm_iters, self.a.gemm_heat_ms)
         del a, b, c
-        return summary(times)
-
-    def heat(self, fn, ms):
-        """Runs fn back to back for ms of wall time (at most a few runs ahead of the GPU), so the timed runs start at
-        the clocks a busy GPU holds under its power limit and not at an idle one's boost clocks."""
-        import time
-        end = time.monotonic() + ms / 1000.0
-        runs = 0
-        while time.monotonic() < end:
-            fn()
-            runs += 1
-            if runs % 4 == 0:
-                self.torch.cuda.synchronize()
-        self.torch.cuda.synchronize()
+        return summary(times), starved
 
     def close(self):
         self.barrier()
@@ -352,13 +324,17 @@ def main(argv):
     for ops, m, k, n in a.shapes:
         if ops == ("gemm",):
             if bench.rank == 0:  # one GPU, as ubuf bench gemm; the other ranks wait
-                stats = {"gemm": bench.gemm(m, k, n)}
+                gemm, starved = bench.gemm(m, k, n)
+                stats = {"gemm": gemm}
                 torch.cuda.empty_cache()
                 ms, p10, p90 = stats["gemm"]
                 print(f"gemm {m:6d} {k:6d} {n:6d} {ms:8.3f} (p10 {p10:.3f}, p90 {p90:.3f}) "
                       f"{2.0 * m * n * k / (ms * 1e-3) / 1e12:6.1f} TFLOP/s", flush=True)
                 recs.append(gemm_record(m, k, n, a.dtype, stats, a.gemm_iters, a.gemm_warmup, timing="sequential",
-                                        seed=a.seed, init=a.init, heat_ms=a.gemm_heat_ms))
+                                        seed=a.seed, init=a.init, heat_ms=a.gemm_heat_ms,
+                                        runs="back_to_back", starved_runs=starved))
+                if starved:
+                    print(f"gemm {m}x{k}x{n}: {starved} runs started late (the host fell behind the GPU)", flush=True)
             if bench.rank == 0 and a.json:
                 write(a, bench, recs, failures)
             bench.barrier()

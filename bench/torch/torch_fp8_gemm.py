@@ -8,8 +8,8 @@ output. Each iteration runs, in this order (as `ubuf bench fp8` does):
   torch_bf16       torch.matmul(a, b.t()) in bf16
   torch_fp8        torch._scaled_mm(a8, b8.t(), scale 1, scale 1, out_dtype=bf16, use_fast_accum=False)
   torch_fp8_fast   the same with use_fast_accum=True
-after --heat-ms of the three back to back (so they are timed at a busy GPU's power-limited clocks, as `ubuf bench
-fp8 --heat-ms` does), timed with CUDA events behind a spin kernel (host enqueue time excluded), and writes median, p10 and p90 (ms). Run it alternately with `ubuf bench fp8` on one machine.
+timed as `ubuf bench fp8` times cuBLASLt (gemm_timing.py: one run each, --heat-ms of the three back to back, the
+warm-ups, then the timed rounds back to back in batches held behind a spin kernel), and writes median, p10 and p90 (ms). Run it alternately with `ubuf bench fp8` on one machine.
 """
 import argparse
 import json
@@ -17,8 +17,9 @@ import os
 import statistics
 import sys
 
-# GPU clock cycles of the spin before each run (about 100 us at 1.98 GHz), longer than enqueueing one GEMM takes.
-HOLD_CYCLES = 200_000
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # gemm_timing.py lies beside this script
+import gemm_timing  # noqa: E402
+
 DEFAULT_SHAPES = ["8192,8192,8192", "4096,4096,4096", "16384,4096,14336", "16384,14336,4096", "8192,8192,28672"]
 
 
@@ -53,21 +54,6 @@ def percentile(values, q):
     return s[lo] + (s[hi] - s[lo]) * (pos - lo)
 
 
-def heat(torch, fns, ms):
-    """Runs fns round-robin, back to back, for ms of wall time (a few rounds ahead of the GPU at most), so timing
-    starts at the clocks a busy GPU holds under its power limit; an idle GPU runs its first second at boost clocks."""
-    import time
-    end = time.monotonic() + ms / 1000.0
-    rounds = 0
-    while time.monotonic() < end:
-        for fn in fns:
-            fn()
-        rounds += 1
-        if rounds % 4 == 0:
-            torch.cuda.synchronize()
-    torch.cuda.synchronize()
-
-
 def main(argv):
     a = parse_args(argv)
     import torch
@@ -89,24 +75,10 @@ def main(argv):
             "torch_fp8_fast": lambda: torch._scaled_mm(x8, w8.t(), scale_a=one, scale_b=one,
                                                        out_dtype=torch.bfloat16, use_fast_accum=True),
         }
-        times = {key: [] for key in work}
-        for fn in work.values():
-            fn()  # the first run of each (library setup) before the heat, as ubuf's bench does
-        torch.cuda.synchronize()
-        heat(torch, list(work.values()), a.heat_ms)
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        for i in range(a.warmup + a.iters):
-            for key, fn in work.items():
-                # Spin first, so the events measure the GPU's time and not the host's enqueueing (ubuf's bench holds
-                # its stream on a flag likewise).
-                torch.cuda._sleep(HOLD_CYCLES)
-                start.record()
-                fn()
-                end.record()
-                end.synchronize()
-                if i >= a.warmup:
-                    times[key].append(start.elapsed_time(end))
+        runs, starved = gemm_timing.time_back_to_back(torch, list(work.values()), a.warmup, a.iters, a.heat_ms)
+        times = dict(zip(work, runs))
+        if starved:
+            print(f"gemm {m}x{n}x{k}: {starved} runs started late (the host fell behind the GPU)", flush=True)
         bf16_ms = statistics.median(times["torch_bf16"])
         line = []
         for key, t in times.items():
@@ -116,7 +88,8 @@ def main(argv):
             records.append(dict(op="gemm", method=key, tp=1, dtype="bf16" if key == "torch_bf16" else "fp8_e4m3",
                                 m=m, n=n, k=k, ms=ms, p10_ms=percentile(t, 0.1), p90_ms=percentile(t, 0.9),
                                 tflops=tflops, speedup_vs_bf16=bf16_ms / ms, layout="nt", out_dtype="bf16",
-                                iters=a.iters, warmup=a.warmup, heat_ms=a.heat_ms, timing="interleaved"))
+                                iters=a.iters, warmup=a.warmup, heat_ms=a.heat_ms, timing="interleaved",
+                                runs="back_to_back", starved_runs=starved))
         print(f"gemm {m}x{n}x{k} (M,N,K): " + ", ".join(line), flush=True)
     if a.json:
         doc = dict(device=name, date=__import__("datetime").date.today().isoformat(),

@@ -7,103 +7,168 @@ import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.StreamPriority;
 import org.apache.commons.math3.stat.descriptive.DescriptiveStatistics;
 
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
 /**
- * Times stream work on one GPU with CUDA events: warm-ups, then one event pair per timed run; medians and spread.
+ * Times stream work on one GPU with CUDA events, back to back, as a training step runs its GEMMs: one event pair per
+ * run, medians and spread.
  *
- * <p>Each timed run is enqueued while its stream is held on a device flag (the events, the work, then the flag is
- * released), so the pair measures what the GPU did and not how long the host took to enqueue it: a cuBLASLt call from
- * Java costs the host tens of microseconds, as long as a small GEMM runs, and an idle GPU would wait that out between
- * the start event and the work. The first run of every candidate is not held: whatever it does once on the host
- * (choosing or tuning a GEMM's algorithm) must not happen while the stream waits.
+ * <p>Why back to back, after a heat phase: a large GEMM holds an H200 at its power limit, where the clocks fall from
+ * 1980 to about 1450 MHz. How fast a kernel runs therefore depends on how busy the GPU was just before: an idle GPU
+ * runs its first second of work at boost clocks, and runs with idle gaps between them (a host synchronizing and
+ * enqueueing the next one) run cooler than runs that follow each other. Two programs timed with different gaps or
+ * power histories differ by up to 10% for the same kernel. So each candidate first runs once (whatever it does once
+ * on the host, choosing or tuning an algorithm, happens then), then all run round-robin for {@code heat}, then the
+ * warm-ups, and then the timed runs go in batches: the stream is held on a device flag while a batch's events and
+ * work are enqueued, then released, so the runs follow each other with no host time inside or between them. The
+ * PyTorch baselines time torch.matmul the same way (a spin kernel holds their stream).
  */
 public final class EventTimer {
+    /** Runs per held batch: few enough that enqueueing never fills the stream's queue (which would block the host
+     *  while the stream is held), many enough that the batch's enqueue gap is a small share of its GPU time. */
+    static final int BATCH_RUNS = 48;
+    /** Rounds the heat phase enqueues between synchronizations: the GPU stays busy, the overshoot stays small. */
+    private static final int HEAT_ROUNDS_AHEAD = 4;
+    /**
+     * A batch's enqueue takes milliseconds. If enqueueing blocked until the held stream made progress it would wait
+     * for ever, so the hold is released after this long whatever happens; such a batch is reported.
+     */
+    static final Duration HOLD_LIMIT = Duration.ofSeconds(2);
+
     private EventTimer() {
     }
 
-    /** Per-run milliseconds of {@code work} issued on {@code stream}. */
+    /** Per-run milliseconds of {@code work} issued on {@code stream}, without a heat phase. */
     public static DescriptiveStatistics time(CudaContext ctx, CudaStream stream, int warmup, int iters, Runnable work) {
-        return time(ctx, stream, warmup, iters, work, () -> { });
-    }
-
-    /** As above; {@code between} runs before each run, outside the timed region (e.g. a barrier). */
-    public static DescriptiveStatistics time(CudaContext ctx, CudaStream stream, int warmup, int iters, Runnable work,
-                                             Runnable between) {
-        java.util.LinkedHashMap<String, Runnable> one = new java.util.LinkedHashMap<>();
+        LinkedHashMap<String, Runnable> one = new LinkedHashMap<>();
         one.put("work", work);
-        return interleaved(ctx, stream, warmup, iters, one, between).get("work");
+        return interleaved(ctx, stream, warmup, iters, one, Duration.ZERO).get("work");
     }
 
     /**
-     * Times several candidates round-robin: each iteration runs every candidate once, in order, so slow drift of
-     * the GPU (clocks, temperature, a neighbour) affects all of them alike and their ratios stay fair.
+     * Times several candidates round-robin: each round runs every candidate once, in order, so slow drift of the GPU
+     * (clocks, temperature, a neighbour) affects all of them alike and their ratios stay fair.
+     *
+     * @param heat how long the candidates run back to back before the warm-ups (zero for none)
      */
-    public static java.util.Map<String, DescriptiveStatistics> interleaved(CudaContext ctx, CudaStream stream,
-            int warmup, int iters, java.util.LinkedHashMap<String, Runnable> candidates, Runnable between) {
-        return interleaved(ctx, stream, warmup, iters, candidates, between, java.time.Duration.ZERO);
-    }
-
-    /**
-     * As above, with a heat phase after the first (untimed, unheld) run of each candidate: the candidates run back to
-     * back, round-robin, for {@code heat} of wall time before the warm-ups. A GPU that has been idle runs its first
-     * second of dense work at boost clocks, before its power limit pulls the clocks down (an H200 goes from 1980 to
-     * about 1450 MHz at 690 W on large GEMMs): two programs timed from different power histories differ by up to 10%
-     * for the same kernel. Heating each shape first times both in the steady state a training step runs in.
-     */
-    public static java.util.Map<String, DescriptiveStatistics> interleaved(CudaContext ctx, CudaStream stream,
-            int warmup, int iters, java.util.LinkedHashMap<String, Runnable> candidates, Runnable between,
-            java.time.Duration heat) {
-        java.util.Map<String, DescriptiveStatistics> stats = new java.util.LinkedHashMap<>();
-        candidates.keySet().forEach(k -> stats.put(k, new DescriptiveStatistics()));
-        for (Runnable c : candidates.values()) {
-            between.run();
-            c.run();
+    public static Map<String, DescriptiveStatistics> interleaved(CudaContext ctx, CudaStream stream, int warmup,
+            int iters, LinkedHashMap<String, Runnable> candidates, Duration heat) {
+        if (warmup < 0 || iters < 1 || candidates.isEmpty()) {
+            throw new IllegalArgumentException("need warmup >= 0, iters >= 1 and a candidate; got " + warmup + ", "
+                    + iters + ", " + candidates.size());
+        }
+        List<String> names = List.copyOf(candidates.keySet());
+        List<Runnable> work = List.copyOf(candidates.values());
+        for (Runnable w : work) {
+            w.run();
         }
         stream.synchronize();
-        heat(stream, candidates, between, heat);
-        try (Hold hold = new Hold(ctx); CudaEvent start = ctx.createEvent(true); CudaEvent end = ctx.createEvent(true)) {
-            for (int i = 0; i < warmup + iters; i++) {
-                for (var c : candidates.entrySet()) {
-                    between.run();
-                    double ms = hold.sample(stream, start, end, c.getValue());
-                    if (i >= warmup) {
-                        stats.get(c.getKey()).addValue(ms);
+        heat(stream, work, heat);
+        for (int i = 0; i < warmup; i++) {
+            work.forEach(Runnable::run);
+        }
+        stream.synchronize();
+        Map<String, DescriptiveStatistics> stats = new LinkedHashMap<>();
+        names.forEach(n -> stats.put(n, new DescriptiveStatistics()));
+        int roundsPerBatch = Math.max(1, BATCH_RUNS / work.size());
+        try (Hold hold = new Hold(ctx); Events events = new Events(ctx, roundsPerBatch * work.size())) {
+            for (int done = 0; done < iters; ) {
+                int rounds = Math.min(roundsPerBatch, iters - done);
+                hold.batch(stream, () -> {
+                    int e = 0;
+                    for (int r = 0; r < rounds; r++) {
+                        for (Runnable w : work) {
+                            events.start(e).record(stream);
+                            w.run();
+                            events.end(e).record(stream);
+                            e++;
+                        }
+                    }
+                });
+                events.end(rounds * work.size() - 1).synchronize();
+                int e = 0;
+                for (int r = 0; r < rounds; r++) {
+                    for (String n : names) {
+                        stats.get(n).addValue(events.end(e).elapsedMillisSince(events.start(e)));
+                        e++;
                     }
                 }
+                done += rounds;
             }
         }
         return stats;
     }
 
-    /** Runs the candidates round-robin until {@code heat} has passed, at most a few rounds ahead of the GPU. */
-    private static void heat(CudaStream stream, java.util.LinkedHashMap<String, Runnable> candidates, Runnable between,
-                             java.time.Duration heat) {
+    /** Runs the work round-robin until {@code heat} has passed, at most a few rounds ahead of the GPU. */
+    private static void heat(CudaStream stream, List<Runnable> work, Duration heat) {
         if (heat.isZero() || heat.isNegative()) {
             return;
         }
         long end = System.nanoTime() + heat.toNanos();
         int rounds = 0;
         while (System.nanoTime() < end) {
-            for (Runnable c : candidates.values()) {
-                between.run();
-                c.run();
-            }
+            work.forEach(Runnable::run);
             if (++rounds % HEAT_ROUNDS_AHEAD == 0) {
-                stream.synchronize(); // bounds the overshoot past the deadline to a few rounds of GPU work
+                stream.synchronize();
             }
         }
         stream.synchronize();
     }
 
-    /** Rounds the heat phase enqueues between synchronizations: enough to keep the GPU busy while the host enqueues. */
-    private static final int HEAT_ROUNDS_AHEAD = 4;
+    /** The event pairs of one batch, made once and reused. */
+    private static final class Events implements AutoCloseable {
+        private final List<CudaEvent> all = new ArrayList<>();
 
-    /** The device flag a timed run's stream waits on while the run is enqueued, and the stream that releases it. */
+        Events(CudaContext ctx, int pairs) {
+            try {
+                for (int i = 0; i < 2 * pairs; i++) {
+                    all.add(ctx.createEvent(true));
+                }
+            } catch (RuntimeException e) {
+                close();
+                throw e;
+            }
+        }
+
+        CudaEvent start(int i) {
+            return all.get(2 * i);
+        }
+
+        CudaEvent end(int i) {
+            return all.get(2 * i + 1);
+        }
+
+        @Override
+        public void close() {
+            for (int i = all.size() - 1; i >= 0; i--) {
+                all.get(i).close();
+            }
+            all.clear();
+        }
+    }
+
+    /** The device flag a batch's stream waits on while the batch is enqueued, and the stream that releases it. */
     private static final class Hold implements AutoCloseable {
+        private final CudaContext ctx;
         private final CudaStream releaser;
         private final DeviceBuffer flag;
+        private final ScheduledExecutorService valve = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "ubuf-event-timer-valve");
+            t.setDaemon(true);
+            return t;
+        });
         private int value;
 
         Hold(CudaContext ctx) {
+            this.ctx = ctx;
             releaser = ctx.createStream(StreamPriority.HIGH);
             try {
                 flag = ctx.allocate(Integer.BYTES);
@@ -111,26 +176,37 @@ public final class EventTimer {
                 releaser.synchronize();
             } catch (RuntimeException e) {
                 releaser.close();
+                valve.shutdownNow();
                 throw e;
             }
         }
 
-        double sample(CudaStream stream, CudaEvent start, CudaEvent end, Runnable work) {
+        /** Holds {@code stream}, runs {@code enqueue}, releases the stream (also when enqueueing failed). */
+        void batch(CudaStream stream, Runnable enqueue) {
             int v = ++value;
             stream.waitValue32(flag.address(), v);
+            AtomicBoolean released = new AtomicBoolean();
+            var task = valve.schedule(() -> {
+                if (released.compareAndSet(false, true)) {
+                    ctx.makeCurrent();
+                    releaser.writeValue32(flag.address(), v);
+                    System.err.println("ubuf: enqueueing a timed batch took over " + HOLD_LIMIT.toMillis() + " ms;"
+                            + " the stream was released early and its runs include host time");
+                }
+            }, HOLD_LIMIT.toMillis(), TimeUnit.MILLISECONDS);
             try {
-                start.record(stream);
-                work.run();
-                end.record(stream);
+                enqueue.run();
             } finally {
-                releaser.writeValue32(flag.address(), v); // also when enqueueing failed: never leave the stream held
+                task.cancel(false);
+                if (released.compareAndSet(false, true)) {
+                    releaser.writeValue32(flag.address(), v); // never leave the stream held
+                }
             }
-            end.synchronize();
-            return end.elapsedMillisSince(start);
         }
 
         @Override
         public void close() {
+            valve.shutdownNow();
             try {
                 releaser.synchronize();
                 flag.close();

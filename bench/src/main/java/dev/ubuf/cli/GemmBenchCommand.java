@@ -255,7 +255,7 @@ final class GemmBenchCommand implements Callable<Integer> {
                         candidates.put(variants.get(i).method(), () -> g.multiply(av, bv, cv, 1f, 0f, o, s));
                     }
                     Map<String, DescriptiveStatistics> stats = EventTimer.interleaved(ctx, s, warmup, iters,
-                            candidates, () -> { }, Duration.ofMillis(heatMs));
+                            candidates, Duration.ofMillis(heatMs));
                     String algorithm = !tuning.enabled() ? "heuristic-first"
                             : tuner.timedCount() > timedBefore ? "tuned-now"
                             : tuner.reusedCount() > reusedBefore ? "tuned-reused" : "heuristic-only-candidate";
@@ -303,7 +303,8 @@ final class GemmBenchCommand implements Callable<Integer> {
         rec.put("iters", iters);
         rec.put("warmup", warmup);
         rec.put("heat_ms", heatMs);
-        rec.put("timing", "sequential"); // single held runs, one after another (round-robin over the methods)
+        rec.put("runs", "back_to_back"); // EventTimer: held batches, no host time inside or between runs
+        rec.put("timing", "sequential"); // the GEMM alone, not inside an op (round-robin over the methods)
         if (timedTogether.size() > 1) {
             rec.put("interleaved_with", timedTogether);
         }

@@ -13,8 +13,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * The Python scripts that turn results files into the combined file and README's tables run their own checks
- * (scripts/test_combine_rounds.py) here, where python3 is on the PATH; elsewhere this test is skipped.
+ * The Python scripts that turn results files into the combined file and README's tables, and the PyTorch baselines'
+ * GEMM timing, run their own checks (scripts/test_combine_rounds.py, bench/torch/test_gemm_timing.py) here, where
+ * python3 is on the PATH; elsewhere this test is skipped.
  */
 class ResultsScriptsTest {
     private static final Path SCRIPTS = Path.of("..", "scripts");
@@ -25,6 +26,17 @@ class ResultsScriptsTest {
         assumeTrue(python3Runs(), "python3 is not on the PATH");
         Process p = new ProcessBuilder("python3", SCRIPTS.resolve("test_combine_rounds.py").toString())
                 .redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "timed out:\n" + out);
+        assertEquals(0, p.exitValue(), out);
+    }
+
+    @Test
+    void theBaselinesGemmTimingPassesItsChecks() throws Exception {
+        Path test = Path.of("torch", "test_gemm_timing.py");
+        assumeTrue(Files.isRegularFile(test), "no torch/ in bench/");
+        assumeTrue(python3Runs(), "python3 is not on the PATH");
+        Process p = new ProcessBuilder("python3", test.toString()).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(p.waitFor(120, TimeUnit.SECONDS), "timed out:\n" + out);
         assertEquals(0, p.exitValue(), out);
