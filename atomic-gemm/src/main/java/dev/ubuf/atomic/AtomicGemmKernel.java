@@ -93,6 +93,11 @@ public final class AtomicGemmKernel implements AutoCloseable {
     };
     /** Split-K partial tiles; grown (never shrunk) to what a launch needs. */
     private DeviceBuffer workspace;
+    /**
+     * Outgrown split-K buffers, freed by close: an earlier launch may still use one, and freeing now (cuMemFree
+     * waits for the device) could block on a stream that waits for work this thread has yet to enqueue.
+     */
+    private final java.util.List<DeviceBuffer> retired = new java.util.ArrayList<>();
     /** Split-K semaphores, one uint32 per tile; zeroed when allocated, left zeroed by every launch. */
     private DeviceBuffer semaphores;
     /** The id the last launch passed (never 0: a fresh error slot holds 0). */
@@ -326,6 +331,10 @@ public final class AtomicGemmKernel implements AutoCloseable {
                     + TileSchedule.TILE_K + ": K=" + k + " has " + TileSchedule.kSteps(k));
         }
         TileSchedule schedule = new TileSchedule(m, n, chunks, firstChunk, config.tile());
+        if (config.units(m, n, chunks) > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException(config + " makes " + config.units(m, n, chunks)
+                    + " work units of " + m + "x" + n + ": the kernel counts them in 32 bits");
+        }
         String name = kernelName(a.dtype(), layout, d.dtype(), config.tile());
         context.makeCurrent();
         long function = function(name, config.tile());
@@ -373,10 +382,8 @@ public final class AtomicGemmKernel implements AutoCloseable {
     private long ensureWorkspace(long bytes) {
         if (workspace == null || workspace.bytes() < bytes) {
             if (workspace != null) {
-                // cuMemFree waits for the device, so no launch still reads the old workspace.
-                DeviceBuffer old = workspace;
+                retired.add(workspace);
                 workspace = null;
-                old.close();
             }
             workspace = context.allocate(bytes, "atomic GEMM split-K workspace");
         }
@@ -386,9 +393,8 @@ public final class AtomicGemmKernel implements AutoCloseable {
     private long ensureSemaphores(int count, CudaStream stream) {
         if (semaphores == null || semaphores.bytes() < 4L * count) {
             if (semaphores != null) {
-                DeviceBuffer old = semaphores;
+                retired.add(semaphores);
                 semaphores = null;
-                old.close();
             }
             semaphores = context.allocate(4L * count, "atomic GEMM split-K semaphores");
             // Zeroed once on the launch's stream, before the launch; every launch leaves them at 0.
@@ -437,18 +443,29 @@ public final class AtomicGemmKernel implements AutoCloseable {
     }
 
     private void closeSplitBuffers() {
-        DeviceBuffer w = workspace;
-        DeviceBuffer sem = semaphores;
-        workspace = null;
-        semaphores = null;
-        try {
-            if (w != null) {
-                w.close();
+        if (workspace != null) {
+            retired.add(workspace);
+            workspace = null;
+        }
+        if (semaphores != null) {
+            retired.add(semaphores);
+            semaphores = null;
+        }
+        RuntimeException first = null;
+        for (DeviceBuffer buffer : retired) {
+            try {
+                buffer.close();
+            } catch (RuntimeException e) {
+                if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
             }
-        } finally {
-            if (sem != null) {
-                sem.close();
-            }
+        }
+        retired.clear();
+        if (first != null) {
+            throw first;
         }
     }
 
