@@ -22,6 +22,17 @@
 // - Producer hook (RS, done != 0): after a tile is stored, its threads fence, meet at a named barrier, and one
 //   thread counts the tile in tileCounters[c] (zeroed by the host before the launch); the chunk's last tile
 //   raises done[c] to doneValue with a system-scope release, so a copy engine waiting on it sees the chunk's data.
+// - Split-K (splits > 1): a tile's K steps are cut into `splits` near-equal ranges, one work unit each; work unit
+//   u is tile u / splits, range u % splits (a tile's units are neighbours, so they run at the same time on
+//   neighbouring CTAs). Every unit writes its fp32 partial to its own workspace slot, fences, and counts itself in
+//   the tile's semaphore; the unit that counts last adds the partials in split order (0, 1, ..., splits - 1: the
+//   same additions whichever unit is last, so results are bitwise reproducible), runs the epilogue (alpha, beta,
+//   output type), resets the semaphore to 0 for the next launch, and only then does the producer hook count the
+//   tile. No unit ever waits on another, so a partly resident grid cannot deadlock. The AG wait applies to every
+//   unit (each loads A rows of its chunk). Units count even when the kernel has stopped, so the semaphores are
+//   always back at 0 when the kernel ends.
+// - Error slot: ERR_STATUS holds the launchId of the last launch that recorded an expired wait; a launch stops when
+//   it reads its own id there. So the slot needs no clearing before each launch (the host passes a fresh id).
 // Shapes need not be multiples of the tile: TMA zero-fills out-of-bounds reads, the stores are guarded.
 
 #include <cuda_bf16.h>
@@ -68,7 +79,8 @@ struct alignas(64) TensorMap {
     unsigned long long words[16];
 };
 
-// errorSlot words (uint32): status (0 = fine, 1 = arrival wait expired), chunk, expected, observed, block.
+// errorSlot words (uint32): status (the launchId of the last launch whose wait expired), chunk, expected, observed,
+// block.
 enum { ERR_STATUS = 0, ERR_CHUNK = 1, ERR_EXPECTED = 2, ERR_OBSERVED = 3, ERR_BLOCK = 4 };
 
 struct Tile {
@@ -184,14 +196,14 @@ __device__ __forceinline__ uint32_t load_volatile(const uint32_t* p) {
 // The consumer hook: waits until arrival[chunk] reaches expected (wrap-safe). False when the wait expired (this
 // thread recorded it, unless another got there first) or another CTA's already had: then nothing more is stored.
 __device__ bool wait_arrival(const uint32_t* arrival, int chunk, uint32_t expected, uint64_t timeoutNs,
-                             uint32_t* errorSlot) {
+                             uint32_t* errorSlot, uint32_t launchId) {
     uint32_t observed = load_acquire_sys(arrival + chunk);
     if (static_cast<int32_t>(observed - expected) >= 0) {
         return true;
     }
     const uint64_t start = global_timer_ns();
     while (true) {
-        if (load_volatile(errorSlot + ERR_STATUS) != 0) {
+        if (load_volatile(errorSlot + ERR_STATUS) == launchId) {
             return false;
         }
         __nanosleep(64);
@@ -200,7 +212,8 @@ __device__ bool wait_arrival(const uint32_t* arrival, int chunk, uint32_t expect
             return true;
         }
         if (global_timer_ns() - start > timeoutNs) {
-            if (atomicCAS(errorSlot + ERR_STATUS, 0u, 1u) == 0u) {
+            // The first to record in this launch writes the details (the others see their own id come back).
+            if (atomicExch(errorSlot + ERR_STATUS, launchId) != launchId) {
                 errorSlot[ERR_CHUNK] = static_cast<uint32_t>(chunk);
                 errorSlot[ERR_EXPECTED] = expected;
                 errorSlot[ERR_OBSERVED] = observed;
@@ -240,12 +253,38 @@ __device__ __forceinline__ float load_old(const OutT* p) {
     }
 }
 
+// Named barrier of the 256 consumer threads that also ORs a predicate over them: true in every thread when any
+// thread passed true (bar.red; id 2, apart from id 1 of the producer hook).
+__device__ __forceinline__ bool consumers_barrier_or(bool p) {
+    uint32_t out;
+    asm volatile(
+        "{\n"
+        ".reg .pred p, q;\n"
+        "setp.ne.u32 p, %1, 0;\n"
+        "bar.red.or.pred q, 2, 256, p;\n"
+        "selp.u32 %0, 1, 0, q;\n"
+        "}\n"
+        : "=r"(out)
+        : "r"(static_cast<uint32_t>(p))
+        : "memory");
+    return out != 0;
+}
+
+// Split-K partial tiles in the workspace: one slot of BM x BN fp32 per work unit, in accumulator order so that each
+// of a warp's float4 accesses covers 512 contiguous bytes: float4 number (j * 256 + consumer thread) holds that
+// thread's acc[4j .. 4j + 3].
+__device__ __forceinline__ float4* partial_slot(float* workspace, long long unit, int bn) {
+    return reinterpret_cast<float4*>(workspace + unit * static_cast<long long>(BM) * bn);
+}
+
 template <int BN, bool F16, bool TRANS_B, typename OutT>
 __device__ __forceinline__ void atomic_gemm(const TensorMap& tmA, const TensorMap& tmB, OutT* __restrict__ d,
                                             long long ldd, int m, int n, int k, float alpha, float beta,
                                             int chunks, int firstChunk, const uint32_t* arrival,
                                             uint32_t arrivalValue, unsigned long long timeoutNs, uint32_t* done,
-                                            uint32_t doneValue, uint32_t* tileCounters, uint32_t* errorSlot) {
+                                            uint32_t doneValue, uint32_t* tileCounters, uint32_t* errorSlot,
+                                            int splits, float* workspace, uint32_t* semaphores,
+                                            uint32_t launchId) {
     using C = Config<BN>;
     static_assert(!TRANS_B || BN % 64 == 0, "bkn loads B in 64-column boxes: BN must be a multiple of 64");
     constexpr int STAGES = C::STAGES;
@@ -275,6 +314,9 @@ __device__ __forceinline__ void atomic_gemm(const TensorMap& tmA, const TensorMa
     const int tilesPerChunk = mTilesPerChunk * nTiles;
     const int totalTiles = tilesPerChunk * chunks;
     const int kTiles = (k + BK - 1) / BK;
+    // Every split gets at least one K step (the host never asks for more splits than steps; this keeps it so).
+    const int nSplits = max(1, min(splits, kTiles));
+    const int totalUnits = totalTiles * nSplits;
 
     if (warpgroup == 0) {
         // Producer: few registers; only thread 0 works, the other 127 leave after giving theirs back.
@@ -282,12 +324,19 @@ __device__ __forceinline__ void atomic_gemm(const TensorMap& tmA, const TensorMa
         if (tid != 0) {
             return;
         }
+        // Fetch both descriptors while the first tile is decoded, not on the first load's critical path.
+        asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&tmA)) : "memory");
+        asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&tmB)) : "memory");
         bool waiting = arrival != nullptr;
         uint32_t it = 0;
-        for (int t = blockIdx.x; t < totalTiles; t += gridDim.x) {
+        for (int u = blockIdx.x; u < totalUnits; u += gridDim.x) {
+            const int t = u / nSplits;
+            const int split = u - t * nSplits;
+            const int kb0 = static_cast<int>(static_cast<long long>(split) * kTiles / nSplits);
+            const int kb1 = static_cast<int>(static_cast<long long>(split + 1) * kTiles / nSplits);
             const Tile tile = decode_tile<BN>(t, chunks, firstChunk, chunkRows, mTilesPerChunk, nTiles);
             if (waiting) {
-                if (wait_arrival(arrival, tile.chunk, arrivalValue, timeoutNs, errorSlot)) {
+                if (wait_arrival(arrival, tile.chunk, arrivalValue, timeoutNs, errorSlot, launchId)) {
                     // The arrival was observed through the generic proxy; the A loads go through the async proxy.
                     asm volatile("fence.proxy.async.global;" ::: "memory");
                 } else {
@@ -300,7 +349,7 @@ __device__ __forceinline__ void atomic_gemm(const TensorMap& tmA, const TensorMa
                 bBoxes = min(BN / 64, (n - tile.col0 + 63) / 64);
             }
             const uint32_t txBytes = A_STAGE_BYTES + (TRANS_B ? bBoxes * B_BOX_BYTES : C::B_STAGE_BYTES);
-            for (int kb = 0; kb < kTiles; kb++, it++) {
+            for (int kb = kb0; kb < kb1; kb++, it++) {
                 const uint32_t stage = it % STAGES;
                 const uint32_t phase = (it / STAGES) & 1;
                 mbar_wait(emptyBars + 8 * stage, phase ^ 1);
@@ -325,12 +374,17 @@ __device__ __forceinline__ void atomic_gemm(const TensorMap& tmA, const TensorMa
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;" ::: "memory");
     const int half = warpgroup - 1;
     const int ltid = tid - 128 * warpgroup;
+    const int ctid = tid - 128;  // 0..255 over both consumer warpgroups
     const int warp = ltid / 32;
     const int lane = tid % 32;
     const bool paired = (ldd & 1) == 0;  // 2-element stores stay aligned (d itself is 16-byte aligned)
     float acc[ACC];
     uint32_t it = 0;
-    for (int t = blockIdx.x; t < totalTiles; t += gridDim.x) {
+    for (int u = blockIdx.x; u < totalUnits; u += gridDim.x) {
+        const int t = u / nSplits;
+        const int split = u - t * nSplits;
+        const int kb0 = static_cast<int>(static_cast<long long>(split) * kTiles / nSplits);
+        const int kb1 = static_cast<int>(static_cast<long long>(split + 1) * kTiles / nSplits);
         const Tile tile = decode_tile<BN>(t, chunks, firstChunk, chunkRows, mTilesPerChunk, nTiles);
 #pragma unroll
         for (int i = 0; i < ACC; i++) {
@@ -338,7 +392,7 @@ __device__ __forceinline__ void atomic_gemm(const TensorMap& tmA, const TensorMa
         }
         fence_accumulators(acc);
         uint32_t previous = 0;
-        for (int kb = 0; kb < kTiles; kb++, it++) {
+        for (int kb = kb0; kb < kb1; kb++, it++) {
             const uint32_t stage = it % STAGES;
             const uint32_t phase = (it / STAGES) & 1;
             mbar_wait(fullBars + 8 * stage, phase);
@@ -359,7 +413,7 @@ __device__ __forceinline__ void atomic_gemm(const TensorMap& tmA, const TensorMa
             // At most this k-step's group in flight: the previous one has finished reading its stage.
             wgmma_wait<1>();
             fence_accumulators(acc);
-            if (kb > 0 && lane == 0) {
+            if (kb > kb0 && lane == 0) {
                 mbar_arrive(emptyBars + 8 * previous);
             }
             previous = stage;
@@ -367,12 +421,62 @@ __device__ __forceinline__ void atomic_gemm(const TensorMap& tmA, const TensorMa
         wgmma_wait<0>();
         fence_accumulators(acc);
         if (lane == 0) {
-            mbar_arrive(emptyBars + 8 * previous);
+            mbar_arrive(emptyBars + 8 * previous);  // kb1 > kb0: a unit has at least one K step
+        }
+
+        if (nSplits > 1) {
+            // Split-K: publish this unit's partial, count it; the last of the tile's units reduces (see the top).
+            float4* mine = partial_slot(workspace, u, BN);
+#pragma unroll
+            for (int j = 0; j < ACC / 4; j++) {
+                const float4 v = make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
+                __stcg(mine + j * 256 + ctid, v);
+            }
+            __threadfence();  // the partial is visible GPU-wide before the count that publishes it
+            asm volatile("bar.sync 2, 256;" ::: "memory");
+            bool last = false;
+            if (ctid == 0) {
+                uint32_t before;
+                asm volatile("atom.add.acq_rel.gpu.global.u32 %0, [%1], 1;"
+                             : "=r"(before)
+                             : "l"(semaphores + t)
+                             : "memory");
+                last = before == static_cast<uint32_t>(nSplits - 1);
+                if (last) {
+                    // Every unit of this tile has counted: back to 0 for the next launch (nobody reads it again).
+                    asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(semaphores + t), "r"(0u) : "memory");
+                }
+            }
+            if (!consumers_barrier_or(last)) {
+                continue;  // another unit of this tile finishes it
+            }
+            // Acquire side: the other units' partials were published before their counts; read them from L2 (ld.cg),
+            // never from this SM's L1.
+            __threadfence();
+            const float4* parts = partial_slot(workspace, static_cast<long long>(t) * nSplits, BN);
+            constexpr int SLOT_FLOAT4S = BM * BN / 4;
+#pragma unroll
+            for (int j = 0; j < ACC / 4; j++) {
+                // Split order, whichever unit is last: ((p0 + p1) + p2) + ... This unit's own partial is read back
+                // too: keeping it in registers across the barrier would spill (168 registers a thread).
+                float4 sum = __ldcg(parts + j * 256 + ctid);
+                for (int s = 1; s < nSplits; s++) {
+                    const float4 p = __ldcg(parts + s * SLOT_FLOAT4S + j * 256 + ctid);
+                    sum.x += p.x;
+                    sum.y += p.y;
+                    sum.z += p.z;
+                    sum.w += p.w;
+                }
+                acc[4 * j] = sum.x;
+                acc[4 * j + 1] = sum.y;
+                acc[4 * j + 2] = sum.z;
+                acc[4 * j + 3] = sum.w;
+            }
         }
 
         // Epilogue. Accumulator layout of m64nNk16: thread (warp w, lane l) holds, for i = 0..N/8-1, rows
         // w*16 + l/4 (acc[4i], acc[4i+1]) and that + 8 (acc[4i+2], acc[4i+3]), columns 8i + 2(l%4) + {0, 1}.
-        const bool stopped = load_volatile(errorSlot + ERR_STATUS) != 0;
+        const bool stopped = load_volatile(errorSlot + ERR_STATUS) == launchId;
         if (!stopped) {
             const int rowBase = tile.row0 + half * 64 + warp * 16 + lane / 4;
 #pragma unroll
@@ -422,15 +526,19 @@ __device__ __forceinline__ void atomic_gemm(const TensorMap& tmA, const TensorMa
 // Entry points: ubuf_atomic_gemm_<in>_<b layout>_<out> (the default 128 x 256 tile) and
 // ubuf_atomic_gemm_<in>_<b layout>_<out>_n<BN> (128 x BN tiles). Launch with gridDim.x <= tiles (persistent),
 // 384 threads, dynamic shared memory ubuf_atomic::Config<BN>::SMEM_BYTES (after cuFuncSetAttribute raised the limit).
+// splits > 1: workspace holds tiles * splits * 128 * BN floats (16-byte aligned), semaphores one zeroed uint32 per
+// tile (left zeroed by every launch); splits = 1 reads neither.
 #define UBUF_ATOMIC_GEMM_ENTRY(NAME, BN, F16, TRANS_B, OUT_T)                                                     \
     extern "C" __global__ void __launch_bounds__(ubuf_atomic::THREADS, 1)                                        \
     NAME(const __grid_constant__ ubuf_atomic::TensorMap tmA, const __grid_constant__ ubuf_atomic::TensorMap tmB, \
          OUT_T* d, long long ldd, int m, int n, int k, float alpha, float beta, int chunks, int firstChunk,      \
          const uint32_t* arrival, uint32_t arrivalValue, unsigned long long timeoutNs, uint32_t* done,          \
-         uint32_t doneValue, uint32_t* tileCounters, uint32_t* errorSlot) {                                     \
+         uint32_t doneValue, uint32_t* tileCounters, uint32_t* errorSlot, int splits, float* workspace,          \
+         uint32_t* semaphores, uint32_t launchId) {                                                             \
         ubuf_atomic::atomic_gemm<BN, F16, TRANS_B, OUT_T>(tmA, tmB, d, ldd, m, n, k, alpha, beta, chunks,       \
                                                           firstChunk, arrival, arrivalValue, timeoutNs, done,   \
-                                                          doneValue, tileCounters, errorSlot);                  \
+                                                          doneValue, tileCounters, errorSlot, splits,           \
+                                                          workspace, semaphores, launchId);                     \
     }
 
 // Every input type and output type of one B layout for one tile width; SUFFIX is empty for the default width.

@@ -15,11 +15,18 @@ import java.util.Locale;
 
 /**
  * Times the atomic GEMM (no hooks, one chunk) and cuBLASLt on the same operands, alternating rounds, with CUDA
- * events; prints the median TFLOP/s of each, their ratio, and the tile configuration the atomic GEMM ran with.
- * Arguments: shapes {@code MxNxK} (default 8192x8192x8192), optionally {@code --layout=NK|KN} (default NK),
+ * events; prints the median TFLOP/s of each, their ratio, and the configuration (tile, split-K) the atomic GEMM ran
+ * with. Arguments: shapes {@code MxNxK} (default 8192x8192x8192), optionally {@code --layout=NK|KN} (default NK),
  * {@code --out=bf16|fp32} (default bf16), {@code --iters=N} (launches per round, default 20), {@code --rounds=N}
- * (default 10), {@code --tile=auto|256|224|192|160|128} (default auto: {@link TileConfig#select}'s choice; a width
- * forces that 128 x width tile where the layout has it). GPU 0, bf16 inputs.
+ * (default 10), {@code --tile=auto|256|224|192|160|128} (default auto: {@link AtomicGemmConfig#select}'s tile; a
+ * width forces that 128 x width tile where the layout has it), {@code --splits=auto|N} (default auto: the rule's
+ * split-K for the tile; N forces N splits, at most K's steps), {@code --hold=both|on|off} (default both). The
+ * defaults of --tile and --splits can also come from {@code -Dubuf.atomic.tile=} and {@code -Dubuf.atomic.splits=}.
+ *
+ * <p>Hold: "on" holds the stream on a device flag while a round's launches are enqueued and releases it after, so
+ * the events time the GPU's work alone (as the GEMM tuner does); "off" times launches as Java enqueues them, where
+ * a short kernel can wait for the host's next launch (tens of microseconds from Java); "both" runs and prints
+ * both, each alternating ours and cuBLASLt's. GPU 0, bf16 inputs.
  */
 public final class AtomicGemmBench {
     private AtomicGemmBench() {
@@ -30,7 +37,9 @@ public final class AtomicGemmBench {
         DType out = DType.BF16;
         int iters = 20;
         int rounds = 10;
-        TileConfig forced = null;
+        String tileArg = System.getProperty("ubuf.atomic.tile", "auto");
+        String splitsArg = System.getProperty("ubuf.atomic.splits", "auto");
+        String hold = "both";
         java.util.List<int[]> shapes = new java.util.ArrayList<>();
         for (String arg : args) {
             if (arg.startsWith("--layout=")) {
@@ -42,8 +51,14 @@ public final class AtomicGemmBench {
             } else if (arg.startsWith("--rounds=")) {
                 rounds = Integer.parseInt(arg.substring(9));
             } else if (arg.startsWith("--tile=")) {
-                String w = arg.substring(7);
-                forced = w.equals("auto") ? null : TileConfig.valueOf("N" + w);
+                tileArg = arg.substring(7);
+            } else if (arg.startsWith("--splits=")) {
+                splitsArg = arg.substring(9);
+            } else if (arg.startsWith("--hold=")) {
+                hold = arg.substring(7);
+                if (!hold.equals("both") && !hold.equals("on") && !hold.equals("off")) {
+                    throw new IllegalArgumentException("--hold must be both, on or off, got " + hold);
+                }
             } else {
                 shapes.add(Arrays.stream(arg.toLowerCase(Locale.ROOT).split("x")).mapToInt(Integer::parseInt).toArray());
             }
@@ -51,8 +66,12 @@ public final class AtomicGemmBench {
         if (shapes.isEmpty()) {
             shapes.add(new int[]{8192, 8192, 8192});
         }
+        TileConfig forced = tileArg.equals("auto") ? null : TileConfig.valueOf("N" + tileArg);
+        Integer forcedSplits = splitsArg.equals("auto") ? null : Integer.valueOf(splitsArg);
         try (CudaContext ctx = CudaContext.retainPrimary(0);
              CudaStream stream = ctx.createStream(StreamPriority.NORMAL);
+             CudaStream releaser = ctx.createStream(StreamPriority.HIGH);
+             DeviceBuffer holdFlag = ctx.allocate(Integer.BYTES);
              KernelLibrary lib = KernelLibrary.load(ctx);
              Gemm gemm = new Gemm(ctx);
              AtomicGemmKernel kernel = AtomicGemmKernel.load(ctx);
@@ -60,20 +79,71 @@ public final class AtomicGemmBench {
              CudaEvent stop = ctx.createEvent(true)) {
             DeviceKernels kernels = new DeviceKernels(lib);
             System.out.println("device " + ctx.device() + ", layout " + layout + ", out " + out.shortName()
-                    + ", " + iters + " launches x " + rounds + " rounds");
+                    + ", " + iters + " launches x " + rounds + " rounds, tile " + tileArg + ", splits " + splitsArg
+                    + ", hold " + hold);
+            releaser.fill32(holdFlag.address(), 0, 1);
+            releaser.synchronize();
+            Hold h = new Hold(releaser, holdFlag.address());
             for (int[] s : shapes) {
-                TileConfig config = forced != null && forced.supports(layout) ? forced
-                        : kernel.select(s[0], s[1], 1, layout);
-                run(s[0], s[1], s[2], layout, out, config, iters, rounds, ctx, stream, kernels, gemm, kernel, start,
-                        stop);
+                AtomicGemmConfig selected = kernel.select(s[0], s[1], s[2], 1, layout);
+                TileConfig tile = forced != null && forced.supports(layout) ? forced : selected.tile();
+                int splits = forcedSplits != null ? Math.min(forcedSplits, TileSchedule.kSteps(s[2]))
+                        : forced == null ? selected.splits() : 1;
+                AtomicGemmConfig config = new AtomicGemmConfig(tile, splits);
+                for (String mode : hold.equals("both") ? new String[]{"on", "off"} : new String[]{hold}) {
+                    run(s[0], s[1], s[2], layout, out, config, selected, iters, rounds, ctx, stream,
+                            mode.equals("on") ? h : null, kernels, gemm, kernel, start, stop);
+                }
             }
+            releaser.synchronize();
         }
     }
 
-    private static void run(int m, int n, int k, BLayout layout, DType out, TileConfig config, int iters, int rounds,
-                            CudaContext ctx,
-                            CudaStream stream, DeviceKernels kernels, Gemm gemm, AtomicGemmKernel kernel,
-                            CudaEvent start, CudaEvent stop) {
+    /** Holds a stream on a device flag until released (a fresh value each time). */
+    private static final class Hold {
+        final CudaStream releaser;
+        final long flag;
+        int value;
+
+        Hold(CudaStream releaser, long flag) {
+            this.releaser = releaser;
+            this.flag = flag;
+        }
+
+        /** Enqueues the wait on {@code s}; returns the value {@link #release} must write. */
+        int hold(CudaStream s) {
+            s.waitValue32(flag, ++value);
+            return value;
+        }
+
+        void release(int v) {
+            releaser.writeValue32(flag, v);
+        }
+    }
+
+    /** Times {@code iters} launches on {@code stream} (held while enqueued when {@code hold} is given); TFLOP/s. */
+    private static double timeRound(Runnable launch, int iters, double flop, CudaStream stream, Hold hold,
+                                    CudaEvent start, CudaEvent stop) {
+        int v = hold == null ? 0 : hold.hold(stream);
+        try {
+            start.record(stream);
+            for (int i = 0; i < iters; i++) {
+                launch.run();
+            }
+            stop.record(stream);
+        } finally {
+            if (hold != null) {
+                hold.release(v);
+            }
+        }
+        stop.synchronize();
+        return flop * iters / (stop.elapsedMillisSince(start) * 1e-3) / 1e12;
+    }
+
+    private static void run(int m, int n, int k, BLayout layout, DType out, AtomicGemmConfig config,
+                            AtomicGemmConfig selected, int iters, int rounds, CudaContext ctx, CudaStream stream,
+                            Hold hold, DeviceKernels kernels, Gemm gemm, AtomicGemmKernel kernel, CudaEvent start,
+                            CudaEvent stop) {
         DType in = DType.BF16;
         try (DeviceBuffer da = ctx.allocate((long) m * k * in.bytes());
              DeviceBuffer db = ctx.allocate((long) k * n * in.bytes());
@@ -87,36 +157,29 @@ public final class AtomicGemmBench {
             double[] ours = new double[rounds];
             double[] theirs = new double[rounds];
             double flop = 2.0 * m * n * k;
-            // Warm-up: module load, cuBLASLt heuristics, clocks.
-            for (int i = 0; i < 3; i++) {
-                kernel.launch(a, b, layout, d, 1f, 0f, 1, 0, AtomicGemmKernel.Hooks.NONE, config, stream);
-                gemm.multiply(a, b, d, 1f, 0f, options, stream);
+            Runnable ourLaunch = () -> kernel.launch(a, b, layout, d, 1f, 0f, 1, 0, AtomicGemmKernel.Hooks.NONE,
+                    config, stream);
+            Runnable theirLaunch = () -> gemm.multiply(a, b, d, 1f, 0f, options, stream);
+            // Warm-up: module load, cuBLASLt heuristics, clocks, and enough launches for the JIT to compile the
+            // launch paths (unheld, a process's first shape otherwise measured Java's interpreter).
+            for (int i = 0; i < Math.max(3, 2 * iters); i++) {
+                ourLaunch.run();
+                theirLaunch.run();
             }
             stream.synchronize();
             for (int r = 0; r < rounds; r++) {
-                start.record(stream);
-                for (int i = 0; i < iters; i++) {
-                    kernel.launch(a, b, layout, d, 1f, 0f, 1, 0, AtomicGemmKernel.Hooks.NONE, config, stream);
-                }
-                stop.record(stream);
-                stop.synchronize();
-                ours[r] = flop * iters / (stop.elapsedMillisSince(start) * 1e-3) / 1e12;
-                start.record(stream);
-                for (int i = 0; i < iters; i++) {
-                    gemm.multiply(a, b, d, 1f, 0f, options, stream);
-                }
-                stop.record(stream);
-                stop.synchronize();
-                theirs[r] = flop * iters / (stop.elapsedMillisSince(start) * 1e-3) / 1e12;
+                ours[r] = timeRound(ourLaunch, iters, flop, stream, hold, start, stop);
+                theirs[r] = timeRound(theirLaunch, iters, flop, stream, hold, start, stop);
             }
             kernel.checkErrors();
             double o = median(ours);
             double t = median(theirs);
-            int tiles = config.tiles(m, n, 1);
+            int tiles = config.tile().tiles(m, n, 1);
             System.out.printf(Locale.ROOT, "%dx%dx%d  atomic GEMM %.1f TFLOP/s  cuBLASLt %.1f TFLOP/s  ratio %.3f"
-                            + "  tile %s (%s, %d tiles, %d SMs)%n", m, n, k, o, t, o / t, config,
-                    config == kernel.select(m, n, 1, layout) ? "selected" : "forced", tiles,
-                    kernel.multiprocessors());
+                            + "  hold %s  tile %s splits %d (%s; rule: %s; %d tiles, %d units, %d K steps, %d SMs)%n",
+                    m, n, k, o, t, o / t, hold != null ? "on" : "off", config.tile(), config.splits(),
+                    config.equals(selected) ? "selected" : "forced", selected, tiles, config.units(m, n, 1),
+                    TileSchedule.kSteps(k), kernel.multiprocessors());
         }
     }
 

@@ -7,6 +7,9 @@ import dev.ubuf.cuda.KernelsUnavailableException;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.IntFunction;
@@ -18,9 +21,15 @@ import java.util.function.IntFunction;
  * per-chunk done counters after writing D (reduce-scatter side); see atomic-gemm/README.md.
  *
  * <p>Every argument is checked before any GPU work. After a launch with an arrival wait, synchronise the stream and
- * call {@link #checkErrors()} (or {@link #error}): an expired wait is reported there, never as a hang. The error slot
- * and the tile counters belong to this object and are reset on the stream before each launch, so launches from one
- * object go on one stream at a time, and a check reports the last launch.
+ * call {@link #checkErrors()} (or {@link #error}): an expired wait is reported there, never as a hang. The error slot,
+ * the tile counters and the split-K workspace and semaphores belong to this object, so launches from one object go on
+ * one stream at a time, and a check reports the last launch. Each launch passes a fresh launch id that the kernel
+ * writes into the error slot on an expired wait, so the slot needs no clearing before each launch; the split-K
+ * semaphores are left at 0 by every launch (zeroed once when allocated); the tile counters of the done hook are
+ * zeroed on the stream before each launch that has one.
+ *
+ * <p>The launch path keeps what does not change between calls: each kernel function (with its shared-memory limit
+ * raised once) and the most recent tensor maps, so a launch of a small GEMM costs the host little.
  */
 public final class AtomicGemmKernel implements AutoCloseable {
     /** Threads a CTA: a producer warpgroup and two consumer warpgroups. */
@@ -73,6 +82,27 @@ public final class AtomicGemmKernel implements AutoCloseable {
     /** Per-chunk tile counts of the producer hook: allocated with the kernel, so a launch allocates nothing. */
     private final DeviceBuffer tileCounters;
     private final int multiprocessors;
+    /** Kernel functions by name, their dynamic shared-memory limit already raised. */
+    private final Map<String, Long> functions = new HashMap<>();
+    /** Recently encoded tensor maps (a few: A and B of the last launches), by everything that goes into one. */
+    private final Map<TensorMapSpec.Key, long[]> tensorMaps = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<TensorMapSpec.Key, long[]> eldest) {
+            return size() > 8;
+        }
+    };
+    /** Split-K partial tiles; grown (never shrunk) to what a launch needs. */
+    private DeviceBuffer workspace;
+    /**
+     * Outgrown split-K buffers, freed by close: an earlier launch may still use one, and freeing now (cuMemFree
+     * waits for the device) could block on a stream that waits for work this thread has yet to enqueue.
+     */
+    private final java.util.List<DeviceBuffer> retired = new java.util.ArrayList<>();
+    /** Split-K semaphores, one uint32 per tile; zeroed when allocated, left zeroed by every launch. */
+    private DeviceBuffer semaphores;
+    /** The id the last launch passed (never 0: a fresh error slot holds 0). */
+    private int launchId;
+    private boolean errorSlotCleared;
     private boolean closed;
 
     private AtomicGemmKernel(CudaContext context, HopperDriver driver, long module) {
@@ -253,23 +283,41 @@ public final class AtomicGemmKernel implements AutoCloseable {
     }
 
     /**
+     * The configuration (tile and split-K) the automatic launch uses for an m × n × k product in {@code chunks}
+     * chunks: {@link AtomicGemmConfig#select} on this device's multiprocessors.
+     */
+    public AtomicGemmConfig select(int m, int n, int k, int chunks, BLayout layout) {
+        return AtomicGemmConfig.select(m, n, k, chunks, layout, multiprocessors);
+    }
+
+    /**
      * Enqueues {@code D = alpha · A · B + beta · D} on {@code stream} (D is not read when beta is 0, so it may hold
      * anything, NaN included). Tiles visit chunks in the order firstChunk, firstChunk + 1, ... (mod chunks). The
-     * tile configuration is {@link #select}'s.
+     * configuration (tile, split-K) is {@link #select(int, int, int, int, BLayout)}'s.
      */
     public void launch(TensorView a, TensorView b, BLayout layout, TensorView d, float alpha,
                        float beta, int chunks, int firstChunk, Hooks hooks, CudaStream stream) {
         validate(a, b, layout, d, alpha, beta, chunks, firstChunk, hooks);
         launch(a, b, layout, d, alpha, beta, chunks, firstChunk, hooks,
-                select((int) a.rows(), (int) d.cols(), chunks, layout), stream);
+                select((int) a.rows(), (int) d.cols(), (int) a.cols(), chunks, layout), stream);
+    }
+
+    /** As the configuration overload, with {@code config}'s tiles and no split-K. */
+    public void launch(TensorView a, TensorView b, BLayout layout, TensorView d, float alpha,
+                       float beta, int chunks, int firstChunk, Hooks hooks, TileConfig config,
+                       CudaStream stream) {
+        Objects.requireNonNull(config, "config");
+        launch(a, b, layout, d, alpha, beta, chunks, firstChunk, hooks, AtomicGemmConfig.of(config), stream);
     }
 
     /**
      * As {@link #launch(TensorView, TensorView, BLayout, TensorView, float, float, int, int, Hooks, CudaStream)}
-     * with the given tile configuration (which must support {@code layout}), e.g. to test or time each one.
+     * with the given configuration (its tile must support {@code layout}, its splits at most K's 64-element steps),
+     * e.g. to test or time each one. Split-K grows this object's workspace to what the launch needs (an allocation,
+     * once per larger shape).
      */
     public synchronized void launch(TensorView a, TensorView b, BLayout layout, TensorView d, float alpha,
-                                    float beta, int chunks, int firstChunk, Hooks hooks, TileConfig config,
+                                    float beta, int chunks, int firstChunk, Hooks hooks, AtomicGemmConfig config,
                                     CudaStream stream) {
         assertOpen();
         validate(a, b, layout, d, alpha, beta, chunks, firstChunk, hooks);
@@ -278,24 +326,81 @@ public final class AtomicGemmKernel implements AutoCloseable {
         int m = (int) a.rows();
         int k = (int) a.cols();
         int n = (int) d.cols();
-        TileSchedule schedule = new TileSchedule(m, n, chunks, firstChunk, config);
-        String name = kernelName(a.dtype(), layout, d.dtype(), config);
+        if (!config.fits(k)) {
+            throw new IllegalArgumentException("split-K " + config.splits() + " needs at least as many K steps of "
+                    + TileSchedule.TILE_K + ": K=" + k + " has " + TileSchedule.kSteps(k));
+        }
+        TileSchedule schedule = new TileSchedule(m, n, chunks, firstChunk, config.tile());
+        if (config.units(m, n, chunks) > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException(config + " makes " + config.units(m, n, chunks)
+                    + " work units of " + m + "x" + n + ": the kernel counts them in 32 bits");
+        }
+        String name = kernelName(a.dtype(), layout, d.dtype(), config.tile());
         context.makeCurrent();
-        long function = driver.function(module, name);
-        driver.setMaxDynamicSharedMemory(function, config.smemBytes(), name);
-        long[] mapA = driver.encodeTiled(TensorMapSpec.forA(a.dtype(), a.address(), m, k, a.ld()));
-        long[] mapB = driver.encodeTiled(TensorMapSpec.forB(b.dtype(), layout, b.address(), k, n, b.ld(), config));
+        long function = function(name, config.tile());
+        long[] mapA = tensorMap(TensorMapSpec.forA(a.dtype(), a.address(), m, k, a.ld()));
+        long[] mapB = tensorMap(TensorMapSpec.forB(b.dtype(), layout, b.address(), k, n, b.ld(), config.tile()));
+        long ws = 0;
+        long sems = 0;
+        if (config.splits() > 1) {
+            ws = ensureWorkspace(config.workspaceBytes(m, n, chunks));
+            sems = ensureSemaphores(config.semaphores(m, n, chunks), stream);
+        }
         long counters = 0;
         if (hooks.doneCounters() != 0) {
             counters = tileCounters.address();
             stream.fill32(counters, 0, chunks);
         }
-        stream.fill32(errorSlot.address(), 0, ERROR_SLOT_WORDS);
-        driver.launch(function, name, schedule.grid(multiprocessors), THREADS, config.smemBytes(),
-                stream.nativeHandle(),
+        if (!errorSlotCleared) {
+            stream.fill32(errorSlot.address(), 0, ERROR_SLOT_WORDS);
+            errorSlotCleared = true;
+        }
+        launchId = launchId == -1 ? 1 : launchId + 1; // never 0, the value of a fresh slot
+        int grid = (int) Math.min(multiprocessors, schedule.totalTiles() * (long) config.splits());
+        driver.launch(function, name, grid, THREADS, config.tile().smemBytes(), stream.nativeHandle(),
                 mapA, mapB, d.address(), d.ld(), m, n, k, alpha, beta, chunks, firstChunk,
                 hooks.arrivalCounters(), hooks.arrivalValue(), hooks.timeout().toNanos(),
-                hooks.doneCounters(), hooks.doneValue(), counters, errorSlot.address());
+                hooks.doneCounters(), hooks.doneValue(), counters, errorSlot.address(),
+                config.splits(), ws, sems, launchId);
+    }
+
+    private long function(String name, TileConfig tile) {
+        Long f = functions.get(name);
+        if (f == null) {
+            f = driver.function(module, name);
+            driver.setMaxDynamicSharedMemory(f, tile.smemBytes(), name);
+            functions.put(name, f);
+        }
+        return f;
+    }
+
+    private long[] tensorMap(TensorMapSpec spec) {
+        // A kernel argument is copied at launch, so one array may serve every launch with the same map.
+        return tensorMaps.computeIfAbsent(spec.key(), key -> driver.encodeTiled(spec));
+    }
+
+    private long ensureWorkspace(long bytes) {
+        if (workspace == null || workspace.bytes() < bytes) {
+            if (workspace != null) {
+                retired.add(workspace);
+                workspace = null;
+            }
+            workspace = context.allocate(bytes, "atomic GEMM split-K workspace");
+        }
+        return workspace.address();
+    }
+
+    private long ensureSemaphores(int count, CudaStream stream) {
+        if (semaphores == null || semaphores.bytes() < 4L * count) {
+            if (semaphores != null) {
+                retired.add(semaphores);
+                semaphores = null;
+            }
+            semaphores = context.allocate(4L * count, "atomic GEMM split-K semaphores");
+            // Zeroed once on the launch's stream, before the launch; every launch leaves them at 0.
+            stream.fill32(semaphores.address(), 0, count);
+        }
+        return semaphores.address();
     }
 
     /**
@@ -305,8 +410,8 @@ public final class AtomicGemmKernel implements AutoCloseable {
     public synchronized Optional<ArrivalTimeoutException> error(IntFunction<String> peerOfChunk) {
         assertOpen();
         int status = context.readInt32(errorSlot.address());
-        if (status == 0) {
-            return Optional.empty();
+        if (launchId == 0 || status != launchId) {
+            return Optional.empty(); // no launch yet, or the slot holds an earlier launch's id (or 0)
         }
         int chunk = context.readInt32(errorSlot.address() + 4);
         int expected = context.readInt32(errorSlot.address() + 8);
@@ -337,20 +442,53 @@ public final class AtomicGemmKernel implements AutoCloseable {
         }
     }
 
+    private void closeSplitBuffers() {
+        if (workspace != null) {
+            retired.add(workspace);
+            workspace = null;
+        }
+        if (semaphores != null) {
+            retired.add(semaphores);
+            semaphores = null;
+        }
+        RuntimeException first = null;
+        for (DeviceBuffer buffer : retired) {
+            try {
+                buffer.close();
+            } catch (RuntimeException e) {
+                if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
+            }
+        }
+        retired.clear();
+        if (first != null) {
+            throw first;
+        }
+    }
+
     @Override
     public synchronized void close() {
         if (closed) {
             return;
         }
         closed = true;
+        functions.clear();
+        tensorMaps.clear();
         try {
             context.makeCurrent();
             driver.unloadModule(module);
         } finally {
             try {
-                tileCounters.close();
+                closeSplitBuffers();
             } finally {
-                errorSlot.close();
+                try {
+                    tileCounters.close();
+                } finally {
+                    errorSlot.close();
+                }
             }
         }
     }

@@ -20,6 +20,14 @@ public record TensorMapSpec(int dataType, long address, long[] dims, long outerS
     static final int CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3;
     static final int CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0; // out-of-bounds elements are zeros
 
+    /** Everything an encoded map depends on, with value equality (the record's arrays compare by reference). */
+    record Key(int dataType, long address, long inner, long outer, long outerStride, int boxInner, int boxOuter) {
+    }
+
+    Key key() {
+        return new Key(dataType, address, dims[0], dims[1], outerStride, box[0], box[1]);
+    }
+
     /** A [M, K] row-major, ld elements a row: boxes of 64 K × 128 rows. */
     static TensorMapSpec forA(DType dtype, long address, long m, long k, long ld) {
         return new TensorMapSpec(dataType(dtype), address, new long[]{k, m}, ld * dtype.bytes(),

@@ -113,6 +113,18 @@ public record TileSchedule(int m, int n, int chunks, int firstChunk, int tileN) 
         return ceilDiv(k, TILE_K);
     }
 
+    /**
+     * The K steps [from, to) that split {@code split} of {@code splits} covers (kept in step with the kernel's kb0,
+     * kb1): {@code split · steps / splits} to {@code (split + 1) · steps / splits}, so ranges are near-equal and,
+     * with splits ≤ steps, none is empty. Work unit u of a split-K launch is tile u / splits, split u % splits.
+     */
+    public static int[] kRange(int split, int splits, int steps) {
+        if (splits < 1 || split < 0 || split >= splits) {
+            throw new IllegalArgumentException("split " + split + " of " + splits);
+        }
+        return new int[]{(int) ((long) split * steps / splits), (int) ((long) (split + 1) * steps / splits)};
+    }
+
     static int ceilDiv(int a, int b) {
         return (a + b - 1) / b;
     }

@@ -25,8 +25,9 @@ import org.junit.jupiter.api.io.TempDir;
  * (or {@code nvdisasm} on the cubin of {@code nvcc -cubin -gencode arch=compute_90a,code=sm_90a}).
  */
 class Sm90aImageTest {
-    /** What HopperDriver.launch marshals: two 128-byte tensor maps, then the scalars in the kernel's order. */
-    static final String PARAMS = "b128,b128,u64,u64,u32,u32,u32,f32,f32,u32,u32,u64,u32,u64,u64,u32,u64,u64";
+    /** What HopperDriver.launch marshals: two 128-byte tensor maps, then the scalars in the kernel's order (the last
+     * four: splits, split-K workspace, semaphores, launch id). */
+    static final String PARAMS = "b128,b128,u64,u64,u32,u32,u32,f32,f32,u32,u32,u64,u32,u64,u64,u32,u64,u64,u32,u64,u64,u32";
 
     static List<String> allKernelNames() {
         List<String> names = new ArrayList<>();

@@ -1,5 +1,6 @@
 package dev.ubuf.tests;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -7,6 +8,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import dev.ubuf.atomic.AtomicGemmKernel;
 import dev.ubuf.atomic.AtomicGemmKernel.Hooks;
 import dev.ubuf.atomic.ArrivalTimeoutException;
+import dev.ubuf.atomic.AtomicGemmConfig;
 import dev.ubuf.atomic.BLayout;
 import dev.ubuf.atomic.TileConfig;
 import dev.ubuf.cuda.CudaContext;
@@ -36,7 +38,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * the error bound of fp32 accumulation and the output's rounding of a float64 reference; its arrival wait holds
  * tiles back until their chunk's counter is set, expires into a readable error instead of a hang, and its done
  * counters reach the call's value for every chunk. Every tile configuration (TileConfig: 128x256 and the narrower
- * ones the launcher selects for tile-starved shapes) is checked the same way, both hooks included.
+ * ones the launcher selects for tile-starved shapes) is checked the same way, both hooks included, and so is split-K
+ * (AtomicGemmConfig: partial tiles in a workspace, the last unit of a tile reduces them in split order), which must
+ * also give bitwise the same result launch after launch and leave its semaphores ready after an expired wait.
  */
 class AtomicGemmGpuTest {
     static CudaContext ctx;
@@ -217,6 +221,11 @@ class AtomicGemmGpuTest {
 
     static ChunkedRun chunked(SplittableRandom rnd, int[] arrival, Hooks hooksTemplate, DeviceBuffer counters,
                               DeviceBuffer done, int[] doneOut, TileConfig config) {
+        return chunked(rnd, arrival, hooksTemplate, counters, done, doneOut, AtomicGemmConfig.of(config));
+    }
+
+    static ChunkedRun chunked(SplittableRandom rnd, int[] arrival, Hooks hooksTemplate, DeviceBuffer counters,
+                              DeviceBuffer done, int[] doneOut, AtomicGemmConfig config) {
         int m = 1024;
         int n = 512;
         int k = 256;
@@ -400,6 +409,185 @@ class AtomicGemmGpuTest {
         TileConfig chosen = gemm.select(m, n, 1, BLayout.NK);
         if (gemm.multiprocessors() == 132) {
             assertEquals(TileConfig.N192, chosen, "96 tiles of 128x256 on 132 SMs: 128x192 fills one wave");
+        }
+        long seed = System.nanoTime();
+        SplittableRandom rnd = new SplittableRandom(seed);
+        float[] a = HostTensors.random(rnd, (long) m * k, DType.BF16, 1f);
+        float[] b = HostTensors.random(rnd, (long) k * n, DType.BF16, 1f);
+        try (DeviceBuffer da = ctx.allocate((long) m * k * 2);
+             DeviceBuffer db = ctx.allocate((long) k * n * 2);
+             DeviceBuffer dd = ctx.allocate((long) m * n * 2)) {
+            TensorView av = TensorView.of(da, m, k, DType.BF16);
+            TensorView bv = TensorView.of(db, n, k, DType.BF16);
+            TensorView dv = TensorView.of(dd, m, n, DType.BF16);
+            HostTensors.upload(ctx, stream, a, av);
+            HostTensors.upload(ctx, stream, b, bv);
+            kernels.poison(dv, stream);
+            gemm.launch(av, bv, BLayout.NK, dv, 1f, 0f, stream);
+            stream.synchronize();
+            gemm.checkErrors();
+            assertWithinBounds(HostTensors.download(ctx, stream, dv), a, b, null, m, n, k, BLayout.NK, 1f, 0f,
+                    DType.BF16, chosen + ", seed " + seed);
+        }
+    }
+
+    /**
+     * Split-K cases: every tile configuration and B layout it has, 2 to 8 splits (never more than K's steps), ragged
+     * M (chunks of 100 rows), N and K, both inputs, both outputs, alpha and beta, with both hooks.
+     */
+    static Stream<Arguments> splitCases() {
+        List<Arguments> a = new ArrayList<>();
+        for (TileConfig config : TileConfig.values()) {
+            int w = config.tileN();
+            for (BLayout layout : BLayout.values()) {
+                if (!config.supports(layout)) {
+                    continue;
+                }
+                // {m, n, k, chunks, splits}: K = 1000 is 16 steps (ranges of 2 and 3 with 7 splits); K = 200 is 4
+                // steps, 4 splits of one step each (the last one ragged); K = 4096 with few tiles, the rule's case.
+                a.add(Arguments.of(config, layout, DType.BF16, DType.BF16, 300, 3 * w + 40, 1000, 3, 7, 1f, 0f));
+                a.add(Arguments.of(config, layout, DType.FP16, DType.FP32, 129, w - 8, 200, 1, 4, -1.5f, 0.5f));
+                a.add(Arguments.of(config, layout, DType.BF16, DType.FP32, 256, 2 * w, 640, 2, 2, 0.75f, 0f));
+                a.add(Arguments.of(config, layout, DType.FP16, DType.BF16, 400, w + 8, 4096, 4, 8, 1f, 1f));
+                a.add(Arguments.of(config, layout, DType.BF16, DType.FP32, 64, 2 * w, 4096, 1, 5, 1f, 0f));
+            }
+        }
+        return a.stream();
+    }
+
+    @ParameterizedTest(name = "{0} split {8} {1} {2} -> {3} {4}x{5}x{6} chunks={7} alpha={9} beta={10}")
+    @MethodSource("splitCases")
+    void splitKMatchesFloat64ReferenceWithBothHooks(TileConfig tile, BLayout layout, DType in, DType out, int m,
+                                                    int n, int k, int chunks, int splits, float alpha, float beta) {
+        AtomicGemmConfig config = new AtomicGemmConfig(tile, splits);
+        long seed = System.nanoTime();
+        SplittableRandom rnd = new SplittableRandom(seed);
+        float[] a = HostTensors.random(rnd, (long) m * k, in, 1f);
+        float[] b = HostTensors.random(rnd, (long) k * n, in, 1f);
+        float[] old = HostTensors.random(rnd, (long) m * n, out, 1f);
+        try (DeviceBuffer da = ctx.allocate((long) m * k * in.bytes());
+             DeviceBuffer db = ctx.allocate((long) k * n * in.bytes());
+             DeviceBuffer dd = ctx.allocate((long) m * n * out.bytes());
+             DeviceBuffer arrival = ctx.allocate(4L * chunks);
+             DeviceBuffer done = ctx.allocate(4L * chunks)) {
+            TensorView av = TensorView.of(da, m, k, in);
+            TensorView bv = layout == BLayout.NK ? TensorView.of(db, n, k, in) : TensorView.of(db, k, n, in);
+            TensorView dv = TensorView.of(dd, m, n, out);
+            HostTensors.upload(ctx, stream, a, av);
+            HostTensors.upload(ctx, stream, b, bv);
+            if (beta != 0f) {
+                HostTensors.upload(ctx, stream, old, dv);
+            } else {
+                kernels.poison(dv, stream);
+            }
+            for (int c = 0; c < chunks; c++) {
+                stream.fill32(arrival.address() + 4L * c, 40 + c % 2, 1); // at or past the expected 40
+            }
+            stream.fill32(done.address(), 0, chunks);
+            Hooks hooks = new Hooks(arrival.address(), 40, Duration.ofSeconds(2), done.address(), 17);
+            gemm.launch(av, bv, layout, dv, alpha, beta, chunks, chunks - 1, hooks, config, stream);
+            stream.synchronize();
+            gemm.checkErrors();
+            float[] got = HostTensors.download(ctx, stream, dv);
+            assertWithinBounds(got, a, b, beta != 0f ? old : null, m, n, k, layout, alpha, beta, out,
+                    config + ", seed " + seed);
+            for (int c = 0; c < chunks; c++) {
+                assertEquals(17, ctx.readInt32(done.address() + 4L * c), "done counter of chunk " + c + ", " + config);
+            }
+        }
+    }
+
+    /**
+     * Split-K adds the partials in split order whichever unit finishes last, so launches of one product agree bit
+     * for bit (fp32 out shows every bit of the sum). Launches 1 to 3 reuse semaphores an earlier launch left at 0;
+     * a larger split launch (another tile width, more tiles and units) after launch 1 grows the workspace and the
+     * semaphores, and launches 2 and 3 use what it left.
+     */
+    @Test
+    void splitKIsBitwiseReproducibleAndItsSemaphoresAreReusable() {
+        int m = 200;
+        int n = 1000;
+        int k = 3000;
+        AtomicGemmConfig config = new AtomicGemmConfig(TileConfig.N256, 6);
+        long seed = System.nanoTime();
+        SplittableRandom rnd = new SplittableRandom(seed);
+        float[] a = HostTensors.random(rnd, (long) m * k, DType.BF16, 1f);
+        float[] b = HostTensors.random(rnd, (long) n * k, DType.BF16, 1f);
+        try (DeviceBuffer da = ctx.allocate((long) m * k * 2);
+             DeviceBuffer db = ctx.allocate((long) n * k * 2);
+             DeviceBuffer dd = ctx.allocate((long) m * n * 4);
+             DeviceBuffer big = ctx.allocate(1024L * 1024 * 4)) {
+            TensorView av = TensorView.of(da, m, k, DType.BF16);
+            TensorView bv = TensorView.of(db, n, k, DType.BF16);
+            TensorView dv = TensorView.of(dd, m, n, DType.FP32);
+            HostTensors.upload(ctx, stream, a, av);
+            HostTensors.upload(ctx, stream, b, bv);
+            float[] first = null;
+            for (int run = 0; run < 4; run++) {
+                kernels.poison(dv, stream);
+                gemm.launch(av, bv, BLayout.NK, dv, 1f, 0f, 1, 0, Hooks.NONE, config, stream);
+                stream.synchronize();
+                gemm.checkErrors();
+                float[] got = HostTensors.download(ctx, stream, dv);
+                if (first == null) {
+                    assertWithinBounds(got, a, b, null, m, n, k, BLayout.NK, 1f, 0f, DType.FP32,
+                            config + ", seed " + seed);
+                    first = got;
+                } else {
+                    assertArrayEquals(first, got, "launch " + run + " differs from the first, seed " + seed);
+                }
+                if (run == 1) {
+                    // A larger split launch (more tiles, more units) between two checked ones.
+                    TensorView bigD = TensorView.of(big, 1024, 1024, DType.FP32);
+                    TensorView bigA = TensorView.of(da, 1024, 256, DType.BF16);
+                    TensorView bigB = TensorView.of(db, 1024, 256, DType.BF16);
+                    gemm.launch(bigA, bigB, BLayout.NK, bigD, 1f, 0f, 1, 0, Hooks.NONE,
+                            new AtomicGemmConfig(TileConfig.N128, 4), stream);
+                }
+            }
+        }
+    }
+
+    /** An expired wait under split-K: reported, the chunk not done; the next split launch is exact and complete. */
+    @ParameterizedTest(name = "split {0}")
+    @MethodSource("splitCounts")
+    void splitKReportsAnExpiredWaitAndRecovers(int splits) {
+        AtomicGemmConfig config = new AtomicGemmConfig(TileConfig.N256, splits);
+        long seed = System.nanoTime();
+        SplittableRandom rnd = new SplittableRandom(seed);
+        try (DeviceBuffer counters = ctx.allocate(16); DeviceBuffer done = ctx.allocate(16)) {
+            int[] doneValues = new int[4];
+            Hooks hooks = new Hooks(0, 5, Duration.ofMillis(200), 0, 9);
+            chunked(rnd, new int[]{5, 5, 4, 5}, hooks, counters, done, doneValues, config);
+            Optional<ArrivalTimeoutException> error = gemm.error(c -> "rank " + c);
+            assertTrue(error.isPresent(), "the wait for chunk 2 expired, " + config);
+            assertEquals(2, error.get().chunk());
+            assertEquals(4, error.get().observed());
+            assertEquals(0, doneValues[2], "the chunk that never arrived is not marked done, " + config);
+
+            ChunkedRun again = chunked(rnd, new int[]{5, 6, 5, 5}, hooks, counters, done, doneValues, config);
+            gemm.checkErrors();
+            assertWithinBounds(again.d(), again.a(), again.b(), null, 1024, 512, 256, BLayout.NK, 1f, 0f,
+                    DType.FP32, config + ", seed " + seed);
+            for (int c = 0; c < 4; c++) {
+                assertEquals(9, doneValues[c], "done counter of chunk " + c + ", " + config);
+            }
+        }
+    }
+
+    static Stream<Integer> splitCounts() {
+        return Stream.of(2, 3, 4); // the chunked product has K = 256: 4 steps
+    }
+
+    /** The launcher's own choice for a tile-starved shape with long K splits K (on 132 SMs) and is exact. */
+    @Test
+    void selectedSplitKForATileStarvedShapeIsUsedAndCorrect() {
+        int m = 128;
+        int n = 4096;
+        int k = 4096;
+        AtomicGemmConfig chosen = gemm.select(m, n, k, 1, BLayout.NK);
+        if (gemm.multiprocessors() == 132) {
+            assertEquals(new AtomicGemmConfig(TileConfig.N128, 4), chosen, "32 tiles on 132 SMs: 4 splits");
         }
         long seed = System.nanoTime();
         SplittableRandom rnd = new SplittableRandom(seed);

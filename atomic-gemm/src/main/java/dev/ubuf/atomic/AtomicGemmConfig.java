@@ -1,0 +1,119 @@
+package dev.ubuf.atomic;
+
+import java.util.Objects;
+
+/**
+ * What one atomic GEMM launch runs: a tile configuration and a split-K factor. With {@code splits > 1} each output
+ * tile's K steps are cut into {@code splits} near-equal ranges (work units); every unit writes an fp32 partial tile
+ * to a workspace and the last of a tile's units adds them in split order and runs the epilogue (see
+ * ubuf_atomic_gemm.cu).
+ *
+ * <p>{@link #select} estimates the busiest CTA's time of a persistent grid, in K steps of the chosen tile:
+ * {@code waves × (steps a unit + per-unit overhead + split-K traffic) × tile width / efficiency}, where waves =
+ * ceil(units / multiprocessors). The per-unit overhead ({@value #UNIT_OVERHEAD_STEPS} steps: pipeline fill and
+ * epilogue) is the same for every configuration of one shape, so without splits the choice is exactly
+ * {@link TileConfig#select}'s. A split unit also writes its partial tile (128 × width fp32) and the last unit reads
+ * all {@code splits} of them back: {@value #PARTIAL_STEPS} step each (128 KB of fp32 against a step's 48 KB of bf16
+ * operands, which the tensor cores take about as long to use as an SM takes to stream 128 KB through L2). Splits pay
+ * only where tiles fill the SMs badly and K is long, e.g. M = 128: 16 tiles of 128x256 on 132 SMs.
+ *
+ * @param tile   tile configuration; must support the call's B layout
+ * @param splits K ranges a tile is cut into, 1 (no split-K) to {@link #MAX_SPLITS}, never more than the K steps
+ */
+public record AtomicGemmConfig(TileConfig tile, int splits) {
+    /** Most splits the rule or a caller may ask for. */
+    public static final int MAX_SPLITS = 16;
+    /** The rule's per-unit overhead in K steps (pipeline fill, epilogue), the same with or without splits. */
+    static final int UNIT_OVERHEAD_STEPS = 2;
+    /** The rule's cost of writing or reading one fp32 partial tile, in K steps of the same tile. */
+    static final int PARTIAL_STEPS = 1;
+    /** The rule never picks splits whose workspace would exceed this (forced configurations may). */
+    public static final long MAX_RULE_WORKSPACE_BYTES = 64L << 20;
+    /** Splits the rule tries: more rarely pays, since the reduction reads them all. */
+    static final int MAX_RULE_SPLITS = 8;
+    /**
+     * Split-K must be estimated this much cheaper than the best unsplit configuration to be chosen: the estimate's
+     * overheads are guesses until measured, and a marginal win is not worth a workspace (e.g. 1024x5120x8192 KN,
+     * 6% by the estimate, stays unsplit).
+     */
+    static final int SPLIT_MARGIN_PERCENT = 10;
+
+    public AtomicGemmConfig {
+        Objects.requireNonNull(tile, "tile");
+        if (splits < 1 || splits > MAX_SPLITS) {
+            throw new IllegalArgumentException("splits must be in 1.." + MAX_SPLITS + ", got " + splits);
+        }
+    }
+
+    /** No split-K. */
+    public static AtomicGemmConfig of(TileConfig tile) {
+        return new AtomicGemmConfig(tile, 1);
+    }
+
+    /** Work units of an m × n product in {@code chunks} chunks: tiles × splits. */
+    public long units(int m, int n, int chunks) {
+        return (long) tile.tiles(m, n, chunks) * splits;
+    }
+
+    /** Bytes of fp32 partial tiles a launch needs: 0 without splits, else one 128 × tileN slot per unit. */
+    public long workspaceBytes(int m, int n, int chunks) {
+        return splits == 1 ? 0 : units(m, n, chunks) * TileConfig.TILE_M * tile.tileN() * Float.BYTES;
+    }
+
+    /** Split-K semaphores a launch needs: one uint32 per tile with splits, none without. */
+    public int semaphores(int m, int n, int chunks) {
+        return splits == 1 ? 0 : tile.tiles(m, n, chunks);
+    }
+
+    /** The rule's cost (see the class comment); comparable between configurations of one shape. */
+    public long cost(int m, int n, int k, int chunks, int multiprocessors) {
+        long waves = (units(m, n, chunks) + multiprocessors - 1) / multiprocessors;
+        long steps = ceilDiv(TileSchedule.kSteps(k), splits) + UNIT_OVERHEAD_STEPS
+                + (splits == 1 ? 0 : (long) PARTIAL_STEPS * (1 + splits));
+        return waves * steps * tile.tileN() * 100L * 100L / tile.efficiencyPercent();
+    }
+
+    /** Whether {@code splits} fits a k: every split gets at least one K step. */
+    public boolean fits(int k) {
+        return splits <= TileSchedule.kSteps(k);
+    }
+
+    /**
+     * The rule: {@link TileConfig#select}'s tile without splits, unless a (tile, splits ≥ 2) pair that supports
+     * {@code layout}, fits K and keeps its workspace within {@link #MAX_RULE_WORKSPACE_BYTES} costs at least
+     * {@link #SPLIT_MARGIN_PERCENT}% less; among those the cheapest, ties to the fewer splits, then the wider tile.
+     */
+    public static AtomicGemmConfig select(int m, int n, int k, int chunks, BLayout layout, int multiprocessors) {
+        Objects.requireNonNull(layout, "layout");
+        if (k < 1) {
+            throw new IllegalArgumentException("k must be at least 1, got " + k);
+        }
+        AtomicGemmConfig unsplit = of(TileConfig.select(m, n, chunks, layout, multiprocessors));
+        AtomicGemmConfig best = unsplit;
+        // A split configuration must beat this: the unsplit cost less the margin.
+        long bestCost = unsplit.cost(m, n, k, chunks, multiprocessors) * (100 - SPLIT_MARGIN_PERCENT) / 100;
+        for (int s = 2; s <= MAX_RULE_SPLITS; s++) {
+            for (TileConfig t : TileConfig.values()) {
+                AtomicGemmConfig c = new AtomicGemmConfig(t, s);
+                if (!t.supports(layout) || !c.fits(k) || c.workspaceBytes(m, n, chunks) > MAX_RULE_WORKSPACE_BYTES) {
+                    continue;
+                }
+                long cost = c.cost(m, n, k, chunks, multiprocessors);
+                if (cost < bestCost) {
+                    best = c;
+                    bestCost = cost;
+                }
+            }
+        }
+        return best;
+    }
+
+    @Override
+    public String toString() {
+        return tile + (splits == 1 ? "" : " split-K " + splits);
+    }
+
+    private static long ceilDiv(long a, long b) {
+        return (a + b - 1) / b;
+    }
+}
