@@ -436,6 +436,16 @@ public final class AtomicGemmKernel implements AutoCloseable {
         return context;
     }
 
+    /**
+     * Frees the split-K workspace and semaphores this object grew (and any it outgrew), so that a large launch does
+     * not keep its scratch for the object's whole life; the next split-K launch allocates again. Call it only when
+     * the GPU has finished every launch of this object (e.g. after synchronizing their streams).
+     */
+    public synchronized void releaseScratch() {
+        assertOpen();
+        closeSplitBuffers();
+    }
+
     private void assertOpen() {
         if (closed) {
             throw new IllegalStateException("atomic GEMM kernel is closed");

@@ -27,6 +27,7 @@ import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -63,6 +64,15 @@ class AtomicGemmGpuTest {
         lib = KernelLibrary.load(ctx);
         kernels = new DeviceKernels(lib);
         gemm = AtomicGemmKernel.load(ctx);
+    }
+
+    /** The kernel object lives for the class; the split-K scratch a test's launches grew is that test's to free. */
+    @AfterEach
+    void releaseScratch() {
+        if (gemm != null) {
+            ctx.synchronize(); // every launch of the test has finished, on whichever stream
+            gemm.releaseScratch();
+        }
     }
 
     @AfterAll
