@@ -18,6 +18,7 @@ import java.util.Map;
  */
 public final class ResultsFile {
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    private static final ObjectMapper LINE = new ObjectMapper();
     private final ObjectNode root = JSON.createObjectNode();
     private final ArrayNode records;
 
@@ -65,6 +66,15 @@ public final class ResultsFile {
             Files.createDirectories(file.getParent());
         }
         JSON.writeValue(file.toFile(), root);
+    }
+
+    /** A record as one line of JSON (what a serving benchmark answers with). */
+    public static String jsonLine(Map<String, Object> fields) {
+        try {
+            return LINE.writeValueAsString(fields);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalArgumentException("a record that is not JSON: " + fields, e);
+        }
     }
 
     /** The commit to stamp: UBUF_COMMIT, else "unknown". */

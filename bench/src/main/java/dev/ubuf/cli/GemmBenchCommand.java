@@ -102,6 +102,11 @@ final class GemmBenchCommand implements Callable<Integer> {
                     + " recorded as method cublaslt:ws<MIB>m:sm<SMS> with the heuristic's first algorithm."
                     + " Repeatable. Default: none.")
     List<String> variantWords;
+    @Option(names = "--serve", description = "Read shapes (M,K,N or gemm:M,K,N) from standard input, one per line,"
+            + " and answer each on standard output with its records, one JSON object per line after 'RECORD ', then a"
+            + " line 'DONE' (errors: 'ERROR message'). For scripts/gemm-parity.py, which alternates this with"
+            + " bench/torch/torch_gemm_serve.py shape by shape on one GPU.")
+    boolean serve;
     @Mixin
     ResultsOutput results;
 
@@ -205,7 +210,11 @@ final class GemmBenchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        List<long[]> shapes = shapes();
+        if (serve && (shapeWords != null || fromSweep || listShapes)) {
+            throw OptionChecks.invalid(spec, "--serve reads its shapes from standard input: leave out --shapes,"
+                    + " --from-sweep and --list-shapes");
+        }
+        List<long[]> shapes = serve ? List.of() : shapes();
         List<Variant> variants = variants();
         if (listShapes) {
             spec.commandLine().getOut().println(String.join(" ", shapes.stream()
@@ -232,7 +241,10 @@ final class GemmBenchCommand implements Callable<Integer> {
             DeviceKernels kernels = new DeviceKernels(lib);
             ResultsFile rf = new ResultsFile(ctx.device().name(), ResultsFile.commitFromEnvironment());
             String version = Gemm.cublasLtVersion();
-            for (long[] shape : shapes) {
+            java.util.Iterator<long[]> source = serve ? servedShapes() : shapes.iterator();
+            while (source.hasNext()) {
+                long[] shape = source.next();
+                List<Map<String, Object>> made = new ArrayList<>();
                 long sm = shape[0];
                 long sk = shape[1];
                 long sn = shape[2];
@@ -263,12 +275,22 @@ final class GemmBenchCommand implements Callable<Integer> {
                         boolean main = e.getKey().equals("cublaslt");
                         Variant v = main ? new Variant(GemmRunner.RECOMMENDED_WORKSPACE_BYTES >> 20, 0)
                                 : variants.get(variants.stream().map(Variant::method).toList().indexOf(e.getKey()));
-                        rf.add(record(e.getKey(), e.getValue(), sm, sk, sn, v, main ? algorithm : "heuristic-first",
-                                tuning.enabled() && main, version, List.copyOf(stats.keySet())));
+                        Map<String, Object> rec = record(e.getKey(), e.getValue(), sm, sk, sn, v,
+                                main ? algorithm : "heuristic-first", tuning.enabled() && main, version,
+                                List.copyOf(stats.keySet()));
+                        rf.add(rec);
+                        made.add(rec);
                     }
                     if (out.isPresent()) {
                         rf.write(out.get()); // after every shape, as the sweep does
                     }
+                }
+                if (serve) {
+                    for (Map<String, Object> rec : made) {
+                        spec.commandLine().getOut().println("RECORD " + ResultsFile.jsonLine(rec));
+                    }
+                    spec.commandLine().getOut().println("DONE");
+                    spec.commandLine().getOut().flush();
                 }
             }
         } finally {
@@ -288,11 +310,56 @@ final class GemmBenchCommand implements Callable<Integer> {
         return 0;
     }
 
+    /** Shapes read from standard input as they come (--serve); a line that is not a shape is answered with ERROR. */
+    private java.util.Iterator<long[]> servedShapes() {
+        java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in,
+                java.nio.charset.StandardCharsets.UTF_8));
+        return new java.util.Iterator<>() {
+            private long[] next;
+
+            @Override
+            public boolean hasNext() {
+                while (next == null) {
+                    String line;
+                    try {
+                        line = in.readLine();
+                    } catch (java.io.IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                    if (line == null) {
+                        return false;
+                    }
+                    String word = line.trim();
+                    if (word.isEmpty()) {
+                        continue;
+                    }
+                    try {
+                        next = BenchShapes.mkn(word.startsWith("gemm:") ? word.substring(5) : word);
+                    } catch (IllegalArgumentException e) {
+                        spec.commandLine().getOut().println("ERROR " + e.getMessage());
+                        spec.commandLine().getOut().flush();
+                    }
+                }
+                return true;
+            }
+
+            @Override
+            public long[] next() {
+                if (!hasNext()) {
+                    throw new java.util.NoSuchElementException();
+                }
+                long[] s = next;
+                next = null;
+                return s;
+            }
+        };
+    }
+
     private Map<String, Object> record(String method, DescriptiveStatistics st, long sm, long sk, long sn, Variant v,
                                        String algorithm, boolean tuned, String version, List<String> timedTogether) {
         double ms = st.getPercentile(50);
         double tflops = 2.0 * sm * sn * sk / (ms * 1e-3) / 1e12;
-        spec.commandLine().getOut().printf(
+        (serve ? spec.commandLine().getErr() : spec.commandLine().getOut()).printf(
                 "gemm %s %dx%dx%d (MxKxN) %s: median %.4f ms (p10 %.4f, p90 %.4f) %.1f TFLOP/s, cuBLASLt %s, %s%n",
                 t.shortName(), sm, sk, sn, method, ms, st.getPercentile(10), st.getPercentile(90), tflops, version,
                 algorithm);

@@ -32,6 +32,17 @@ class ResultsScriptsTest {
     }
 
     @Test
+    void gemmParityDriverPassesItsChecks() throws Exception {
+        assumeTrue(Files.isRegularFile(SCRIPTS.resolve("test_gemm_parity.py")), "no scripts/ beside bench/");
+        assumeTrue(python3Runs(), "python3 is not on the PATH");
+        Process p = new ProcessBuilder("python3", SCRIPTS.resolve("test_gemm_parity.py").toString())
+                .redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "timed out:\n" + out);
+        assertEquals(0, p.exitValue(), out);
+    }
+
+    @Test
     void theBaselinesGemmTimingPassesItsChecks() throws Exception {
         Path test = Path.of("torch", "test_gemm_timing.py");
         assumeTrue(Files.isRegularFile(test), "no torch/ in bench/");

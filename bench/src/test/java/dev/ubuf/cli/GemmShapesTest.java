@@ -83,4 +83,11 @@ class GemmShapesTest {
         }
         assertEquals("cublaslt:ws0m:sm132", GemmBenchCommand.Variant.parse(" 0 : 132 ").method());
     }
+
+    @Test
+    void serveTakesItsShapesFromStandardInputOnly() {
+        Ubuf r = Ubuf.run("bench", "gemm", "--serve", "--shapes", "1,2,3");
+        assertEquals(2, r.exitCode(), r::toString);
+        assertTrue(r.err().contains("--serve reads its shapes from standard input"), r::toString);
+    }
 }
