@@ -1,7 +1,8 @@
-"""Checks of gemm_timing.py without a GPU: a fake torch whose events read a simulated GPU clock.
+"""Checks of gemm_timing.py without a GPU: a fake torch whose graphs and events run on a simulated GPU clock.
 
     python3 bench/torch/test_gemm_timing.py   (exit 0 when every check passes)
 """
+import contextlib
 import os
 import sys
 import types
@@ -11,18 +12,24 @@ import gemm_timing  # noqa: E402
 
 
 class FakeGpu:
-    """A stream whose work runs in enqueue order: a spin holds it, each GEMM takes its duration, and the host's
-    enqueue of each call costs host_us; events stamp the GPU time at which the stream reaches them."""
+    """One stream whose work runs in enqueue order. A function enqueues a kernel of its duration; under capture the
+    kernel goes into the graph instead. A replay runs the graph's kernels back to back; events stamp the GPU time at
+    which the stream reaches them. Enqueueing costs the host host_us per call, so an idle GPU waits for the host."""
 
     def __init__(self, host_us):
         self.host_us = host_us
-        self.host = 0.0   # host clock, us
-        self.gpu = 0.0    # time the stream's queued work ends, us
-        self.calls = []
+        self.host = 0.0
+        self.gpu = 0.0
+        self.capturing = None
+        self.kernels = 0
 
-    def enqueue(self, duration_us):
+    def kernel(self, duration_us):
+        if self.capturing is not None:
+            self.capturing.append(duration_us)
+            return
         self.host += self.host_us
         self.gpu = max(self.gpu, self.host) + duration_us
+        self.kernels += 1
 
     def torch(self):
         gpu = self
@@ -32,7 +39,8 @@ class FakeGpu:
                 self.at = None
 
             def record(self):
-                gpu.enqueue(0.0)
+                gpu.host += gpu.host_us
+                gpu.gpu = max(gpu.gpu, gpu.host)
                 self.at = gpu.gpu
 
             def elapsed_time(self, other):
@@ -41,9 +49,30 @@ class FakeGpu:
             def synchronize(self):
                 gpu.host = max(gpu.host, gpu.gpu)
 
+        class CUDAGraph:
+            def __init__(self):
+                self.kernels = []
+
+            def replay(self):
+                gpu.host += gpu.host_us
+                gpu.gpu = max(gpu.gpu, gpu.host) + sum(self.kernels)
+                gpu.kernels += len(self.kernels)
+
+        @contextlib.contextmanager
+        def graph(g, stream=None):
+            gpu.capturing = g.kernels
+            try:
+                yield
+            finally:
+                gpu.capturing = None
+
+        class Stream:
+            def wait_stream(self, other):
+                pass
+
         cuda = types.SimpleNamespace(
-            Event=Event,
-            _sleep=lambda cycles: gpu.enqueue(cycles / 2000.0),  # 2 GHz
+            Event=Event, CUDAGraph=CUDAGraph, graph=graph, Stream=Stream,
+            stream=lambda s: contextlib.nullcontext(), current_stream=lambda: Stream(),
             synchronize=lambda: setattr(gpu, "host", max(gpu.host, gpu.gpu)))
         return types.SimpleNamespace(cuda=cuda)
 
@@ -55,29 +84,24 @@ def check(cond, what):
 
 
 def main():
-    # Two GEMMs of 100 us and 300 us, round-robin; enqueueing a call costs the host 5 us.
-    gpu = FakeGpu(host_us=5.0)
+    # Two GEMMs of 100 us and 7 us, round-robin; every host call costs 20 us, more than the small GEMM takes.
+    gpu = FakeGpu(host_us=20.0)
     torch = gpu.torch()
-    a = lambda: gpu.enqueue(100.0)  # noqa: E731
-    b = lambda: gpu.enqueue(300.0)  # noqa: E731
-    (ta, tb), starved = gemm_timing.time_back_to_back(torch, [a, b], warmup=2, iters=50, heat_ms=0)
-    check(len(ta) == 50 and len(tb) == 50, "every timed run of each function is returned (50 of 50, over 3 batches)")
-    check(all(abs(t - 0.1) < 1e-9 for t in ta) and all(abs(t - 0.3) < 1e-9 for t in tb),
-          "runs held behind the spin measure GPU time only (0.100 and 0.300 ms, no host time)")
-    check(starved == 0, "no run starts late when the spin outlasts the enqueue")
+    (ta, tb), (ra, rb) = gemm_timing.time_graphs(torch, [lambda: gpu.kernel(100.0), lambda: gpu.kernel(7.0)],
+                                                 warmup=10, iters=30, heat_ms=0)
+    # The first run is timed from an idle GPU, so a tiny GEMM's includes the host's launch: fewer runs than 0.5 ms / 7 us.
+    check(ra == 5 and 10 <= rb <= 64, f"a graph holds about 0.5 ms of runs, at most 64 ({ra}, {rb})")
+    check(len(ta) == 30 and len(tb) == 30, "one sample per timed replay of each function (30 of 30)")
+    check(all(abs(t - 0.1) < 1e-9 for t in ta), "a sample is a replay's GPU time over its runs (0.100 ms)")
+    check(all(abs(t - 0.007) < 1e-9 for t in tb),
+          "replayed runs carry no host time even when the host is slower than one GEMM (0.007 ms)")
+    runs = 2 * 2 + ra * (10 + 30) + rb * (10 + 30)
+    check(gpu.kernels == runs, f"each function runs twice, then only as graph replays ({gpu.kernels} of {runs})")
 
-    # A host slower than the spin (enqueueing a call costs 200 us: 48 runs take far longer than the 5 ms spin).
-    slow = FakeGpu(host_us=200.0)
-    (t,), starved = gemm_timing.time_back_to_back(slow.torch(), [lambda: slow.enqueue(10.0)], warmup=0, iters=48,
-                                                  heat_ms=0)
-    check(starved > 0, f"runs that wait for the host are counted as starved ({starved} of 48)")
-
-    # The heat phase runs the functions for about heat_ms of wall time before the warm-ups.
-    count = [0]
+    # The heat phase replays the graphs for about heat_ms of wall time before the warm-ups.
     fast = FakeGpu(host_us=1.0)
-    gemm_timing.time_back_to_back(fast.torch(), [lambda: (count.__setitem__(0, count[0] + 1), fast.enqueue(1.0))],
-                                  warmup=0, iters=1, heat_ms=20)
-    check(count[0] > 10, f"the heat phase runs the work repeatedly ({count[0]} runs in 20 ms)")
+    (_,), (r,) = gemm_timing.time_graphs(fast.torch(), [lambda: fast.kernel(1.0)], warmup=0, iters=1, heat_ms=20)
+    check(fast.kernels > 10 * r, f"the heat phase replays the graph ({fast.kernels} runs)")
     return 0
 
 

@@ -18,7 +18,7 @@ iteration starting one candidate later so none always follows the same one):
 A gemm:M,K,N word times torch.matmul of A[M,K] @ B[K,N] alone, as `ubuf bench gemm` times cuBLASLt: on rank 0's GPU
 only (the other ranks wait), one untimed run, --gemm-heat-ms of runs back to back (an idle GPU runs its first second
 at boost clocks, a busy one at its power limit's: ubuf bench gemm --heat-ms heats alike), --gemm-warmup untimed
-runs, then --gemm-iters runs back to back, each between two CUDA events, in batches held behind a spin kernel
+replays and --gemm-iters timed replays of a CUDA graph of runs worth about 0.5 ms, back to back between CUDA events
 (bench/torch/gemm_timing.py)                                                        -> op "gemm", method "torch",
 timing "sequential" (`ubuf bench gemm --from-sweep --list-shapes` prints the sweep's per-rank GEMMs as such words).
 Rank 0 prints a table and writes median, p10 and p90 (ms) of its own timings. A candidate that fails on any rank
@@ -275,16 +275,16 @@ class Bench:
         return self.measure("rs", m, k, n, candidates, failures)
 
     def gemm(self, m, k, n):
-        """torch.matmul of A[m, k] @ B[k, n] timed as `ubuf bench gemm` times cuBLASLt (gemm_timing: one run, heat,
-        warm-ups, then timed runs back to back in held batches); (median, p10, p90) in ms and the starved runs."""
+        """torch.matmul of A[m, k] @ B[k, n] timed as `ubuf bench gemm` times cuBLASLt (gemm_timing: one run, a graph
+        of about 0.5 ms of runs, heat, warm-up replays, timed replays back to back); (median, p10, p90) of ms per run."""
         torch = self.torch
         a = self.randn(m, k, seed=self.a.seed)
         b = self.randn(k, n, seed=self.a.seed + 1, scale=k ** -0.5)
         c = torch.empty(m, n, device=self.device, dtype=self.dtype)
-        (times,), starved = gemm_timing.time_back_to_back(torch, [lambda: torch.matmul(a, b, out=c)],
-                                                          self.a.gemm_warmup, self.a.gemm_iters, self.a.gemm_heat_ms)
+        (times,), (runs,) = gemm_timing.time_graphs(torch, [lambda: torch.matmul(a, b, out=c)],
+                                                    self.a.gemm_warmup, self.a.gemm_iters, self.a.gemm_heat_ms)
         del a, b, c
-        return summary(times), starved
+        return summary(times), runs
 
     def close(self):
         self.barrier()
@@ -324,7 +324,7 @@ def main(argv):
     for ops, m, k, n in a.shapes:
         if ops == ("gemm",):
             if bench.rank == 0:  # one GPU, as ubuf bench gemm; the other ranks wait
-                gemm, starved = bench.gemm(m, k, n)
+                gemm, runs = bench.gemm(m, k, n)
                 stats = {"gemm": gemm}
                 torch.cuda.empty_cache()
                 ms, p10, p90 = stats["gemm"]
@@ -332,9 +332,7 @@ def main(argv):
                       f"{2.0 * m * n * k / (ms * 1e-3) / 1e12:6.1f} TFLOP/s", flush=True)
                 recs.append(gemm_record(m, k, n, a.dtype, stats, a.gemm_iters, a.gemm_warmup, timing="sequential",
                                         seed=a.seed, init=a.init, heat_ms=a.gemm_heat_ms,
-                                        runs="back_to_back", starved_runs=starved))
-                if starved:
-                    print(f"gemm {m}x{k}x{n}: {starved} runs started late (the host fell behind the GPU)", flush=True)
+                                        runs="graph", runs_per_graph=runs))
             if bench.rank == 0 and a.json:
                 write(a, bench, recs, failures)
             bench.barrier()

@@ -9,7 +9,7 @@ output. Each iteration runs, in this order (as `ubuf bench fp8` does):
   torch_fp8        torch._scaled_mm(a8, b8.t(), scale 1, scale 1, out_dtype=bf16, use_fast_accum=False)
   torch_fp8_fast   the same with use_fast_accum=True
 timed as `ubuf bench fp8` times cuBLASLt (gemm_timing.py: one run each, --heat-ms of the three back to back, the
-warm-ups, then the timed rounds back to back in batches held behind a spin kernel), and writes median, p10 and p90 (ms). Run it alternately with `ubuf bench fp8` on one machine.
+graphs (about 0.5 ms of runs each) replayed, heated, warmed up and timed back to back), and writes median, p10 and p90 (ms). Run it alternately with `ubuf bench fp8` on one machine.
 """
 import argparse
 import json
@@ -75,10 +75,9 @@ def main(argv):
             "torch_fp8_fast": lambda: torch._scaled_mm(x8, w8.t(), scale_a=one, scale_b=one,
                                                        out_dtype=torch.bfloat16, use_fast_accum=True),
         }
-        runs, starved = gemm_timing.time_back_to_back(torch, list(work.values()), a.warmup, a.iters, a.heat_ms)
-        times = dict(zip(work, runs))
-        if starved:
-            print(f"gemm {m}x{n}x{k}: {starved} runs started late (the host fell behind the GPU)", flush=True)
+        samples, runs = gemm_timing.time_graphs(torch, list(work.values()), a.warmup, a.iters, a.heat_ms)
+        times = dict(zip(work, samples))
+        runs = dict(zip(work, runs))
         bf16_ms = statistics.median(times["torch_bf16"])
         line = []
         for key, t in times.items():
@@ -89,7 +88,7 @@ def main(argv):
                                 m=m, n=n, k=k, ms=ms, p10_ms=percentile(t, 0.1), p90_ms=percentile(t, 0.9),
                                 tflops=tflops, speedup_vs_bf16=bf16_ms / ms, layout="nt", out_dtype="bf16",
                                 iters=a.iters, warmup=a.warmup, heat_ms=a.heat_ms, timing="interleaved",
-                                runs="back_to_back", starved_runs=starved))
+                                runs="graph", runs_per_graph=runs[key]))
         print(f"gemm {m}x{n}x{k} (M,N,K): " + ", ".join(line), flush=True)
     if a.json:
         doc = dict(device=name, date=__import__("datetime").date.today().isoformat(),

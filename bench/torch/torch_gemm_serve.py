@@ -6,7 +6,7 @@
 Each input line M,K,N (or gemm:M,K,N) is answered with one line 'RECORD {json}' (op gemm, method torch, the fields
 torch_baseline.py writes for its gemm: words) and a line 'DONE'; a bad line with 'ERROR message'. Inputs are drawn
 as `ubuf bench gemm` draws its operands: A[M,K] uniform in [-1, 1), B[K,N] likewise scaled by 1/sqrt(K); timing is
-gemm_timing.py's (one run, heat, warm-ups, timed runs back to back in held batches), as `ubuf bench gemm --serve`
+gemm_timing.py's (one run, a CUDA graph of runs worth about 0.5 ms, heat, warm-up replays, timed replays back to back), as `ubuf bench gemm --serve`
 times cuBLASLt. Running both servers side by side and alternating them shape by shape keeps both in the same power
 and thermal state, which whole-process alternation cannot: an H200 at its power limit drifts by several percent
 over tens of seconds.
@@ -77,15 +77,15 @@ def main(argv):
         x = uniform(m, k, a.seed, 1.0)
         w = uniform(k, n, a.seed + 1, k ** -0.5)
         c = torch.empty(m, n, device=dev, dtype=dtype)
-        (times,), starved = gemm_timing.time_back_to_back(torch, [lambda: torch.matmul(x, w, out=c)], a.warmup,
-                                                          a.iters, a.heat_ms)
+        (times,), (runs,) = gemm_timing.time_graphs(torch, [lambda: torch.matmul(x, w, out=c)], a.warmup,
+                                                    a.iters, a.heat_ms)
         del x, w, c
         torch.cuda.empty_cache()
         ms = percentile(times, 0.5)
         rec = dict(op="gemm", method="torch", tp=1, dtype=a.dtype, m=m, n=n, k=k, ms=ms,
                    p10_ms=percentile(times, 0.1), p90_ms=percentile(times, 0.9),
                    tflops=2.0 * m * n * k / (ms * 1e-3) / 1e12, iters=a.iters, warmup=a.warmup, heat_ms=a.heat_ms,
-                   timing="sequential", runs="back_to_back", starved_runs=starved, seed=a.seed, init="uniform",
+                   timing="sequential", runs="graph", runs_per_graph=runs, seed=a.seed, init="uniform",
                    torch=torch.__version__, device=torch.cuda.get_device_name(dev))
         print("RECORD " + json.dumps(rec), flush=True)
         print("DONE", flush=True)

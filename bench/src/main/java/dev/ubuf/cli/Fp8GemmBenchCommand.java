@@ -57,10 +57,12 @@ final class Fp8GemmBenchCommand implements Callable<Integer> {
             description = "CUDA device index, >= 0 (default: ${DEFAULT-VALUE}).")
     int device;
     @Option(names = "--warmup", defaultValue = "10", paramLabel = "N",
-            description = "Untimed iterations first, >= 0 (default: ${DEFAULT-VALUE}).")
+            description = "Untimed replays of each candidate's CUDA graph (of runs worth about " + EventTimer.GRAPH_MS
+                    + " ms) after the heat, >= 0 (default: ${DEFAULT-VALUE}).")
     int warmup;
     @Option(names = "--iters", defaultValue = "50", paramLabel = "N",
-            description = "Timed iterations, >= 1 (default: ${DEFAULT-VALUE}).")
+            description = "Timed replays (samples) of each candidate's CUDA graph of back-to-back runs; a sample is a"
+                    + " replay's time over its runs; >= 1 (default: ${DEFAULT-VALUE}).")
     int iters;
     @Option(names = "--heat-ms", defaultValue = "1000", paramLabel = "MS",
             description = "Before each shape's warm-ups, run it back to back for this long, so it is timed at the"
@@ -133,8 +135,9 @@ final class Fp8GemmBenchCommand implements Callable<Integer> {
             work.put(METHODS.get(0), () -> gemm.multiply(av, bv, cv, 1f, 0f, Gemm.Options.NT, s));
             work.put(METHODS.get(1), () -> gemm.multiply(a8v, b8v, cv, 1f, 0f, Gemm.Options.NT, scales, s));
             work.put(METHODS.get(2), () -> gemm.multiply(a8v, b8v, cv, 1f, 0f, fast, scales, s));
-            Map<String, DescriptiveStatistics> st = EventTimer.interleaved(ctx, s, warmup, iters, work,
+            EventTimer.Timing timing = EventTimer.interleaved(ctx, s, warmup, iters, work,
                     Duration.ofMillis(heatMs));
+            Map<String, DescriptiveStatistics> st = timing.stats();
             double flop = 2.0 * m * n * k;
             double bf16Ms = st.get(METHODS.get(0)).getPercentile(50);
             List<String> line = new ArrayList<>();
@@ -153,7 +156,8 @@ final class Fp8GemmBenchCommand implements Callable<Integer> {
                 rec.put("out_dtype", "bf16");
                 rec.put("iters", iters);
                 rec.put("heat_ms", heatMs);
-                rec.put("runs", "back_to_back"); // EventTimer: held batches, no host time inside or between runs
+                rec.put("runs", "graph"); // EventTimer: replays of a captured graph, no host time in or between runs
+                rec.put("runs_per_graph", timing.runsPerGraph().get(method));
                 rec.put("tuned", tuned);
                 rec.put("cublaslt", Gemm.cublasLtVersion());
                 rf.add(rec);

@@ -81,10 +81,12 @@ final class GemmBenchCommand implements Callable<Integer> {
             description = "CUDA device index, >= 0 (default: ${DEFAULT-VALUE}).")
     int device;
     @Option(names = "--warmup", defaultValue = "10", paramLabel = "N",
-            description = "Untimed runs first, >= 0 (default: ${DEFAULT-VALUE}).")
+            description = "Untimed replays of each candidate's CUDA graph (of runs worth about " + EventTimer.GRAPH_MS
+                    + " ms) after the heat, >= 0 (default: ${DEFAULT-VALUE}).")
     int warmup;
     @Option(names = "--iters", defaultValue = "50", paramLabel = "N",
-            description = "Timed runs, >= 1 (default: ${DEFAULT-VALUE}).")
+            description = "Timed replays (samples) of each candidate's CUDA graph of back-to-back runs; a sample is a"
+                    + " replay's time over its runs; >= 1 (default: ${DEFAULT-VALUE}).")
     int iters;
     @Option(names = "--heat-ms", defaultValue = "1000", paramLabel = "MS",
             description = "Before each shape's warm-ups, run it back to back for this long, so it is timed at the"
@@ -242,6 +244,7 @@ final class GemmBenchCommand implements Callable<Integer> {
             ResultsFile rf = new ResultsFile(ctx.device().name(), ResultsFile.commitFromEnvironment());
             String version = Gemm.cublasLtVersion();
             java.util.Iterator<long[]> source = serve ? servedShapes() : shapes.iterator();
+            Map<List<Long>, String> algorithms = new java.util.HashMap<>();
             while (source.hasNext()) {
                 long[] shape = source.next();
                 List<Map<String, Object>> made = new ArrayList<>();
@@ -266,18 +269,20 @@ final class GemmBenchCommand implements Callable<Integer> {
                         Gemm.Options o = Gemm.Options.NN.withSmCountTarget(variants.get(i).smCountTarget());
                         candidates.put(variants.get(i).method(), () -> g.multiply(av, bv, cv, 1f, 0f, o, s));
                     }
-                    Map<String, DescriptiveStatistics> stats = EventTimer.interleaved(ctx, s, warmup, iters,
-                            candidates, Duration.ofMillis(heatMs));
-                    String algorithm = !tuning.enabled() ? "heuristic-first"
-                            : tuner.timedCount() > timedBefore ? "tuned-now"
-                            : tuner.reusedCount() > reusedBefore ? "tuned-reused" : "heuristic-only-candidate";
+                    EventTimer.Timing timing = EventTimer.interleaved(ctx, s, warmup, iters, candidates,
+                            Duration.ofMillis(heatMs));
+                    Map<String, DescriptiveStatistics> stats = timing.stats();
+                    // A shape served again runs the plan this process made the first time: keep that label.
+                    String algorithm = algorithms.computeIfAbsent(List.of(sm, sk, sn), key -> !tuning.enabled()
+                            ? "heuristic-first" : tuner.timedCount() > timedBefore ? "tuned-now"
+                            : tuner.reusedCount() > reusedBefore ? "tuned-reused" : "heuristic-only-candidate");
                     for (var e : stats.entrySet()) {
                         boolean main = e.getKey().equals("cublaslt");
                         Variant v = main ? new Variant(GemmRunner.RECOMMENDED_WORKSPACE_BYTES >> 20, 0)
                                 : variants.get(variants.stream().map(Variant::method).toList().indexOf(e.getKey()));
                         Map<String, Object> rec = record(e.getKey(), e.getValue(), sm, sk, sn, v,
                                 main ? algorithm : "heuristic-first", tuning.enabled() && main, version,
-                                List.copyOf(stats.keySet()));
+                                List.copyOf(stats.keySet()), timing.runsPerGraph().get(e.getKey()));
                         rf.add(rec);
                         made.add(rec);
                     }
@@ -356,7 +361,8 @@ final class GemmBenchCommand implements Callable<Integer> {
     }
 
     private Map<String, Object> record(String method, DescriptiveStatistics st, long sm, long sk, long sn, Variant v,
-                                       String algorithm, boolean tuned, String version, List<String> timedTogether) {
+                                       String algorithm, boolean tuned, String version, List<String> timedTogether,
+                                       int runsPerGraph) {
         double ms = st.getPercentile(50);
         double tflops = 2.0 * sm * sn * sk / (ms * 1e-3) / 1e12;
         (serve ? spec.commandLine().getErr() : spec.commandLine().getOut()).printf(
@@ -370,7 +376,8 @@ final class GemmBenchCommand implements Callable<Integer> {
         rec.put("iters", iters);
         rec.put("warmup", warmup);
         rec.put("heat_ms", heatMs);
-        rec.put("runs", "back_to_back"); // EventTimer: held batches, no host time inside or between runs
+        rec.put("runs", "graph"); // EventTimer: replays of a captured graph, no host time in or between runs
+        rec.put("runs_per_graph", runsPerGraph);
         rec.put("timing", "sequential"); // the GEMM alone, not inside an op (round-robin over the methods)
         if (timedTogether.size() > 1) {
             rec.put("interleaved_with", timedTogether);
