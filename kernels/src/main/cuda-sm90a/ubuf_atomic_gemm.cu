@@ -58,11 +58,14 @@ constexpr uint32_t MAX_SMEM_BYTES = 227 * 1024;         // a Hopper block's dyna
 
 // One tile configuration: BM x BN output tiles (BN = 256 the default; narrower ones for shapes with few tiles, see
 // dev.ubuf.atomic.TileConfig, which mirrors BN, STAGES and SMEM_BYTES). As many ring stages as fit, at most 8.
-template <int BN_>
+// TM_: rows of a tile, 128 (cooperative: both consumer warpgroups share a tile) or 64 (ping-pong: one each).
+template <int BN_, int TM_ = BM>
 struct Config {
     static constexpr int BN = BN_;
+    static constexpr int TM = TM_;
+    static constexpr uint32_t A_BYTES = TM * BK * 2;        // TM rows of 128 bytes
     static constexpr uint32_t B_STAGE_BYTES = BN * BK * 2;  // BN rows (bnk) or BN / 64 boxes (bkn) of 128 bytes
-    static constexpr uint32_t STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
+    static constexpr uint32_t STAGE_BYTES = A_BYTES + B_STAGE_BYTES;
     static constexpr int FIT = static_cast<int>((MAX_SMEM_BYTES - 1024 - 2 * 8 * 8) / STAGE_BYTES);
     static constexpr int STAGES = FIT < 8 ? FIT : 8;
     // 1024 bytes of slack to align the ring to the 128-byte swizzle's 1024-byte period, the ring, 2 barriers a stage.
@@ -73,6 +76,7 @@ struct Config {
     static_assert(SMEM_BYTES <= MAX_SMEM_BYTES, "more shared memory than a Hopper block may have");
 };
 static_assert(Config<256>::STAGES == 4 && Config<256>::SMEM_BYTES == 197696, "the default tile is unchanged");
+static_assert(Config<256, 64>::STAGES == 5, "ping-pong 64x256: 5 stages of 40 KB");
 
 // The driver's CUtensorMap: 128 opaque bytes, 64-byte aligned, passed by value as a __grid_constant__ parameter.
 struct alignas(64) TensorMap {
@@ -90,26 +94,28 @@ struct Tile {
     int col0;
 };
 
-// Tile t of the schedule; kept in step with dev.ubuf.atomic.TileSchedule (Java), which the CPU tests check.
-template <int BN>
+// Tile t of the schedule of TM x BN tiles; kept in step with dev.ubuf.atomic.TileSchedule (Java), which the CPU
+// tests check. Groups span GROUP_M * 128 rows whatever TM is (16 row tiles of 64), the same L2 footprint.
+template <int TM>
 __device__ __forceinline__ Tile decode_tile(int t, int chunks, int firstChunk, int chunkRows, int mTilesPerChunk,
-                                            int nTiles) {
+                                            int nTiles, int bn) {
+    constexpr int GROUP = GROUP_M * BM / TM;
     const int tilesPerChunk = mTilesPerChunk * nTiles;
     const int slot = t / tilesPerChunk;
     const int q = t - slot * tilesPerChunk;
     const int chunk = (firstChunk + slot) % chunks;
-    const int groupTiles = GROUP_M * nTiles;
+    const int groupTiles = GROUP * nTiles;
     const int group = q / groupTiles;
-    const int firstM = group * GROUP_M;
-    const int groupM = min(GROUP_M, mTilesPerChunk - firstM);
+    const int firstM = group * GROUP;
+    const int groupM = min(GROUP, mTilesPerChunk - firstM);
     const int r = q - group * groupTiles;
     const int mt = firstM + r % groupM;
     const int nt = r / groupM;
     Tile tile;
     tile.chunk = chunk;
-    tile.row0 = chunk * chunkRows + mt * BM;
-    tile.rowEnd = min(tile.row0 + BM, (chunk + 1) * chunkRows);
-    tile.col0 = nt * BN;
+    tile.row0 = chunk * chunkRows + mt * TM;
+    tile.rowEnd = min(tile.row0 + TM, (chunk + 1) * chunkRows);
+    tile.col0 = nt * bn;
     return tile;
 }
 
@@ -277,6 +283,108 @@ __device__ __forceinline__ float4* partial_slot(float* workspace, long long unit
     return reinterpret_cast<float4*>(workspace + unit * static_cast<long long>(BM) * bn);
 }
 
+// One K step of one warpgroup: its 64 rows of A at sA times the stage's B at sB, BK / 16 wgmmas in one group.
+template <int BN, bool F16, bool TRANS_B>
+__device__ __forceinline__ void mma_step(float (&acc)[BN / 2], uint32_t sA, uint32_t sB) {
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; kk++) {
+        // A, K-major: 8-row groups 1024 bytes apart; the next 16 of K is 32 bytes on inside the swizzled row.
+        const uint64_t da = smem_desc(sA + kk * 32, 16, 1024);
+        // B, K-major (bnk): as A. N-major (bkn): 64-column blocks 8 KB apart (leading), 8-row K groups
+        // 1024 bytes apart (stride); the next 16 of K is 16 rows of 128 bytes on.
+        const uint64_t db = TRANS_B ? smem_desc(sB + kk * 2048, B_BOX_BYTES, 1024)
+                                    : smem_desc(sB + kk * 32, 16, 1024);
+        wgmma_m64nNk16<BN, F16, TRANS_B>(acc, da, db);
+    }
+    wgmma_commit();
+}
+
+// Epilogue of one warpgroup's 64 x BN accumulators. Layout of m64nNk16: thread (warp w, lane l) holds, for
+// i = 0..N/8-1, rows w*16 + l/4 (acc[4i], acc[4i+1]) and that + 8 (acc[4i+2], acc[4i+3]), columns
+// 8i + 2(l%4) + {0, 1}. rowBase is this thread's first row; rows from rowEnd and columns from n are not stored.
+template <int BN, typename OutT>
+__device__ __forceinline__ void store_rows(const float (&acc)[BN / 2], OutT* __restrict__ d, long long ldd, int n,
+                                           int rowBase, int rowEnd, int col0, int lane, float alpha, float beta,
+                                           bool paired) {
+#pragma unroll
+    for (int i = 0; i < BN / 8; i++) {
+        const int col = col0 + 8 * i + 2 * (lane % 4);
+        if (col < n) {
+            const bool both = col + 1 < n;
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int row = rowBase + 8 * h;
+                if (row < rowEnd) {
+                    OutT* p = d + static_cast<long long>(row) * ldd + col;
+                    float v0 = alpha * acc[4 * i + 2 * h];
+                    float v1 = alpha * acc[4 * i + 2 * h + 1];
+                    if (beta != 0.0f) {
+                        v0 = fmaf(beta, load_old(p), v0);
+                        if (both) v1 = fmaf(beta, load_old(p + 1), v1);
+                    }
+                    store_pair(p, v0, v1, both, paired);
+                }
+            }
+        }
+    }
+}
+
+// The producer (one thread): loads every work unit of this CTA, in order, into the ring. Unit u is tile u / nSplits,
+// K steps [kb0, kb1) of split u % nSplits; the AG wait comes before a unit's first A load.
+template <typename C, bool TRANS_B>
+__device__ __forceinline__ void produce(const TensorMap& tmA, const TensorMap& tmB, uint32_t ring, uint32_t fullBars,
+                                        uint32_t emptyBars, int n, int kTiles, int nSplits, int totalUnits,
+                                        int chunks, int firstChunk, int chunkRows, int mTilesPerChunk, int nTiles,
+                                        const uint32_t* arrival, uint32_t arrivalValue,
+                                        unsigned long long timeoutNs, uint32_t* errorSlot, uint32_t launchId) {
+    constexpr int BN = C::BN;
+    constexpr int STAGES = C::STAGES;
+    // Fetch both descriptors while the first tile is decoded, not on the first load's critical path.
+    asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&tmA)) : "memory");
+    asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&tmB)) : "memory");
+    bool waiting = arrival != nullptr;
+    uint32_t it = 0;
+    for (int u = blockIdx.x; u < totalUnits; u += gridDim.x) {
+        const int t = u / nSplits;
+        const int split = u - t * nSplits;
+        const int kb0 = static_cast<int>(static_cast<long long>(split) * kTiles / nSplits);
+        const int kb1 = static_cast<int>(static_cast<long long>(split + 1) * kTiles / nSplits);
+        const Tile tile = decode_tile<C::TM>(t, chunks, firstChunk, chunkRows, mTilesPerChunk, nTiles, BN);
+        if (waiting) {
+            if (wait_arrival(arrival, tile.chunk, arrivalValue, timeoutNs, errorSlot, launchId)) {
+                // The arrival was observed through the generic proxy; the A loads go through the async proxy.
+                asm volatile("fence.proxy.async.global;" ::: "memory");
+            } else {
+                waiting = false;  // expired: keep the pipeline fed (consumers must not hang), store nothing
+            }
+        }
+        // bkn: 64-column boxes wholly past N are not loaded (their columns are never stored).
+        int bBoxes = 1;
+        if constexpr (TRANS_B) {
+            bBoxes = min(BN / 64, (n - tile.col0 + 63) / 64);
+        }
+        const uint32_t txBytes = C::A_BYTES + (TRANS_B ? bBoxes * B_BOX_BYTES : C::B_STAGE_BYTES);
+        for (int kb = kb0; kb < kb1; kb++, it++) {
+            const uint32_t stage = it % STAGES;
+            const uint32_t phase = (it / STAGES) & 1;
+            mbar_wait(emptyBars + 8 * stage, phase ^ 1);
+            const uint32_t full = fullBars + 8 * stage;
+            mbar_arrive_expect_tx(full, txBytes);
+            const uint32_t sA = ring + stage * C::STAGE_BYTES;
+            const uint32_t sB = sA + C::A_BYTES;
+            tma_load_2d(sA, &tmA, full, kb * BK, tile.row0);
+            if constexpr (TRANS_B) {
+                for (int j = 0; j < bBoxes; j++) {
+                    tma_load_2d(sB + j * B_BOX_BYTES, &tmB, full, tile.col0 + 64 * j, kb * BK);
+                }
+            } else {
+                tma_load_2d(sB, &tmB, full, kb * BK, tile.col0);
+            }
+        }
+    }
+}
+
 template <int BN, bool F16, bool TRANS_B, typename OutT>
 __device__ __forceinline__ void atomic_gemm(const TensorMap& tmA, const TensorMap& tmB, OutT* __restrict__ d,
                                             long long ldd, int m, int n, int k, float alpha, float beta,
@@ -324,49 +432,8 @@ __device__ __forceinline__ void atomic_gemm(const TensorMap& tmA, const TensorMa
         if (tid != 0) {
             return;
         }
-        // Fetch both descriptors while the first tile is decoded, not on the first load's critical path.
-        asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&tmA)) : "memory");
-        asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&tmB)) : "memory");
-        bool waiting = arrival != nullptr;
-        uint32_t it = 0;
-        for (int u = blockIdx.x; u < totalUnits; u += gridDim.x) {
-            const int t = u / nSplits;
-            const int split = u - t * nSplits;
-            const int kb0 = static_cast<int>(static_cast<long long>(split) * kTiles / nSplits);
-            const int kb1 = static_cast<int>(static_cast<long long>(split + 1) * kTiles / nSplits);
-            const Tile tile = decode_tile<BN>(t, chunks, firstChunk, chunkRows, mTilesPerChunk, nTiles);
-            if (waiting) {
-                if (wait_arrival(arrival, tile.chunk, arrivalValue, timeoutNs, errorSlot, launchId)) {
-                    // The arrival was observed through the generic proxy; the A loads go through the async proxy.
-                    asm volatile("fence.proxy.async.global;" ::: "memory");
-                } else {
-                    waiting = false;  // expired: keep the pipeline fed (consumers must not hang), store nothing
-                }
-            }
-            // bkn: 64-column boxes wholly past N are not loaded (their columns are never stored).
-            int bBoxes = 1;
-            if constexpr (TRANS_B) {
-                bBoxes = min(BN / 64, (n - tile.col0 + 63) / 64);
-            }
-            const uint32_t txBytes = A_STAGE_BYTES + (TRANS_B ? bBoxes * B_BOX_BYTES : C::B_STAGE_BYTES);
-            for (int kb = kb0; kb < kb1; kb++, it++) {
-                const uint32_t stage = it % STAGES;
-                const uint32_t phase = (it / STAGES) & 1;
-                mbar_wait(emptyBars + 8 * stage, phase ^ 1);
-                const uint32_t full = fullBars + 8 * stage;
-                mbar_arrive_expect_tx(full, txBytes);
-                const uint32_t sA = ring + stage * STAGE_BYTES;
-                const uint32_t sB = sA + A_STAGE_BYTES;
-                tma_load_2d(sA, &tmA, full, kb * BK, tile.row0);
-                if constexpr (TRANS_B) {
-                    for (int j = 0; j < bBoxes; j++) {
-                        tma_load_2d(sB + j * B_BOX_BYTES, &tmB, full, tile.col0 + 64 * j, kb * BK);
-                    }
-                } else {
-                    tma_load_2d(sB, &tmB, full, kb * BK, tile.col0);
-                }
-            }
-        }
+        produce<C, TRANS_B>(tmA, tmB, ring, fullBars, emptyBars, n, kTiles, nSplits, totalUnits, chunks, firstChunk,
+                            chunkRows, mTilesPerChunk, nTiles, arrival, arrivalValue, timeoutNs, errorSlot, launchId);
         return;
     }
 
@@ -385,7 +452,7 @@ __device__ __forceinline__ void atomic_gemm(const TensorMap& tmA, const TensorMa
         const int split = u - t * nSplits;
         const int kb0 = static_cast<int>(static_cast<long long>(split) * kTiles / nSplits);
         const int kb1 = static_cast<int>(static_cast<long long>(split + 1) * kTiles / nSplits);
-        const Tile tile = decode_tile<BN>(t, chunks, firstChunk, chunkRows, mTilesPerChunk, nTiles);
+        const Tile tile = decode_tile<BM>(t, chunks, firstChunk, chunkRows, mTilesPerChunk, nTiles, BN);
 #pragma unroll
         for (int i = 0; i < ACC; i++) {
             acc[i] = 0.0f;
@@ -398,18 +465,7 @@ __device__ __forceinline__ void atomic_gemm(const TensorMap& tmA, const TensorMa
             mbar_wait(fullBars + 8 * stage, phase);
             const uint32_t sA = ring + stage * STAGE_BYTES + half * (A_STAGE_BYTES / 2);
             const uint32_t sB = ring + stage * STAGE_BYTES + A_STAGE_BYTES;
-            wgmma_fence();
-#pragma unroll
-            for (int kk = 0; kk < BK / 16; kk++) {
-                // A, K-major: 8-row groups 1024 bytes apart; the next 16 of K is 32 bytes on inside the swizzled row.
-                const uint64_t da = smem_desc(sA + kk * 32, 16, 1024);
-                // B, K-major (bnk): as A. N-major (bkn): 64-column blocks 8 KB apart (leading), 8-row K groups
-                // 1024 bytes apart (stride); the next 16 of K is 16 rows of 128 bytes on.
-                const uint64_t db = TRANS_B ? smem_desc(sB + kk * 2048, B_BOX_BYTES, 1024)
-                                            : smem_desc(sB + kk * 32, 16, 1024);
-                wgmma_m64nNk16<BN, F16, TRANS_B>(acc, da, db);
-            }
-            wgmma_commit();
+            mma_step<BN, F16, TRANS_B>(acc, sA, sB);
             // At most this k-step's group in flight: the previous one has finished reading its stage.
             wgmma_wait<1>();
             fence_accumulators(acc);
@@ -474,38 +530,173 @@ __device__ __forceinline__ void atomic_gemm(const TensorMap& tmA, const TensorMa
             }
         }
 
-        // Epilogue. Accumulator layout of m64nNk16: thread (warp w, lane l) holds, for i = 0..N/8-1, rows
-        // w*16 + l/4 (acc[4i], acc[4i+1]) and that + 8 (acc[4i+2], acc[4i+3]), columns 8i + 2(l%4) + {0, 1}.
+        // Epilogue (store_rows has the accumulator layout).
         const bool stopped = load_volatile(errorSlot + ERR_STATUS) == launchId;
         if (!stopped) {
-            const int rowBase = tile.row0 + half * 64 + warp * 16 + lane / 4;
-#pragma unroll
-            for (int i = 0; i < BN / 8; i++) {
-                const int col = tile.col0 + 8 * i + 2 * (lane % 4);
-                if (col < n) {
-                    const bool both = col + 1 < n;
-#pragma unroll
-                    for (int h = 0; h < 2; h++) {
-                        const int row = rowBase + 8 * h;
-                        if (row < tile.rowEnd) {
-                            OutT* p = d + static_cast<long long>(row) * ldd + col;
-                            float v0 = alpha * acc[4 * i + 2 * h];
-                            float v1 = alpha * acc[4 * i + 2 * h + 1];
-                            if (beta != 0.0f) {
-                                v0 = fmaf(beta, load_old(p), v0);
-                                if (both) v1 = fmaf(beta, load_old(p + 1), v1);
-                            }
-                            store_pair(p, v0, v1, both, paired);
-                        }
-                    }
-                }
-            }
+            store_rows<BN>(acc, d, ldd, n, tile.row0 + half * 64 + warp * 16 + lane / 4, tile.rowEnd, tile.col0, lane,
+                           alpha, beta, paired);
         }
         if (done != nullptr) {
             // Producer hook: the tile's stores, then one count per tile; the chunk's last tile raises done.
             __threadfence();
             asm volatile("bar.sync 1, 256;" ::: "memory");
             if (ltid == 0 && half == 0 && !stopped) {
+                uint32_t before;
+                asm volatile("atom.add.acq_rel.gpu.global.u32 %0, [%1], 1;"
+                             : "=r"(before)
+                             : "l"(tileCounters + tile.chunk)
+                             : "memory");
+                if (before == static_cast<uint32_t>(tilesPerChunk - 1)) {
+                    __threadfence_system();
+                    asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(done + tile.chunk), "r"(doneValue)
+                                 : "memory");
+                }
+            }
+        }
+    }
+}
+
+// Named barriers of the ping-pong kernel (0 is __syncthreads; 1 and 2 belong to the cooperative kernel), immediate
+// ids (a register id makes ptxas reserve all 16): 3 + w holds warpgroup w's next main loop until the other
+// warpgroup has issued its own (256 threads: 128 arrive, 128 sync); 5 + w is warpgroup w's own (128 threads),
+// before the producer hook counts its tile.
+constexpr int PP_BM = 64;  // rows of a ping-pong tile: one warpgroup's m64 wgmma
+
+__device__ __forceinline__ void order_wait(int wg) {
+    if (wg == 0) {
+        asm volatile("bar.sync 3, 256;" ::: "memory");
+    } else {
+        asm volatile("bar.sync 4, 256;" ::: "memory");
+    }
+}
+
+__device__ __forceinline__ void order_release_other(int wg) {
+    if (wg == 0) {
+        asm volatile("bar.arrive 4, 256;" ::: "memory");
+    } else {
+        asm volatile("bar.arrive 3, 256;" ::: "memory");
+    }
+}
+
+__device__ __forceinline__ void warpgroup_barrier(int wg) {
+    if (wg == 0) {
+        asm volatile("bar.sync 5, 128;" ::: "memory");
+    } else {
+        asm volatile("bar.sync 6, 128;" ::: "memory");
+    }
+}
+
+// The ping-pong variant: 64 x BN tiles, and the two consumer warpgroups take a CTA's tiles in turn (tile j of the
+// CTA, j = 0, 1, ..., belongs to warpgroup j % 2). Their main loops alternate: warpgroup w starts tile j's only
+// once the other has issued every wgmma of tile j - 1, so one warpgroup has the tensor cores while the other runs its
+// epilogue (and the last wgmmas of the previous tile drain behind the next tile's first ones). The producer loads
+// tiles in CTA order, so the ring's stages are consumed in the order they were filled: a stage of tile j is read
+// by one warpgroup only (empty barriers count 4 warps) and the main loops' order keeps every full-barrier wait
+// within one phase of the barrier. Each warpgroup counts the ring position from the tiles before its own.
+// No split-K: the host refuses splits > 1 with this schedule (splits, workspace and semaphores are not read).
+// Hooks as in the cooperative kernel: the producer waits for a tile's chunk before its first A load; a warpgroup
+// counts its tile after its own stores, a fence and its own named barrier.
+template <int BN, bool F16, bool TRANS_B, typename OutT>
+__device__ __forceinline__ void atomic_gemm_pingpong(const TensorMap& tmA, const TensorMap& tmB,
+                                                     OutT* __restrict__ d, long long ldd, int m, int n, int k,
+                                                     float alpha, float beta, int chunks, int firstChunk,
+                                                     const uint32_t* arrival, uint32_t arrivalValue,
+                                                     unsigned long long timeoutNs, uint32_t* done,
+                                                     uint32_t doneValue, uint32_t* tileCounters,
+                                                     uint32_t* errorSlot, uint32_t launchId) {
+    using C = Config<BN, PP_BM>;
+    static_assert(!TRANS_B || BN % 64 == 0, "bkn loads B in 64-column boxes: BN must be a multiple of 64");
+    constexpr int STAGES = C::STAGES;
+    constexpr uint32_t STAGE_BYTES = C::STAGE_BYTES;
+    constexpr int ACC = BN / 2;
+    extern __shared__ uint8_t smem_raw[];
+    const uint32_t ring = (smem_addr(smem_raw) + 1023u) & ~1023u;
+    const uint32_t fullBars = ring + STAGES * STAGE_BYTES;
+    const uint32_t emptyBars = fullBars + STAGES * 8;
+
+    const int tid = threadIdx.x;
+    const int warpgroup = tid / 128;
+    if (tid == 0) {
+        for (int s = 0; s < STAGES; s++) {
+            mbar_init(fullBars + 8 * s, 1);
+            mbar_init(emptyBars + 8 * s, CONSUMER_WARPS / 2);  // the 4 warps of the one warpgroup reading it
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    }
+    __syncthreads();
+
+    const int chunkRows = m / chunks;
+    const int mTilesPerChunk = (chunkRows + PP_BM - 1) / PP_BM;
+    const int nTiles = (n + BN - 1) / BN;
+    const int tilesPerChunk = mTilesPerChunk * nTiles;
+    const int totalTiles = tilesPerChunk * chunks;
+    const int kTiles = (k + BK - 1) / BK;
+
+    if (warpgroup == 0) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;" ::: "memory");
+        if (tid != 0) {
+            return;
+        }
+        produce<C, TRANS_B>(tmA, tmB, ring, fullBars, emptyBars, n, kTiles, 1, totalTiles, chunks, firstChunk,
+                            chunkRows, mTilesPerChunk, nTiles, arrival, arrivalValue, timeoutNs, errorSlot, launchId);
+        return;
+    }
+
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;" ::: "memory");
+    const int wg = warpgroup - 1;
+    const int ltid = tid - 128 * warpgroup;
+    const int warp = ltid / 32;
+    const int lane = tid % 32;
+    const bool paired = (ldd & 1) == 0;
+    float acc[ACC];
+    // Tile j of this CTA is t = blockIdx.x + j * gridDim.x; this warpgroup's are j = wg, wg + 2, ...
+    int j = wg;
+    for (int t = blockIdx.x + wg * gridDim.x; t < totalTiles; t += 2 * gridDim.x, j += 2) {
+        const Tile tile = decode_tile<PP_BM>(t, chunks, firstChunk, chunkRows, mTilesPerChunk, nTiles, BN);
+#pragma unroll
+        for (int i = 0; i < ACC; i++) {
+            acc[i] = 0.0f;
+        }
+        fence_accumulators(acc);
+        if (j > 0) {
+            order_wait(wg);  // the other warpgroup has issued tile j - 1
+        }
+        // Ring position: every tile before this one used kTiles stages.
+        uint32_t it = static_cast<uint32_t>(j) * static_cast<uint32_t>(kTiles);
+        uint32_t previous = 0;
+        for (int kb = 0; kb < kTiles; kb++, it++) {
+            const uint32_t stage = it % STAGES;
+            const uint32_t phase = (it / STAGES) & 1;
+            mbar_wait(fullBars + 8 * stage, phase);
+            const uint32_t sA = ring + stage * STAGE_BYTES;
+            mma_step<BN, F16, TRANS_B>(acc, sA, sA + C::A_BYTES);
+            wgmma_wait<1>();
+            fence_accumulators(acc);
+            if (kb > 0 && lane == 0) {
+                mbar_arrive(emptyBars + 8 * previous);
+            }
+            previous = stage;
+        }
+        // Every wgmma of tile j is issued: tile j + 1 (the other warpgroup's, if this CTA has one) may start.
+        if (t + gridDim.x < totalTiles) {
+            order_release_other(wg);
+        }
+        wgmma_wait<0>();
+        fence_accumulators(acc);
+        if (lane == 0) {
+            mbar_arrive(emptyBars + 8 * previous);  // kTiles >= 1
+        }
+
+        const bool stopped = load_volatile(errorSlot + ERR_STATUS) == launchId;
+        if (!stopped) {
+            store_rows<BN>(acc, d, ldd, n, tile.row0 + warp * 16 + lane / 4, tile.rowEnd, tile.col0, lane, alpha,
+                           beta, paired);
+        }
+        if (done != nullptr) {
+            __threadfence();
+            warpgroup_barrier(wg);
+            if (ltid == 0 && !stopped) {
                 uint32_t before;
                 asm volatile("atom.add.acq_rel.gpu.global.u32 %0, [%1], 1;"
                              : "=r"(before)
@@ -541,12 +732,31 @@ __device__ __forceinline__ void atomic_gemm(const TensorMap& tmA, const TensorMa
                                                           workspace, semaphores, launchId);                     \
     }
 
-// Every input type and output type of one B layout for one tile width; SUFFIX is empty for the default width.
+// The ping-pong kernels (64 x BN tiles), <name>_pp<width suffix>: the same parameters; splits must be 1 (the host
+// refuses more), workspace and semaphores are not read.
+#define UBUF_ATOMIC_GEMM_PP_ENTRY(NAME, BN, F16, TRANS_B, OUT_T)                                                  \
+    extern "C" __global__ void __launch_bounds__(ubuf_atomic::THREADS, 1)                                        \
+    NAME(const __grid_constant__ ubuf_atomic::TensorMap tmA, const __grid_constant__ ubuf_atomic::TensorMap tmB, \
+         OUT_T* d, long long ldd, int m, int n, int k, float alpha, float beta, int chunks, int firstChunk,      \
+         const uint32_t* arrival, uint32_t arrivalValue, unsigned long long timeoutNs, uint32_t* done,          \
+         uint32_t doneValue, uint32_t* tileCounters, uint32_t* errorSlot, int splits, float* workspace,          \
+         uint32_t* semaphores, uint32_t launchId) {                                                             \
+        ubuf_atomic::atomic_gemm_pingpong<BN, F16, TRANS_B, OUT_T>(tmA, tmB, d, ldd, m, n, k, alpha, beta,      \
+                                                                   chunks, firstChunk, arrival, arrivalValue,   \
+                                                                   timeoutNs, done, doneValue, tileCounters,    \
+                                                                   errorSlot, launchId);                        \
+    }
+
+// Every input type and output type of one B layout for one tile width, cooperative and ping-pong; SUFFIX is empty
+// for the default width.
+#define UBUF_ATOMIC_GEMM_TYPES(ENTRY, BN, LAYOUT, TRANS_B, SUFFIX)                                                \
+    ENTRY(ubuf_atomic_gemm_bf16_##LAYOUT##_bf16##SUFFIX, BN, false, TRANS_B, __nv_bfloat16)                      \
+    ENTRY(ubuf_atomic_gemm_bf16_##LAYOUT##_f32##SUFFIX, BN, false, TRANS_B, float)                               \
+    ENTRY(ubuf_atomic_gemm_f16_##LAYOUT##_bf16##SUFFIX, BN, true, TRANS_B, __nv_bfloat16)                        \
+    ENTRY(ubuf_atomic_gemm_f16_##LAYOUT##_f32##SUFFIX, BN, true, TRANS_B, float)
 #define UBUF_ATOMIC_GEMM_LAYOUT(BN, LAYOUT, TRANS_B, SUFFIX)                                                      \
-    UBUF_ATOMIC_GEMM_ENTRY(ubuf_atomic_gemm_bf16_##LAYOUT##_bf16##SUFFIX, BN, false, TRANS_B, __nv_bfloat16)     \
-    UBUF_ATOMIC_GEMM_ENTRY(ubuf_atomic_gemm_bf16_##LAYOUT##_f32##SUFFIX, BN, false, TRANS_B, float)              \
-    UBUF_ATOMIC_GEMM_ENTRY(ubuf_atomic_gemm_f16_##LAYOUT##_bf16##SUFFIX, BN, true, TRANS_B, __nv_bfloat16)       \
-    UBUF_ATOMIC_GEMM_ENTRY(ubuf_atomic_gemm_f16_##LAYOUT##_f32##SUFFIX, BN, true, TRANS_B, float)
+    UBUF_ATOMIC_GEMM_TYPES(UBUF_ATOMIC_GEMM_ENTRY, BN, LAYOUT, TRANS_B, SUFFIX)                                  \
+    UBUF_ATOMIC_GEMM_TYPES(UBUF_ATOMIC_GEMM_PP_ENTRY, BN, LAYOUT, TRANS_B, _pp##SUFFIX)
 
 // Kept in step with dev.ubuf.atomic.TileConfig: 256 (both layouts), 224 and 160 (bnk only: bkn needs BN % 64 == 0),
 // 192 and 128 (both layouts).

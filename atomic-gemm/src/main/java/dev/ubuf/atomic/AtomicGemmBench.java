@@ -20,8 +20,11 @@ import java.util.Locale;
  * {@code --out=bf16|fp32} (default bf16), {@code --iters=N} (launches per round, default 20), {@code --rounds=N}
  * (default 10), {@code --tile=auto|256|224|192|160|128} (default auto: {@link AtomicGemmConfig#select}'s tile; a
  * width forces that 128 x width tile where the layout has it), {@code --splits=auto|N} (default auto: the rule's
- * split-K for the tile; N forces N splits, at most K's steps), {@code --hold=both|on|off} (default both). The
- * defaults of --tile and --splits can also come from {@code -Dubuf.atomic.tile=} and {@code -Dubuf.atomic.splits=}.
+ * split-K for the tile; N forces N splits, at most K's steps), {@code --hold=both|on|off} (default both),
+ * {@code --schedule=cooperative|pingpong} (default cooperative; pingpong runs the 64-row ping-pong kernels, with the
+ * ping-pong rule's tile unless --tile forces one, and no split-K: --splits must then be auto or 1). The defaults of
+ * --tile, --splits and --schedule can also come from {@code -Dubuf.atomic.tile=}, {@code -Dubuf.atomic.splits=}
+ * and {@code -Dubuf.atomic.schedule=}.
  *
  * <p>Hold: "on" holds the stream on a device flag while a round's launches are enqueued and releases it after, so
  * the events time the GPU's work alone (as the GEMM tuner does); "off" times launches as Java enqueues them, where
@@ -40,6 +43,7 @@ public final class AtomicGemmBench {
         String tileArg = System.getProperty("ubuf.atomic.tile", "auto");
         String splitsArg = System.getProperty("ubuf.atomic.splits", "auto");
         String hold = "both";
+        String scheduleArg = System.getProperty("ubuf.atomic.schedule", "cooperative");
         java.util.List<int[]> shapes = new java.util.ArrayList<>();
         for (String arg : args) {
             if (arg.startsWith("--layout=")) {
@@ -54,6 +58,8 @@ public final class AtomicGemmBench {
                 tileArg = arg.substring(7);
             } else if (arg.startsWith("--splits=")) {
                 splitsArg = arg.substring(9);
+            } else if (arg.startsWith("--schedule=")) {
+                scheduleArg = arg.substring(11);
             } else if (arg.startsWith("--hold=")) {
                 hold = arg.substring(7);
                 if (!hold.equals("both") && !hold.equals("on") && !hold.equals("off")) {
@@ -68,6 +74,11 @@ public final class AtomicGemmBench {
         }
         TileConfig forced = tileArg.equals("auto") ? null : TileConfig.valueOf("N" + tileArg);
         Integer forcedSplits = splitsArg.equals("auto") ? null : Integer.valueOf(splitsArg);
+        AtomicGemmConfig.Schedule schedule = AtomicGemmConfig.Schedule.parse(scheduleArg);
+        if (schedule == AtomicGemmConfig.Schedule.PINGPONG && forcedSplits != null && forcedSplits != 1) {
+            throw new IllegalArgumentException("--schedule=pingpong has no split-K: --splits must be auto or 1, got "
+                    + forcedSplits);
+        }
         try (CudaContext ctx = CudaContext.retainPrimary(0);
              CudaStream stream = ctx.createStream(StreamPriority.NORMAL);
              CudaStream releaser = ctx.createStream(StreamPriority.HIGH);
@@ -80,16 +91,16 @@ public final class AtomicGemmBench {
             DeviceKernels kernels = new DeviceKernels(lib);
             System.out.println("device " + ctx.device() + ", layout " + layout + ", out " + out.shortName()
                     + ", " + iters + " launches x " + rounds + " rounds, tile " + tileArg + ", splits " + splitsArg
-                    + ", hold " + hold);
+                    + ", hold " + hold + ", schedule " + schedule.name().toLowerCase(Locale.ROOT));
             releaser.fill32(holdFlag.address(), 0, 1);
             releaser.synchronize();
             Hold h = new Hold(releaser, holdFlag.address());
             for (int[] s : shapes) {
-                AtomicGemmConfig selected = kernel.select(s[0], s[1], s[2], 1, layout);
+                AtomicGemmConfig selected = kernel.select(s[0], s[1], s[2], 1, layout, schedule);
                 TileConfig tile = forced != null && forced.supports(layout) ? forced : selected.tile();
                 int splits = forcedSplits != null ? Math.min(forcedSplits, TileSchedule.kSteps(s[2]))
                         : forced == null ? selected.splits() : 1;
-                AtomicGemmConfig config = new AtomicGemmConfig(tile, splits);
+                AtomicGemmConfig config = new AtomicGemmConfig(tile, splits, schedule);
                 for (String mode : hold.equals("both") ? new String[]{"on", "off"} : new String[]{hold}) {
                     run(s[0], s[1], s[2], layout, out, config, selected, iters, rounds, ctx, stream,
                             mode.equals("on") ? h : null, kernels, gemm, kernel, start, stop);
@@ -174,10 +185,12 @@ public final class AtomicGemmBench {
             kernel.checkErrors();
             double o = median(ours);
             double t = median(theirs);
-            int tiles = config.tile().tiles(m, n, 1);
+            int tiles = config.tiles(m, n, 1);
             System.out.printf(Locale.ROOT, "%dx%dx%d  atomic GEMM %.1f TFLOP/s  cuBLASLt %.1f TFLOP/s  ratio %.3f"
-                            + "  hold %s  tile %s splits %d (%s; rule: %s; %d tiles, %d units, %d K steps, %d SMs)%n",
-                    m, n, k, o, t, o / t, hold != null ? "on" : "off", config.tile(), config.splits(),
+                            + "  hold %s  tile %dx%d %s splits %d (%s; rule: %s; %d tiles, %d units, %d K steps,"
+                            + " %d SMs)%n",
+                    m, n, k, o, t, o / t, hold != null ? "on" : "off", config.tileM(), config.tile().tileN(),
+                    config.schedule().name().toLowerCase(Locale.ROOT), config.splits(),
                     config.equals(selected) ? "selected" : "forced", selected, tiles, config.units(m, n, 1),
                     TileSchedule.kSteps(k), kernel.multiprocessors());
         }

@@ -17,10 +17,51 @@ import java.util.Objects;
  * operands, which the tensor cores take about as long to use as an SM takes to stream 128 KB through L2). Splits pay
  * only where tiles fill the SMs badly and K is long, e.g. M = 128: 16 tiles of 128x256 on 132 SMs.
  *
- * @param tile   tile configuration; must support the call's B layout
- * @param splits K ranges a tile is cut into, 1 (no split-K) to {@link #MAX_SPLITS}, never more than the K steps
+ * <p>{@link Schedule#PINGPONG} runs the ping-pong kernels instead: 64 × tileN tiles, the two consumer warpgroups
+ * taking a CTA's tiles in turn so that one's epilogue overlaps the other's main loop. No split-K there (splits must
+ * be 1). The automatic choice ({@link #select}) stays cooperative until ping-pong is measured; {@link #selectPingPong}
+ * is the same rule for ping-pong tiles, for benches and explicit launches.
+ *
+ * @param tile     tile configuration; must support the call's B layout
+ * @param splits   K ranges a tile is cut into, 1 (no split-K) to {@link #MAX_SPLITS}, never more than the K steps
+ * @param schedule how the consumer warpgroups share the work
  */
-public record AtomicGemmConfig(TileConfig tile, int splits) {
+public record AtomicGemmConfig(TileConfig tile, int splits, Schedule schedule) {
+    /** How a CTA's two consumer warpgroups share its tiles. */
+    public enum Schedule {
+        /** Both work on one 128-row tile (64 rows each), main loop and epilogue together. */
+        COOPERATIVE(TileConfig.TILE_M, ""),
+        /** Each works on 64-row tiles of its own, in turn: one's epilogue runs under the other's main loop. */
+        PINGPONG(TileSchedule.PINGPONG_TILE_M, "_pp");
+
+        private final int tileM;
+        private final String kernelTag;
+
+        Schedule(int tileM, String kernelTag) {
+            this.tileM = tileM;
+            this.kernelTag = kernelTag;
+        }
+
+        /** Rows of a tile. */
+        public int tileM() {
+            return tileM;
+        }
+
+        /** Inserted into the kernel name before the tile width's suffix: empty, or {@code _pp}. */
+        public String kernelTag() {
+            return kernelTag;
+        }
+
+        /** {@code cooperative} or {@code pingpong} (any case). */
+        public static Schedule parse(String s) {
+            return switch (s.toLowerCase(java.util.Locale.ROOT)) {
+                case "cooperative" -> COOPERATIVE;
+                case "pingpong", "ping-pong" -> PINGPONG;
+                default -> throw new IllegalArgumentException("schedule must be cooperative or pingpong, got " + s);
+            };
+        }
+    }
+
     /** Most splits the rule or a caller may ask for. */
     public static final int MAX_SPLITS = 16;
     /** The rule's per-unit overhead in K steps (pipeline fill, epilogue), the same with or without splits. */
@@ -40,37 +81,75 @@ public record AtomicGemmConfig(TileConfig tile, int splits) {
 
     public AtomicGemmConfig {
         Objects.requireNonNull(tile, "tile");
+        Objects.requireNonNull(schedule, "schedule");
         if (splits < 1 || splits > MAX_SPLITS) {
             throw new IllegalArgumentException("splits must be in 1.." + MAX_SPLITS + ", got " + splits);
         }
+        if (schedule == Schedule.PINGPONG && splits != 1) {
+            throw new IllegalArgumentException("the ping-pong kernels have no split-K: splits must be 1, got " + splits);
+        }
     }
 
-    /** No split-K. */
+    /** Cooperative, {@code splits} K ranges a tile. */
+    public AtomicGemmConfig(TileConfig tile, int splits) {
+        this(tile, splits, Schedule.COOPERATIVE);
+    }
+
+    /** Cooperative, no split-K. */
     public static AtomicGemmConfig of(TileConfig tile) {
         return new AtomicGemmConfig(tile, 1);
     }
 
+    /** Ping-pong 64 × tileN tiles (no split-K). */
+    public static AtomicGemmConfig pingPong(TileConfig tile) {
+        return new AtomicGemmConfig(tile, 1, Schedule.PINGPONG);
+    }
+
+    /** Rows of a tile: 128, or 64 with ping-pong. */
+    public int tileM() {
+        return schedule.tileM();
+    }
+
+    /** Output tiles of an m × n product in {@code chunks} chunks. */
+    public int tiles(int m, int n, int chunks) {
+        return tile.tiles(m, n, chunks, tileM());
+    }
+
+    /** Dynamic shared memory a CTA of these kernels needs. */
+    public int smemBytes() {
+        return tile.smemBytes(tileM());
+    }
+
+    /** Appended to the kernel's type and layout name: {@code _pp} for ping-pong, then the tile width's suffix. */
+    public String kernelSuffix() {
+        return schedule.kernelTag() + tile.kernelSuffix();
+    }
+
     /** Work units of an m × n product in {@code chunks} chunks: tiles × splits. */
     public long units(int m, int n, int chunks) {
-        return (long) tile.tiles(m, n, chunks) * splits;
+        return (long) tiles(m, n, chunks) * splits;
     }
 
     /** Bytes of fp32 partial tiles a launch needs: 0 without splits, else one 128 × tileN slot per unit. */
     public long workspaceBytes(int m, int n, int chunks) {
-        return splits == 1 ? 0 : units(m, n, chunks) * TileConfig.TILE_M * tile.tileN() * Float.BYTES;
+        return splits == 1 ? 0 : units(m, n, chunks) * tileM() * tile.tileN() * Float.BYTES;
     }
 
     /** Split-K semaphores a launch needs: one uint32 per tile with splits, none without. */
     public int semaphores(int m, int n, int chunks) {
-        return splits == 1 ? 0 : tile.tiles(m, n, chunks);
+        return splits == 1 ? 0 : tiles(m, n, chunks);
     }
 
-    /** The rule's cost (see the class comment); comparable between configurations of one shape. */
+    /**
+     * The rule's cost (see the class comment); comparable between configurations of one shape and schedule. A
+     * ping-pong tile is half a cooperative one, so its waves count 64-row tiles and each costs half (its overhead is
+     * the same estimate, to calibrate).
+     */
     public long cost(int m, int n, int k, int chunks, int multiprocessors) {
         long waves = (units(m, n, chunks) + multiprocessors - 1) / multiprocessors;
         long steps = ceilDiv(TileSchedule.kSteps(k), splits) + UNIT_OVERHEAD_STEPS
                 + (splits == 1 ? 0 : (long) PARTIAL_STEPS * (1 + splits));
-        return waves * steps * tile.tileN() * 100L * 100L / tile.efficiencyPercent();
+        return waves * steps * tile.tileN() * 100L * 100L / tile.efficiencyPercent() * tileM() / TileConfig.TILE_M;
     }
 
     /** Whether {@code splits} fits a k: every split gets at least one K step. */
@@ -108,9 +187,36 @@ public record AtomicGemmConfig(TileConfig tile, int splits) {
         return best;
     }
 
+    /**
+     * The ping-pong tile rule: among the tiles that support {@code layout}, the ping-pong configuration of least
+     * {@link #cost}; ties go to the wider tile. Not what {@code launch} uses (cooperative until measured).
+     */
+    public static AtomicGemmConfig selectPingPong(int m, int n, int k, int chunks, BLayout layout,
+                                                  int multiprocessors) {
+        Objects.requireNonNull(layout, "layout");
+        if (k < 1 || multiprocessors < 1) {
+            throw new IllegalArgumentException("k and multiprocessors must be at least 1, got " + k + ", "
+                    + multiprocessors);
+        }
+        AtomicGemmConfig best = null;
+        long bestCost = Long.MAX_VALUE;
+        for (TileConfig t : TileConfig.values()) {
+            if (t.supports(layout)) {
+                AtomicGemmConfig c = pingPong(t);
+                long cost = c.cost(m, n, k, chunks, multiprocessors);
+                if (cost < bestCost) {
+                    best = c;
+                    bestCost = cost;
+                }
+            }
+        }
+        return best;
+    }
+
     @Override
     public String toString() {
-        return tile + (splits == 1 ? "" : " split-K " + splits);
+        return (schedule == Schedule.PINGPONG ? tileM() + "x" + tile.tileN() + " ping-pong" : tile.toString())
+                + (splits == 1 ? "" : " split-K " + splits);
     }
 
     private static long ceilDiv(long a, long b) {

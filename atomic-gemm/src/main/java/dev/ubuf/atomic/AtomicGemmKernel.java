@@ -154,9 +154,17 @@ public final class AtomicGemmKernel implements AutoCloseable {
         return kernelName(in, layout, out, TileConfig.N256);
     }
 
-    /** The kernel for these operand types and tiles, e.g. {@code ubuf_atomic_gemm_bf16_bnk_f32_n192}. */
+    /** The cooperative kernel for these operand types and tiles, e.g. {@code ubuf_atomic_gemm_bf16_bnk_f32_n192}. */
     public static String kernelName(DType in, BLayout layout, DType out, TileConfig config) {
-        if (!config.supports(layout)) {
+        return kernelName(in, layout, out, AtomicGemmConfig.of(config));
+    }
+
+    /**
+     * The kernel for these operand types and this configuration, e.g. {@code ubuf_atomic_gemm_bf16_bnk_f32_n192}
+     * (cooperative) or {@code ubuf_atomic_gemm_bf16_bnk_f32_pp_n192} (ping-pong); split-K runs the same kernel.
+     */
+    public static String kernelName(DType in, BLayout layout, DType out, AtomicGemmConfig config) {
+        if (!config.tile().supports(layout)) {
             throw new IllegalArgumentException("no " + config + " tile kernels for B layout " + layout
                     + " (its 64-column boxes need a tile width that is a multiple of 64)");
         }
@@ -290,6 +298,16 @@ public final class AtomicGemmKernel implements AutoCloseable {
         return AtomicGemmConfig.select(m, n, k, chunks, layout, multiprocessors);
     }
 
+    /** The rule's configuration for {@code schedule} on this device: {@link #select(int, int, int, int, BLayout)}
+     * for cooperative, {@link AtomicGemmConfig#selectPingPong} for ping-pong. */
+    public AtomicGemmConfig select(int m, int n, int k, int chunks, BLayout layout, AtomicGemmConfig.Schedule schedule) {
+        Objects.requireNonNull(schedule, "schedule");
+        return switch (schedule) {
+            case COOPERATIVE -> select(m, n, k, chunks, layout);
+            case PINGPONG -> AtomicGemmConfig.selectPingPong(m, n, k, chunks, layout, multiprocessors);
+        };
+    }
+
     /**
      * Enqueues {@code D = alpha · A · B + beta · D} on {@code stream} (D is not read when beta is 0, so it may hold
      * anything, NaN included). Tiles visit chunks in the order firstChunk, firstChunk + 1, ... (mod chunks). The
@@ -330,15 +348,15 @@ public final class AtomicGemmKernel implements AutoCloseable {
             throw new IllegalArgumentException("split-K " + config.splits() + " needs at least as many K steps of "
                     + TileSchedule.TILE_K + ": K=" + k + " has " + TileSchedule.kSteps(k));
         }
-        TileSchedule schedule = new TileSchedule(m, n, chunks, firstChunk, config.tile());
+        TileSchedule schedule = new TileSchedule(m, n, chunks, firstChunk, config.tile().tileN(), config.tileM());
         if (config.units(m, n, chunks) > Integer.MAX_VALUE) {
             throw new IllegalArgumentException(config + " makes " + config.units(m, n, chunks)
                     + " work units of " + m + "x" + n + ": the kernel counts them in 32 bits");
         }
-        String name = kernelName(a.dtype(), layout, d.dtype(), config.tile());
+        String name = kernelName(a.dtype(), layout, d.dtype(), config);
         context.makeCurrent();
-        long function = function(name, config.tile());
-        long[] mapA = tensorMap(TensorMapSpec.forA(a.dtype(), a.address(), m, k, a.ld()));
+        long function = function(name, config.smemBytes());
+        long[] mapA = tensorMap(TensorMapSpec.forA(a.dtype(), a.address(), m, k, a.ld(), config.tileM()));
         long[] mapB = tensorMap(TensorMapSpec.forB(b.dtype(), layout, b.address(), k, n, b.ld(), config.tile()));
         long ws = 0;
         long sems = 0;
@@ -357,18 +375,18 @@ public final class AtomicGemmKernel implements AutoCloseable {
         }
         launchId = launchId == -1 ? 1 : launchId + 1; // never 0, the value of a fresh slot
         int grid = (int) Math.min(multiprocessors, schedule.totalTiles() * (long) config.splits());
-        driver.launch(function, name, grid, THREADS, config.tile().smemBytes(), stream.nativeHandle(),
+        driver.launch(function, name, grid, THREADS, config.smemBytes(), stream.nativeHandle(),
                 mapA, mapB, d.address(), d.ld(), m, n, k, alpha, beta, chunks, firstChunk,
                 hooks.arrivalCounters(), hooks.arrivalValue(), hooks.timeout().toNanos(),
                 hooks.doneCounters(), hooks.doneValue(), counters, errorSlot.address(),
                 config.splits(), ws, sems, launchId);
     }
 
-    private long function(String name, TileConfig tile) {
+    private long function(String name, int smemBytes) {
         Long f = functions.get(name);
         if (f == null) {
             f = driver.function(module, name);
-            driver.setMaxDynamicSharedMemory(f, tile.smemBytes(), name);
+            driver.setMaxDynamicSharedMemory(f, smemBytes, name);
             functions.put(name, f);
         }
         return f;

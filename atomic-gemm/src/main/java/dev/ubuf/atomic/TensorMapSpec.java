@@ -30,8 +30,13 @@ public record TensorMapSpec(int dataType, long address, long[] dims, long outerS
 
     /** A [M, K] row-major, ld elements a row: boxes of 64 K × 128 rows. */
     static TensorMapSpec forA(DType dtype, long address, long m, long k, long ld) {
+        return forA(dtype, address, m, k, ld, TileSchedule.TILE_M);
+    }
+
+    /** A in boxes of 64 K × {@code tileM} rows (a tile's rows: 128, or 64 for the ping-pong kernels). */
+    static TensorMapSpec forA(DType dtype, long address, long m, long k, long ld, int tileM) {
         return new TensorMapSpec(dataType(dtype), address, new long[]{k, m}, ld * dtype.bytes(),
-                new int[]{TileSchedule.TILE_K, TileSchedule.TILE_M});
+                new int[]{TileSchedule.TILE_K, tileM});
     }
 
     /** B for the default 128 × 256 tile. */

@@ -48,17 +48,32 @@ public enum TileConfig {
     }
 
     public int stageBytes() {
-        return TILE_M * TILE_K * 2 + tileN * TILE_K * 2;
+        return stageBytes(TILE_M);
+    }
+
+    /** Bytes of one ring stage for tiles of {@code tileM} rows (128, or 64 for the ping-pong kernels). */
+    public int stageBytes(int tileM) {
+        return tileM * TILE_K * 2 + tileN * TILE_K * 2;
     }
 
     /** Pipeline stages: as many as fit next to 1024 bytes of alignment slack and 2 mbarriers a stage, at most 8. */
     public int stages() {
-        return Math.min(MAX_STAGES, (MAX_SMEM_BYTES - 1024 - 2 * 8 * MAX_STAGES) / stageBytes());
+        return stages(TILE_M);
+    }
+
+    /** {@link #stages()} for tiles of {@code tileM} rows. */
+    public int stages(int tileM) {
+        return Math.min(MAX_STAGES, (MAX_SMEM_BYTES - 1024 - 2 * 8 * MAX_STAGES) / stageBytes(tileM));
     }
 
     /** Dynamic shared memory a CTA needs: alignment slack, the ring, the full and empty mbarriers. */
     public int smemBytes() {
-        return 1024 + stages() * stageBytes() + 2 * stages() * 8;
+        return smemBytes(TILE_M);
+    }
+
+    /** {@link #smemBytes()} for tiles of {@code tileM} rows (kept in step with {@code Config<BN, TM>}). */
+    public int smemBytes(int tileM) {
+        return 1024 + stages(tileM) * stageBytes(tileM) + 2 * stages(tileM) * 8;
     }
 
     /** Whether kernels exist for B stored this way: KN loads B in 64-column boxes, so tileN must be a multiple. */
@@ -78,7 +93,12 @@ public enum TileConfig {
 
     /** Output tiles of an m × n product in {@code chunks} chunks (tiles never straddle a chunk). */
     public int tiles(int m, int n, int chunks) {
-        return new TileSchedule(m, n, chunks, 0, tileN).totalTiles();
+        return tiles(m, n, chunks, TILE_M);
+    }
+
+    /** Output tiles of {@code tileM} rows (128, or 64 for the ping-pong kernels). */
+    public int tiles(int m, int n, int chunks, int tileM) {
+        return new TileSchedule(m, n, chunks, 0, tileN, tileM).totalTiles();
     }
 
     /**

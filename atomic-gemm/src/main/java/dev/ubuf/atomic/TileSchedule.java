@@ -13,13 +13,18 @@ import java.util.List;
  * in the order firstChunk, firstChunk + 1, ... (mod chunks); inside a chunk, groups of 8 row tiles are taken one column
  * tile after another, rows fastest, so tiles running at the same time share rows of A and columns of B in L2.
  * CTA b of a grid of g visits tiles b, b + g, b + 2g, ...
+ *
+ * <p>Tiles have {@code tileM} rows: 128 (cooperative kernels) or 64 (ping-pong kernels, where CTA b's j-th tile belongs
+ * to consumer warpgroup j % 2). A group spans 1024 rows either way (8 row tiles of 128, 16 of 64).
  */
-public record TileSchedule(int m, int n, int chunks, int firstChunk, int tileN) {
+public record TileSchedule(int m, int n, int chunks, int firstChunk, int tileN, int tileM) {
     public static final int TILE_M = TileConfig.TILE_M;
     /** The default tile width (TileConfig.N256). */
     public static final int TILE_N = 256;
     public static final int TILE_K = TileConfig.TILE_K;
     static final int GROUP_M = 8;
+    /** Rows of a ping-pong tile (one warpgroup's m64 wgmma). */
+    public static final int PINGPONG_TILE_M = 64;
 
     /** An output tile: rows [row0, rowEnd) and columns [col0, colEnd) are the ones it stores. */
     public record Tile(int chunk, int row0, int rowEnd, int col0, int colEnd) {
@@ -35,7 +40,15 @@ public record TileSchedule(int m, int n, int chunks, int firstChunk, int tileN) 
         this(m, n, chunks, firstChunk, config.tileN());
     }
 
+    /** The schedule of 128 × {@code tileN} tiles. */
+    public TileSchedule(int m, int n, int chunks, int firstChunk, int tileN) {
+        this(m, n, chunks, firstChunk, tileN, TILE_M);
+    }
+
     public TileSchedule {
+        if (tileM != TILE_M && tileM != PINGPONG_TILE_M) {
+            throw new IllegalArgumentException("tileM must be " + TILE_M + " or " + PINGPONG_TILE_M + ", got " + tileM);
+        }
         if (tileN < 8 || tileN > 256 || tileN % 8 != 0) {
             throw new IllegalArgumentException("tileN must be a multiple of 8 in 8..256, got " + tileN);
         }
@@ -55,7 +68,7 @@ public record TileSchedule(int m, int n, int chunks, int firstChunk, int tileN) 
     }
 
     public int rowTilesPerChunk() {
-        return ceilDiv(chunkRows(), TILE_M);
+        return ceilDiv(chunkRows(), tileM);
     }
 
     public int colTiles() {
@@ -81,15 +94,16 @@ public record TileSchedule(int m, int n, int chunks, int firstChunk, int tileN) 
         int slot = t / tilesPerChunk;
         int q = t - slot * tilesPerChunk;
         int chunk = (firstChunk + slot) % chunks;
-        int groupTiles = GROUP_M * nTiles;
+        int groupRowTiles = GROUP_M * TILE_M / tileM;
+        int groupTiles = groupRowTiles * nTiles;
         int group = q / groupTiles;
-        int firstM = group * GROUP_M;
-        int groupM = Math.min(GROUP_M, mTiles - firstM);
+        int firstM = group * groupRowTiles;
+        int groupM = Math.min(groupRowTiles, mTiles - firstM);
         int r = q - group * groupTiles;
         int mt = firstM + r % groupM;
         int nt = r / groupM;
-        int row0 = chunk * chunkRows() + mt * TILE_M;
-        int rowEnd = Math.min(row0 + TILE_M, (chunk + 1) * chunkRows());
+        int row0 = chunk * chunkRows() + mt * tileM;
+        int rowEnd = Math.min(row0 + tileM, (chunk + 1) * chunkRows());
         int col0 = nt * tileN;
         return new Tile(chunk, row0, rowEnd, col0, Math.min(col0 + tileN, n));
     }

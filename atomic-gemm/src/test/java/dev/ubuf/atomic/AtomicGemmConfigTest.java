@@ -118,4 +118,40 @@ class AtomicGemmConfigTest {
             assertEquals(steps, next, splits + " splits cover all steps");
         }
     }
+
+    /** Ping-pong: 64-row tiles, their own kernels and shared memory, never split-K, never the automatic choice. */
+    @Test
+    void pingPongHasHalfHeightTilesItsOwnKernelsAndNoSplitK() {
+        AtomicGemmConfig c = AtomicGemmConfig.pingPong(TileConfig.N256);
+        assertEquals(64, c.tileM());
+        assertEquals(2 * TileConfig.N256.tiles(1024, 4096, 1), c.tiles(1024, 4096, 1));
+        assertEquals(3 * 2, c.tiles(129, 512, 1)); // rows 0-63, 64-127, 128
+        assertEquals("64x256 ping-pong", c.toString());
+        assertEquals("_pp", c.kernelSuffix());
+        assertEquals("_pp_n192", AtomicGemmConfig.pingPong(TileConfig.N192).kernelSuffix());
+        assertEquals("ubuf_atomic_gemm_bf16_bkn_f32_pp_n128",
+                AtomicGemmKernel.kernelName(dev.ubuf.tensor.DType.BF16, BLayout.KN, dev.ubuf.tensor.DType.FP32,
+                        AtomicGemmConfig.pingPong(TileConfig.N128)));
+        // Config<256, 64>: 5 stages of 8 KB of A and 32 KB of B, 10 mbarriers, 1024 alignment slack.
+        assertEquals(5, TileConfig.N256.stages(64));
+        assertEquals(1024 + 5 * 40960 + 10 * 8, c.smemBytes());
+        for (TileConfig t : TileConfig.values()) {
+            assertTrue(AtomicGemmConfig.pingPong(t).smemBytes() <= 227 * 1024, t.toString());
+        }
+        assertEquals(0, c.workspaceBytes(1024, 4096, 1));
+        assertEquals(0, c.semaphores(1024, 4096, 1));
+        assertThrows(IllegalArgumentException.class,
+                () -> new AtomicGemmConfig(TileConfig.N256, 2, AtomicGemmConfig.Schedule.PINGPONG));
+        assertEquals(AtomicGemmConfig.Schedule.PINGPONG, AtomicGemmConfig.Schedule.parse("PingPong"));
+        assertEquals(AtomicGemmConfig.Schedule.COOPERATIVE, AtomicGemmConfig.Schedule.parse("cooperative"));
+        assertThrows(IllegalArgumentException.class, () -> AtomicGemmConfig.Schedule.parse("interleaved"));
+        // The automatic choice stays cooperative; the ping-pong rule picks among ping-pong tiles only.
+        assertEquals(AtomicGemmConfig.Schedule.COOPERATIVE,
+                AtomicGemmConfig.select(1024, 4096, 2048, 1, BLayout.NK, 132).schedule());
+        AtomicGemmConfig pp = AtomicGemmConfig.selectPingPong(1024, 4096, 2048, 1, BLayout.KN, 132);
+        assertEquals(AtomicGemmConfig.Schedule.PINGPONG, pp.schedule());
+        assertTrue(pp.tile().supports(BLayout.KN));
+        // The cooperative cost is what it was: the ping-pong scaling leaves 128-row tiles alone.
+        assertEquals(66L * 128 * 100 * 100 / 90, AtomicGemmConfig.of(TileConfig.N128).cost(128, 4096, 4096, 1, 132));
+    }
 }

@@ -37,6 +37,7 @@ class Sm90aImageTest {
                     for (TileConfig config : TileConfig.values()) {
                         if (config.supports(layout)) {
                             names.add(AtomicGemmKernel.kernelName(in, layout, out, config));
+                            names.add(AtomicGemmKernel.kernelName(in, layout, out, AtomicGemmConfig.pingPong(config)));
                         }
                     }
                 }
@@ -46,9 +47,10 @@ class Sm90aImageTest {
     }
 
     @Test
-    void theLauncherCanNameThirtyTwoKernels() {
-        // 8 type and layout combinations of the default tile; NK 224/192/160/128 and KN 192/128: 4 x 4 + 4 x 2.
-        assertEquals(8 + 16 + 8, allKernelNames().size());
+    void theLauncherCanNameSixtyFourKernels() {
+        // 8 type and layout combinations of the default tile; NK 224/192/160/128 and KN 192/128: 4 x 4 + 4 x 2;
+        // each cooperative and ping-pong.
+        assertEquals(2 * (8 + 16 + 8), allKernelNames().size());
         assertEquals(allKernelNames().size(), allKernelNames().stream().distinct().count());
     }
 

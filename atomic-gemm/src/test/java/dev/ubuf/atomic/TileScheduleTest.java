@@ -124,6 +124,54 @@ class TileScheduleTest {
         assertEquals(s.totalTiles(), all.stream().distinct().count(), "the persistent grid computes every tile once");
     }
 
+    /**
+     * Ping-pong 64-row tiles: every element once within its chunk, each chunk's tile count what the done hook
+     * expects, groups of 16 row tiles (1024 rows, as the cooperative groups), and a CTA's tiles alternate between its
+     * two warpgroups (tile j of block b is b + j · grid).
+     */
+    @ParameterizedTest(name = "{4} m={0} n={1} chunks={2} first={3}")
+    @CsvSource({"1,1,1,0,N256", "100,200,1,0,N192", "129,449,1,0,N224", "300,808,3,2,N256", "1000,1000,8,7,N160",
+            "4000,1032,5,4,N256", "4000,1032,5,0,N128", "3200,760,1,0,N256", "2048,257,2,1,N192"})
+    void pingPongTilesCoverEveryOutputElementOnceWithinTheirChunk(int m, int n, int chunks, int first,
+                                                                   TileConfig config) {
+        int tileM = TileSchedule.PINGPONG_TILE_M;
+        TileSchedule s = new TileSchedule(m, n, chunks, first, config.tileN(), tileM);
+        assertEquals(TileSchedule.ceilDiv(m / chunks, tileM), s.rowTilesPerChunk());
+        assertEquals(AtomicGemmConfig.pingPong(config).tiles(m, n, chunks), s.totalTiles());
+        int[] owner = new int[m * n];
+        int[] tilesOfChunk = new int[chunks];
+        for (int t = 0; t < s.totalTiles(); t++) {
+            TileSchedule.Tile tile = s.tile(t);
+            assertTrue(tile.row0() < tile.rowEnd() && tile.rowEnd() - tile.row0() <= tileM, tile.toString());
+            assertEquals(tile.chunk(), tile.row0() / s.chunkRows(), "a tile starts in its own chunk: " + tile);
+            assertEquals(tile.chunk(), (tile.rowEnd() - 1) / s.chunkRows(), "a tile ends in its own chunk: " + tile);
+            assertEquals((first + t / s.tilesPerChunk()) % chunks, tile.chunk(), "chunk order, tile " + t);
+            tilesOfChunk[tile.chunk()]++;
+            for (int r = tile.row0(); r < tile.rowEnd(); r++) {
+                for (int c = tile.col0(); c < tile.colEnd(); c++) {
+                    owner[r * n + c]++;
+                }
+            }
+        }
+        for (int i = 0; i < owner.length; i++) {
+            assertEquals(1, owner[i], "element (" + i / n + ", " + i % n + ") is stored by " + owner[i] + " tiles");
+        }
+        for (int c = 0; c < chunks; c++) {
+            assertEquals(s.tilesPerChunk(), tilesOfChunk[c], "tiles of chunk " + c);
+        }
+        if (s.rowTilesPerChunk() >= 16) {
+            // 16 row tiles of a group share the first column tile: tile 15 is rows 960..1023 of the chunk, column 0.
+            assertEquals(0, s.tile(15).col0());
+            assertEquals(s.tile(0).row0() + 15 * tileM, s.tile(15).row0());
+        }
+    }
+
+    @ParameterizedTest(name = "tileM={0}")
+    @CsvSource({"0", "32", "96", "256"})
+    void rejectsTileHeightsNoKernelHas(int tileM) {
+        assertThrows(IllegalArgumentException.class, () -> new TileSchedule(128, 128, 1, 0, 128, tileM));
+    }
+
     @ParameterizedTest(name = "tileN={0}")
     @CsvSource({"0", "7", "264", "-8", "100"})
     void rejectsTileWidthsNoWgmmaHas(int tileN) {

@@ -39,7 +39,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * the error bound of fp32 accumulation and the output's rounding of a float64 reference; its arrival wait holds
  * tiles back until their chunk's counter is set, expires into a readable error instead of a hang, and its done
  * counters reach the call's value for every chunk. Every tile configuration (TileConfig: 128x256 and the narrower
- * ones the launcher selects for tile-starved shapes) is checked the same way, both hooks included, and so is split-K
+ * ones the launcher selects for tile-starved shapes), cooperative and ping-pong (64-row tiles, the two consumer
+ * warpgroups taking a CTA's tiles in turn), is checked the same way, both hooks included, and so is split-K
  * (AtomicGemmConfig: partial tiles in a workspace, the last unit of a tile reduces them in split order), which must
  * also give bitwise the same result launch after launch and leave its semaphores ready after an expired wait.
  */
@@ -172,9 +173,9 @@ class AtomicGemmGpuTest {
         }
     }
 
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("layouts")
-    void largeProductMatchesCublasLt(BLayout layout) {
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("largeCases")
+    void largeProductMatchesCublasLt(BLayout layout, AtomicGemmConfig.Schedule schedule) {
         int m = 4096;
         int n = 4096;
         int k = 4096;
@@ -193,7 +194,9 @@ class AtomicGemmGpuTest {
             kernels.fillRandom(bv, seed + 1, 1f, stream);
             kernels.poison(ours, stream);
             kernels.poison(theirs, stream);
-            gemm.launch(av, bv, layout, ours, 1f, 0f, stream);
+            // The rule's configuration for the schedule: ping-pong runs 1024 tiles, about 8 per CTA, in turn.
+            gemm.launch(av, bv, layout, ours, 1f, 0f, 1, 0, Hooks.NONE, gemm.select(m, n, k, 1, layout, schedule),
+                    stream);
             cublas.multiply(av, bv, theirs, 1f, 0f, new Gemm.Options(false, layout == BLayout.NK, 0, false), stream);
             stream.synchronize();
             gemm.checkErrors();
@@ -216,8 +219,14 @@ class AtomicGemmGpuTest {
         }
     }
 
-    static Stream<BLayout> layouts() {
-        return Stream.of(BLayout.values());
+    static Stream<Arguments> largeCases() {
+        List<Arguments> a = new ArrayList<>();
+        for (BLayout layout : BLayout.values()) {
+            for (AtomicGemmConfig.Schedule schedule : AtomicGemmConfig.Schedule.values()) {
+                a.add(Arguments.of(layout, schedule));
+            }
+        }
+        return a.stream();
     }
 
     /** Runs a 1024x512x256 GEMM in 4 chunks with the given hooks; returns A, B and the device buffers' contents. */
@@ -312,14 +321,34 @@ class AtomicGemmGpuTest {
         }
     }
 
-    /** Every tile configuration with every B layout it has, on shapes that are and are not multiples of its tile. */
+    /** Every tile configuration, cooperative and ping-pong. */
+    static List<AtomicGemmConfig> unsplitConfigs() {
+        List<AtomicGemmConfig> c = new ArrayList<>();
+        for (TileConfig tile : TileConfig.values()) {
+            c.add(AtomicGemmConfig.of(tile));
+            c.add(AtomicGemmConfig.pingPong(tile));
+        }
+        return c;
+    }
+
+    /**
+     * Every tile configuration, cooperative and ping-pong, with every B layout it has, on shapes that are and are not
+     * multiples of its tile. Ping-pong adds shapes with more 64-row tiles than a grid of 132 CTAs has: 4000 rows in 5
+     * chunks of 800 (13 row tiles, the last of 32 rows) with K of two steps, where a CTA takes up to 3 tiles, its
+     * warpgroups in turn, and the ring laps several times; 3200 rows with K of 5 steps (the last ragged), where some CTAs
+     * run a second tile on their other warpgroup.
+     */
     static Stream<Arguments> tileCases() {
         List<Arguments> a = new ArrayList<>();
-        for (TileConfig config : TileConfig.values()) {
-            int w = config.tileN();
+        for (AtomicGemmConfig config : unsplitConfigs()) {
+            int w = config.tile().tileN();
             for (BLayout layout : BLayout.values()) {
-                if (!config.supports(layout)) {
+                if (!config.tile().supports(layout)) {
                     continue;
+                }
+                if (config.schedule() == AtomicGemmConfig.Schedule.PINGPONG) {
+                    a.add(Arguments.of(config, layout, DType.BF16, DType.BF16, 4000, 4 * w + 8, 72, 5, 1f, 0f));
+                    a.add(Arguments.of(config, layout, DType.FP16, DType.FP32, 3200, 3 * w - 8, 264, 1, 0.5f, -1f));
                 }
                 // {m, n, k, chunks}: ragged in M (chunks of 100 rows), N (3 tiles and 40 columns) and K (200);
                 // one column short of a tile, one row past one, K one step and a bit; exact multiples in 2 chunks.
@@ -339,7 +368,7 @@ class AtomicGemmGpuTest {
      */
     @ParameterizedTest(name = "{0} {1} {2} -> {3} {4}x{5}x{6} chunks={7} alpha={8} beta={9}")
     @MethodSource("tileCases")
-    void everyTileConfigurationMatchesFloat64ReferenceWithBothHooks(TileConfig config, BLayout layout, DType in,
+    void everyTileConfigurationMatchesFloat64ReferenceWithBothHooks(AtomicGemmConfig config, BLayout layout, DType in,
                                                                     DType out, int m, int n, int k, int chunks,
                                                                     float alpha, float beta) {
         long seed = System.nanoTime();
@@ -383,7 +412,7 @@ class AtomicGemmGpuTest {
     /** Each tile configuration's arrival wait expires into the error slot and leaves the expired chunk not done. */
     @ParameterizedTest(name = "{0}")
     @MethodSource("configs")
-    void everyTileConfigurationReportsAnExpiredWaitAndRecovers(TileConfig config) {
+    void everyTileConfigurationReportsAnExpiredWaitAndRecovers(AtomicGemmConfig config) {
         long seed = System.nanoTime();
         SplittableRandom rnd = new SplittableRandom(seed);
         try (DeviceBuffer counters = ctx.allocate(16); DeviceBuffer done = ctx.allocate(16)) {
@@ -406,8 +435,8 @@ class AtomicGemmGpuTest {
         }
     }
 
-    static Stream<TileConfig> configs() {
-        return Stream.of(TileConfig.values());
+    static Stream<AtomicGemmConfig> configs() {
+        return unsplitConfigs().stream();
     }
 
     /** The launcher's own choice for a tile-starved shape runs the narrower tile and is exact too. */
