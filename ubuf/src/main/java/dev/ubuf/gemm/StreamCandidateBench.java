@@ -19,23 +19,16 @@ import java.util.Arrays;
  * ubuf's device buffers and user buffers are). C and the workspace are private scratch, taken and given back in
  * stream order (no device-wide synchronisation), and C is zeroed, so an accumulating GEMM reads finite values.
  *
- * <p>Each candidate runs {@value #WARMUPS} times untimed (first-launch costs; the second run's time sets how many runs
- * a sample holds: about {@value #SAMPLE_MS} ms of work), then {@value #ROUNDS} samples are timed, candidates
- * interleaved sample by sample; a candidate's time is the median of its samples, per run. A sample's runs go back to
- * back, as a training step's GEMMs do: a large GEMM holds an H200 at its power limit, and runs with idle gaps between
- * them run cooler and faster than runs that follow each other, so single runs favoured kernels that lose in steady
- * state (H200, 2026-11-23: with single runs, and a 5% margin for the heuristic's first choice against that bias, ubuf's
- * GEMMs missed torch.matmul's by up to 3.5% on 17 of 88 sweep shapes). The private stream is held on a device flag
- * while a sample is enqueued, so the events time the GPU's work and not the host's launches (tens of microseconds each
- * from Java, as long as a small GEMM runs).
+ * <p>Each candidate runs {@value #WARMUPS} times untimed (first-launch costs), then {@value #ROUNDS} single runs are
+ * timed, candidates interleaved run by run; a candidate's time is the median of its runs. Single runs, as GEMMs run in
+ * the ops and the benchmarks: timed as 5 runs back to back, the tuner chose a kernel that then ran up to 8% slower
+ * alone than one in its own list (the one PyTorch's cuBLAS runs; H200, 2026-11-23). The
+ * private stream is held on a device flag while a run is enqueued, so the events time the GPU's work and not the
+ * host's launch (tens of microseconds from Java, as long as a small GEMM runs).
  */
 final class StreamCandidateBench implements CandidateBench {
     static final int WARMUPS = 2;
     static final int ROUNDS = 7;
-    /** GPU time a timed sample aims at. */
-    static final double SAMPLE_MS = 0.5;
-    /** The most runs in one sample (a held stream must not fill its queue while the host enqueues). */
-    static final int MAX_RUNS_PER_SAMPLE = 32;
     private static final long ALIGNMENT = 256;
 
     private final CudaContext context;
@@ -69,19 +62,9 @@ final class StreamCandidateBench implements CandidateBench {
             releaser.fill32(hold.address(), 0, 1);
             releaser.synchronize();
             int held = 0;
-            int[] perSample = new int[count];
             for (int w = 0; w < WARMUPS; w++) {
                 for (int i = 0; i < count; i++) {
-                    if (w == WARMUPS - 1) {
-                        s.synchronize();
-                        start.record(s);
-                    }
                     run(launch, i, 1, c, workspace, workspaceBytes, s, failures);
-                    if (w == WARMUPS - 1) {
-                        stop.record(s);
-                        stop.synchronize();
-                        perSample[i] = runsPerSample(stop.elapsedMillisSince(start));
-                    }
                 }
             }
             // A candidate that breaks the context shows here, as a CudaFatalException: nothing to recover.
@@ -95,14 +78,14 @@ final class StreamCandidateBench implements CandidateBench {
                     s.waitValue32(hold.address(), v);
                     try {
                         start.record(s);
-                        run(launch, i, perSample[i], c, workspace, workspaceBytes, s, failures);
+                        run(launch, i, 1, c, workspace, workspaceBytes, s, failures);
                         stop.record(s);
                     } finally {
                         releaser.writeValue32(hold.address(), v);
                     }
                     stop.synchronize();
                     if (failures[i] == null) {
-                        runs[i][round] = stop.elapsedMillisSince(start) / perSample[i];
+                        runs[i][round] = stop.elapsedMillisSince(start);
                     }
                 }
             }
@@ -141,14 +124,6 @@ final class StreamCandidateBench implements CandidateBench {
         } catch (GemmException e) {
             failures[i] = e;
         }
-    }
-
-    /** Runs in a sample for a GEMM whose single run took {@code ms}: about {@link #SAMPLE_MS}, 1..MAX. */
-    static int runsPerSample(double ms) {
-        if (!(ms > 0)) {
-            return MAX_RUNS_PER_SAMPLE;
-        }
-        return (int) Math.max(1, Math.min(MAX_RUNS_PER_SAMPLE, Math.ceil(SAMPLE_MS / ms)));
     }
 
     private static long roundUp(long value) {
