@@ -21,7 +21,8 @@ import java.util.Locale;
  * (default 10), {@code --tile=auto|256|224|192|160|128} (default auto: {@link AtomicGemmConfig#select}'s tile; a
  * width forces that 128 x width tile where the layout has it), {@code --splits=auto|N} (default auto: the rule's
  * split-K for the tile; N forces N splits, at most K's steps), {@code --hold=both|on|off} (default both),
- * {@code --schedule=cooperative|pingpong} (default cooperative; pingpong runs the 64-row ping-pong kernels, with the
+ * {@code --schedule=auto|cooperative|pingpong} (default auto: what a launch chooses, {@link AtomicGemmConfig#select};
+ * cooperative: the cooperative rule's 128-row tile and split-K; pingpong: the 64-row ping-pong kernels with the
  * ping-pong rule's tile unless --tile forces one, and no split-K: --splits must then be auto or 1). The defaults of
  * --tile, --splits and --schedule can also come from {@code -Dubuf.atomic.tile=}, {@code -Dubuf.atomic.splits=}
  * and {@code -Dubuf.atomic.schedule=}.
@@ -43,7 +44,7 @@ public final class AtomicGemmBench {
         String tileArg = System.getProperty("ubuf.atomic.tile", "auto");
         String splitsArg = System.getProperty("ubuf.atomic.splits", "auto");
         String hold = "both";
-        String scheduleArg = System.getProperty("ubuf.atomic.schedule", "cooperative");
+        String scheduleArg = System.getProperty("ubuf.atomic.schedule", "auto");
         java.util.List<int[]> shapes = new java.util.ArrayList<>();
         for (String arg : args) {
             if (arg.startsWith("--layout=")) {
@@ -74,7 +75,9 @@ public final class AtomicGemmBench {
         }
         TileConfig forced = tileArg.equals("auto") ? null : TileConfig.valueOf("N" + tileArg);
         Integer forcedSplits = splitsArg.equals("auto") ? null : Integer.valueOf(splitsArg);
-        AtomicGemmConfig.Schedule schedule = AtomicGemmConfig.Schedule.parse(scheduleArg);
+        // auto: the launch's own rule (ping-pong, or cooperative split-K where it splits); else that schedule's rule
+        AtomicGemmConfig.Schedule schedule = scheduleArg.equals("auto") ? null
+                : AtomicGemmConfig.Schedule.parse(scheduleArg);
         if (schedule == AtomicGemmConfig.Schedule.PINGPONG && forcedSplits != null && forcedSplits != 1) {
             throw new IllegalArgumentException("--schedule=pingpong has no split-K: --splits must be auto or 1, got "
                     + forcedSplits);
@@ -91,16 +94,17 @@ public final class AtomicGemmBench {
             DeviceKernels kernels = new DeviceKernels(lib);
             System.out.println("device " + ctx.device() + ", layout " + layout + ", out " + out.shortName()
                     + ", " + iters + " launches x " + rounds + " rounds, tile " + tileArg + ", splits " + splitsArg
-                    + ", hold " + hold + ", schedule " + schedule.name().toLowerCase(Locale.ROOT));
+                    + ", hold " + hold + ", schedule " + scheduleArg);
             releaser.fill32(holdFlag.address(), 0, 1);
             releaser.synchronize();
             Hold h = new Hold(releaser, holdFlag.address());
             for (int[] s : shapes) {
-                AtomicGemmConfig selected = kernel.select(s[0], s[1], s[2], 1, layout, schedule);
+                AtomicGemmConfig selected = schedule == null ? kernel.select(s[0], s[1], s[2], 1, layout)
+                        : kernel.select(s[0], s[1], s[2], 1, layout, schedule);
                 TileConfig tile = forced != null && forced.supports(layout) ? forced : selected.tile();
                 int splits = forcedSplits != null ? Math.min(forcedSplits, TileSchedule.kSteps(s[2]))
                         : forced == null ? selected.splits() : 1;
-                AtomicGemmConfig config = new AtomicGemmConfig(tile, splits, schedule);
+                AtomicGemmConfig config = new AtomicGemmConfig(tile, splits, selected.schedule());
                 for (String mode : hold.equals("both") ? new String[]{"on", "off"} : new String[]{hold}) {
                     run(s[0], s[1], s[2], layout, out, config, selected, iters, rounds, ctx, stream,
                             mode.equals("on") ? h : null, kernels, gemm, kernel, start, stop);

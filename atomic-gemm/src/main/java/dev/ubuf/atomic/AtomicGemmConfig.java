@@ -19,8 +19,10 @@ import java.util.Objects;
  *
  * <p>{@link Schedule#PINGPONG} runs the ping-pong kernels instead: 64 × tileN tiles, the two consumer warpgroups
  * taking a CTA's tiles in turn so that one's epilogue overlaps the other's main loop. No split-K there (splits must
- * be 1). The automatic choice ({@link #select}) stays cooperative until ping-pong is measured; {@link #selectPingPong}
- * is the same rule for ping-pong tiles, for benches and explicit launches.
+ * be 1). The automatic choice ({@link #select}) is ping-pong wherever the cooperative rule would not split K: on one
+ * H200 (2026-11-23, bench/results/2026-11-23-h200-atomic-pingpong) ping-pong reached 0.85-0.99 of cuBLASLt on all 25
+ * sweep GEMM shapes (24 at 0.85 or more when rounded down: 4096x4096x2048 0.848) against 20 of 25 for cooperative
+ * tiles, and 0.985 against 0.962-0.978 at 8192^3. Split-K stays cooperative (small M with long K).
  *
  * @param tile     tile configuration; must support the call's B layout
  * @param splits   K ranges a tile is cut into, 1 (no split-K) to {@link #MAX_SPLITS}, never more than the K steps
@@ -158,11 +160,21 @@ public record AtomicGemmConfig(TileConfig tile, int splits, Schedule schedule) {
     }
 
     /**
-     * The rule: {@link TileConfig#select}'s tile without splits, unless a (tile, splits ≥ 2) pair that supports
-     * {@code layout}, fits K and keeps its workspace within {@link #MAX_RULE_WORKSPACE_BYTES} costs at least
-     * {@link #SPLIT_MARGIN_PERCENT}% less; among those the cheapest, ties to the fewer splits, then the wider tile.
+     * The automatic choice: {@link #selectCooperative}'s split-K configuration where it splits K, else
+     * {@link #selectPingPong}'s ping-pong tile (measured faster than cooperative tiles on every sweep shape).
      */
     public static AtomicGemmConfig select(int m, int n, int k, int chunks, BLayout layout, int multiprocessors) {
+        AtomicGemmConfig cooperative = selectCooperative(m, n, k, chunks, layout, multiprocessors);
+        return cooperative.splits() > 1 ? cooperative : selectPingPong(m, n, k, chunks, layout, multiprocessors);
+    }
+
+    /**
+     * The cooperative rule: {@link TileConfig#select}'s tile without splits, unless a (tile, splits ≥ 2) pair that
+     * supports {@code layout}, fits K and keeps its workspace within {@link #MAX_RULE_WORKSPACE_BYTES} costs at least
+     * {@link #SPLIT_MARGIN_PERCENT}% less; among those the cheapest, ties to the fewer splits, then the wider tile.
+     */
+    public static AtomicGemmConfig selectCooperative(int m, int n, int k, int chunks, BLayout layout,
+                                                     int multiprocessors) {
         Objects.requireNonNull(layout, "layout");
         if (k < 1) {
             throw new IllegalArgumentException("k must be at least 1, got " + k);
@@ -189,7 +201,7 @@ public record AtomicGemmConfig(TileConfig tile, int splits, Schedule schedule) {
 
     /**
      * The ping-pong tile rule: among the tiles that support {@code layout}, the ping-pong configuration of least
-     * {@link #cost}; ties go to the wider tile. Not what {@code launch} uses (cooperative until measured).
+     * {@link #cost}; ties go to the wider tile. What {@link #select} uses wherever it does not split K.
      */
     public static AtomicGemmConfig selectPingPong(int m, int n, int k, int chunks, BLayout layout,
                                                   int multiprocessors) {

@@ -298,12 +298,12 @@ public final class AtomicGemmKernel implements AutoCloseable {
         return AtomicGemmConfig.select(m, n, k, chunks, layout, multiprocessors);
     }
 
-    /** The rule's configuration for {@code schedule} on this device: {@link #select(int, int, int, int, BLayout)}
-     * for cooperative, {@link AtomicGemmConfig#selectPingPong} for ping-pong. */
+    /** The rule's configuration for {@code schedule} on this device: {@link AtomicGemmConfig#selectCooperative}
+     * or {@link AtomicGemmConfig#selectPingPong}. */
     public AtomicGemmConfig select(int m, int n, int k, int chunks, BLayout layout, AtomicGemmConfig.Schedule schedule) {
         Objects.requireNonNull(schedule, "schedule");
         return switch (schedule) {
-            case COOPERATIVE -> select(m, n, k, chunks, layout);
+            case COOPERATIVE -> AtomicGemmConfig.selectCooperative(m, n, k, chunks, layout, multiprocessors);
             case PINGPONG -> AtomicGemmConfig.selectPingPong(m, n, k, chunks, layout, multiprocessors);
         };
     }

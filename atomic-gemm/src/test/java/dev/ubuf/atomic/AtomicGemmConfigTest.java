@@ -27,10 +27,25 @@ class AtomicGemmConfigTest {
         "1024,8192,4096,NK,N256", "4096,8192,4096,NK,N256", "16384,8192,4096,NK,N256",
         "1024,8192,14336,NK,N256", "4096,8192,14336,NK,N256", "16384,8192,14336,NK,N256"})
     void sweepShapesKeepTheUnsplitTile(int m, int n, int k, BLayout layout, TileConfig tile) {
-        AtomicGemmConfig c = AtomicGemmConfig.select(m, n, k, 1, layout, 132);
+        AtomicGemmConfig c = AtomicGemmConfig.selectCooperative(m, n, k, 1, layout, 132);
         assertEquals(new AtomicGemmConfig(tile, 1), c);
         assertEquals(TileConfig.select(m, n, 1, layout, 132), c.tile());
         assertEquals(0, c.workspaceBytes(m, n, 1));
+        // Where the cooperative rule does not split, the automatic choice is the ping-pong rule's (measured faster).
+        AtomicGemmConfig auto = AtomicGemmConfig.select(m, n, k, 1, layout, 132);
+        assertEquals(AtomicGemmConfig.selectPingPong(m, n, k, 1, layout, 132), auto);
+        assertEquals(AtomicGemmConfig.Schedule.PINGPONG, auto.schedule());
+    }
+
+    /** The ping-pong tiles the H200 sweep (2026-11-23) ran with the automatic choice, layout NK. */
+    @ParameterizedTest(name = "{0}x{1}x{2} -> 64x{3}")
+    @CsvSource({"8192,8192,8192,256", "1024,3072,4096,192", "1024,14336,4096,256", "1024,4096,2048,256",
+            "4096,4096,2048,256", "1024,5120,8192,160", "16384,28672,8192,256"})
+    void sweepShapesRunThePingPongTilesMeasured(int m, int n, int k, int tileN) {
+        AtomicGemmConfig c = AtomicGemmConfig.select(m, n, k, 1, BLayout.NK, 132);
+        assertEquals(64, c.tileM());
+        assertEquals(tileN, c.tile().tileN());
+        assertEquals(1, c.splits());
     }
 
     /**
@@ -66,8 +81,10 @@ class AtomicGemmConfigTest {
                 // Chosen only with the margin: at most 90% of the best unsplit estimate.
                 assertTrue(c.cost(m, n, k, chunks, sms) * 100 <= unsplit.cost(m, n, k, chunks, sms) * 90,
                         c + " vs " + unsplit);
+                assertEquals(AtomicGemmConfig.Schedule.COOPERATIVE, c.schedule(), "split-K is cooperative");
             } else {
-                assertEquals(unsplit, c);
+                assertEquals(unsplit, AtomicGemmConfig.selectCooperative(m, n, k, chunks, layout, sms));
+                assertEquals(AtomicGemmConfig.selectPingPong(m, n, k, chunks, layout, sms), c);
             }
         }
     }
@@ -119,7 +136,7 @@ class AtomicGemmConfigTest {
         }
     }
 
-    /** Ping-pong: 64-row tiles, their own kernels and shared memory, never split-K, never the automatic choice. */
+    /** Ping-pong: 64-row tiles, their own kernels and shared memory, never split-K; the automatic choice unsplit. */
     @Test
     void pingPongHasHalfHeightTilesItsOwnKernelsAndNoSplitK() {
         AtomicGemmConfig c = AtomicGemmConfig.pingPong(TileConfig.N256);
@@ -145,8 +162,8 @@ class AtomicGemmConfigTest {
         assertEquals(AtomicGemmConfig.Schedule.PINGPONG, AtomicGemmConfig.Schedule.parse("PingPong"));
         assertEquals(AtomicGemmConfig.Schedule.COOPERATIVE, AtomicGemmConfig.Schedule.parse("cooperative"));
         assertThrows(IllegalArgumentException.class, () -> AtomicGemmConfig.Schedule.parse("interleaved"));
-        // The automatic choice stays cooperative; the ping-pong rule picks among ping-pong tiles only.
-        assertEquals(AtomicGemmConfig.Schedule.COOPERATIVE,
+        // The automatic choice is ping-pong where K is not split; the ping-pong rule picks among ping-pong tiles only.
+        assertEquals(AtomicGemmConfig.Schedule.PINGPONG,
                 AtomicGemmConfig.select(1024, 4096, 2048, 1, BLayout.NK, 132).schedule());
         AtomicGemmConfig pp = AtomicGemmConfig.selectPingPong(1024, 4096, 2048, 1, BLayout.KN, 132);
         assertEquals(AtomicGemmConfig.Schedule.PINGPONG, pp.schedule());
