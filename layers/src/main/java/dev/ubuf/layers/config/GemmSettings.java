@@ -112,6 +112,10 @@ public final class GemmSettings {
         return this;
     }
 
+    void clear(GemmKey key) {
+        values.remove(key);
+    }
+
     Optional<Sourced> get(GemmKey key) {
         return Optional.ofNullable(values.get(key));
     }

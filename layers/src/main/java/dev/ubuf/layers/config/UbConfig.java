@@ -369,6 +369,18 @@ public record UbConfig(
             return this;
         }
 
+        /**
+         * Turns FP8 off and forgets every fp8 key and fp8_buf set so far: the same configuration for a run without
+         * FP8 (e.g. to compare an FP8 run with it).
+         */
+        public Builder withoutFp8() {
+            fp8Keys.clear();
+            for (GemmSettings g : gemms.values()) {
+                g.clear(GemmKey.FP8_BUF);
+            }
+            return this;
+        }
+
         private Builder fp8Integer(Fp8Key key, int value, ConfigOrigin origin) {
             int least = key == Fp8Key.FP8_MARGIN ? 0 : 1;
             if (value < least) {
