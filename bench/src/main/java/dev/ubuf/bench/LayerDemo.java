@@ -62,6 +62,11 @@ import java.util.zip.CRC32C;
 public final class LayerDemo {
     /** The three timed modes, in the order each iteration runs them. */
     public static final List<String> MODES = List.of("overlap", "no_overlap", "no_comm");
+    /**
+     * The fourth mode of an FP8 run asked to compare with bf16: the overlap stack with FP8 off (the layers' dtype in
+     * every GEMM), same weights and batches, run after the three others in each iteration.
+     */
+    public static final String COMPARE_MODE = "bf16_overlap";
 
     /**
      * What to run.
@@ -71,14 +76,29 @@ public final class LayerDemo {
      * @param overlapConfig the configuration of the "overlap" stack (the no_comm stack uses it too)
      * @param noOverlapConfig the same with ub_tp_comm_overlap off
      * @param trace           after the timed iterations, trace one more step of the overlap stack
+     * @param compareConfig   an FP8 run's overlap configuration with FP8 off: a fourth stack
+     *                        ({@link #COMPARE_MODE}) trains with it; null for none
      */
     public record Settings(int tp, int replicas, UbConfig overlapConfig, UbConfig noOverlapConfig, long hidden,
                            long ffn, Activation activation, long tokens, int layers, int warmup, int iters,
-                           DType dtype, float lr, long seed, boolean trace) {
+                           DType dtype, float lr, long seed, boolean trace, UbConfig compareConfig) {
         public Settings {
             if (replicas < 1) {
                 throw new IllegalArgumentException("replicas must be at least 1, got " + replicas);
             }
+            if (compareConfig != null && (!overlapConfig.fp8Enabled() || compareConfig.fp8Enabled())) {
+                throw new IllegalArgumentException("the comparison stack is the FP8 run's twin without FP8");
+            }
+        }
+
+        /** The modes each iteration runs, in order: {@link #MODES}, then {@link #COMPARE_MODE} when comparing. */
+        public List<String> modes() {
+            if (compareConfig == null) {
+                return MODES;
+            }
+            List<String> m = new ArrayList<>(MODES);
+            m.add(COMPARE_MODE);
+            return List.copyOf(m);
         }
 
         /** How the world of replicas x tp ranks splits into TP and DP groups. */
@@ -96,7 +116,7 @@ public final class LayerDemo {
      */
     public record Result(String device, double[] lossOverlap, double[] lossNoOverlap, double[][] replicaLossOverlap,
                          double[][] replicaLossNoOverlap, double[][] stepMs, int warmup, WeightCheck replicaWeights,
-                         StepTrace trace) {
+                         StepTrace trace, double[] lossCompare) {
         public double median(int mode) {
             DescriptiveStatistics d = new DescriptiveStatistics();
             for (int i = warmup; i < stepMs[mode].length; i++) {
@@ -107,10 +127,19 @@ public final class LayerDemo {
 
         /** The largest |overlap − no_overlap| / |no_overlap| over the iterations (absolute where the loss is 0). */
         public double lossMaxRelDiff() {
+            return maxRelDiff(lossOverlap, lossNoOverlap);
+        }
+
+        /** The largest |overlap − bf16_overlap| / |bf16_overlap| (FP8 against bf16); NaN without the comparison. */
+        public double lossVsCompareMaxRelDiff() {
+            return lossCompare == null ? Double.NaN : maxRelDiff(lossOverlap, lossCompare);
+        }
+
+        private static double maxRelDiff(double[] got, double[] ref0) {
             double worst = 0;
-            for (int i = 0; i < lossOverlap.length; i++) {
-                double d = Math.abs(lossOverlap[i] - lossNoOverlap[i]);
-                double ref = Math.abs(lossNoOverlap[i]);
+            for (int i = 0; i < got.length; i++) {
+                double d = Math.abs(got[i] - ref0[i]);
+                double ref = Math.abs(ref0[i]);
                 double rel = ref == 0 ? d : d / ref;
                 // NaN must not pass as agreement: Math.max keeps a NaN.
                 worst = Double.isNaN(rel) ? Double.NaN : Math.max(worst, rel);
@@ -144,6 +173,16 @@ public final class LayerDemo {
             default -> 3e-2;
         };
     }
+
+    /**
+     * The largest relative difference between an FP8 run's loss and the same run without FP8 that still counts as
+     * tracking it: FP8 rounds every GEMM operand to 3 (E4M3) or 2 (E5M2) mantissa bits, which perturbs each GEMM's
+     * output by a few percent of its size, noise uncorrelated with the target, so the MSE grows by about its square
+     * (well under 1%); the first delayed-scaling step runs at scale 1 (no amax seen yet), where the tiny gradients
+     * underflow E5M2 and that step's update is lost, a further small shift. 5% leaves room for both over a few
+     * iterations; a broken FP8 path (a wrong scale, a transposed operand) misses it by far.
+     */
+    public static final double FP8_VS_BF16_LOSS_TOLERANCE = 5e-2;
 
     /**
      * The replicas' parameters after the last step, compared through a CRC32C of each rank's parameter bytes.
@@ -182,8 +221,9 @@ public final class LayerDemo {
         int total = st.warmup() + st.iters();
         DomainLayout layout = st.layout();
         Outputs o = new Outputs(new double[total], new double[total], new double[total][st.replicas()],
-                new double[total][st.replicas()], new double[MODES.size()][total], new String[1],
-                new WeightCheck[1], new RankTrace[layout.worldSize()]);
+                new double[total][st.replicas()], new double[st.modes().size()][total], new String[1],
+                new WeightCheck[1], new RankTrace[layout.worldSize()],
+                st.compareConfig() == null ? null : new double[total]);
         // One thread and GPU per world rank; each rank then splits the world bootstrap into its TP and DP groups.
         ThreadDomain.run(layout.worldSize(), env.timeout(), (rank, world, ctx) -> {
             if (rank == 0) {
@@ -195,7 +235,8 @@ public final class LayerDemo {
             }
         });
         return new Result(o.device()[0], o.lossOn(), o.lossOff(), o.replicaLossOn(), o.replicaLossOff(), o.ms(),
-                st.warmup(), o.weights()[0], st.trace() ? stepTrace(st, o.device()[0], List.of(o.traces())) : null);
+                st.warmup(), o.weights()[0], st.trace() ? stepTrace(st, o.device()[0], List.of(o.traces())) : null,
+                o.lossCompare());
     }
 
     /** The ranks' traces (one per world rank) with what a reader of the trace file needs to know about them. */
@@ -223,6 +264,7 @@ public final class LayerDemo {
         meta.put("tokens", st.tokens());
         meta.put("activation", st.activation().name().toLowerCase(Locale.ROOT));
         meta.put("dtype", st.dtype().shortName());
+        st.overlapConfig().fp8().ifPresent(r -> meta.put("fp8", dev.ubuf.layers.config.Fp8Key.describe(r)));
         meta.put("methods", st.overlapConfig().methodTable().describe());
         meta.put("timing", "CUDA events recorded around every span (and every step of an overlapped op) on the"
                 + " stream it ran on; times from cuEventElapsedTime against the rank's step-start event. Tracing"
@@ -243,7 +285,8 @@ public final class LayerDemo {
      * is written by every rank at its world rank.
      */
     private record Outputs(double[] lossOn, double[] lossOff, double[][] replicaLossOn, double[][] replicaLossOff,
-                           double[][] ms, String[] device, WeightCheck[] weights, RankTrace[] traces) {
+                           double[][] ms, String[] device, WeightCheck[] weights, RankTrace[] traces,
+                           double[] lossCompare) {
     }
 
     /** One stack of LayerNormMLP blocks on one context; closed (collectively) last block first, then the context. */
@@ -289,7 +332,7 @@ public final class LayerDemo {
         long bytes = rows * hidden * st.dtype().bytes();
         // dy = 2 (y - t) / numel: numel of the replica's whole loss, every rank of its TP group.
         float scale = (float) (2.0 / ((double) st.tokens() * hidden));
-        int modes = MODES.size();
+        int modes = st.modes().size();
         // The TP communicator (user buffers, TP NCCL) spans the TP group only; the DP group has its own NCCL.
         try (TpCommunicator comm = TpCommunicator.create(tpGroup, ctx, env, null);
              DataParallelGroup dp = DataParallelGroup.join(dpGroup, ctx);
@@ -305,9 +348,11 @@ public final class LayerDemo {
              Stack off = new Stack(TpContext.create(comm, st.noOverlapConfig(), st.dtype(), st.tokens(), planner),
                      st);
              Stack none = new Stack(TpContext.createWithoutCommunication(comm, st.overlapConfig(), st.dtype(),
-                     st.tokens(), planner), st)) {
+                     st.tokens(), planner), st);
+             Stack cmp = st.compareConfig() == null ? null : new Stack(TpContext.create(comm, st.compareConfig(),
+                     st.dtype(), st.tokens(), planner), st)) {
             try {
-                Stack[] stacks = {on, off, none};
+                Stack[] stacks = cmp == null ? new Stack[]{on, off, none} : new Stack[]{on, off, none, cmp};
                 TensorView x = TensorView.of(xb, rows, hidden, st.dtype());
                 TensorView target = TensorView.of(tb, rows, hidden, st.dtype());
                 TensorView dy = TensorView.of(dyb, rows, hidden, st.dtype());
@@ -340,7 +385,7 @@ public final class LayerDemo {
                         step(stacks[m], dp, st, x, target, dy, sq.cols(m * rows, rows), scale, s);
                         end.record(s);
                         int mode = m;
-                        comm.await(s, () -> "demo step " + MODES.get(mode));
+                        comm.await(s, () -> "demo step " + st.modes().get(mode));
                         mine[m] = end.elapsedMillisSince(start);
                     }
                     s.copyToHost(sqHost, 0, sqb, 0, (long) modes * rows * Float.BYTES);
@@ -457,11 +502,21 @@ public final class LayerDemo {
         }
         o.lossOn()[it] = meanOn;
         o.lossOff()[it] = meanOff;
+        String compare = "";
+        if (o.lossCompare() != null) {
+            double meanCmp = 0;
+            for (int g = 0; g < replicas; g++) {
+                meanCmp += replicaSum[3][g] / numel / replicas;
+            }
+            o.lossCompare()[it] = meanCmp;
+            compare = String.format(java.util.Locale.ROOT, "  %s loss %.6f step ms %.3f", COMPARE_MODE, meanCmp,
+                    maxMs[3]);
+        }
         String perReplica = replicas == 1 ? "" : "  per replica overlap " + joined(o.replicaLossOn()[it])
                 + " no_overlap " + joined(o.replicaLossOff()[it]);
         log.printf(java.util.Locale.ROOT, "iter %3d%s  loss overlap %.6f  no_overlap %.6f  step ms overlap %.3f"
-                        + "  no_overlap %.3f  no_comm %.3f%s%n", it, it < st.warmup() ? " (warm-up)" : "",
-                meanOn, meanOff, maxMs[0], maxMs[1], maxMs[2], perReplica);
+                        + "  no_overlap %.3f  no_comm %.3f%s%s%n", it, it < st.warmup() ? " (warm-up)" : "",
+                meanOn, meanOff, maxMs[0], maxMs[1], maxMs[2], compare, perReplica);
         log.flush();
     }
 
@@ -572,5 +627,7 @@ public final class LayerDemo {
                 b.zeroGrad(s);
             }
         }
+        // FP8 delayed scaling: the step's amaxes set the next step's scales (nothing without FP8 or under current).
+        k.context.fp8EndStep(s);
     }
 }

@@ -12,7 +12,9 @@ import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
 import me.tongfei.progressbar.ProgressBarStyle;
 import dev.ubuf.cuda.Cuda;
+import dev.ubuf.layers.config.Fp8Key;
 import dev.ubuf.layers.config.UbConfig;
+import dev.ubuf.layers.tp.LayerNormMLP;
 import dev.ubuf.layers.tp.Activation;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -108,8 +110,22 @@ final class DemoCommand implements Callable<Integer> {
     @Option(names = "--lr", defaultValue = "0.01", paramLabel = "LR",
             description = "SGD learning rate, finite and > 0 (GPU only; default: ${DEFAULT-VALUE}).")
     double lr;
-    @Option(names = "--fp8", description = "FP8 GEMMs: not supported yet (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--fp8", description = "Every GEMM in FP8 (fp8: true over the --config file): E4M3 activations"
+            + " and weights, E5M2 gradients (the hybrid format, unless the file sets fp8_format: e4m3), the all-gathers"
+            + " moving FP8 shards, outputs and partial sums in --dtype. hidden, ffn/tp (2 ffn/tp with --swiglu) and"
+            + " --tokens must be multiples of 16 (default: ${DEFAULT-VALUE}).")
     boolean fp8;
+    @Option(names = "--fp8-recipe", paramLabel = "RECIPE",
+            description = "With --fp8: delayed (TE's default: each tensor's scale from its amax history) or current"
+                    + " (from the tensor's own amax, just in time). Default: the --config file's fp8_recipe, else"
+                    + " delayed.")
+    String fp8Recipe;
+    @Option(names = "--compare-bf16", description = "GPU only, with FP8 on: a fourth stack trains the same weights on"
+            + " the same batches with FP8 off (the configuration's overlap, every GEMM in --dtype), alternating step"
+            + " by step with the three others; prints its loss and step time beside FP8's, the largest relative loss"
+            + " difference against the stated tolerance (exit 1 beyond it) and the step-time ratio, and adds a "
+            + LayerDemo.COMPARE_MODE + " record to --out (default: ${DEFAULT-VALUE}).")
+    boolean compareBf16;
     @Option(names = "--seed", defaultValue = "1", paramLabel = "S",
             description = "Seed of the weights, the batches and the simulated interleavings (default:"
                     + " ${DEFAULT-VALUE}).")
@@ -131,8 +147,11 @@ final class DemoCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (fp8) {
-            throw OptionChecks.invalid(spec, "--fp8: FP8 comes with the FP8 issue; it is not supported yet");
+        if (fp8Recipe != null && !fp8) {
+            throw OptionChecks.invalid(spec, "--fp8-recipe needs --fp8");
+        }
+        if (fp8Recipe != null && Fp8Key.Recipe.parse(fp8Recipe).isEmpty()) {
+            throw OptionChecks.invalid(spec, "--fp8-recipe: " + fp8Recipe + " must be delayed or current");
         }
         Optional<Path> tracePng = checkTrace();
         int gpus = visibleGpus();
@@ -165,7 +184,23 @@ final class DemoCommand implements Callable<Integer> {
         UbConfig cfg = config(ranks, noOverlap);
         Optional<Path> results = out.checkWritable();
         Activation act = swiglu ? Activation.SWIGLU : Activation.GELU;
-        return onGpu ? gpu(cfg, config(ranks, true), ranks, replicas, h, f, m, act, results, tracePng)
+        if (cfg.fp8Enabled()) {
+            try {
+                LayerNormMLP.checkFp8(true, ranks, h, f, act);
+            } catch (IllegalArgumentException e) {
+                throw OptionChecks.invalid(spec, "--fp8: " + e.getMessage());
+            }
+            if (m % 16 != 0) {
+                throw OptionChecks.invalid(spec, "--tokens: " + m + " must be a multiple of 16 with FP8 (the wgrad"
+                        + " GEMMs multiply over the tokens, and cuBLASLt's FP8 GEMMs need 16-byte rows)");
+            }
+        }
+        if (compareBf16 && !cfg.fp8Enabled()) {
+            throw OptionChecks.invalid(spec, "--compare-bf16 compares an FP8 run with the same run without FP8:"
+                    + " give --fp8 (or fp8: true in --config)");
+        }
+        UbConfig compare = compareBf16 && onGpu ? config(ranks, noOverlap, true) : null;
+        return onGpu ? gpu(cfg, config(ranks, true), compare, ranks, replicas, h, f, m, act, results, tracePng)
                 : simulate(cfg, ranks, h, f, m, act, results);
     }
 
@@ -206,6 +241,11 @@ final class DemoCommand implements Callable<Integer> {
     }
 
     private UbConfig config(int ranks, boolean overlapOff) {
+        return config(ranks, overlapOff, false);
+    }
+
+    /** The configuration: the file, then the overlap and FP8 options over it ({@code noFp8}: FP8 taken out). */
+    private UbConfig config(int ranks, boolean overlapOff, boolean noFp8) {
         try {
             UbConfig.Builder b = UbConfig.builder().tensorModelParallelSize(ranks).sequenceParallel(true)
                     .tpCommOverlap(true);
@@ -214,6 +254,15 @@ final class DemoCommand implements Callable<Integer> {
             }
             if (overlapOff) {
                 b.tpCommOverlap(false);
+            }
+            if (fp8) {
+                b.fp8(true);
+            }
+            if (fp8Recipe != null) {
+                b.fp8Recipe(Fp8Key.Recipe.parse(fp8Recipe).orElseThrow());
+            }
+            if (noFp8) {
+                b.withoutFp8();
             }
             return b.tensorModelParallelSize(ranks).build();
         } catch (RuntimeException e) {
@@ -249,17 +298,19 @@ final class DemoCommand implements Callable<Integer> {
         return file.resolveSibling(n.substring(0, n.length() - ".json".length()) + ".png");
     }
 
-    private int gpu(UbConfig cfg, UbConfig off, int ranks, int replicas, long h, long f, long m, Activation act,
-                    Optional<Path> results, Optional<Path> tracePng) throws Exception {
+    private int gpu(UbConfig cfg, UbConfig off, UbConfig compare, int ranks, int replicas, long h, long f, long m,
+                    Activation act, Optional<Path> results, Optional<Path> tracePng) throws Exception {
         // Bad environment values are IllegalArgumentExceptions: one sentence and exit 2, before any GPU work.
         UbufEnvironment env = UbufEnvironment.fromSystem();
         PlannerSettings planner = PlannerSettings.from(System.getenv());
         PrintWriter w = spec.commandLine().getOut();
         LayerDemo.Settings st = new LayerDemo.Settings(ranks, replicas, cfg, off, h, f, act, m, layers, warmup, iters,
-                dtype, (float) lr, seed, tracePng.isPresent());
+                dtype, (float) lr, seed, tracePng.isPresent(), compare);
         w.printf("ubuf demo: %d x LayerNormMLP (hidden %d, ffn %d, %s), %d tokens per step%s, tp %d, %s, lr %s,"
                         + " %d warm-up + %d timed iterations%n", layers, h, f, act, m,
                 replicas > 1 ? " per replica" : "", ranks, dtype.shortName(), lr, warmup, iters);
+        cfg.fp8().ifPresent(r -> w.println("FP8 GEMMs: " + Fp8Key.describe(r) + "; outputs, partial sums and"
+                + " activations in " + dtype.shortName() + ", gradients accumulated in fp32"));
         if (replicas > 1) {
             w.printf("data parallelism: %d replicas x tp %d = %d GPUs (rank i on GPU i); %s%n", replicas, ranks,
                     replicas * ranks, LayerDemo.describeGroups(st.layout()));
@@ -267,9 +318,10 @@ final class DemoCommand implements Callable<Integer> {
                     + " NCCL all-reduce) before SGD; the loss printed is the mean over replicas");
         }
         w.print(cfg.methodTable().describe());
-        w.println("modes, alternating every iteration: overlap, no_overlap, no_comm (no_comm skips every collective"
-                + (replicas > 1 ? ", the DP gradient all-reduce included" : "")
-                + ": a timing-only mode whose losses are wrong by design)");
+        w.println("modes, alternating every iteration: " + String.join(", ", st.modes()) + " (no_comm skips every"
+                + " collective" + (replicas > 1 ? ", the DP gradient all-reduce included" : "")
+                + ": a timing-only mode whose losses are wrong by design"
+                + (compare != null ? "; " + LayerDemo.COMPARE_MODE + " is the overlap stack with FP8 off" : "") + ")");
         w.flush();
         LayerDemo.Result r;
         try (ProgressBar bar = new ProgressBarBuilder().setTaskName("demo").setInitialMax(warmup + iters)
@@ -277,10 +329,11 @@ final class DemoCommand implements Callable<Integer> {
                         System.err)).build()) {
             r = LayerDemo.run(st, env, planner, w, it -> bar.step());
         }
-        double[] med = new double[LayerDemo.MODES.size()];
+        List<String> modes = st.modes();
+        double[] med = new double[modes.size()];
         for (int i = 0; i < med.length; i++) {
             med[i] = r.median(i);
-            w.printf(java.util.Locale.ROOT, "median step %-10s %9.3f ms%n", LayerDemo.MODES.get(i), med[i]);
+            w.printf(java.util.Locale.ROOT, "median step %-10s %9.3f ms%n", modes.get(i), med[i]);
         }
         w.printf(java.util.Locale.ROOT, "speedup no_overlap/overlap %.3f; hidden share (T_no_overlap - T_overlap) / (T_no_overlap -"
                 + " T_no_comm) %.3f%n", r.speedup(), r.hiddenShare());
@@ -289,6 +342,15 @@ final class DemoCommand implements Callable<Integer> {
         boolean agree = diff <= tol;
         w.printf(java.util.Locale.ROOT, "losses overlap vs no_overlap: max relative difference %.3g over %d iterations, tolerance %.3g"
                 + " (%s): %s%n", diff, warmup + iters, tol, dtype.shortName(), agree ? "AGREE" : "DISAGREE");
+        boolean tracks = true;
+        double vsBf16 = r.lossVsCompareMaxRelDiff();
+        if (compare != null) {
+            tracks = vsBf16 <= LayerDemo.FP8_VS_BF16_LOSS_TOLERANCE;
+            w.printf(java.util.Locale.ROOT, "FP8 beside %s: step time overlap %.3f ms vs %.3f ms (FP8/%s %.3f);"
+                            + " losses max relative difference %.3g over %d iterations, tolerance %.3g: %s%n",
+                    dtype.shortName(), med[0], med[3], dtype.shortName(), med[0] / med[3], vsBf16, warmup + iters,
+                    LayerDemo.FP8_VS_BF16_LOSS_TOLERANCE, tracks ? "TRACKS" : "DIVERGES");
+        }
         boolean replicasAgree = true;
         if (r.replicaWeights() != null) {
             replicasAgree = r.replicaWeights().identical();
@@ -299,8 +361,22 @@ final class DemoCommand implements Callable<Integer> {
         if (results.isPresent()) {
             ResultsFile rf = new ResultsFile(r.device(), ResultsFile.commitFromEnvironment());
             for (int i = 0; i < med.length; i++) {
-                Map<String, Object> rec = ResultsFile.record("layer", LayerDemo.MODES.get(i), ranks,
+                boolean fp8Mode = cfg.fp8Enabled() && !modes.get(i).equals(LayerDemo.COMPARE_MODE);
+                Map<String, Object> rec = ResultsFile.record("layer", modes.get(i), ranks,
                         dtype.shortName(), m, h, f, med[i]);
+                // dtype stays the activations' type; these say whether the GEMMs ran in FP8 and with which recipe.
+                rec.put("fp8", fp8Mode);
+                rec.put("gemm_dtype", fp8Mode ? "fp8" : dtype.shortName());
+                if (fp8Mode) {
+                    var recipe = cfg.fp8().orElseThrow();
+                    rec.put("fp8_recipe", recipe instanceof dev.ubuf.fp8.Fp8Recipe.DelayedScaling ? "delayed"
+                            : "current");
+                    rec.put("fp8_format", recipe.formats().name().toLowerCase(java.util.Locale.ROOT));
+                }
+                if (compare != null) {
+                    rec.put("fp8_vs_bf16_loss_max_rel_diff", vsBf16);
+                    rec.put("fp8_vs_bf16_step_ratio", med[0] / med[3]);
+                }
                 rec.put("hidden", h);
                 rec.put("ffn", f);
                 rec.put("tokens", m);
@@ -324,7 +400,7 @@ final class DemoCommand implements Callable<Integer> {
                     + " (Chrome trace: open it in ui.perfetto.dev) and " + tracePng.get());
             w.flush();
         }
-        return agree && replicasAgree ? 0 : 1;
+        return agree && replicasAgree && tracks ? 0 : 1;
     }
 
     private int simulate(UbConfig cfg, int ranks, long h, long f, long m, Activation act, Optional<Path> results) {
@@ -336,9 +412,17 @@ final class DemoCommand implements Callable<Integer> {
             spec.commandLine().getErr().println("ubuf demo: --trace needs a GPU (CUDA events time the traced step);"
                     + " the simulation writes no trace.");
         }
+        if (compareBf16) {
+            spec.commandLine().getErr().println("ubuf demo: --compare-bf16 is ignored by the simulation (nothing is"
+                    + " trained or timed).");
+        }
         w.printf("SIMULATION (host executor, %d simulated ranks, no GPU work): one LayerNormMLP step, hidden %d,"
                 + " ffn %d, %s, %d tokens%n", ranks, h, f, act, m);
         w.print(cfg.methodTable().describe());
+        cfg.fp8().ifPresent(r -> w.println("FP8 emulated on the host: " + Fp8Key.describe(r) + "; each FP8 op is"
+                + " checked over " + LayerSimulation.FP8_STEPS + " steps of the recipe's scales, its values quantized"
+                + " as the quantize kernel does (round to nearest even of x * scale, saturated) and multiplied"
+                + " dequantized in float64"));
         List<LayerSimulation.Result> rs = LayerSimulation.run(cfg, ranks, m, h, f, act, seed);
         boolean all = true;
         for (LayerSimulation.Result r : rs) {

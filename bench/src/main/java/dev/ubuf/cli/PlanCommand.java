@@ -7,6 +7,7 @@ import dev.ubuf.config.UbufEnvironment;
 import dev.ubuf.cuda.KernelLibrary;
 import dev.ubuf.exec.ExecutionSettings;
 import dev.ubuf.op.Collective;
+import dev.ubuf.op.Fp8Operands;
 import dev.ubuf.op.MethodRegistry;
 import dev.ubuf.op.OverlapShape;
 import dev.ubuf.op.Planner;
@@ -25,7 +26,9 @@ import java.util.concurrent.Callable;
 @Command(name = "plan", mixinStandardHelpOptions = true, version = UbufCli.VERSION,
         description = {"Measures every candidate the planner considers for one shape (each registered method with"
                 + " each option set of its tuning space, and the NCCL reference), in shuffled rounds on tp GPUs,"
-                + " and prints their medians and the choice (what UB_DEBUG=1 prints for a planned op)."})
+                + " and prints their medians and the choice (what UB_DEBUG=1 prints for a planned op).",
+                "With --fp8 the shape's operands are FP8 (the layers' FP8 ops): the candidates are the FP8 plans of"
+                + " every method that runs FP8 and the FP8 NCCL reference."})
 final class PlanCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -45,6 +48,23 @@ final class PlanCommand implements Callable<Integer> {
     @Option(names = "--iters", defaultValue = "10", paramLabel = "N",
             description = "Timed rounds per candidate (default: ${DEFAULT-VALUE}).")
     int iters;
+    @Option(names = "--fp8", description = "FP8 operands, as the layers' FP8 GEMMs have them: the input in"
+            + " --fp8-input's format and an E4M3 weight stored [n, k]; the AG moves FP8 chunks, --dtype is the output's"
+            + " (and RS partials') type; K and N must be multiples of 16 (default: ${DEFAULT-VALUE}).")
+    boolean fp8;
+    @Option(names = "--fp8-input", defaultValue = "e4m3", paramLabel = "e4m3|e5m2",
+            description = "With --fp8: the input's format, e4m3 (activations, the forward GEMMs) or e5m2 (gradients,"
+                    + " the dgrad GEMMs under the hybrid format) (default: ${DEFAULT-VALUE}).")
+    String fp8Input;
+
+    /** The operands of --fp8 and --fp8-input; the IllegalArgumentException names the option. */
+    static Fp8Operands fp8Operands(String input) {
+        return switch (input) {
+            case "e4m3" -> Fp8Operands.E4M3;
+            case "e5m2" -> new Fp8Operands(DType.FP8_E5M2, DType.FP8_E4M3);
+            default -> throw new IllegalArgumentException("--fp8-input: " + input + " must be e4m3 or e5m2");
+        };
+    }
 
     @Override
     public Integer call() throws Exception {
@@ -56,12 +76,23 @@ final class PlanCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw OptionChecks.invalid(spec, "--op: " + e.getMessage());
         }
+        Fp8Operands operands = null;
+        if (fp8) {
+            try {
+                operands = fp8Operands(fp8Input);
+            } catch (IllegalArgumentException e) {
+                throw OptionChecks.invalid(spec, e.getMessage());
+            }
+        } else if (spec.commandLine().getParseResult().hasMatchedOption("--fp8-input")) {
+            throw OptionChecks.invalid(spec, "--fp8-input needs --fp8");
+        }
         long[] mkn;
         OverlapShape s;
         try {
             mkn = BenchShapes.mkn(shape);
-            s = c == Collective.ALL_GATHER ? new AgShape(tp, mkn[0], mkn[1], mkn[2], dtype)
-                    : new RsShape(tp, mkn[0], mkn[1], mkn[2], dtype, bias);
+            AgShape ag = c == Collective.ALL_GATHER ? new AgShape(tp, mkn[0], mkn[1], mkn[2], dtype) : null;
+            RsShape rs = ag == null ? new RsShape(tp, mkn[0], mkn[1], mkn[2], dtype, bias) : null;
+            s = operands == null ? (ag != null ? ag : rs) : ag != null ? ag.withFp8(operands) : rs.withFp8(operands);
         } catch (IllegalArgumentException e) {
             throw OptionChecks.invalid(spec, "--shape: " + e.getMessage());
         }

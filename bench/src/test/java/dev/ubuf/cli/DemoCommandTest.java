@@ -31,9 +31,9 @@ class DemoCommandTest {
 
     @Test
     void badInputIsOneSentenceNamingTheOptionWithExitTwo() {
-        Ubuf fp8 = Ubuf.run("demo", "--fp8");
+        Ubuf fp8 = Ubuf.run("demo", "--fp8", "--hidden", "40");
         assertEquals(2, fp8.exitCode(), fp8::toString);
-        assertTrue(fp8.err().contains("--fp8"), fp8::toString);
+        assertTrue(fp8.err().contains("--fp8") && fp8.err().contains("multiple of 16"), fp8::toString);
         Ubuf tokens = Ubuf.run("demo", "--tokens", "33");
         assertEquals(2, tokens.exitCode(), tokens::toString);
         assertTrue(tokens.err().contains("--tokens"), tokens::toString);
@@ -56,10 +56,42 @@ class DemoCommandTest {
     }
 
     @Test
-    void fp8IsRejectedWithItsReason() {
-        Ubuf fp8 = Ubuf.run("demo", "--fp8");
-        assertEquals(2, fp8.exitCode(), fp8::toString);
-        assertTrue(fp8.err().contains("FP8 comes with the FP8 issue"), fp8::toString);
+    void theFp8SimulationChecksEveryFp8OpUnderEitherRecipeAndBothPathsMatch(@TempDir Path dir) throws Exception {
+        assumeTrue(gpus() == 0, "a GPU is visible: the demo runs its GPU path, not the simulation");
+        Path rsDgrad = Files.writeString(dir.resolve("rs_dgrad.yaml"), "ub_overlap_rs_dgrad: true\n");
+        String[][] runs = {
+                {"demo", "--fp8"},
+                {"demo", "--fp8", "--fp8-recipe", "current", "--swiglu", "--tp", "4", "--tokens", "32"},
+                {"demo", "--fp8", "--fp8-recipe", "delayed", "--config", rsDgrad.toString(), "--seed", "7"}};
+        for (String[] args : runs) {
+            Ubuf r = Ubuf.run(args);
+            assertEquals(0, r.exitCode(), r::toString);
+            assertTrue(r.out().contains("SIMULATION") && r.out().contains("FP8 emulated on the host"), r::toString);
+            assertTrue(r.out().contains("overlapped and unoverlapped paths match"), r::toString);
+            // fc1 fprop in E4M3 x E4M3, fc2 dgrad with E5M2 gradients (the hybrid format), both checked over steps.
+            assertTrue(r.out().contains("matches over 3 steps of the recipe (fp8e4m3xfp8e4m3)"), r::toString);
+            assertTrue(r.out().contains("matches over 3 steps of the recipe (fp8e5m2xfp8e4m3)"), r::toString);
+            assertTrue(r.out().contains(args.length > 2 && args[3].equals("current") ? "fp8_recipe=current"
+                    : "fp8_recipe=delayed"), r::toString);
+        }
+    }
+
+    @Test
+    void fp8OptionsAreCheckedUpFrontNamingTheOption() {
+        String[][] bad = {
+                {"--fp8-recipe", "current"}, {"--fp8", "--fp8-recipe", "lazy"}, {"--compare-bf16"},
+                {"--fp8", "--tokens", "40"}, {"--fp8", "--tp", "4", "--ffn", "96"}, {"--fp8", "--hidden", "72"}};
+        String[] named = {"--fp8-recipe", "--fp8-recipe", "--compare-bf16", "--tokens", "--fp8", "--fp8"};
+        for (int i = 0; i < bad.length; i++) {
+            String[] args = new String[bad[i].length + 1];
+            args[0] = "demo";
+            System.arraycopy(bad[i], 0, args, 1, bad[i].length);
+            Ubuf r = Ubuf.run(args);
+            String option = named[i];
+            assertEquals(2, r.exitCode(), r::toString);
+            assertTrue(r.err().contains(option), () -> option + " must be named: " + r);
+            assertTrue(!r.err().contains("Exception"), r::toString);
+        }
     }
 
     @Test
@@ -111,7 +143,7 @@ class DemoCommandTest {
         assertEquals(0, r.exitCode(), r::toString);
         for (String o : new String[]{"--hidden", "--ffn", "--swiglu", "--tokens", "--layers", "--iters", "--warmup",
                 "--dtype", "--config", "--no-comm-overlap", "--lr", "--seed", "--out", "--tp", "--num-replicas",
-                "--fp8", "--trace"}) {
+                "--fp8", "--fp8-recipe", "--compare-bf16", "--trace"}) {
             assertTrue(r.out().contains(o), () -> o + " missing from the help: " + r);
         }
         assertTrue(r.out().contains("default: 10") && r.out().contains("default: 1)"), r::toString);

@@ -89,6 +89,59 @@ class DemoGpuTest {
         }
     }
 
+    /**
+     * {@code --fp8 --compare-bf16}: the FP8 overlap and no_overlap stacks agree within the demo's bf16 tolerance (both
+     * quantize the same tensors with the same scales), the FP8 loss tracks the bf16 stack's within
+     * {@link dev.ubuf.bench.LayerDemo#FP8_VS_BF16_LOSS_TOLERANCE} on every iteration, four step times are reported,
+     * and --out has one record per mode with the FP8 fields (the bf16 one marked fp8 false).
+     */
+    @ParameterizedTest(name = "fp8 {0}")
+    @CsvSource({"delayed", "current"})
+    void theFp8DemoTracksTheBf16RunAndReportsBothStepTimes(String recipe, @TempDir Path dir) throws Exception {
+        Gpu.assumeGpus(2);
+        Path results = dir.resolve("fp8.json");
+        String[] args = {"demo", "--tp", "2", "--hidden", "256", "--ffn", "1024", "--tokens", "256", "--iters", "4",
+                "--warmup", "1", "--fp8", "--fp8-recipe", recipe, "--compare-bf16", "--out", results.toString()};
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int code = UbufCli.run(args, new PrintWriter(out, true), new PrintWriter(err, true));
+        String text = out.toString();
+        String all = "exit " + code + "\nstdout:\n" + text + "\nstderr:\n" + err;
+        assertEquals(0, code, all);
+        assertTrue(text.contains("FP8 GEMMs: fp8_recipe=" + recipe), all);
+        for (String mode : new String[]{"overlap", "no_overlap", "no_comm", "bf16_overlap"}) {
+            assertTrue(text.contains("median step " + mode), mode + " missing:\n" + all);
+        }
+        assertTrue(text.contains("AGREE") && !text.contains("DISAGREE"), all);
+        assertTrue(text.contains("TRACKS") && !text.contains("DIVERGES"), all);
+        Matcher m = Pattern.compile("iter +(\\d+)\\s.*loss overlap (\\S+)\\s.*"
+                + "bf16_overlap loss (\\S+) step ms (\\S+)").matcher(text);
+        int iterations = 0;
+        while (m.find()) {
+            iterations++;
+            double fp8 = Double.parseDouble(m.group(2));
+            double bf16 = Double.parseDouble(m.group(3));
+            assertTrue(Double.isFinite(fp8) && fp8 > 0 && Double.parseDouble(m.group(4)) > 0, all);
+            assertTrue(Math.abs(fp8 - bf16) <= dev.ubuf.bench.LayerDemo.FP8_VS_BF16_LOSS_TOLERANCE * bf16,
+                    "iteration " + m.group(1) + ": fp8 " + fp8 + " vs bf16 " + bf16 + "\n" + all);
+        }
+        assertEquals(5, iterations, "one line per iteration, warm-up included:\n" + all);
+        JsonNode root = new ObjectMapper().readTree(results.toFile());
+        Map<String, JsonNode> byMode = new TreeMap<>();
+        for (JsonNode r : root.path("records")) {
+            byMode.put(r.path("method").asText(), r);
+        }
+        assertEquals(Set.of("overlap", "no_overlap", "no_comm", "bf16_overlap"), byMode.keySet(), root.toString());
+        for (String mode : new String[]{"overlap", "no_overlap", "no_comm"}) {
+            assertTrue(byMode.get(mode).path("fp8").asBoolean(), mode + ": " + root);
+            assertEquals(recipe, byMode.get(mode).path("fp8_recipe").asText(), root.toString());
+            assertEquals("fp8", byMode.get(mode).path("gemm_dtype").asText(), root.toString());
+        }
+        assertTrue(!byMode.get("bf16_overlap").path("fp8").asBoolean(), root.toString());
+        assertEquals("bf16", byMode.get("bf16_overlap").path("gemm_dtype").asText(), root.toString());
+        assertTrue(byMode.get("overlap").path("fp8_vs_bf16_step_ratio").asDouble() > 0, root.toString());
+    }
+
     /** The trace has GEMM and copy spans on both ranks, well formed, and a readable PNG lies beside it. */
     private static void checkTrace(Path file, Path png, String all) throws Exception {
         assertTrue(Files.isRegularFile(file), "no trace file:\n" + all);

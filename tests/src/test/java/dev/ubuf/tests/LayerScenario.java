@@ -39,9 +39,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * half of it (ops made per token count on first use). For LayerNormMLP in fp32 the overlapped block is also checked
  * against a float64 host computation of the whole sequence-parallel block from every rank's shards.
  *
+ * <p>FP8 (an overlap name ending in {@code +fp8}, delayed scaling, or {@code +fp8current}): both blocks run every
+ * GEMM in FP8 with the recipe; after each round both contexts end the step ({@link TpContext#fp8EndStep}), so the
+ * second round runs on the scales the first round's amaxes set (checked: every delayed scale moved off 1, and the two
+ * contexts agree on it where their FP8 operands are identical). Tolerance: in a single linear block (COLUMN, ROW,
+ * LN_LINEAR) both paths quantize the same inputs with the same scales, so their FP8 operands are bit-identical and
+ * only the fp32 summation order differs (chunked GEMMs, partial sums): bf16's tolerances hold as they are. In
+ * LayerNormMLP, fc2's input is fc1's bf16 output, which the two paths round differently in the last place; where such
+ * a difference crosses an FP8 rounding midpoint that element moves by one FP8 step (1/8 of it for E4M3, 1/4 for
+ * E5M2), so the MLP blocks add an absolute tolerance of 2% of the tensor's largest magnitude to bf16's.
+ *
  * @param overlap "te" (TE's default methods), "rs_dgrad" (ub_overlap_rs_dgrad), "ring" (ring-exchange
  *                reduce-scatters, aggregate all-gathers), "sm" (SM copies instead of copy engines), "auto" (the
- *                planner chooses every non-bulk GEMM)
+ *                planner chooses every non-bulk GEMM); optionally with "+fp8" or "+fp8current"
  */
 record LayerScenario(Block block, String overlap, DType dtype, int hidden, int ffn, int maxTokens)
         implements RankScenario {
@@ -62,9 +72,23 @@ record LayerScenario(Block block, String overlap, DType dtype, int hidden, int f
                 Integer.toString(maxTokens));
     }
 
+    /** The FP8 suffix of an overlap name ("+fp8", "+fp8current"), or "". */
+    static String fp8Suffix(String overlap) {
+        int plus = overlap.indexOf('+');
+        return plus < 0 ? "" : overlap.substring(plus);
+    }
+
     static UbConfig config(String overlap, int tp) {
+        String fp8 = fp8Suffix(overlap);
+        overlap = overlap.substring(0, overlap.length() - fp8.length());
         UbConfig.Builder b = UbConfig.builder().tensorModelParallelSize(tp).sequenceParallel(true)
                 .tpCommOverlap(!overlap.equals("none"));
+        switch (fp8) {
+            case "" -> { }
+            case "+fp8" -> b.fp8(true);
+            case "+fp8current" -> b.fp8(true).fp8Recipe(dev.ubuf.layers.config.Fp8Key.Recipe.CURRENT);
+            default -> throw new IllegalArgumentException("unknown fp8 suffix '" + fp8 + "'");
+        }
         switch (overlap) {
             case "none", "te" -> { }
             case "rs_dgrad" -> b.overlapRsDgrad(true);
@@ -122,7 +146,8 @@ record LayerScenario(Block block, String overlap, DType dtype, int hidden, int f
              DeviceBuffer xb = ctx.allocate((long) inRowsMax * inCols * dtype.bytes());
              DeviceBuffer dyb = ctx.allocate((long) maxTokens * Math.max(hidden, 2 * ffn) * dtype.bytes());
              TpContext on = TpContext.create(comm, config(overlap, tp), dtype, maxTokens, PlannerSettings.inMemory());
-             TpContext off = TpContext.create(comm, config("none", tp), dtype, maxTokens, PlannerSettings.inMemory());
+             TpContext off = TpContext.create(comm, config("none" + fp8Suffix(overlap), tp), dtype, maxTokens,
+                     PlannerSettings.inMemory());
              TpLayer a = make(on);
              TpLayer b = make(off)) {
             assertTrue(on.choice(fprop()).overlapped(), fprop() + " must be overlapped under '" + overlap + "'");
@@ -168,7 +193,10 @@ record LayerScenario(Block block, String overlap, DType dtype, int hidden, int f
                     assertClose(HostTensors.download(ctx, s, pa.get(i).grad()),
                             HostTensors.download(ctx, s, pb.get(i).grad()), pa.get(i).name() + " gradient, " + where);
                 }
-                if (round == 0 && dtype == DType.FP32 && a instanceof LayerNormMLP mlp) {
+                if (on.fp8()) {
+                    checkFp8Step(on, off, s, where);
+                }
+                if (round == 0 && dtype == DType.FP32 && !on.fp8() && a instanceof LayerNormMLP mlp) {
                     new MlpReference(ctx, s, boot, mlp, tokens, hidden, ffn).check(xs, dys, ysa, dxsa, where);
                 }
                 boot.barrier();
@@ -183,13 +211,49 @@ record LayerScenario(Block block, String overlap, DType dtype, int hidden, int f
         }
     }
 
-    /** |got - want| <= atol + rtol |want| everywhere: TE's bf16/fp16 tolerances, much tighter for fp32. */
+    /**
+     * Ends the step on both contexts (FP8 delayed scaling: the next round runs on the scales this one's amaxes set),
+     * and checks the bookkeeping: both contexts hold the same slots; under delayed scaling every scale moved off its
+     * initial 1, and where the block's FP8 operands are the same on both paths (a single linear block) the two
+     * contexts derived the same scales.
+     */
+    private void checkFp8Step(TpContext on, TpContext off, CudaStream s, String where) {
+        on.fp8EndStep(s);
+        off.fp8EndStep(s);
+        s.synchronize();
+        var ta = on.fp8Table().orElseThrow();
+        var tb = off.fp8Table().orElseThrow();
+        assertEquals(ta.size(), tb.size(), "FP8 slots, " + where);
+        boolean single = block != Block.MLP_GELU && block != Block.MLP_SWIGLU;
+        for (int i = 0; i < ta.size(); i++) {
+            var slot = ta.slots().get(i);
+            if (ta.delayed()) {
+                assertTrue(ta.scale(slot) != 1f && Float.isFinite(ta.scale(slot)), slot.describe()
+                        + " scale after a step: " + ta.scale(slot) + ", " + where);
+                if (single) {
+                    assertEquals(tb.scale(tb.slots().get(i)), ta.scale(slot), slot.describe() + ", " + where);
+                }
+            }
+        }
+    }
+
+    /**
+     * |got - want| <= atol + rtol |want| everywhere: TE's bf16/fp16 tolerances, much tighter for fp32; with FP8 in a
+     * LayerNormMLP, plus 2% of the tensor's largest magnitude (see the class comment).
+     */
     void assertClose(float[] got, float[] want, String what) {
         double rtol = dtype == DType.FP32 ? 1e-4 : 0.025;
         double atol = dtype == DType.FP32 ? 1e-4 : 0.00125;
         assertEquals(want.length, got.length, what + ": element count");
         HostTensors.assertAllFinite(want, what + " (not overlapped)");
         HostTensors.assertAllFinite(got, what + " (overlapped)");
+        if (!fp8Suffix(overlap).isEmpty() && (block == Block.MLP_GELU || block == Block.MLP_SWIGLU)) {
+            double max = 0;
+            for (float v : want) {
+                max = Math.max(max, Math.abs(v));
+            }
+            atol += 0.02 * max;
+        }
         for (int i = 0; i < got.length; i++) {
             double d = Math.abs((double) got[i] - want[i]);
             if (!(d <= atol + rtol * Math.abs(want[i]))) {

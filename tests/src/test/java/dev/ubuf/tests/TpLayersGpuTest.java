@@ -21,7 +21,9 @@ import static dev.ubuf.tests.LayerScenario.Block.ROW;
  * Every tensor-parallel building block (column- and row-parallel linear, LayerNormLinear, LayerNormMLP with GELU
  * and SwiGLU) with the overlap each configuration selects computes what the same block with overlap off computes:
  * output, input gradient and every weight gradient, on two GPUs (a thread per rank); LayerNormMLP in fp32 also
- * against float64. The body is {@link LayerScenario}; {@link ProcessModeGpuTest} runs one case with a JVM per rank.
+ * against float64. FP8 cases (overlap names ending in +fp8 or +fp8current) run every GEMM of both blocks in FP8 and
+ * compare them the same way, over two steps of the recipe (tolerances in {@link LayerScenario}). The body is
+ * {@link LayerScenario}; {@link ProcessModeGpuTest} runs one case with a JVM per rank.
  */
 class TpLayersGpuTest {
     static Stream<Arguments> cases() {
@@ -39,6 +41,19 @@ class TpLayersGpuTest {
         a.add(Arguments.of(COLUMN, "te", DType.BF16, 4096, 4096, 4096));
         a.add(Arguments.of(ROW, "te", DType.BF16, 4096, 4096, 4096));
         a.add(Arguments.of(LN_LINEAR, "rs_dgrad", DType.BF16, 64, 128, 8)); // few tokens: 2 rows per rank at half
+        // FP8 (delayed scaling unless "current"): every block, TE's methods and ub_overlap_rs_dgrad, then the other
+        // methods and current scaling on a few; dimensions multiples of 16, tokens of 32 (the half round too).
+        for (LayerScenario.Block b : LayerScenario.Block.values()) {
+            for (String overlap : new String[]{"te+fp8", "rs_dgrad+fp8", "te+fp8current"}) {
+                a.add(Arguments.of(b, overlap, DType.BF16, 512, 1024, 1024));
+            }
+        }
+        a.add(Arguments.of(MLP_GELU, "ring+fp8", DType.BF16, 512, 1024, 1024));
+        a.add(Arguments.of(MLP_SWIGLU, "sm+fp8", DType.BF16, 512, 1024, 1024));
+        a.add(Arguments.of(MLP_SWIGLU, "rs_dgrad+fp8current", DType.BF16, 512, 1024, 1024));
+        a.add(Arguments.of(COLUMN, "te+fp8", DType.FP16, 256, 512, 512));
+        a.add(Arguments.of(ROW, "te+fp8", DType.BF16, 4096, 4096, 4096));
+        a.add(Arguments.of(LN_LINEAR, "rs_dgrad+fp8", DType.BF16, 64, 128, 64)); // 16 rows per rank at half
         return a.stream();
     }
 

@@ -16,8 +16,9 @@ import java.util.Set;
  * others {@code num_sm=16, cga_size=2, set_sm_margin=true, num_splits=4}; everywhere {@code aggregate=false,
  * use_ce=true, atomic_gemm=false}, comm streams at the device's greatest priority and GEMM streams at its least.
  * qkv/fc1 dgrad configured with ring_exchange or pipeline take that method's defaults, as TE moves them to that
- * method's list. TE's {@code fp8_buf} default (true for all-gather GEMMs) applies only to FP8 runs; ubuf has no FP8
- * yet, so it is false here.
+ * method's list. TE's {@code fp8_buf} default (true for the all-gather GEMMs) applies only to FP8 runs: with
+ * {@code fp8: true} it is true for every GEMM whose communication is an all-gather (qkv/fc1 fprop, proj/fc2 dgrad, and
+ * qkv/fc1 dgrad's bulk all-gather unless {@code ub_overlap_rs_dgrad} makes those reduce-scatters), false otherwise.
  *
  * @param method             {@link OverlapMethod#NONE} only for proj/fc2 wgrad, which have no communication
  * @param numSm              SMs the communication kernels may use (TE's {@code num_sm}); also the GEMM's SM
@@ -29,7 +30,8 @@ import java.util.Set;
  * @param useCe              copies go on the copy engines (false: SM copy kernels)
  * @param atomicGemm         one GEMM kernel that waits and signals per chunk: ring_exchange and pipeline GEMMs run
  *                           ubuf's "atomic" method (sm_90a GPUs only; creating the op fails elsewhere)
- * @param fp8Buf             FP8 communication buffer; not supported yet, always false
+ * @param fp8Buf             FP8 user buffer: the all-gather moves the FP8-quantized shard (half of bf16's bytes);
+ *                           only with {@code fp8: true} and only on all-gather GEMMs (the configuration checks)
  * @param commPriority       stream priority of the communication streams; empty: the device's greatest
  * @param gemmPriority       stream priority of the GEMM streams; empty: the device's least
  * @param pipelineRsOverlapFirstGemm TE's launch order variant of the pipelined reduce-scatter; not supported
@@ -86,14 +88,9 @@ public record GemmOverlapConfig(
                     + (method == OverlapMethod.AUTO ? " (the planner already measures the atomic method where the GPU"
                     + " can run it)" : ""));
         }
-        for (GemmKey k : new GemmKey[] {GemmKey.FP8_BUF, GemmKey.PIPELINE_RS_OVERLAP_FIRST_GEMM}) {
-            boolean on = switch (k) {
-                case FP8_BUF -> fp8Buf;
-                default -> pipelineRsOverlapFirstGemm;
-            };
-            if (on) {
-                throw new IllegalArgumentException(key + k + ": " + notSupportedYet(k));
-            }
+        if (pipelineRsOverlapFirstGemm) {
+            throw new IllegalArgumentException(key + GemmKey.PIPELINE_RS_OVERLAP_FIRST_GEMM + ": "
+                    + notSupportedYet(GemmKey.PIPELINE_RS_OVERLAP_FIRST_GEMM));
         }
         explicitKeys = unmodifiableEnumSet(explicitKeys);
     }
@@ -103,18 +100,35 @@ public record GemmOverlapConfig(
      * default ({@link GemmName#teDefaultMethod()}).
      */
     public static GemmOverlapConfig teDefault(GemmName gemm, int tp) {
-        return defaults(gemm, gemm.teDefaultMethod(), gemm.teDefaultMethod(), tp);
+        return teDefault(gemm, tp, false, false);
+    }
+
+    /** TE's defaults with FP8 on or off ({@code fp8_buf} follows; see the class comment). */
+    public static GemmOverlapConfig teDefault(GemmName gemm, int tp, boolean fp8, boolean overlapRsDgrad) {
+        return defaults(gemm, gemm.teDefaultMethod(), gemm.teDefaultMethod(), tp, teFp8Buf(gemm, fp8, overlapRsDgrad));
+    }
+
+    /** TE's fp8_buf default: FP8 on and the GEMM's communication an all-gather. */
+    static boolean teFp8Buf(GemmName gemm, boolean fp8, boolean overlapRsDgrad) {
+        return fp8 && allGatherRole(gemm, overlapRsDgrad);
+    }
+
+    /** Whether the GEMM's communication is an all-gather (overlapped or bulk): TE's layers_all_gather_overlap. */
+    static boolean allGatherRole(GemmName gemm, boolean overlapRsDgrad) {
+        GemmName.Role role = gemm.role(overlapRsDgrad);
+        return role == GemmName.Role.ALL_GATHER || role == GemmName.Role.BULK_ALL_GATHER;
     }
 
     /** Defaults of the method {@code basis} (see the class comment), for a GEMM that runs {@code method}. */
-    static GemmOverlapConfig defaults(GemmName gemm, OverlapMethod method, OverlapMethod basis, int tp) {
+    static GemmOverlapConfig defaults(GemmName gemm, OverlapMethod method, OverlapMethod basis, int tp,
+                                      boolean fp8Buf) {
         boolean ring = basis == OverlapMethod.RING_EXCHANGE;
         return new GemmOverlapConfig(gemm, method,
                 ring ? 1 : TE_DEFAULT_NUM_SM,
                 ring ? 1 : TE_DEFAULT_CGA_SIZE,
                 ring ? tp : TE_DEFAULT_NUM_SPLITS,
                 !ring,
-                false, true, false, false,
+                false, true, false, fp8Buf,
                 OptionalInt.empty(), OptionalInt.empty(), false, Set.of());
     }
 
@@ -156,6 +170,9 @@ public record GemmOverlapConfig(
             case NONE -> {
             }
         }
+        if (fp8Buf) {
+            add(s, GemmKey.FP8_BUF, true);
+        }
         commPriority.ifPresent(p -> add(s, GemmKey.COMM_PRIORITY, p));
         gemmPriority.ifPresent(p -> add(s, GemmKey.GEMM_PRIORITY, p));
         return s.toString();
@@ -183,8 +200,6 @@ public record GemmOverlapConfig(
     /** Why a {@code true} value of an unsupported key is rejected. */
     static String notSupportedYet(GemmKey key) {
         return switch (key) {
-            case FP8_BUF -> "true is not supported yet: ubuf has no FP8 GEMMs or FP8 communication buffers yet;"
-                    + " false is accepted";
             case PIPELINE_RS_OVERLAP_FIRST_GEMM -> "true is not supported yet: ubuf's pipeline issues each split's"
                     + " reduce-scatter right after that split's GEMM; false is accepted";
             default -> throw new IllegalArgumentException(key + " is supported");

@@ -8,7 +8,8 @@ import java.util.Optional;
  * The configured keys of one GEMM's entry while a {@link UbConfig.Builder} collects them; absent keys get TE's
  * defaults in {@link UbConfig.Builder#build()}. A key set again replaces the earlier value (and its origin).
  * Values are checked on their own here (ranges, keys ubuf cannot honour yet); checks that need other settings
- * (the method against the GEMM's role and the flags, aggregate against tp) run in {@code build()}.
+ * (the method against the GEMM's role and the flags, aggregate against tp, fp8_buf against fp8 and the role) run in
+ * {@code build()}.
  */
 public final class GemmSettings {
     private final GemmName gemm;
@@ -99,7 +100,7 @@ public final class GemmSettings {
             case NUM_SM -> GemmOverlapConfig.numSmProblem((Integer) value);
             case CGA_SIZE -> GemmOverlapConfig.cgaSizeProblem((Integer) value);
             case NUM_SPLITS -> GemmOverlapConfig.numSplitsProblem((Integer) value);
-            case FP8_BUF, PIPELINE_RS_OVERLAP_FIRST_GEMM ->
+            case PIPELINE_RS_OVERLAP_FIRST_GEMM ->
                     (Boolean) value ? GemmOverlapConfig.notSupportedYet(key) : null;
             default -> null;
         };
@@ -109,6 +110,10 @@ public final class GemmSettings {
         }
         values.put(key, new Sourced(value, origin));
         return this;
+    }
+
+    void clear(GemmKey key) {
+        values.remove(key);
     }
 
     Optional<Sourced> get(GemmKey key) {

@@ -64,6 +64,7 @@ public record MethodTable(UbConfig config, List<Entry> entries) {
             s.append(' ').append(f).append('=').append(config.flag(f));
         }
         config.ubName().ifPresent(n -> s.append(" ub_name=").append(n.teName()));
+        config.fp8().ifPresent(r -> s.append(" fp8=true ").append(Fp8Key.describe(r)));
         s.append('\n');
         int commWidth = "communication".length();
         for (Entry e : entries) {

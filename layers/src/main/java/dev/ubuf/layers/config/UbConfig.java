@@ -1,5 +1,7 @@
 package dev.ubuf.layers.config;
 
+import dev.ubuf.fp8.Fp8Recipe;
+
 import java.io.IOException;
 import java.io.Reader;
 import java.io.UncheckedIOException;
@@ -28,6 +30,11 @@ import java.util.function.Function;
  * the master switch {@code ub_tp_comm_overlap} on (TE and-s every flag with it). {@link #methodTable()} says, for
  * every GEMM, what runs and why; {@link #explain()} prints why nothing is overlapped when that is so.
  *
+ * <p>FP8 ({@link Fp8Key}: {@code fp8}, {@code fp8_recipe}, {@code fp8_format}, {@code fp8_margin},
+ * {@code fp8_amax_history_len}, {@code fp8_amax_compute_algo}): {@link #fp8()} holds the recipe when FP8 is on.
+ * Each GEMM's {@code fp8_buf} then defaults to TE's value: true for the all-gather GEMMs (their rings move the FP8
+ * shard), false elsewhere; it cannot be set without {@code fp8: true}, nor to true on a GEMM that reduce-scatters.
+ *
  * <pre>{@code
  * UbConfig config = UbConfig.builder()
  *         .tensorModelParallelSize(4).sequenceParallel(true).tpCommOverlap(true)
@@ -47,7 +54,8 @@ public record UbConfig(
         Optional<GemmName.Layer> ubName,
         boolean sequenceParallel,
         int tensorModelParallelSize,
-        Map<GemmName, GemmOverlapConfig> gemms) {
+        Map<GemmName, GemmOverlapConfig> gemms,
+        Optional<Fp8Recipe> fp8) {
 
     static final String UB_NAME = "ub_name";
     static final String SEQUENCE_PARALLEL = "sequence_parallel";
@@ -56,6 +64,7 @@ public record UbConfig(
     public UbConfig {
         Objects.requireNonNull(ubName, "ubName");
         Objects.requireNonNull(gemms, "gemms");
+        Objects.requireNonNull(fp8, "fp8 (Optional.empty() for none)");
         if (tensorModelParallelSize < 1) {
             throw new IllegalArgumentException(TP_SIZE + " must be >= 1, got " + tensorModelParallelSize);
         }
@@ -74,9 +83,22 @@ public record UbConfig(
             throw new IllegalArgumentException("gemms holds a null key");
         }
         // A record built directly gets the same checks as one from the builder, without positions.
-        Checks.run(overlapRsDgrad, tensorModelParallelSize, copy,
+        Checks.run(overlapRsDgrad, tensorModelParallelSize, fp8.isPresent(), copy,
                 g -> !copy.get(g).explicitKeys().isEmpty(), path -> ConfigOrigin.BUILDER);
         gemms = Collections.unmodifiableMap(copy);
+    }
+
+    /** A configuration without FP8. */
+    public UbConfig(boolean tpCommOverlap, boolean overlapAg, boolean overlapRs, boolean overlapRsDgrad,
+                    boolean bulkWgrad, boolean bulkDgrad, Optional<GemmName.Layer> ubName, boolean sequenceParallel,
+                    int tensorModelParallelSize, Map<GemmName, GemmOverlapConfig> gemms) {
+        this(tpCommOverlap, overlapAg, overlapRs, overlapRsDgrad, bulkWgrad, bulkDgrad, ubName, sequenceParallel,
+                tensorModelParallelSize, gemms, Optional.empty());
+    }
+
+    /** Whether the layers' GEMMs run in FP8 ({@code fp8: true}). */
+    public boolean fp8Enabled() {
+        return fp8.isPresent();
     }
 
     public static Builder builder() {
@@ -163,6 +185,7 @@ public record UbConfig(
      */
     public String explain() {
         StringBuilder s = new StringBuilder();
+        s.append(fp8.map(r -> "FP8: " + Fp8Key.describe(r) + ".\n").orElse(""));
         whyNoOverlap().ifPresent(r -> s.append("No GEMM is overlapped: ").append(r).append(".\n"));
         // Flags that default to true cannot be told from set ones here; name those whose effect is replaced.
         if (overlapRsDgrad && !overlapPossible()) {
@@ -251,6 +274,7 @@ public record UbConfig(
         private Sourced ubName;
         private Sourced sequenceParallel;
         private Sourced tpSize;
+        private final EnumMap<Fp8Key, Sourced> fp8Keys = new EnumMap<>(Fp8Key.class);
         private final EnumMap<GemmName, GemmSettings> gemms = new EnumMap<>(GemmName.class);
 
         private Builder() {
@@ -309,6 +333,63 @@ public record UbConfig(
             return this;
         }
 
+        /** {@code fp8}: the layers' GEMMs in FP8 with the recipe the other fp8 keys describe. */
+        public Builder fp8(boolean on) {
+            fp8Keys.put(Fp8Key.FP8, new Sourced(on, ConfigOrigin.BUILDER));
+            return this;
+        }
+
+        /** {@code fp8_recipe}: delayed or current scaling. */
+        public Builder fp8Recipe(Fp8Key.Recipe recipe) {
+            fp8Keys.put(Fp8Key.FP8_RECIPE, new Sourced(Objects.requireNonNull(recipe, "recipe"), ConfigOrigin.BUILDER));
+            return this;
+        }
+
+        /** {@code fp8_format}: HYBRID (E4M3 forward, E5M2 gradients) or E4M3. */
+        public Builder fp8Format(Fp8Recipe.Formats formats) {
+            fp8Keys.put(Fp8Key.FP8_FORMAT, new Sourced(Objects.requireNonNull(formats, "formats"),
+                    ConfigOrigin.BUILDER));
+            return this;
+        }
+
+        /** {@code fp8_margin} (delayed scaling), at least 0. */
+        public Builder fp8Margin(int margin) {
+            return fp8Integer(Fp8Key.FP8_MARGIN, margin, ConfigOrigin.BUILDER);
+        }
+
+        /** {@code fp8_amax_history_len} (delayed scaling), at least 1. */
+        public Builder fp8AmaxHistoryLen(int steps) {
+            return fp8Integer(Fp8Key.FP8_AMAX_HISTORY_LEN, steps, ConfigOrigin.BUILDER);
+        }
+
+        /** {@code fp8_amax_compute_algo} (delayed scaling). */
+        public Builder fp8AmaxComputeAlgo(Fp8Recipe.AmaxCompute algo) {
+            fp8Keys.put(Fp8Key.FP8_AMAX_COMPUTE_ALGO, new Sourced(Objects.requireNonNull(algo, "algo"),
+                    ConfigOrigin.BUILDER));
+            return this;
+        }
+
+        /**
+         * Turns FP8 off and forgets every fp8 key and fp8_buf set so far: the same configuration for a run without
+         * FP8 (e.g. to compare an FP8 run with it).
+         */
+        public Builder withoutFp8() {
+            fp8Keys.clear();
+            for (GemmSettings g : gemms.values()) {
+                g.clear(GemmKey.FP8_BUF);
+            }
+            return this;
+        }
+
+        private Builder fp8Integer(Fp8Key key, int value, ConfigOrigin origin) {
+            int least = key == Fp8Key.FP8_MARGIN ? 0 : 1;
+            if (value < least) {
+                throw new UbConfigException(key.teName(), origin, "must be >= " + least + ", got " + value);
+            }
+            fp8Keys.put(key, new Sourced(value, origin));
+            return this;
+        }
+
         /** Edits {@code gemm}'s entry (creating it): {@code .gemm(PROJ_FPROP, g -> g.numSm(24).numSplits(4))}. */
         public Builder gemm(GemmName gemm, Consumer<GemmSettings> edit) {
             edit.accept(entry(gemm, ConfigOrigin.BUILDER));
@@ -362,6 +443,11 @@ public record UbConfig(
                 flags.put(flag.get(), new Sourced(bool(key, f.value()), f.value().origin()));
                 return;
             }
+            Optional<Fp8Key> fp8Key = Fp8Key.parse(key);
+            if (fp8Key.isPresent()) {
+                applyFp8(fp8Key.get(), f.value());
+                return;
+            }
             switch (key) {
                 case SEQUENCE_PARALLEL -> sequenceParallel = new Sourced(bool(key, f.value()), f.value().origin());
                 case TP_SIZE -> tensorModelParallelSize(integer(key, f.value()), f.value().origin());
@@ -382,6 +468,59 @@ public record UbConfig(
                     for (ConfigTree.Field k : entry.fields().values()) {
                         applyGemmKey(settings, k);
                     }
+                }
+            }
+        }
+
+        private void applyFp8(Fp8Key key, ConfigTree.Node n) {
+            String path = key.teName();
+            ConfigOrigin at = n.origin();
+            switch (key) {
+                case FP8 -> {
+                    // Megatron-LM's TransformerConfig.fp8 is the format ("hybrid", "e4m3"); TE's and NeMo's a switch.
+                    if (n instanceof ConfigTree.Scalar s && s.value() instanceof String str) {
+                        Fp8Recipe.Formats f = Fp8Key.parseFormat(str).orElseThrow(() -> new UbConfigException(path, at,
+                                "must be true or false, or a format (hybrid or e4m3), got \"" + str + "\""));
+                        fp8Keys.put(Fp8Key.FP8, new Sourced(true, at));
+                        Sourced earlier = fp8Keys.get(Fp8Key.FP8_FORMAT);
+                        // In one document the two must agree; a later document may change the format.
+                        if (earlier != null && earlier.value() != f && earlier.origin().source().equals(at.source())) {
+                            throw new UbConfigException(path, at, "\"" + str + "\" contradicts "
+                                    + Fp8Key.FP8_FORMAT + " (" + earlier.origin() + ")");
+                        }
+                        fp8Keys.put(Fp8Key.FP8_FORMAT, new Sourced(f, at));
+                    } else {
+                        fp8Keys.put(Fp8Key.FP8, new Sourced(bool(path, n), at));
+                    }
+                }
+                case FP8_RECIPE -> {
+                    String name = string(path, n);
+                    if (name.equals("mxfp8") || name.equals("blockwise")) {
+                        throw new UbConfigException(path, at, "\"" + name + "\" is not supported: ubuf scales each"
+                                + " tensor as a whole (delayed or current); block scaling needs other kernels");
+                    }
+                    Fp8Key.Recipe r = Fp8Key.Recipe.parse(name).orElseThrow(() -> new UbConfigException(path, at,
+                            "must be delayed or current (tensorwise, Megatron-LM's name, is current), got \"" + name
+                            + "\""));
+                    fp8Keys.put(key, new Sourced(r, at));
+                }
+                case FP8_FORMAT -> {
+                    String name = string(path, n);
+                    Fp8Recipe.Formats f = Fp8Key.parseFormat(name).orElseThrow(() -> new UbConfigException(path, at,
+                            "must be hybrid (E4M3 forward, E5M2 gradients) or e4m3, got \"" + name + "\""));
+                    Sourced earlier = fp8Keys.get(Fp8Key.FP8_FORMAT);
+                    if (earlier != null && earlier.value() != f && earlier.origin().source().equals(at.source())) {
+                        throw new UbConfigException(path, at, "\"" + name + "\" contradicts the format set at "
+                                + earlier.origin());
+                    }
+                    fp8Keys.put(key, new Sourced(f, at));
+                }
+                case FP8_MARGIN, FP8_AMAX_HISTORY_LEN -> fp8Integer(key, integer(path, n), at);
+                case FP8_AMAX_COMPUTE_ALGO -> {
+                    String name = string(path, n);
+                    Fp8Recipe.AmaxCompute a = Fp8Key.parseAmaxCompute(name).orElseThrow(() -> new UbConfigException(
+                            path, at, "must be max or most_recent, got \"" + name + "\""));
+                    fp8Keys.put(key, new Sourced(a, at));
                 }
             }
         }
@@ -437,6 +576,9 @@ public record UbConfig(
             keys.add(UB_NAME);
             keys.add(SEQUENCE_PARALLEL);
             keys.add(TP_SIZE);
+            for (Fp8Key k : Fp8Key.values()) {
+                keys.add(k.teName());
+            }
             return keys;
         }
 
@@ -473,8 +615,9 @@ public record UbConfig(
         private static OverlapMethod method(String path, ConfigTree.Node n) {
             String name = string(path, n);
             if (name.equals("external")) {
-                throw new UbConfigException(path, n.origin(), "\"external\" is not supported yet: TE uses it to"
-                        + " overlap the MXFP8 wgrad all-gather with the dgrad's ring exchange, and ubuf has no FP8 yet");
+                throw new UbConfigException(path, n.origin(), "\"external\" is not supported: TE uses it to"
+                        + " overlap the MXFP8 wgrad all-gather with the dgrad's ring exchange, and ubuf's FP8 scales"
+                        + " whole tensors (no MXFP8)");
             }
             return OverlapMethod.parse(name).orElseThrow(() -> new UbConfigException(path, n.origin(),
                     "unknown method \"" + name + "\" (expected " + OverlapMethod.configurable() + ")"));
@@ -488,14 +631,15 @@ public record UbConfig(
         public UbConfig build() {
             int tp = tpSize == null ? 1 : tpSize.integer();
             boolean rsDgrad = flagValue(UbFlag.UB_OVERLAP_RS_DGRAD);
+            Optional<Fp8Recipe> fp8 = fp8Recipe();
             for (GemmSettings s : gemms.values()) {
                 checkAlone(s, rsDgrad);
             }
             EnumMap<GemmName, GemmOverlapConfig> resolved = new EnumMap<>(GemmName.class);
             for (GemmName g : GemmName.values()) {
-                resolved.put(g, resolve(g, gemms.get(g), tp));
+                resolved.put(g, resolve(g, gemms.get(g), tp, fp8.isPresent(), rsDgrad));
             }
-            Checks.run(rsDgrad, tp, resolved, gemms::containsKey, this::origin);
+            Checks.run(rsDgrad, tp, fp8.isPresent(), resolved, gemms::containsKey, this::origin);
             return new UbConfig(
                     flagValue(UbFlag.UB_TP_COMM_OVERLAP),
                     flagValue(UbFlag.UB_OVERLAP_AG),
@@ -506,7 +650,51 @@ public record UbConfig(
                     ubName == null ? Optional.empty() : Optional.of((GemmName.Layer) ubName.value()),
                     sequenceParallel != null && sequenceParallel.bool(),
                     tp,
-                    resolved);
+                    resolved,
+                    fp8);
+        }
+
+        /**
+         * The recipe the fp8 keys describe (TE's defaults for the rest), or empty with FP8 off. Recipe keys without
+         * {@code fp8: true}, and delayed-scaling keys under current scaling, are errors: they would do nothing.
+         */
+        private Optional<Fp8Recipe> fp8Recipe() {
+            Sourced on = fp8Keys.get(Fp8Key.FP8);
+            boolean enabled = on != null && on.bool();
+            Fp8Key.Recipe kind = fp8Keys.containsKey(Fp8Key.FP8_RECIPE)
+                    ? (Fp8Key.Recipe) fp8Keys.get(Fp8Key.FP8_RECIPE).value() : Fp8Key.Recipe.DELAYED;
+            for (Map.Entry<Fp8Key, Sourced> e : fp8Keys.entrySet()) {
+                Fp8Key k = e.getKey();
+                if (k == Fp8Key.FP8) {
+                    continue;
+                }
+                if (!enabled) {
+                    throw new UbConfigException(k.teName(), e.getValue().origin(), "has no effect: "
+                            + Fp8Key.FP8 + " is " + (on == null ? "not set (false)" : "false (" + on.origin() + ")")
+                            + "; set fp8: true to train in FP8, or remove the key");
+                }
+                if (k.delayedOnly() && kind == Fp8Key.Recipe.CURRENT) {
+                    throw new UbConfigException(k.teName(), e.getValue().origin(), "applies to delayed scaling only,"
+                            + " but " + Fp8Key.FP8_RECIPE + " is current (" + origin(Fp8Key.FP8_RECIPE.teName())
+                            + "): current scaling takes each tensor's scale from its own amax, with no history or"
+                            + " margin");
+                }
+            }
+            if (!enabled) {
+                return Optional.empty();
+            }
+            Fp8Recipe.Formats formats = fp8Keys.containsKey(Fp8Key.FP8_FORMAT)
+                    ? (Fp8Recipe.Formats) fp8Keys.get(Fp8Key.FP8_FORMAT).value() : Fp8Recipe.Formats.HYBRID;
+            if (kind == Fp8Key.Recipe.CURRENT) {
+                return Optional.of(new Fp8Recipe.CurrentScaling(formats));
+            }
+            Fp8Recipe.DelayedScaling d = Fp8Recipe.DelayedScaling.TE_DEFAULT;
+            int history = fp8Keys.containsKey(Fp8Key.FP8_AMAX_HISTORY_LEN)
+                    ? fp8Keys.get(Fp8Key.FP8_AMAX_HISTORY_LEN).integer() : d.historyLength();
+            int margin = fp8Keys.containsKey(Fp8Key.FP8_MARGIN) ? fp8Keys.get(Fp8Key.FP8_MARGIN).integer() : d.margin();
+            Fp8Recipe.AmaxCompute algo = fp8Keys.containsKey(Fp8Key.FP8_AMAX_COMPUTE_ALGO)
+                    ? (Fp8Recipe.AmaxCompute) fp8Keys.get(Fp8Key.FP8_AMAX_COMPUTE_ALGO).value() : d.amaxCompute();
+            return Optional.of(new Fp8Recipe.DelayedScaling(formats, history, margin, algo));
         }
 
         private boolean flagValue(UbFlag f) {
@@ -529,6 +717,11 @@ public record UbConfig(
                 return s == null ? ConfigOrigin.DEFAULT : s.declaredAt();
             }
             Optional<UbFlag> f = UbFlag.parse(path);
+            Optional<Fp8Key> k = Fp8Key.parse(path);
+            if (k.isPresent()) {
+                Sourced s = fp8Keys.get(k.get());
+                return s == null ? ConfigOrigin.DEFAULT : s.origin();
+            }
             Sourced s = f.isPresent() ? flags.get(f.get()) : switch (path) {
                 case TP_SIZE -> tpSize;
                 case SEQUENCE_PARALLEL -> sequenceParallel;
@@ -538,9 +731,9 @@ public record UbConfig(
             return s == null ? ConfigOrigin.DEFAULT : s.origin();
         }
 
-        private static GemmOverlapConfig resolve(GemmName g, GemmSettings s, int tp) {
+        private static GemmOverlapConfig resolve(GemmName g, GemmSettings s, int tp, boolean fp8, boolean rsDgrad) {
             if (s == null) {
-                return GemmOverlapConfig.teDefault(g, tp);
+                return GemmOverlapConfig.teDefault(g, tp, fp8, rsDgrad);
             }
             OverlapMethod method = s.get(GemmKey.METHOD).map(v -> (OverlapMethod) v.value()).orElse(g.teDefaultMethod());
             // TE moves a qkv/fc1 dgrad configured with a non-bulk method to that method's list, so it takes that
@@ -548,7 +741,8 @@ public record UbConfig(
             OverlapMethod basis = g.canReduceScatterDgrad()
                     && (method == OverlapMethod.RING_EXCHANGE || method == OverlapMethod.PIPELINE)
                     ? method : g.teDefaultMethod();
-            GemmOverlapConfig d = GemmOverlapConfig.defaults(g, g.teDefaultMethod(), basis, tp);
+            GemmOverlapConfig d = GemmOverlapConfig.defaults(g, g.teDefaultMethod(), basis, tp,
+                    GemmOverlapConfig.teFp8Buf(g, fp8, rsDgrad));
             EnumSet<GemmKey> explicit = EnumSet.noneOf(GemmKey.class);
             for (GemmKey k : GemmKey.values()) {
                 if (s.has(k)) {
@@ -616,13 +810,14 @@ public record UbConfig(
         private Checks() {
         }
 
-        static void run(boolean rsDgrad, int tp, Map<GemmName, GemmOverlapConfig> gemms,
+        static void run(boolean rsDgrad, int tp, boolean fp8, Map<GemmName, GemmOverlapConfig> gemms,
                         java.util.function.Predicate<GemmName> declared, Function<String, ConfigOrigin> origins) {
             for (GemmName g : GemmName.values()) {
                 GemmOverlapConfig c = gemms.get(g);
                 checkMethod(g, c, rsDgrad, origins);
                 checkAggregate(g, c, tp, origins);
                 checkSplits(g, c, tp, origins);
+                checkFp8Buf(g, c, rsDgrad, fp8, origins);
             }
             for (GemmName dgrad : new GemmName[] {GemmName.QKV_DGRAD, GemmName.FC1_DGRAD}) {
                 GemmOverlapConfig c = gemms.get(dgrad);
@@ -702,6 +897,33 @@ public record UbConfig(
                 throw new UbConfigException(path, origins.apply(path), "true needs an even tensor-parallel size"
                         + " (it swaps chunks between rank pairs), but " + TP_SIZE + " is " + tp + " ("
                         + origins.apply(TP_SIZE) + ")");
+            }
+        }
+
+        /**
+         * fp8_buf: true needs fp8 and an all-gather GEMM (ubuf's reduce-scatters keep their partial sums in bf16 or
+         * fp32, never in FP8); false on an all-gather GEMM under fp8 is refused, as the FP8 all-gather overlaps move
+         * the FP8 shard (TE, too, turns fp8_buf on for every all-gather GEMM whatever the file says).
+         */
+        private static void checkFp8Buf(GemmName g, GemmOverlapConfig c, boolean rsDgrad, boolean fp8,
+                                        Function<String, ConfigOrigin> origins) {
+            String path = g + "." + GemmKey.FP8_BUF;
+            boolean allGather = GemmOverlapConfig.allGatherRole(g, rsDgrad);
+            if (c.fp8Buf() && !fp8) {
+                throw new UbConfigException(path, origins.apply(path), "true needs " + Fp8Key.FP8 + ": true (an FP8"
+                        + " user buffer holds FP8 data), but fp8 is off (" + origins.apply(Fp8Key.FP8.teName()) + ")");
+            }
+            if (c.fp8Buf() && !allGather) {
+                throw new UbConfigException(path, origins.apply(path), "true applies to all-gather GEMMs (qkv/fc1"
+                        + " fprop, proj/fc2 dgrad, and qkv/fc1 dgrad's bulk all-gather), not to " + g + ", whose"
+                        + " communication is a " + (g.role(rsDgrad) == GemmName.Role.NONE ? "none of its own"
+                        : "reduce-scatter") + ": ubuf's reduce-scatters keep their partial sums in bf16 or fp32,"
+                        + " never in FP8");
+            }
+            if (!c.fp8Buf() && fp8 && allGather && c.isExplicit(GemmKey.FP8_BUF)) {
+                throw new UbConfigException(path, origins.apply(path), "false is not possible with " + Fp8Key.FP8
+                        + ": true: ubuf's FP8 all-gather overlaps gather the FP8 shard (TE, too, turns fp8_buf on for"
+                        + " every all-gather GEMM); remove the key");
             }
         }
 

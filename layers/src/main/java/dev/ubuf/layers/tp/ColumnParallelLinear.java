@@ -2,10 +2,13 @@ package dev.ubuf.layers.tp;
 
 import dev.ubuf.ag.AgShape;
 import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.exec.DequantScales;
 import dev.ubuf.exec.OperandBindings;
+import dev.ubuf.fp8.Fp8Meta;
 import dev.ubuf.layers.config.GemmName;
 import dev.ubuf.layers.config.UbFlag;
 import dev.ubuf.layers.kernels.LayerKernels;
+import dev.ubuf.op.Fp8Operands;
 import dev.ubuf.op.OverlapOp;
 import dev.ubuf.rs.RsShape;
 import dev.ubuf.tensor.DType;
@@ -34,6 +37,21 @@ import java.util.List;
  * <p>Buffers and ops are made for the context's maximum token count; a call may use any multiple of tp up to it
  * (ops for a new token count are made on first use: collective). The returned tensors are the layer's own and
  * valid until its next call; the input must stay unchanged from forward until backward.
+ *
+ * <p>FP8 (the context's {@code fp8}): every GEMM runs in FP8 with the recipe's per-tensor scales (slots "input",
+ * "weight" and "grad_output" of the layer's {@link Fp8ScaleTable}); outputs and dX keep the layer's dtype, dW and db
+ * accumulate in fp32 as without FP8.
+ * <pre>
+ * forward:  x_q = fp8(x) (E4M3; its amax is the max over the ranks, as the ranks' shards are gathered with one scale),
+ *           W_q and W_q^T = fp8(W) (E4M3), Y = AG(x_q) W_q^T              the all-gather moves x_q (fp8_buf)
+ * backward: dY_q and dY_q^T = fp8(dY) (E5M2 with hybrid)
+ *           dX = RS(dY_q (W_q^T)^T)                                          FP8 GEMM, bf16/fp32 partial sums
+ *           dW += dY_q^T (AG(x_q))^T                                         the gathered x_q (the bulk all-gather's
+ *                                                                            buffer or NCCL's), transposed
+ * </pre>
+ * cuBLASLt runs FP8 only as C = A[m, k] B[n, k]^T, so W and dY are quantized in both layouts at once, and the gathered
+ * x_q is transposed for the wgrad ({@link Fp8DeviceScales#transpose}, exact). K, N/tp and the tokens must be
+ * multiples of 16.
  */
 public final class ColumnParallelLinear implements TpLayer {
     private final TpContext tc;
@@ -48,6 +66,8 @@ public final class ColumnParallelLinear implements TpLayer {
     private final TensorView dx;
     private final TensorView gathered;
     private final TensorView biasWorkspace;
+    /** FP8 state and buffers (null without FP8): see the class comment. */
+    private final Fp8 fp8;
     private TensorView savedInput;
     private long savedTokens;
 
@@ -58,6 +78,7 @@ public final class ColumnParallelLinear implements TpLayer {
      */
     public ColumnParallelLinear(TpContext tc, GemmName.Layer layer, long inFeatures, long outFeatures, boolean bias) {
         checkArguments(tc.tp(), layer, inFeatures, outFeatures);
+        checkFp8(tc.fp8(), tc.tp(), layer, inFeatures, outFeatures);
         this.tc = tc;
         this.layer = layer;
         this.in = inFeatures;
@@ -74,9 +95,11 @@ public final class ColumnParallelLinear implements TpLayer {
             this.out = buffers.matrix(maxM, outPerRank, t, "out");
             this.dx = buffers.matrix(maxM / tc.tp(), in, t, "dx");
             // X gathered through NCCL, when no bulk op's buffer holds it.
-            this.gathered = gathersWithNccl() ? buffers.matrix(maxM, in, t, "gathered") : null;
+            this.gathered = gathersWithNccl() && !tc.fp8() ? buffers.matrix(maxM, in, t, "gathered") : null;
             this.biasWorkspace = bias ? buffers.matrix(LayerKernels.biasGradWorkspaceRowsUpTo(maxM), outPerRank,
                     DType.FP32, "bias.workspace") : null;
+            this.fp8 = tc.fp8() ? new Fp8(tc, buffers, layer.teName(), maxM, in, outPerRank, gathersWithNccl())
+                    : null;
         } catch (RuntimeException e) {
             buffers.close();
             throw e;
@@ -97,6 +120,59 @@ public final class ColumnParallelLinear implements TpLayer {
             throw new IllegalArgumentException("outFeatures = " + outFeatures + " is not divisible by tp = " + tp
                     + ": every rank holds outFeatures/tp weight rows");
         }
+    }
+
+    /** With FP8, every GEMM dimension must be a multiple of 16: K and N/tp here. */
+    public static void checkFp8(boolean fp8, int tp, GemmName.Layer layer, long inFeatures, long outFeatures) {
+        TpContext.checkFp8Dimension(fp8, layer.teName(), "inFeatures (K)", inFeatures);
+        TpContext.checkFp8Dimension(fp8, layer.teName(), "outFeatures / tp (this rank's N)", outFeatures / tp);
+    }
+
+    /** The FP8 slots and buffers of one column-parallel layer. */
+    private static final class Fp8 {
+        final Fp8DeviceScales scales;
+        final Fp8ScaleTable.Slot input;
+        final Fp8ScaleTable.Slot weight;
+        final Fp8ScaleTable.Slot grad;
+        final TensorView xq;        // [M/tp, K]
+        final TensorView wq;        // [N/tp, K]
+        final TensorView wqT;       // [K, N/tp]
+        final TensorView dyq;       // [M, N/tp]
+        final TensorView dyqT;      // [N/tp, M] (a call of m tokens uses it as [N/tp, m])
+        final TensorView gathered;  // [M, K]: x_q gathered by NCCL, when no bulk op's buffer holds it
+        final TensorView xFullT;    // [K, M]
+        final TensorView scratch;   // fp32 [M, K]: the transpose's dequantized copy
+
+        Fp8(TpContext tc, Buffers b, String name, long maxM, long in, long out, boolean gathersWithNccl) {
+            scales = tc.fp8Scales();
+            name = scales.table().layerName(name);
+            input = scales.register(name, Fp8Meta.Role.INPUT, true);
+            weight = scales.register(name, Fp8Meta.Role.WEIGHT, false);
+            grad = scales.register(name, Fp8Meta.Role.GRAD_OUTPUT, false);
+            DType f = input.format().dtype();
+            DType g = grad.format().dtype();
+            xq = b.matrix(maxM / tc.tp(), in, f, "x.fp8");
+            wq = b.matrix(out, in, weight.format().dtype(), "weight.fp8");
+            wqT = b.matrix(in, out, weight.format().dtype(), "weight.fp8.T");
+            dyq = b.matrix(maxM, out, g, "dy.fp8");
+            dyqT = b.matrix(out, maxM, g, "dy.fp8.T");
+            gathered = gathersWithNccl ? b.matrix(maxM, in, f, "gathered.fp8") : null;
+            xFullT = b.matrix(in, maxM, f, "gathered.fp8.T");
+            scratch = b.matrix(maxM, in, DType.FP32, "fp8.transpose.scratch");
+        }
+
+        Fp8Operands forward() {
+            return new Fp8Operands(input.format().dtype(), weight.format().dtype());
+        }
+
+        Fp8Operands dgrad() {
+            return new Fp8Operands(grad.format().dtype(), weight.format().dtype());
+        }
+    }
+
+    /** A dense [rows, cols] view at the start of {@code full}'s memory (a call's part of a [R, maxCols] buffer). */
+    static TensorView dense(TensorView full, long rows, long cols) {
+        return new TensorView(full.memory(), full.byteOffset(), rows, cols, cols, full.dtype());
     }
 
     private GemmName gemm(GemmName.Pass pass) {
@@ -155,21 +231,26 @@ public final class ColumnParallelLinear implements TpLayer {
 
     private OverlapOp fpropOp(long m) {
         GemmName g = gemm(GemmName.Pass.FPROP);
-        return ops.get(g, m, () -> tc.makeOp(g, new AgShape(tc.tp(), m, in, outPerRank, tc.dtype())));
+        return ops.get(g, m, () -> tc.makeOp(g, fp8 == null ? new AgShape(tc.tp(), m, in, outPerRank, tc.dtype())
+                : new AgShape(tc.tp(), m, in, outPerRank, tc.dtype()).withFp8(fp8.forward())));
     }
 
     /** [dgrad-side op or null, wgrad-side op or null] for m tokens, as the configuration says. */
     private OverlapOp[] dgradOps(long m) {
         GemmName dg = gemm(GemmName.Pass.DGRAD);
         GemmName wg = gemm(GemmName.Pass.WGRAD);
-        RsShape rs = new RsShape(tc.tp(), m, outPerRank, in, tc.dtype(), false);
+        RsShape plain = new RsShape(tc.tp(), m, outPerRank, in, tc.dtype(), false);
+        // With FP8 an op that runs the dgrad GEMM multiplies FP8 dY and W^T; the bulk reduce-scatter only moves
+        // the layer's own (bf16/fp32) partial sums, so its shape stays plain.
+        RsShape rs = fp8 == null ? plain : plain.withFp8(fp8.dgrad());
         if (rsDgrad()) {
             return new OverlapOp[]{ops.get(dg, m, () -> tc.makeOp(dg, rs)), null};
         }
+        AgShape gather = new AgShape(tc.tp(), m, in, outPerRank, tc.dtype());
         OverlapOp ag = tc.choice(dg).bulk()
-                ? ops.get(dg, m, () -> tc.makeOp(dg, new AgShape(tc.tp(), m, in, outPerRank, tc.dtype()))) : null;
+                ? ops.get(dg, m, () -> tc.makeOp(dg, fp8 == null ? gather : gather.withFp8(fp8.forward()))) : null;
         // Not bulk: the NCCL reference (dgrad GEMM, then NCCL reduce-scatter) under the wgrad's name.
-        OverlapOp rsOp = ops.get(wg, m, () -> tc.makeOp(wg, rs));
+        OverlapOp rsOp = ops.get(wg, m, () -> tc.makeOp(wg, tc.choice(wg).bulk() ? plain : rs));
         return new OverlapOp[]{ag, rsOp};
     }
 
@@ -184,9 +265,21 @@ public final class ColumnParallelLinear implements TpLayer {
             throw new IllegalArgumentException(layer.teName() + " input must be contiguous (it is all-gathered),"
                     + " got " + x);
         }
+        if (fp8 != null && m % TpContext.FP8_ALIGNMENT != 0) {
+            throw new IllegalArgumentException(layer.teName() + ": tokens = " + m + " must be a multiple of "
+                    + TpContext.FP8_ALIGNMENT + " with fp8 (the wgrad GEMM multiplies over the tokens)");
+        }
         tc.cuda();
         TensorView y = out.rows(0, m);
-        tc.call(gemm(GemmName.Pass.FPROP), fpropOp(m), new OperandBindings(x, weight.value(), true, y, null), s);
+        if (fp8 != null) {
+            TensorView xq = fp8.xq.rows(0, m / tc.tp());
+            fp8.scales.quantize(fp8.input, x, xq, null, s);
+            fp8.scales.quantize(fp8.weight, weight.value(), fp8.wq, fp8.wqT, s);
+            tc.call(gemm(GemmName.Pass.FPROP), fpropOp(m), new OperandBindings(xq, fp8.wq, true, y, null)
+                    .withScales(fp8.scales.dequant(fp8.input, fp8.weight)), s);
+        } else {
+            tc.call(gemm(GemmName.Pass.FPROP), fpropOp(m), new OperandBindings(x, weight.value(), true, y, null), s);
+        }
         if (bias != null) {
             try (StepTracer.Scope t = tc.span(layer.teName() + " bias", SpanKind.KERNEL, s)) {
                 tc.kernels().addBias(y, bias.value(), s);
@@ -207,6 +300,9 @@ public final class ColumnParallelLinear implements TpLayer {
         dy.requireShape(m, outPerRank, layer.teName() + " output gradient");
         dy.requireDType(tc.dtype(), layer.teName() + " output gradient");
         tc.cuda();
+        if (fp8 != null) {
+            return backwardFp8(dy, s);
+        }
         TensorView x = savedInput;
         TensorView dxm = dx.rows(0, m / tc.tp());
         OverlapOp[] o = dgradOps(m);
@@ -245,6 +341,64 @@ public final class ColumnParallelLinear implements TpLayer {
         }
         tc.multiply(wg, dy, xFull, weight.grad(), 1f,
                 tc.options(true, false, bulkRs ? tc.choice(wg).gemmSmMargin() : 0), s);
+        if (bias != null) {
+            try (StepTracer.Scope t = tc.span(layer.teName() + " bias grad", SpanKind.KERNEL, s)) {
+                tc.layerKernels().biasGrad(dy, bias.grad(), true, biasWorkspace, s);
+            }
+        }
+        if (bulkRs) {
+            tc.join(s);
+        }
+        return dxm;
+    }
+
+    /** {@link #backward} in FP8 (see the class comment): the same ops and streams, FP8 operands. */
+    private TensorView backwardFp8(TensorView dy, CudaStream s) {
+        long m = savedTokens;
+        TensorView dxm = dx.rows(0, m / tc.tp());
+        OverlapOp[] o = dgradOps(m);
+        GemmName dg = gemm(GemmName.Pass.DGRAD);
+        GemmName wg = gemm(GemmName.Pass.WGRAD);
+        boolean bulkRs = !rsDgrad() && tc.choice(wg).bulk();
+        Fp8DeviceScales sc = fp8.scales;
+        TensorView xq = fp8.xq.rows(0, m / tc.tp());
+        TensorView dyq = fp8.dyq.rows(0, m);
+        TensorView dyqT = dense(fp8.dyqT, outPerRank, m);
+        sc.quantize(fp8.grad, dy, dyq, dyqT, s);
+        DequantScales dgradScales = sc.dequant(fp8.grad, fp8.weight);
+        // 1. x_q gathered for the wgrad, beside the dgrad where the configuration overlaps it.
+        TensorView xFull;
+        boolean sideBusy;
+        if (o[0] != null && !rsDgrad()) {
+            tc.call(dg, o[0], new OperandBindings(xq, null, false, null, null), tc.fork(s));
+            xFull = o[0].userBuffer();
+            sideBusy = true;
+        } else {
+            xFull = fp8.gathered.rows(0, m);
+            boolean beside = rsDgrad() && tc.choice(dg).overlapped();
+            tc.allGatherFp8(xq, xFull, beside ? tc.fork(s) : s);
+            sideBusy = beside;
+        }
+        // 2. dgrad: dX = RS(dY_q W_q), W_q^T stored [K, N/tp] as cuBLASLt's FP8 layout wants.
+        if (rsDgrad()) {
+            tc.call(dg, o[0], new OperandBindings(dyq, fp8.wqT, true, dxm, null).withScales(dgradScales), s);
+        } else if (bulkRs) {
+            tc.multiplyFp8(dg, dyq, fp8.wqT, o[1].userBuffer(), 0f, tc.choice(dg).gemmSmMargin(),
+                    sc.scaleInverse(fp8.grad), sc.scaleInverse(fp8.weight), s);
+        } else {
+            tc.call(wg, o[1], new OperandBindings(dyq, fp8.wqT, true, dxm, null).withScales(dgradScales), s);
+        }
+        if (sideBusy) {
+            tc.join(s);
+        }
+        // 3. wgrad, beside the bulk reduce-scatter of the dgrad's result: dW += dY_q^T x_full.
+        if (bulkRs) {
+            tc.call(wg, o[1], new OperandBindings(null, null, false, dxm, null), tc.fork(s));
+        }
+        TensorView xFullT = dense(fp8.xFullT, in, m);
+        sc.transpose(fp8.input, xFull, fp8.scratch.rows(0, m), xFullT, s);
+        tc.multiplyFp8(wg, dyqT, xFullT, weight.grad(), 1f, bulkRs ? tc.choice(wg).gemmSmMargin() : 0,
+                sc.scaleInverse(fp8.grad), sc.scaleInverse(fp8.input), s);
         if (bias != null) {
             try (StepTracer.Scope t = tc.span(layer.teName() + " bias grad", SpanKind.KERNEL, s)) {
                 tc.layerKernels().biasGrad(dy, bias.grad(), true, biasWorkspace, s);

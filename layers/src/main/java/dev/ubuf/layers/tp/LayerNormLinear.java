@@ -20,6 +20,7 @@ public final class LayerNormLinear implements TpLayer {
     /** @param layer QKV or FC1; hidden = the linear's input features */
     public LayerNormLinear(TpContext tc, GemmName.Layer layer, long hidden, long outFeatures, boolean bias) {
         ColumnParallelLinear.checkArguments(tc.tp(), layer, hidden, outFeatures);
+        ColumnParallelLinear.checkFp8(tc.fp8(), tc.tp(), layer, hidden, outFeatures);
         this.tc = tc;
         this.buffers = new Buffers(tc.cuda(), layer.teName() + ".ln");
         try {

@@ -26,6 +26,7 @@ public final class LayerNormMLP implements TpLayer {
 
     public LayerNormMLP(TpContext tc, long hidden, long ffn, Activation activation, boolean bias) {
         checkArguments(tc.tp(), hidden, ffn, activation);
+        checkFp8(tc.fp8(), tc.tp(), hidden, ffn, activation);
         this.tc = tc;
         this.activation = activation;
         this.buffers = new Buffers(tc.cuda(), "mlp");
@@ -58,6 +59,12 @@ public final class LayerNormMLP implements TpLayer {
             throw new IllegalArgumentException("ffn = " + ffn + " is not divisible by tp = " + tp
                     + ": every rank holds ffn/tp units");
         }
+    }
+
+    /** With FP8: hidden, the fc1 outputs per rank and ffn/tp must be multiples of 16 (checked before GPU work). */
+    public static void checkFp8(boolean fp8, int tp, long hidden, long ffn, Activation activation) {
+        ColumnParallelLinear.checkFp8(fp8, tp, GemmName.Layer.FC1, hidden, activation.fc1Outputs(ffn));
+        RowParallelLinear.checkFp8(fp8, tp, GemmName.Layer.FC2, ffn, hidden);
     }
 
     public LayerNormLinear fc1() {

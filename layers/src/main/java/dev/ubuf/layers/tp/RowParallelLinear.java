@@ -3,8 +3,10 @@ package dev.ubuf.layers.tp;
 import dev.ubuf.ag.AgShape;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.exec.OperandBindings;
+import dev.ubuf.fp8.Fp8Meta;
 import dev.ubuf.layers.config.GemmName;
 import dev.ubuf.layers.kernels.LayerKernels;
+import dev.ubuf.op.Fp8Operands;
 import dev.ubuf.op.OverlapOp;
 import dev.ubuf.rs.RsShape;
 import dev.ubuf.tensor.DType;
@@ -30,6 +32,18 @@ import java.util.List;
  * The bias is the same on every rank and added once, after the reduction; its gradient sums dY over all tokens,
  * which the gathered dY_full holds on every rank, so no extra collective is needed. Buffers and ops follow the
  * context's maximum token count as in {@link ColumnParallelLinear}.
+ *
+ * <p>FP8 (the context's {@code fp8}): every GEMM runs in FP8 with the recipe's per-tensor scales (slots "input",
+ * "weight", "grad_output"); the reduce-scatter's partial sums and Y keep the layer's dtype (never FP8).
+ * <pre>
+ * forward:  X_q and X_q^T = fp8(X) (E4M3), W_q and W_q^T = fp8(W), Y = RS(X_q W_q^T) + b
+ * backward: dY_q = fp8(dY) (E5M2 with hybrid; amax the max over the ranks: the shards are gathered with one scale)
+ *           dX = AG(dY_q) W_q                       the all-gather moves dY_q (fp8_buf); B = (W_q^T) stored [K/tp, N]
+ *           dW += (AG(dY_q))^T X_q                  the gathered dY_q transposed (exact), X_q^T from the forward
+ *           db += colsum(dY) over every rank         from the bf16/fp32 dY shard: fp32 column sums, summed over the
+ *                                                    ranks by NCCL (not from the FP8 copy, which would round it)
+ * </pre>
+ * K/tp, N and the tokens must be multiples of 16.
  */
 public final class RowParallelLinear implements TpLayer {
     private final TpContext tc;
@@ -43,6 +57,7 @@ public final class RowParallelLinear implements TpLayer {
     private final TensorView y;
     private final TensorView dx;
     private final TensorView biasWorkspace;
+    private final Fp8 fp8;
     private TensorView savedInput;
 
     /**
@@ -52,6 +67,7 @@ public final class RowParallelLinear implements TpLayer {
      */
     public RowParallelLinear(TpContext tc, GemmName.Layer layer, long inFeatures, long outFeatures, boolean bias) {
         checkArguments(tc.tp(), layer, inFeatures, outFeatures);
+        checkFp8(tc.fp8(), tc.tp(), layer, inFeatures, outFeatures);
         this.tc = tc;
         this.layer = layer;
         this.inPerRank = inFeatures / tc.tp();
@@ -69,6 +85,7 @@ public final class RowParallelLinear implements TpLayer {
             this.dx = buffers.matrix(maxM, inPerRank, t, "dx");
             this.biasWorkspace = bias ? buffers.matrix(LayerKernels.biasGradWorkspaceRowsUpTo(maxM), out,
                     DType.FP32, "bias.workspace") : null;
+            this.fp8 = tc.fp8() ? new Fp8(tc, buffers, layer.teName(), maxM, inPerRank, out, bias) : null;
         } catch (RuntimeException e) {
             buffers.close();
             throw e;
@@ -88,6 +105,47 @@ public final class RowParallelLinear implements TpLayer {
         if (inFeatures % tp != 0) {
             throw new IllegalArgumentException("inFeatures = " + inFeatures + " is not divisible by tp = " + tp
                     + ": every rank holds inFeatures/tp weight columns");
+        }
+    }
+
+    /** With FP8, every GEMM dimension must be a multiple of 16: K/tp and N here. */
+    public static void checkFp8(boolean fp8, int tp, GemmName.Layer layer, long inFeatures, long outFeatures) {
+        TpContext.checkFp8Dimension(fp8, layer.teName(), "inFeatures / tp (this rank's K)", inFeatures / tp);
+        TpContext.checkFp8Dimension(fp8, layer.teName(), "outFeatures (N)", outFeatures);
+    }
+
+    /** The FP8 slots and buffers of one row-parallel layer. */
+    private static final class Fp8 {
+        final Fp8DeviceScales scales;
+        final Fp8ScaleTable.Slot input;
+        final Fp8ScaleTable.Slot weight;
+        final Fp8ScaleTable.Slot grad;
+        final TensorView xq;        // [M, K/tp]
+        final TensorView xqT;       // [K/tp, M]
+        final TensorView wq;        // [N, K/tp]
+        final TensorView wqT;       // [K/tp, N]
+        final TensorView dyq;       // [M/tp, N]
+        final TensorView dyFullT;   // [N, M]
+        final TensorView scratch;   // fp32 [M, N]: the transpose's dequantized copy
+        final TensorView biasPartial; // fp32 [1, N]: this rank's column sums of dY, before the sum over ranks
+
+        Fp8(TpContext tc, Buffers b, String name, long maxM, long in, long out, boolean bias) {
+            scales = tc.fp8Scales();
+            name = scales.table().layerName(name);
+            input = scales.register(name, Fp8Meta.Role.INPUT, false);
+            weight = scales.register(name, Fp8Meta.Role.WEIGHT, false);
+            grad = scales.register(name, Fp8Meta.Role.GRAD_OUTPUT, true);
+            DType f = input.format().dtype();
+            DType w = weight.format().dtype();
+            DType g = grad.format().dtype();
+            xq = b.matrix(maxM, in, f, "x.fp8");
+            xqT = b.matrix(in, maxM, f, "x.fp8.T");
+            wq = b.matrix(out, in, w, "weight.fp8");
+            wqT = b.matrix(in, out, w, "weight.fp8.T");
+            dyq = b.matrix(maxM / tc.tp(), out, g, "dy.fp8");
+            dyFullT = b.matrix(out, maxM, g, "dy.gathered.fp8.T");
+            scratch = b.matrix(maxM, out, DType.FP32, "fp8.transpose.scratch");
+            biasPartial = bias ? b.matrix(1, out, DType.FP32, "bias.grad.partial") : null;
         }
     }
 
@@ -134,12 +192,16 @@ public final class RowParallelLinear implements TpLayer {
 
     private OverlapOp fpropOp(long m) {
         GemmName g = gemm(GemmName.Pass.FPROP);
-        return ops.get(g, m, () -> tc.makeOp(g, new RsShape(tc.tp(), m, inPerRank, out, tc.dtype(), bias != null)));
+        RsShape shape = new RsShape(tc.tp(), m, inPerRank, out, tc.dtype(), bias != null);
+        return ops.get(g, m, () -> tc.makeOp(g, fp8 == null ? shape : shape.withFp8(new Fp8Operands(
+                fp8.input.format().dtype(), fp8.weight.format().dtype()))));
     }
 
     private OverlapOp dgradOp(long m) {
         GemmName g = gemm(GemmName.Pass.DGRAD);
-        return ops.get(g, m, () -> tc.makeOp(g, new AgShape(tc.tp(), m, out, inPerRank, tc.dtype())));
+        AgShape shape = new AgShape(tc.tp(), m, out, inPerRank, tc.dtype());
+        return ops.get(g, m, () -> tc.makeOp(g, fp8 == null ? shape : shape.withFp8(new Fp8Operands(
+                fp8.grad.format().dtype(), fp8.weight.format().dtype()))));
     }
 
     /** Y[tokens/tp, N] = RS(x W^T) + b; x is [tokens, K/tp]. */
@@ -149,9 +211,22 @@ public final class RowParallelLinear implements TpLayer {
         OpTable.checkTokens(m, tc.maxTokens(), tc.tp());
         x.requireShape(m, inPerRank, layer.teName() + " input");
         x.requireDType(tc.dtype(), layer.teName() + " input");
+        if (fp8 != null && m % TpContext.FP8_ALIGNMENT != 0) {
+            throw new IllegalArgumentException(layer.teName() + ": tokens = " + m + " must be a multiple of "
+                    + TpContext.FP8_ALIGNMENT + " with fp8 (the wgrad GEMM multiplies over the tokens)");
+        }
         tc.cuda();
         TensorView ym = y.rows(0, m / tc.tp());
-        tc.call(gemm(GemmName.Pass.FPROP), fpropOp(m), new OperandBindings(x, weight.value(), true, ym, bias == null ? null : bias.value()), s);
+        TensorView b = bias == null ? null : bias.value();
+        if (fp8 != null) {
+            TensorView xq = fp8.xq.rows(0, m);
+            fp8.scales.quantize(fp8.input, x, xq, ColumnParallelLinear.dense(fp8.xqT, inPerRank, m), s);
+            fp8.scales.quantize(fp8.weight, weight.value(), fp8.wq, fp8.wqT, s);
+            tc.call(gemm(GemmName.Pass.FPROP), fpropOp(m), new OperandBindings(xq, fp8.wq, true, ym, b)
+                    .withScales(fp8.scales.dequant(fp8.input, fp8.weight)), s);
+        } else {
+            tc.call(gemm(GemmName.Pass.FPROP), fpropOp(m), new OperandBindings(x, weight.value(), true, ym, b), s);
+        }
         savedInput = x;
         return ym;
     }
@@ -170,6 +245,9 @@ public final class RowParallelLinear implements TpLayer {
         }
         tc.cuda();
         TensorView dxm = dx.rows(0, m);
+        if (fp8 != null) {
+            return backwardFp8(dy, m, dxm, s);
+        }
         OverlapOp op = dgradOp(m);
         tc.call(gemm(GemmName.Pass.DGRAD), op, new OperandBindings(dy, weight.value(), false, dxm, null), s);
         // The op's buffer holds the gathered dY until its next call.
@@ -178,6 +256,29 @@ public final class RowParallelLinear implements TpLayer {
         if (bias != null) {
             try (StepTracer.Scope t = tc.span(layer.teName() + " bias grad", SpanKind.KERNEL, s)) {
                 tc.layerKernels().biasGrad(dyFull, bias.grad(), true, biasWorkspace, s);
+            }
+        }
+        return dxm;
+    }
+
+    /** {@link #backward} in FP8 (see the class comment). */
+    private TensorView backwardFp8(TensorView dy, long m, TensorView dxm, CudaStream s) {
+        Fp8DeviceScales sc = fp8.scales;
+        TensorView dyq = fp8.dyq.rows(0, m / tc.tp());
+        sc.quantize(fp8.grad, dy, dyq, null, s);
+        OverlapOp op = dgradOp(m);
+        tc.call(gemm(GemmName.Pass.DGRAD), op, new OperandBindings(dyq, fp8.wqT, true, dxm, null)
+                .withScales(sc.dequant(fp8.grad, fp8.weight)), s);
+        // The op's buffer holds the gathered dY_q until its next call; the wgrad wants it [N, tokens].
+        TensorView dyFullT = ColumnParallelLinear.dense(fp8.dyFullT, out, m);
+        sc.transpose(fp8.grad, op.userBuffer(), fp8.scratch.rows(0, m), dyFullT, s);
+        tc.multiplyFp8(gemm(GemmName.Pass.WGRAD), dyFullT, ColumnParallelLinear.dense(fp8.xqT, inPerRank, m),
+                weight.grad(), 1f, 0, sc.scaleInverse(fp8.grad), sc.scaleInverse(fp8.input), s);
+        if (bias != null) {
+            try (StepTracer.Scope t = tc.span(layer.teName() + " bias grad", SpanKind.KERNEL, s)) {
+                tc.layerKernels().biasGrad(dy, fp8.biasPartial, false, biasWorkspace, s);
+                tc.allReduceSumFp32(fp8.biasPartial, s);
+                tc.kernels().sum(List.of(fp8.biasPartial), bias.grad(), true, s);
             }
         }
         return dxm;

@@ -19,6 +19,7 @@ import dev.ubuf.op.OverlapShape;
 import dev.ubuf.op.Planner;
 import dev.ubuf.op.PlannerSettings;
 import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.ops.Fp8Kernels;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 import dev.ubuf.trace.SpanKind;
@@ -51,6 +52,8 @@ public final class TpContext implements AutoCloseable {
     private final CudaEvent forked;
     private final CudaEvent joined;
     private final MethodRegistry registry;
+    /** The FP8 scales of the layers' tensors when the configuration turns FP8 on, else null. */
+    private final Fp8DeviceScales fp8;
     /**
      * False only in a timing-only context ({@link #createWithoutCommunication}): every collective is skipped, so the
      * layers compute on whatever their buffers hold (wrong numbers by design).
@@ -96,6 +99,8 @@ public final class TpContext implements AutoCloseable {
         this.gemm = g;
         this.side = s;
         this.forked = f;
+        this.fp8 = config.fp8().map(r -> new Fp8DeviceScales(this, new Fp8ScaleTable(r), new Fp8Kernels(lib)))
+                .orElse(null);
     }
 
     /**
@@ -150,6 +155,25 @@ public final class TpContext implements AutoCloseable {
             throw new IllegalArgumentException("maxTokens = " + maxTokens + " must be a positive multiple of tp = "
                     + tp);
         }
+        if (config.fp8Enabled() && maxTokens % FP8_ALIGNMENT != 0) {
+            throw new IllegalArgumentException("maxTokens = " + maxTokens + " must be a multiple of "
+                    + FP8_ALIGNMENT + " with fp8: the wgrad GEMMs multiply over the tokens, and cuBLASLt's FP8 GEMMs"
+                    + " need 16-byte rows");
+        }
+    }
+
+    /** FP8 GEMM dimensions (inner and output columns, and the tokens the wgrad sums over) are multiples of this. */
+    public static final int FP8_ALIGNMENT = dev.ubuf.op.Fp8Operands.ALIGNMENT;
+
+    /**
+     * With fp8: a GEMM dimension {@code value} named {@code what} must be a multiple of 16 (cuBLASLt's FP8 kernels read
+     * 16-byte rows); checked before any GPU work.
+     */
+    static void checkFp8Dimension(boolean fp8, String layer, String what, long value) {
+        if (fp8 && value % FP8_ALIGNMENT != 0) {
+            throw new IllegalArgumentException(layer + ": " + what + " = " + value + " must be a multiple of "
+                    + FP8_ALIGNMENT + " with fp8 (cuBLASLt's FP8 GEMMs need 16-byte rows of every operand)");
+        }
     }
 
     public TpCommunicator comm() {
@@ -183,6 +207,36 @@ public final class TpContext implements AutoCloseable {
 
     public DeviceKernels kernels() {
         return kernels;
+    }
+
+    /** Whether the layers' GEMMs run in FP8 (the configuration's {@code fp8}). */
+    public boolean fp8() {
+        return fp8 != null;
+    }
+
+    /** The FP8 bookkeeping of this context's layers (their scales and amax histories); empty with FP8 off. */
+    public java.util.Optional<Fp8ScaleTable> fp8Table() {
+        return fp8 == null ? java.util.Optional.empty() : java.util.Optional.of(fp8.table());
+    }
+
+    Fp8DeviceScales fp8Scales() {
+        if (fp8 == null) {
+            throw new IllegalStateException("FP8 is off in this context's configuration");
+        }
+        return fp8;
+    }
+
+    /**
+     * Ends a training step for FP8 (call after the step's backward, on the stream the layers ran on): under delayed
+     * scaling every FP8 tensor's amax of the step is reduced over the TP group and the next step's scales are set
+     * (TE does this once per iteration; it waits for the stream, to read the amaxes); under current scaling, or
+     * with FP8 off, it does nothing.
+     */
+    public void fp8EndStep(CudaStream stream) {
+        if (fp8 != null) {
+            cuda();
+            fp8.endStep(stream);
+        }
     }
 
     public LayerKernels layerKernels() {
@@ -292,6 +346,40 @@ public final class TpContext implements AutoCloseable {
         return m;
     }
 
+    /**
+     * An FP8 GEMM of {@code gemm} on the caller's stream: c = (sa a)(sb b)^T (+ beta c), a [m, k] and b [n, k] in FP8
+     * (cuBLASLt's one FP8 layout), c in the layer's dtype or fp32; the scales are device scalars.
+     */
+    void multiplyFp8(GemmName gemm, TensorView a, TensorView b, TensorView c, float beta, int margin,
+                     TensorView aScaleInverse, TensorView bScaleInverse, CudaStream stream) {
+        Gemm.Options o = options(false, true, margin);
+        try (StepTracer.Scope t = tracer == null ? StepTracer.Scope.NONE : tracer.span(stream, gemm.teName()
+                + " FP8 GEMM", SpanKind.GEMM, gemmArgs(a, c, o))) {
+            this.gemm.multiply(a, b, c, 1f, beta, o, Gemm.Fp8Scales.of(aScaleInverse.address(),
+                    bScaleInverse.address()), stream);
+        }
+    }
+
+    /** NCCL all-gather of an FP8 tensor's bytes (rows of 16-byte multiples), as 2-byte words; not in timing-only. */
+    void allGatherFp8(TensorView src, TensorView dst, CudaStream stream) {
+        if (communicate) {
+            try (StepTracer.Scope t = nccl("AllGather", dst, stream)) {
+                // NCCL has no FP8 type on every version; the bytes move unchanged as 16-bit words (even row bytes).
+                nccl().allGather(src.address(), dst.address(), src.elements() / 2, DType.FP16, stream.nativeHandle());
+            }
+        }
+    }
+
+    /** In-place NCCL max of an fp32 tensor over the ranks (FP8 amaxes); nothing in a timing-only context. */
+    void allReduceMaxFp32(TensorView t, CudaStream stream) {
+        if (communicate) {
+            try (StepTracer.Scope x = nccl("AllReduce", t, stream)) {
+                nccl().allReduce(t.address(), t.address(), t.elements(), DType.FP32, NcclRedOp.MAX,
+                        stream.nativeHandle());
+            }
+        }
+    }
+
     /** NCCL all-gather of {@code src} (this rank's rows) into {@code dst}; nothing in a timing-only context. */
     void allGather(TensorView src, TensorView dst, CudaStream stream) {
         if (communicate) {
@@ -355,7 +443,10 @@ public final class TpContext implements AutoCloseable {
         } catch (RuntimeException e) {
             failure = e;
         }
-        for (AutoCloseable c : new AutoCloseable[]{joined, forked, side, gemm, library}) {
+        for (AutoCloseable c : new AutoCloseable[]{fp8, joined, forked, side, gemm, library}) {
+            if (c == null) {
+                continue;
+            }
             try {
                 c.close();
             } catch (Exception e) {

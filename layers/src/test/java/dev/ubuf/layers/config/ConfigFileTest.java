@@ -195,11 +195,13 @@ class ConfigFileTest {
     }
 
     @Test
-    void fp8BufferIsNotSupportedYet() {
+    void anFp8BufferOnAReduceScatterIsRejectedWhereItIsWritten() {
         UbConfigException e = assertThrows(UbConfigException.class, () -> tp4()
-                .load("fc2_fprop:\n  method: pipeline\n  fp8_buf: true\n", "fp8.yaml", ConfigFormat.YAML));
-        assertEquals("fp8.yaml:3:12: fc2_fprop.fp8_buf: true is not supported yet: ubuf has no FP8 GEMMs or FP8"
-                + " communication buffers yet; false is accepted", e.getMessage());
+                .load("fp8: true\nfc2_fprop:\n  method: pipeline\n  fp8_buf: true\n", "fp8.yaml", ConfigFormat.YAML)
+                .build());
+        assertTrue(e.getMessage().startsWith("fp8.yaml:4:12: fc2_fprop.fp8_buf: true applies to all-gather GEMMs"),
+                e.getMessage());
+        assertTrue(e.getMessage().contains("never in FP8"), e.getMessage());
     }
 
     @Test
@@ -210,7 +212,7 @@ class ConfigFileTest {
                 first.getMessage());
         UbConfigException external = assertThrows(UbConfigException.class, () -> tp4()
                 .load("proj_wgrad: {method: external}", "te.yaml", ConfigFormat.YAML));
-        assertTrue(external.getMessage().startsWith("te.yaml:1:22: proj_wgrad.method: \"external\" is not supported yet"),
+        assertTrue(external.getMessage().startsWith("te.yaml:1:22: proj_wgrad.method: \"external\" is not supported"),
                 external.getMessage());
         UbConfig off = tp4().load("proj_fprop: {pipeline_rs_overlap_first_gemm: false, atomic_gemm: false}",
                 "te.yaml", ConfigFormat.YAML).build();

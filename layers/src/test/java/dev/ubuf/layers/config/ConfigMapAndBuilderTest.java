@@ -95,10 +95,9 @@ class ConfigMapAndBuilderTest {
         UbConfigException object = assertThrows(UbConfigException.class, () -> UbConfig.fromMap(
                 Map.of("qkv_fprop", Map.of("method", OverlapMethod.PIPELINE))));
         assertTrue(object.getMessage().startsWith("map: qkv_fprop.method: unsupported value type"), object.getMessage());
-        UbConfigException unsupported = assertThrows(UbConfigException.class, () -> UbConfig.fromMap(
+        UbConfigException noFp8 = assertThrows(UbConfigException.class, () -> UbConfig.fromMap(
                 Map.of("qkv_fprop", Map.of("fp8_buf", 1))));
-        assertTrue(unsupported.getMessage().startsWith("map: qkv_fprop.fp8_buf: true is not supported yet"),
-                unsupported.getMessage());
+        assertTrue(noFp8.getMessage().startsWith("map: qkv_fprop.fp8_buf: true needs fp8: true"), noFp8.getMessage());
     }
 
     @Test
@@ -108,8 +107,10 @@ class ConfigMapAndBuilderTest {
                 () -> b.gemm(GemmName.QKV_FPROP, g -> g.numSm(-1))).getMessage());
         assertEquals("builder: tensor_model_parallel_size: must be >= 1, got 0", assertThrows(UbConfigException.class,
                 () -> b.tensorModelParallelSize(0)).getMessage());
-        assertTrue(assertThrows(UbConfigException.class, () -> b.gemm(GemmName.QKV_FPROP, g -> g.fp8Buf(true)))
-                .getMessage().startsWith("builder: qkv_fprop.fp8_buf: true is not supported yet"));
+        assertEquals("builder: fp8_margin: must be >= 0, got -1", assertThrows(UbConfigException.class,
+                () -> b.fp8Margin(-1)).getMessage());
+        assertEquals("builder: fp8_amax_history_len: must be >= 1, got 0", assertThrows(UbConfigException.class,
+                () -> b.fp8AmaxHistoryLen(0)).getMessage());
         assertTrue(assertThrows(UbConfigException.class, () -> b.gemm(GemmName.QKV_FPROP,
                 g -> g.method(OverlapMethod.NONE))).getMessage().contains("none is not a method a configuration can name"));
     }

@@ -44,7 +44,7 @@ class TeDefaultsTest {
         assertFalse(c.aggregate());
         assertTrue(c.useCe(), "copies go on the copy engines by default");
         assertFalse(c.atomicGemm());
-        assertFalse(c.fp8Buf(), "TE's fp8_buf default only applies to FP8 runs, which ubuf has not yet");
+        assertFalse(c.fp8Buf(), "TE's fp8_buf default only applies to FP8 runs (fp8 is off here)");
         assertFalse(c.pipelineRsOverlapFirstGemm());
         assertEquals(OptionalInt.empty(), c.commPriority(), "empty: the device's greatest priority");
         assertEquals(OptionalInt.empty(), c.gemmPriority(), "empty: the device's least priority");

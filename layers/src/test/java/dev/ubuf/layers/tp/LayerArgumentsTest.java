@@ -42,4 +42,27 @@ class LayerArgumentsTest {
         assertDoesNotThrow(() -> LayerNormMLP.checkArguments(2, 16, 10, Activation.SWIGLU));
         assertTrue(Activation.SWIGLU.fc1Outputs(10) == 20 && Activation.GELU.fc1Outputs(10) == 10);
     }
+
+    @Test
+    void withFp8EveryGemmDimensionMustBeAMultipleOf16() {
+        UbConfig fp8 = UbConfig.builder().tensorModelParallelSize(2).fp8(true).build();
+        assertDoesNotThrow(() -> TpContext.checkArguments(2, fp8, DType.BF16, 8192));
+        rejects("maxTokens = 8200 must be a multiple of 16 with fp8", () ->
+                TpContext.checkArguments(2, fp8, DType.BF16, 8200));
+        assertDoesNotThrow(() -> TpContext.checkArguments(2, UbConfig.builder().tensorModelParallelSize(2).build(),
+                DType.BF16, 8200));
+        rejects("inFeatures (K) = 40 must be a multiple of 16 with fp8", () ->
+                ColumnParallelLinear.checkFp8(true, 2, GemmName.Layer.QKV, 40, 64));
+        rejects("outFeatures / tp (this rank's N) = 24 must be a multiple of 16", () ->
+                ColumnParallelLinear.checkFp8(true, 2, GemmName.Layer.FC1, 64, 48));
+        rejects("inFeatures / tp (this rank's K) = 8 must be a multiple of 16", () ->
+                RowParallelLinear.checkFp8(true, 2, GemmName.Layer.PROJ, 16, 64));
+        rejects("fc2: outFeatures (N) = 72 must be a multiple of 16", () ->
+                RowParallelLinear.checkFp8(true, 2, GemmName.Layer.FC2, 64, 72));
+        // SwiGLU doubles fc1's outputs: ffn/tp = 8 fails on fc2's K even where fc1's 2 ffn/tp = 16 would pass.
+        rejects("fc2: inFeatures / tp (this rank's K) = 8", () ->
+                LayerNormMLP.checkFp8(true, 2, 64, 16, Activation.SWIGLU));
+        assertDoesNotThrow(() -> LayerNormMLP.checkFp8(true, 2, 64, 32, Activation.GELU));
+        assertDoesNotThrow(() -> LayerNormMLP.checkFp8(false, 2, 63, 10, Activation.GELU), "only with fp8");
+    }
 }
