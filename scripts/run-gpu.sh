@@ -21,6 +21,12 @@
 #                      (files are written after every shape, so a part cut short keeps what it measured). Merge the
 #                      files with scripts/combine-rounds.py.
 #                      E.g. "alternate=3 sweep --models llama3-8b --iters 10 -- --iters 10 --warmup 3"
+#   "parity=ROUNDS [SERVE_ARGS...] [-- TORCH_ARGS...]"   as one quoted word: GEMM parity, shape by shape: gemm-parity.py
+#                      keeps ubuf bench gemm --serve SERVE_ARGS and torch_gemm_serve.py TORCH_ARGS running and sends
+#                      each shape to both in turn (the one that goes first alternating), ROUNDS rounds, into
+#                      $OUT/parity/ (gemm-r<r>.json, torch-gemm-r<r>.json). Shapes: the sweep's per-rank GEMMs, or
+#                      PARITY_SHAPES (M,K,N words). Budget: ALT_BUDGET_S as for alternate.
+#                      E.g. "parity=3 --iters 30 --heat-ms 300 -- --iters 30 --heat-ms 300"
 # In $OUT (default ./gpu-out): log.txt (all output), summary.txt (a line per stage), tests.txt (the JUnit console's
 # report), tests-summary.txt (its counts), junit/ (its XML reports) and the results files.
 set -uo pipefail
@@ -141,6 +147,25 @@ alternate() {
   return $rc
 }
 
+parity() {
+  local rounds=$1 serve_args=() torch_args=() in_torch=0 w shapes
+  shift
+  if ! [[ "$rounds" =~ ^[1-9][0-9]*$ ]]; then echo "parity: ROUNDS is a positive number, got '$rounds'"; return 2; fi
+  for w in "$@"; do
+    if [ $in_torch -eq 0 ] && [ "$w" = -- ]; then in_torch=1
+    elif [ $in_torch -eq 0 ]; then serve_args+=("$w")
+    else torch_args+=("$w"); fi
+  done
+  shapes=${PARITY_SHAPES:-$(ubuf bench gemm --from-sweep --list-shapes)} || { echo "parity: cannot list the shapes"; return 2; }
+  local budget=${ALT_BUDGET_S:-570}
+  # The commands are run by a shell: quote the class path so the shell does not expand it.
+  timeout --signal=TERM --kill-after=15 $((budget - SECONDS > 1 ? budget - SECONDS : 1)) \
+    python3 "$bundle/gemm-parity.py" --out-dir "$OUT/parity" --rounds "$rounds" --budget-s $((budget - SECONDS - 10)) \
+    --shapes $shapes \
+    --java "bash '$bundle/java.sh' -cp '$bundle/lib/*' dev.ubuf.cli.UbufCli bench gemm --serve ${serve_args[*]}" \
+    --torch "python3 '$bundle/torch_gemm_serve.py' ${torch_args[*]}"
+}
+
 failed=0
 for stage in "$@"; do
   echo "=== $stage ($(date +%T))" | tee -a "$log"
@@ -152,8 +177,9 @@ for stage in "$@"; do
     "bench "*) read -r -a words <<< "$stage"; logged ubuf "${words[@]}" ;;
     torch | torch=*) args=${stage#torch}; logged torch_baseline "${args#=}" ;;
     "alternate="*) read -r -a words <<< "${stage#alternate=}"; logged alternate "${words[@]}" ;;
+    "parity="*) read -r -a words <<< "${stage#parity=}"; logged parity "${words[@]}" ;;
     *) echo "unknown stage '$stage' (stages: info, tests[=REGEX], gemm, p2p, \"bench ARGS\", torch[=ARGS]," \
-         "\"alternate=ROUNDS BENCH ARGS [-- TORCH_ARGS]\")" \
+         "\"alternate=ROUNDS BENCH ARGS [-- TORCH_ARGS]\", \"parity=ROUNDS [ARGS] [-- TORCH_ARGS]\")" \
          | tee -a "$log"; false ;;
   esac
   rc=$?
