@@ -17,6 +17,15 @@ MAX_RUNS_PER_GRAPH = 64     # as ubuf's EventTimer.MAX_RUNS_PER_GRAPH
 HEAT_ROUNDS_AHEAD = 4       # rounds the heat phase enqueues between synchronizations
 
 
+def percentile(values, q):
+    """The q-quantile (0..1) of values, linear between the two nearest ranks."""
+    s = sorted(values)
+    pos = (len(s) - 1) * q
+    lo = int(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
 def runs_per_graph(first_ms):
     """Runs for about GRAPH_MS of work when one took first_ms: 1..MAX_RUNS_PER_GRAPH (EventTimer.runsPerGraph)."""
     if not first_ms > 0:

@@ -98,6 +98,9 @@ def main():
     runs = 2 * 2 + ra * (10 + 30) + rb * (10 + 30)
     check(gpu.kernels == runs, f"each function runs twice, then only as graph replays ({gpu.kernels} of {runs})")
 
+    check(gemm_timing.percentile([4.0, 1.0, 3.0, 2.0, 5.0], 0.5) == 3.0
+          and abs(gemm_timing.percentile([1.0, 2.0], 0.1) - 1.1) < 1e-12, "percentiles interpolate between ranks")
+
     # The heat phase replays the graphs for about heat_ms of wall time before the warm-ups.
     fast = FakeGpu(host_us=1.0)
     (_,), (r,) = gemm_timing.time_graphs(fast.torch(), [lambda: fast.kernel(1.0)], warmup=0, iters=1, heat_ms=20)

@@ -46,14 +46,6 @@ def parse_args(argv):
     return a
 
 
-def percentile(values, q):
-    s = sorted(values)
-    pos = (len(s) - 1) * q
-    lo = int(pos)
-    hi = min(lo + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
-
-
 def main(argv):
     a = parse_args(argv)
     import torch
@@ -85,7 +77,8 @@ def main(argv):
             tflops = 2.0 * m * n * k / (ms * 1e-3) / 1e12
             line.append(f"{key} {ms:.4f} ms {tflops:.0f} TFLOP/s")
             records.append(dict(op="gemm", method=key, tp=1, dtype="bf16" if key == "torch_bf16" else "fp8_e4m3",
-                                m=m, n=n, k=k, ms=ms, p10_ms=percentile(t, 0.1), p90_ms=percentile(t, 0.9),
+                                m=m, n=n, k=k, ms=ms, p10_ms=gemm_timing.percentile(t, 0.1),
+                                p90_ms=gemm_timing.percentile(t, 0.9),
                                 tflops=tflops, speedup_vs_bf16=bf16_ms / ms, layout="nt", out_dtype="bf16",
                                 iters=a.iters, warmup=a.warmup, heat_ms=a.heat_ms, timing="interleaved",
                                 runs="graph", runs_per_graph=runs[key]))

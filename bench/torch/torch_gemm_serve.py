@@ -45,14 +45,6 @@ def parse_shape(line):
     return tuple(map(int, parts))
 
 
-def percentile(values, q):
-    s = sorted(values)
-    pos = (len(s) - 1) * q
-    lo = int(pos)
-    hi = min(lo + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
-
-
 def main(argv):
     a = parse_args(argv)
     import torch
@@ -81,9 +73,9 @@ def main(argv):
                                                     a.iters, a.heat_ms)
         del x, w, c
         torch.cuda.empty_cache()
-        ms = percentile(times, 0.5)
+        ms = gemm_timing.percentile(times, 0.5)
         rec = dict(op="gemm", method="torch", tp=1, dtype=a.dtype, m=m, n=n, k=k, ms=ms,
-                   p10_ms=percentile(times, 0.1), p90_ms=percentile(times, 0.9),
+                   p10_ms=gemm_timing.percentile(times, 0.1), p90_ms=gemm_timing.percentile(times, 0.9),
                    tflops=2.0 * m * n * k / (ms * 1e-3) / 1e12, iters=a.iters, warmup=a.warmup, heat_ms=a.heat_ms,
                    timing="sequential", runs="graph", runs_per_graph=runs, seed=a.seed, init="uniform",
                    torch=torch.__version__, device=torch.cuda.get_device_name(dev))

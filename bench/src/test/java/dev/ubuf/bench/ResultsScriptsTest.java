@@ -22,32 +22,24 @@ class ResultsScriptsTest {
 
     @Test
     void combineRoundsPassesItsChecks() throws Exception {
-        assumeTrue(Files.isRegularFile(SCRIPTS.resolve("test_combine_rounds.py")), "no scripts/ beside bench/");
-        assumeTrue(python3Runs(), "python3 is not on the PATH");
-        Process p = new ProcessBuilder("python3", SCRIPTS.resolve("test_combine_rounds.py").toString())
-                .redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "timed out:\n" + out);
-        assertEquals(0, p.exitValue(), out);
+        passesItsChecks(SCRIPTS.resolve("test_combine_rounds.py"));
     }
 
     @Test
     void gemmParityDriverPassesItsChecks() throws Exception {
-        assumeTrue(Files.isRegularFile(SCRIPTS.resolve("test_gemm_parity.py")), "no scripts/ beside bench/");
-        assumeTrue(python3Runs(), "python3 is not on the PATH");
-        Process p = new ProcessBuilder("python3", SCRIPTS.resolve("test_gemm_parity.py").toString())
-                .redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "timed out:\n" + out);
-        assertEquals(0, p.exitValue(), out);
+        passesItsChecks(SCRIPTS.resolve("test_gemm_parity.py"));
     }
 
     @Test
     void theBaselinesGemmTimingPassesItsChecks() throws Exception {
-        Path test = Path.of("torch", "test_gemm_timing.py");
-        assumeTrue(Files.isRegularFile(test), "no torch/ in bench/");
+        passesItsChecks(Path.of("torch", "test_gemm_timing.py"));
+    }
+
+    /** Runs a Python check script; it prints an "ok" line per check and exits 0 when all pass. */
+    private static void passesItsChecks(Path script) throws Exception {
+        assumeTrue(Files.isRegularFile(script), "no " + script + " beside bench/");
         assumeTrue(python3Runs(), "python3 is not on the PATH");
-        Process p = new ProcessBuilder("python3", test.toString()).redirectErrorStream(true).start();
+        Process p = new ProcessBuilder("python3", script.toString()).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(p.waitFor(120, TimeUnit.SECONDS), "timed out:\n" + out);
         assertEquals(0, p.exitValue(), out);
