@@ -1,6 +1,7 @@
 package dev.ubuf.layers.tp;
 
 import dev.ubuf.cuda.CudaContext;
+import dev.ubuf.cuda.CudaEvent;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.PinnedHostBuffer;
@@ -34,6 +35,12 @@ final class Fp8DeviceScales implements AutoCloseable {
     private final Fp8Kernels kernels;
     private DeviceBuffer device;
     private PinnedHostBuffer host;
+    /**
+     * Recorded after each copy of the table down from {@link #host} on a caller's stream: {@link #endStep} leaves its
+     * copy queued (the step is over), so {@link #close} waits for this before freeing the table.
+     */
+    private CudaEvent uploaded;
+    private boolean uploadPending;
     private boolean closed;
 
     Fp8DeviceScales(TpContext tc, Fp8ScaleTable table, Fp8Kernels kernels) {
@@ -91,7 +98,12 @@ final class Fp8DeviceScales implements AutoCloseable {
         try {
             // Room for the table going down and the amaxes coming back, apart: a copy down may still be reading.
             host = ctx.allocateHost(bytes + (long) table.size() * Float.BYTES);
+            uploaded = ctx.createEvent(false);
         } catch (RuntimeException e) {
+            if (host != null) {
+                host.close();
+                host = null;
+            }
             device.close();
             device = null;
             throw e;
@@ -107,11 +119,14 @@ final class Fp8DeviceScales implements AutoCloseable {
         long bytes = (long) image.length * Float.BYTES;
         if (stream != null) {
             stream.copyFromHost(device, 0, host, 0, bytes);
+            uploaded.record(stream);
+            uploadPending = true;
         } else {
-            // First touched outside a call (a view asked for before any quantization): copy now, synchronously.
+            // First touched outside a call (a view asked for before any quantization): copy now, and wait for it
+            // (with UB_TIMEOUT's deadline, like every other host wait).
             try (CudaStream s = tc.cuda().createStream(dev.ubuf.cuda.StreamPriority.NORMAL)) {
                 s.copyFromHost(device, 0, host, 0, bytes);
-                s.synchronize();
+                tc.comm().await(s, () -> "fp8 scale table upload");
             }
         }
     }
@@ -189,12 +204,37 @@ final class Fp8DeviceScales implements AutoCloseable {
         }
     }
 
+    /**
+     * Frees the tables once the last copy down (endStep's, queued on the caller's stream) has finished, waited for
+     * with UB_TIMEOUT's deadline: the context's close does not know the caller's stream, and pinned memory must not be
+     * freed under a copy that reads it. If that wait fails the tables stay allocated (a copy may still use them).
+     */
     @Override
     public void close() {
         if (closed) {
             return;
         }
         closed = true;
+        RuntimeException failure = null;
+        if (uploadPending) {
+            try (CudaStream tail = tc.cuda().createStream(dev.ubuf.cuda.StreamPriority.NORMAL)) {
+                tail.waitEvent(uploaded);
+                // A local copy finishes whatever the peers do: after an abort, wait without the health checks.
+                if (tc.comm().isAborted()) {
+                    tc.comm().awaitAfterAbort(tail, () -> "fp8 scale table upload (closing)");
+                } else {
+                    tc.comm().await(tail, () -> "fp8 scale table upload (closing)");
+                }
+            } catch (RuntimeException e) {
+                failure = e;
+            }
+        }
+        if (uploaded != null) {
+            uploaded.close();
+        }
+        if (failure != null) {
+            throw failure;
+        }
         try {
             if (host != null) {
                 host.close();

@@ -229,8 +229,9 @@ public final class TpContext implements AutoCloseable {
     /**
      * Ends a training step for FP8 (call after the step's backward, on the stream the layers ran on): under delayed
      * scaling every FP8 tensor's amax of the step is reduced over the TP group and the next step's scales are set
-     * (TE does this once per iteration; it waits for the stream, to read the amaxes); under current scaling, or
-     * with FP8 off, it does nothing.
+     * (TE does this once per iteration; it waits for the stream, to read the amaxes, then queues the copy of the new
+     * scales on it, so the stream is busy again when it returns; {@link #close} waits for that copy); under current
+     * scaling, or with FP8 off, it does nothing.
      */
     public void fp8EndStep(CudaStream stream) {
         if (fp8 != null) {
@@ -429,7 +430,10 @@ public final class TpContext implements AutoCloseable {
         return planner;
     }
 
-    /** Frees the side stream, events, GEMM and kernels after the side stream drained. */
+    /**
+     * Frees the side stream, events, GEMM and kernels after the side stream drained, and the FP8 scale tables after
+     * their last copy (queued by {@link #fp8EndStep} on the caller's stream) finished.
+     */
     @Override
     public void close() {
         if (closed) {
