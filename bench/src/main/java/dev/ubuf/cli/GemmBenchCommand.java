@@ -283,6 +283,10 @@ final class GemmBenchCommand implements Callable<Integer> {
                         Map<String, Object> rec = record(e.getKey(), e.getValue(), sm, sk, sn, v,
                                 main ? algorithm : "heuristic-first", tuning.enabled() && main, version,
                                 List.copyOf(stats.keySet()), timing.runsPerGraph().get(e.getKey()));
+                        if (main) {
+                            gemm.heuristicRank(av, bv, cv, 0f, Gemm.Options.NN)
+                                    .ifPresent(r -> rec.put("heuristic_rank", r)); // 0: cuBLASLt's first choice
+                        }
                         rf.add(rec);
                         made.add(rec);
                     }

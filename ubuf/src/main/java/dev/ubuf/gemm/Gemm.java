@@ -167,6 +167,14 @@ public final class Gemm implements AutoCloseable {
     }
 
     /**
+     * Where the algorithm used for this (non-FP8) multiply stands in cuBLASLt's heuristic list (0 = its first choice),
+     * or empty before the first such multiply: what tuning kept, for reports.
+     */
+    public java.util.OptionalInt heuristicRank(TensorView a, TensorView b, TensorView c, float beta, Options o) {
+        return runner.heuristicRank(spec(a, b, c, o), a.address(), b.address(), c.address(), beta != 0f);
+    }
+
+    /**
      * Chooses this GEMM's algorithm now (timing the candidates when tuning is on) without enqueuing it; a later
      * {@link #multiply} of the same kind reuses the choice. Lets a caller tune before it enqueues work that waits on
      * peers (see {@link GemmRunner#prepare}).

@@ -202,6 +202,17 @@ public final class GemmRunner implements AutoCloseable {
         };
     }
 
+    /**
+     * Where the algorithm this runner chose for a (non-FP8) GEMM kind stood in cuBLASLt's heuristic list (0 = its first
+     * choice), or empty when that kind has not run here yet (or ran only provisionally, while a graph was captured).
+     * For reports: which candidate tuning kept.
+     */
+    public java.util.OptionalInt heuristicRank(GemmSpec spec, long a, long b, long c, boolean accumulate) {
+        MatmulPlan plan = plans.get(new MatmulPlan.Key(spec, alignmentOf(a), alignmentOf(b), alignmentOf(c), accumulate,
+                false, false));
+        return plan == null ? java.util.OptionalInt.empty() : java.util.OptionalInt.of(plan.heuristicRank());
+    }
+
     /** Number of cached plans (one per spec, pointer-alignment and accumulation combination run so far). */
     public int planCount() {
         return plans.size();

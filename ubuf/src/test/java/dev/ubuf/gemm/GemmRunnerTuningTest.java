@@ -105,6 +105,10 @@ class GemmRunnerTuningTest {
         assertTrue(real.startsWith("matmul algo=102 "), "the fastest candidate runs the GEMM: " + real);
         assertTrue(real.contains("c=0x7f0000200010 d=0x7f0000200010 ws=0x7f0001000000/33554432 stream=0x5000"), real);
         assertEquals(1, tuner.timedCount());
+        assertEquals(java.util.OptionalInt.of(2), runner.heuristicRank(SPEC, A, B, C, false),
+                "the report names the candidate tuning kept");
+        assertEquals(java.util.OptionalInt.empty(), runner.heuristicRank(SPEC, A, B, C, true),
+                "an accumulating GEMM is another kind, not run yet");
     }
 
     @Test
