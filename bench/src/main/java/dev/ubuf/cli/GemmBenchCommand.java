@@ -99,7 +99,7 @@ final class GemmBenchCommand implements Callable<Integer> {
     long seed;
     @Option(names = "--variant", paramLabel = "MIB:SMS",
             description = "Also time cuBLASLt with this workspace (MiB, 0.." + Variant.MAX_WORKSPACE_MIB + ") and"
-                    + " SM_COUNT_TARGET (0 = not set), interleaved round-robin with the default (" 
+                    + " SM_COUNT_TARGET (0 = not set), interleaved round-robin with the default ("
                     + (GemmRunner.RECOMMENDED_WORKSPACE_BYTES >> 20) + " MiB, not set) on the same operands; each is"
                     + " recorded as method cublaslt:ws<MIB>m:sm<SMS> with the heuristic's first algorithm."
                     + " Repeatable. Default: none.")
