@@ -44,13 +44,6 @@ public final class EventTimer {
     public record Timing(Map<String, DescriptiveStatistics> stats, Map<String, Integer> runsPerGraph) {
     }
 
-    /** Per-run milliseconds of {@code work} issued on {@code stream}, without a heat phase. */
-    public static DescriptiveStatistics time(CudaContext ctx, CudaStream stream, int warmup, int iters, Runnable work) {
-        LinkedHashMap<String, Runnable> one = new LinkedHashMap<>();
-        one.put("work", work);
-        return interleaved(ctx, stream, warmup, iters, one, Duration.ZERO).stats().get("work");
-    }
-
     /** Runs per graph for a run that took {@code firstMs}: about {@link #GRAPH_MS} of work, 1..MAX. */
     static int runsPerGraph(double firstMs) {
         if (!(firstMs > 0)) {

@@ -23,7 +23,6 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -56,19 +55,8 @@ final class Fp8GemmBenchCommand implements Callable<Integer> {
     @Option(names = "--device", defaultValue = "0", paramLabel = "INDEX",
             description = "CUDA device index, >= 0 (default: ${DEFAULT-VALUE}).")
     int device;
-    @Option(names = "--warmup", defaultValue = "10", paramLabel = "N",
-            description = "Untimed replays of each candidate's CUDA graph (of runs worth about " + EventTimer.GRAPH_MS
-                    + " ms) after the heat, >= 0 (default: ${DEFAULT-VALUE}).")
-    int warmup;
-    @Option(names = "--iters", defaultValue = "50", paramLabel = "N",
-            description = "Timed replays (samples) of each candidate's CUDA graph of back-to-back runs; a sample is a"
-                    + " replay's time over its runs; >= 1 (default: ${DEFAULT-VALUE}).")
-    int iters;
-    @Option(names = "--heat-ms", defaultValue = "1000", paramLabel = "MS",
-            description = "Before each shape's warm-ups, run it back to back for this long, so it is timed at the"
-                    + " clocks a busy GPU holds under its power limit, not at an idle GPU's boost clocks; >= 0"
-                    + " (default: ${DEFAULT-VALUE}). The PyTorch baselines take --gemm-heat-ms alike.")
-    long heatMs;
+    @Mixin
+    GemmTiming timing;
     @Mixin
     ResultsOutput results;
 
@@ -83,9 +71,7 @@ final class Fp8GemmBenchCommand implements Callable<Integer> {
             return mkn;
         });
         OptionChecks.atLeast(spec, "--device", device, 0);
-        OptionChecks.atLeast(spec, "--warmup", warmup, 0);
-        OptionChecks.atLeast(spec, "--iters", iters, 1);
-        OptionChecks.atLeast(spec, "--heat-ms", heatMs, 0);
+        timing.check();
         Optional<Path> out = results.checkWritable();
         GemmTuning tuning = GemmTuning.from(UbufEnvironment.fromSystem()); // bad variables fail before GPU work
         CudaContext ctx = CudaContext.retainPrimary(device);
@@ -135,9 +121,8 @@ final class Fp8GemmBenchCommand implements Callable<Integer> {
             work.put(METHODS.get(0), () -> gemm.multiply(av, bv, cv, 1f, 0f, Gemm.Options.NT, s));
             work.put(METHODS.get(1), () -> gemm.multiply(a8v, b8v, cv, 1f, 0f, Gemm.Options.NT, scales, s));
             work.put(METHODS.get(2), () -> gemm.multiply(a8v, b8v, cv, 1f, 0f, fast, scales, s));
-            EventTimer.Timing timing = EventTimer.interleaved(ctx, s, warmup, iters, work,
-                    Duration.ofMillis(heatMs));
-            Map<String, DescriptiveStatistics> st = timing.stats();
+            EventTimer.Timing timed = timing.time(ctx, s, work);
+            Map<String, DescriptiveStatistics> st = timed.stats();
             double flop = 2.0 * m * n * k;
             double bf16Ms = st.get(METHODS.get(0)).getPercentile(50);
             List<String> line = new ArrayList<>();
@@ -154,10 +139,7 @@ final class Fp8GemmBenchCommand implements Callable<Integer> {
                 rec.put("speedup_vs_bf16", bf16Ms / ms);
                 rec.put("layout", "nt");
                 rec.put("out_dtype", "bf16");
-                rec.put("iters", iters);
-                rec.put("heat_ms", heatMs);
-                rec.put("runs", "graph"); // EventTimer: replays of a captured graph, no host time in or between runs
-                rec.put("runs_per_graph", timing.runsPerGraph().get(method));
+                timing.record(rec, timed, method);
                 rec.put("tuned", tuned);
                 rec.put("cublaslt", Gemm.cublasLtVersion());
                 rf.add(rec);

@@ -24,7 +24,6 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -80,19 +79,8 @@ final class GemmBenchCommand implements Callable<Integer> {
     @Option(names = "--device", defaultValue = "0", paramLabel = "INDEX",
             description = "CUDA device index, >= 0 (default: ${DEFAULT-VALUE}).")
     int device;
-    @Option(names = "--warmup", defaultValue = "10", paramLabel = "N",
-            description = "Untimed replays of each candidate's CUDA graph (of runs worth about " + EventTimer.GRAPH_MS
-                    + " ms) after the heat, >= 0 (default: ${DEFAULT-VALUE}).")
-    int warmup;
-    @Option(names = "--iters", defaultValue = "50", paramLabel = "N",
-            description = "Timed replays (samples) of each candidate's CUDA graph of back-to-back runs; a sample is a"
-                    + " replay's time over its runs; >= 1 (default: ${DEFAULT-VALUE}).")
-    int iters;
-    @Option(names = "--heat-ms", defaultValue = "1000", paramLabel = "MS",
-            description = "Before each shape's warm-ups, run it back to back for this long, so it is timed at the"
-                    + " clocks a busy GPU holds under its power limit, not at an idle GPU's boost clocks; >= 0"
-                    + " (default: ${DEFAULT-VALUE}). The PyTorch baselines take --gemm-heat-ms alike.")
-    long heatMs;
+    @Mixin
+    GemmTiming timing;
     @Option(names = "--seed", defaultValue = "20261123", paramLabel = "N",
             description = "Seed of A (B uses seed + 1), as rank 0's operands in the overlap benchmarks"
                     + " (default: ${DEFAULT-VALUE}).")
@@ -224,9 +212,7 @@ final class GemmBenchCommand implements Callable<Integer> {
             return 0;
         }
         OptionChecks.atLeast(spec, "--device", device, 0);
-        OptionChecks.atLeast(spec, "--warmup", warmup, 0);
-        OptionChecks.atLeast(spec, "--iters", iters, 1);
-        OptionChecks.atLeast(spec, "--heat-ms", heatMs, 0);
+        timing.check();
         Optional<Path> out = results.checkWritable();
         GemmTuning tuning = GemmTuning.from(UbufEnvironment.fromSystem()); // bad variables fail before GPU work
         // UB_GEMM_TUNING applies as it does to the ops' GEMMs, so parity is measured on what they run.
@@ -263,26 +249,27 @@ final class GemmBenchCommand implements Callable<Integer> {
                     int timedBefore = tuner.timedCount();
                     int reusedBefore = tuner.reusedCount();
                     LinkedHashMap<String, Runnable> candidates = new LinkedHashMap<>();
+                    Map<String, Variant> settings = new java.util.HashMap<>();
                     candidates.put("cublaslt", () -> gemm.multiply(av, bv, cv, s));
+                    settings.put("cublaslt", new Variant(GemmRunner.RECOMMENDED_WORKSPACE_BYTES >> 20, 0));
                     for (int i = 0; i < variants.size(); i++) {
                         Gemm g = variantGemms.get(i);
-                        Gemm.Options o = Gemm.Options.NN.withSmCountTarget(variants.get(i).smCountTarget());
-                        candidates.put(variants.get(i).method(), () -> g.multiply(av, bv, cv, 1f, 0f, o, s));
+                        Variant v = variants.get(i);
+                        Gemm.Options o = Gemm.Options.NN.withSmCountTarget(v.smCountTarget());
+                        candidates.put(v.method(), () -> g.multiply(av, bv, cv, 1f, 0f, o, s));
+                        settings.put(v.method(), v);
                     }
-                    EventTimer.Timing timing = EventTimer.interleaved(ctx, s, warmup, iters, candidates,
-                            Duration.ofMillis(heatMs));
-                    Map<String, DescriptiveStatistics> stats = timing.stats();
+                    EventTimer.Timing timed = timing.time(ctx, s, candidates);
+                    Map<String, DescriptiveStatistics> stats = timed.stats();
                     // A shape served again runs the plan this process made the first time: keep that label.
                     String algorithm = algorithms.computeIfAbsent(List.of(sm, sk, sn), key -> !tuning.enabled()
                             ? "heuristic-first" : tuner.timedCount() > timedBefore ? "tuned-now"
                             : tuner.reusedCount() > reusedBefore ? "tuned-reused" : "heuristic-only-candidate");
                     for (var e : stats.entrySet()) {
                         boolean main = e.getKey().equals("cublaslt");
-                        Variant v = main ? new Variant(GemmRunner.RECOMMENDED_WORKSPACE_BYTES >> 20, 0)
-                                : variants.get(variants.stream().map(Variant::method).toList().indexOf(e.getKey()));
-                        Map<String, Object> rec = record(e.getKey(), e.getValue(), sm, sk, sn, v,
+                        Map<String, Object> rec = record(e.getKey(), e.getValue(), sm, sk, sn, settings.get(e.getKey()),
                                 main ? algorithm : "heuristic-first", tuning.enabled() && main, version,
-                                List.copyOf(stats.keySet()), timing.runsPerGraph().get(e.getKey()));
+                                List.copyOf(stats.keySet()), timed);
                         if (main) {
                             gemm.heuristicRank(av, bv, cv, 0f, Gemm.Options.NN)
                                     .ifPresent(r -> rec.put("heuristic_rank", r)); // 0: cuBLASLt's first choice
@@ -366,7 +353,7 @@ final class GemmBenchCommand implements Callable<Integer> {
 
     private Map<String, Object> record(String method, DescriptiveStatistics st, long sm, long sk, long sn, Variant v,
                                        String algorithm, boolean tuned, String version, List<String> timedTogether,
-                                       int runsPerGraph) {
+                                       EventTimer.Timing timed) {
         double ms = st.getPercentile(50);
         double tflops = 2.0 * sm * sn * sk / (ms * 1e-3) / 1e12;
         (serve ? spec.commandLine().getErr() : spec.commandLine().getOut()).printf(
@@ -377,11 +364,7 @@ final class GemmBenchCommand implements Callable<Integer> {
         rec.put("p10_ms", st.getPercentile(10));
         rec.put("p90_ms", st.getPercentile(90));
         rec.put("tflops", tflops);
-        rec.put("iters", iters);
-        rec.put("warmup", warmup);
-        rec.put("heat_ms", heatMs);
-        rec.put("runs", "graph"); // EventTimer: replays of a captured graph, no host time in or between runs
-        rec.put("runs_per_graph", runsPerGraph);
+        timing.record(rec, timed, method);
         rec.put("timing", "sequential"); // the GEMM alone, not inside an op (round-robin over the methods)
         if (timedTogether.size() > 1) {
             rec.put("interleaved_with", timedTogether);

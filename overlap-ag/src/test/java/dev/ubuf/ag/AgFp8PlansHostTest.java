@@ -182,12 +182,12 @@ class AgFp8PlansHostTest {
                         return;
                     }
                     int c = (int) call;
-                    double[] gathered = gathered(c);
+                    double[] gathered = AgReferenceCheck.gathered(shape, shards[c]);
                     if (!Arrays.equals(gathered, memory.get(BufferRole.UBUF))) {
                         failure[0] = "rank " + rank + " call " + call + ": gathered fp8 UBUF differs";
                     } else if (gemm) {
-                        double[] want = dequantizedProduct(gathered, inputScale[c], weights[c][rank],
-                                weightScale[c][rank]);
+                        double[] want = AgReferenceCheck.product(shape, gathered, inputScale[c],
+                                weights[c][rank], weightScale[c][rank]);
                         double[] got = memory.get(BufferRole.OUTPUT);
                         if (!Arrays.equals(want, got)) {
                             failure[0] = "rank " + rank + " call " + call + ": OUTPUT " + Arrays.toString(got)
@@ -197,33 +197,6 @@ class AgFp8PlansHostTest {
                 }
             });
             return failure[0];
-        }
-
-        private double[] gathered(int call) {
-            int size = Math.toIntExact(shape.chunkRows() * shape.k());
-            double[] all = new double[size * shape.tp()];
-            for (int r = 0; r < shape.tp(); r++) {
-                System.arraycopy(shards[call][r], 0, all, r * size, size);
-            }
-            return all;
-        }
-
-        /** float64 (sx * x) (sw * w): exact, the values having a few significant bits and the scales powers of 2. */
-        private double[] dequantizedProduct(double[] x, double sx, double[] w, double sw) {
-            int m = (int) shape.m();
-            int k = (int) shape.k();
-            int n = (int) shape.n();
-            double[] out = new double[m * n];
-            for (int i = 0; i < m; i++) {
-                for (int j = 0; j < n; j++) {
-                    double s = 0;
-                    for (int p = 0; p < k; p++) {
-                        s += (sx * x[i * k + p]) * (sw * w[p * n + j]);
-                    }
-                    out[i * n + j] = s;
-                }
-            }
-            return out;
         }
     }
 }

@@ -66,12 +66,12 @@ final class AgReferenceCheck {
                 if (failure[0] != null) {
                     return;
                 }
-                double[] gathered = gathered((int) call);
+                double[] gathered = gathered(shape, shards[(int) call]);
                 if (!Arrays.equals(gathered, memory.get(BufferRole.UBUF))) {
                     failure[0] = "rank " + rank + " call " + call + ": gathered UBUF " + Arrays.toString(
                             memory.get(BufferRole.UBUF)) + ", expected " + Arrays.toString(gathered);
                 } else if (gemm) {
-                    double[] expected = product(gathered, weights[(int) call][rank]);
+                    double[] expected = product(shape, gathered, 1, weights[(int) call][rank], 1);
                     double[] out = memory.get(BufferRole.OUTPUT);
                     if (!Arrays.equals(expected, out)) {
                         failure[0] = "rank " + rank + " call " + call + ": OUTPUT " + Arrays.toString(out)
@@ -83,16 +83,21 @@ final class AgReferenceCheck {
         return failure[0];
     }
 
-    private double[] gathered(int call) {
+    /** One call's shards, rank by rank: what every rank's UBUF holds after the gather. */
+    static double[] gathered(AgShape shape, double[][] shardsOfCall) {
         int shardSize = Math.toIntExact(shape.chunkRows() * shape.k());
         double[] all = new double[shardSize * shape.tp()];
         for (int r = 0; r < shape.tp(); r++) {
-            System.arraycopy(shards[call][r], 0, all, r * shardSize, shardSize);
+            System.arraycopy(shardsOfCall[r], 0, all, r * shardSize, shardSize);
         }
         return all;
     }
 
-    private double[] product(double[] x, double[] w) {
+    /**
+     * float64 (sx · x)(sw · w) of the gathered x [m, k] and w [k, n]: exact, the values having a few significant bits
+     * and the scales being powers of 2 (1 for a plain GEMM).
+     */
+    static double[] product(AgShape shape, double[] x, double sx, double[] w, double sw) {
         int m = (int) shape.m();
         int k = (int) shape.k();
         int n = (int) shape.n();
@@ -101,7 +106,7 @@ final class AgReferenceCheck {
             for (int j = 0; j < n; j++) {
                 double s = 0;
                 for (int p = 0; p < k; p++) {
-                    s += x[i * k + p] * w[p * n + j];
+                    s += (sx * x[i * k + p]) * (sw * w[p * n + j]);
                 }
                 out[i * n + j] = s;
             }
