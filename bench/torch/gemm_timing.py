@@ -3,17 +3,19 @@
 A large GEMM holds an H200 at its power limit, where its clocks fall from 1980 to about 1450 MHz, so how fast a
 kernel runs depends on how busy the GPU was just before: runs with idle gaps between them (a host synchronizing, a
 spin kernel holding the stream while the host enqueues) run cooler, and faster, than runs that follow each other.
-Both sides therefore time replays of CUDA graphs: each function runs once (library setup) and once more between
-events, which sets its runs per graph (about GRAPH_MS of GPU time, at most MAX_RUNS_PER_GRAPH); it is captured, all
-graphs replay round-robin for heat_ms, then the warm-up replays and the timed replays, each between CUDA events, are
-enqueued back to back and waited for once (the warm-ups keep the GPU busy while the host enqueues the timed ones).
-A sample is one replay's time over its runs.
+Both sides therefore time replays of CUDA graphs: each function runs once (library setup), is captured as a graph
+of runs_per_graph(m, n, k) runs (about GRAPH_MS of work at NOMINAL_TFLOPS, at most MAX_RUNS_PER_GRAPH: from the
+shape, so both sides hold the same runs and pay the same launch cost per replay), all graphs replay round-robin for
+heat_ms, then the warm-up replays and the timed replays, each between CUDA events, are enqueued back to back and
+waited for once (the warm-ups keep the GPU busy while the host enqueues the timed ones). A sample is one replay's
+time over its runs.
 """
 import math
 import time
 
 GRAPH_MS = 0.5              # as ubuf's EventTimer.GRAPH_MS
 MAX_RUNS_PER_GRAPH = 64     # as ubuf's EventTimer.MAX_RUNS_PER_GRAPH
+NOMINAL_TFLOPS = 700        # as ubuf's EventTimer.NOMINAL_TFLOPS
 HEAT_ROUNDS_AHEAD = 4       # rounds the heat phase enqueues between synchronizations
 
 
@@ -26,11 +28,13 @@ def percentile(values, q):
     return s[lo] + (s[hi] - s[lo]) * (pos - lo)
 
 
-def runs_per_graph(first_ms):
-    """Runs for about GRAPH_MS of work when one took first_ms: 1..MAX_RUNS_PER_GRAPH (EventTimer.runsPerGraph)."""
-    if not first_ms > 0:
-        return MAX_RUNS_PER_GRAPH
-    return int(max(1, min(MAX_RUNS_PER_GRAPH, math.ceil(GRAPH_MS / first_ms))))
+def runs_per_graph(m, n, k):
+    """Runs per graph of an M x N x K GEMM: about GRAPH_MS of work at NOMINAL_TFLOPS, 1..MAX_RUNS_PER_GRAPH
+    (EventTimer.runsPerGraph)."""
+    if min(m, n, k) < 1:
+        raise ValueError(f"a GEMM shape is positive, got {m}x{n}x{k}")
+    nominal_ms = 2.0 * m * n * k / (NOMINAL_TFLOPS * 1e9)
+    return int(max(1, min(MAX_RUNS_PER_GRAPH, math.ceil(GRAPH_MS / nominal_ms))))
 
 
 def capture(torch, fn, runs):
@@ -59,20 +63,15 @@ def heat(torch, graphs, ms):
     torch.cuda.synchronize()
 
 
-def time_graphs(torch, fns, warmup, iters, heat_ms):
-    """([per-run ms of each sample] for each of fns, [runs per graph of each]), timed round-robin as the module's
-    docstring says."""
-    runs = []
+def time_graphs(torch, fns, warmup, iters, heat_ms, runs):
+    """[per-run ms of each sample] for each of fns, each captured as a graph of runs runs (runs_per_graph of their
+    shape), timed round-robin as the module's docstring says."""
+    if runs < 1 or runs > MAX_RUNS_PER_GRAPH:
+        raise ValueError(f"runs per graph must be 1..{MAX_RUNS_PER_GRAPH}, got {runs}")
     for fn in fns:
         fn()
-        torch.cuda.synchronize()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        runs.append(runs_per_graph(start.elapsed_time(end)))
-    graphs = [capture(torch, fn, r) for fn, r in zip(fns, runs)]
+    torch.cuda.synchronize()
+    graphs = [capture(torch, fn, runs) for fn in fns]
     events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
               for _ in range(iters * len(graphs))]
     heat(torch, graphs, heat_ms)
@@ -89,5 +88,5 @@ def time_graphs(torch, fns, warmup, iters, heat_ms):
     events[-1][1].synchronize()
     times = [[] for _ in fns]
     for j, (start, end) in enumerate(events):
-        times[j % len(fns)].append(start.elapsed_time(end) / runs[j % len(fns)])
-    return times, runs
+        times[j % len(fns)].append(start.elapsed_time(end) / runs)
+    return times

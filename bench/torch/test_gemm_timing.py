@@ -87,24 +87,39 @@ def main():
     # Two GEMMs of 100 us and 7 us, round-robin; every host call costs 20 us, more than the small GEMM takes.
     gpu = FakeGpu(host_us=20.0)
     torch = gpu.torch()
-    (ta, tb), (ra, rb) = gemm_timing.time_graphs(torch, [lambda: gpu.kernel(100.0), lambda: gpu.kernel(7.0)],
-                                                 warmup=10, iters=30, heat_ms=0)
-    # The first run is timed from an idle GPU, so a tiny GEMM's includes the host's launch: fewer runs than 0.5 ms / 7 us.
-    check(ra == 5 and 10 <= rb <= 64, f"a graph holds about 0.5 ms of runs, at most 64 ({ra}, {rb})")
+    ta, tb = gemm_timing.time_graphs(torch, [lambda: gpu.kernel(100.0), lambda: gpu.kernel(7.0)],
+                                     warmup=10, iters=30, heat_ms=0, runs=5)
     check(len(ta) == 30 and len(tb) == 30, "one sample per timed replay of each function (30 of 30)")
     check(all(abs(t - 0.1) < 1e-9 for t in ta), "a sample is a replay's GPU time over its runs (0.100 ms)")
     check(all(abs(t - 0.007) < 1e-9 for t in tb),
           "replayed runs carry no host time even when the host is slower than one GEMM (0.007 ms)")
-    runs = 2 * 2 + ra * (10 + 30) + rb * (10 + 30)
-    check(gpu.kernels == runs, f"each function runs twice, then only as graph replays ({gpu.kernels} of {runs})")
+    runs = 2 * 1 + 2 * 5 * (10 + 30)
+    check(gpu.kernels == runs, f"each function runs once, then only as graph replays ({gpu.kernels} of {runs})")
+
+    # Runs per graph come from the shape alone, as ubuf's EventTimer.runsPerGraph (its test checks the same values).
+    check(gemm_timing.runs_per_graph(8192, 8192, 8192) == 1, "a GEMM longer than 0.5 ms nominal: one run")
+    check(gemm_timing.runs_per_graph(8192, 3072, 4096) == 2, "0.29 ms nominal: two runs")
+    check(gemm_timing.runs_per_graph(1024, 5120, 2560) == 14, "0.038 ms nominal: 14 runs")
+    check(gemm_timing.runs_per_graph(256, 4096, 2048) == 64, "6 us nominal: capped at 64")
+    for bad in ((0, 8, 8), (8, -1, 8)):
+        try:
+            gemm_timing.runs_per_graph(*bad)
+            check(False, f"{bad} refused")
+        except ValueError:
+            check(True, f"a shape with a dimension below 1 is refused {bad}")
+    try:
+        gemm_timing.time_graphs(torch, [lambda: gpu.kernel(1.0)], warmup=0, iters=1, heat_ms=0, runs=65)
+        check(False, "65 runs per graph refused")
+    except ValueError:
+        check(True, "more runs per graph than the cap are refused")
 
     check(gemm_timing.percentile([4.0, 1.0, 3.0, 2.0, 5.0], 0.5) == 3.0
           and abs(gemm_timing.percentile([1.0, 2.0], 0.1) - 1.1) < 1e-12, "percentiles interpolate between ranks")
 
     # The heat phase replays the graphs for about heat_ms of wall time before the warm-ups.
     fast = FakeGpu(host_us=1.0)
-    (_,), (r,) = gemm_timing.time_graphs(fast.torch(), [lambda: fast.kernel(1.0)], warmup=0, iters=1, heat_ms=20)
-    check(fast.kernels > 10 * r, f"the heat phase replays the graph ({fast.kernels} runs)")
+    gemm_timing.time_graphs(fast.torch(), [lambda: fast.kernel(1.0)], warmup=0, iters=1, heat_ms=20, runs=4)
+    check(fast.kernels > 10 * 4, f"the heat phase replays the graph ({fast.kernels} runs)")
     return 0
 
 

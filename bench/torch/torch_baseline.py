@@ -18,8 +18,8 @@ iteration starting one candidate later so none always follows the same one):
 A gemm:M,K,N word times torch.matmul of A[M,K] @ B[K,N] alone, as `ubuf bench gemm` times cuBLASLt: on rank 0's GPU
 only (the other ranks wait), one untimed run, --gemm-heat-ms of runs back to back (an idle GPU runs its first second
 at boost clocks, a busy one at its power limit's: ubuf bench gemm --heat-ms heats alike), --gemm-warmup untimed
-replays and --gemm-iters timed replays of a CUDA graph of runs worth about 0.5 ms, back to back between CUDA events
-(bench/torch/gemm_timing.py)                                                        -> op "gemm", method "torch",
+replays and --gemm-iters timed replays of a CUDA graph of runs sized by the shape (about 0.5 ms), back to back
+between CUDA events (bench/torch/gemm_timing.py)                                     -> op "gemm", method "torch",
 timing "sequential" (`ubuf bench gemm --from-sweep --list-shapes` prints the sweep's per-rank GEMMs as such words).
 Rank 0 prints a table and writes median, p10 and p90 (ms) of its own timings. A candidate that fails on any rank
 (async-TP missing from this PyTorch, say) is left out of the timing and listed under "failures" with its error.
@@ -276,13 +276,14 @@ class Bench:
 
     def gemm(self, m, k, n):
         """torch.matmul of A[m, k] @ B[k, n] timed as `ubuf bench gemm` times cuBLASLt (gemm_timing: one run, a graph
-        of about 0.5 ms of runs, heat, warm-up replays, timed replays back to back); (median, p10, p90) of ms per run."""
+        of runs sized by the shape, heat, warm-up replays, timed replays back to back); (median, p10, p90) of ms per run."""
         torch = self.torch
         a = self.randn(m, k, seed=self.a.seed)
         b = self.randn(k, n, seed=self.a.seed + 1, scale=k ** -0.5)
         c = torch.empty(m, n, device=self.device, dtype=self.dtype)
-        (times,), (runs,) = gemm_timing.time_graphs(torch, [lambda: torch.matmul(a, b, out=c)],
-                                                    self.a.gemm_warmup, self.a.gemm_iters, self.a.gemm_heat_ms)
+        runs = gemm_timing.runs_per_graph(m, n, k)
+        (times,) = gemm_timing.time_graphs(torch, [lambda: torch.matmul(a, b, out=c)], self.a.gemm_warmup,
+                                           self.a.gemm_iters, self.a.gemm_heat_ms, runs)
         del a, b, c
         return summary(times), runs
 

@@ -9,7 +9,7 @@ output. Each iteration runs, in this order (as `ubuf bench fp8` does):
   torch_fp8        torch._scaled_mm(a8, b8.t(), scale 1, scale 1, out_dtype=bf16, use_fast_accum=False)
   torch_fp8_fast   the same with use_fast_accum=True
 timed as `ubuf bench fp8` times cuBLASLt (gemm_timing.py: one run each, --heat-ms of the three back to back, the
-graphs (about 0.5 ms of runs each) replayed, heated, warmed up and timed back to back), and writes median, p10 and p90 (ms). Run it alternately with `ubuf bench fp8` on one machine.
+graphs (runs sized by the shape, as on the ubuf side) replayed, heated, warmed up and timed back to back), and writes median, p10 and p90 (ms). Run it alternately with `ubuf bench fp8` on one machine.
 """
 import argparse
 import json
@@ -67,9 +67,9 @@ def main(argv):
             "torch_fp8_fast": lambda: torch._scaled_mm(x8, w8.t(), scale_a=one, scale_b=one,
                                                        out_dtype=torch.bfloat16, use_fast_accum=True),
         }
-        samples, runs = gemm_timing.time_graphs(torch, list(work.values()), a.warmup, a.iters, a.heat_ms)
+        runs = gemm_timing.runs_per_graph(m, n, k)
+        samples = gemm_timing.time_graphs(torch, list(work.values()), a.warmup, a.iters, a.heat_ms, runs)
         times = dict(zip(work, samples))
-        runs = dict(zip(work, runs))
         bf16_ms = statistics.median(times["torch_bf16"])
         line = []
         for key, t in times.items():
@@ -81,7 +81,7 @@ def main(argv):
                                 p90_ms=gemm_timing.percentile(t, 0.9),
                                 tflops=tflops, speedup_vs_bf16=bf16_ms / ms, layout="nt", out_dtype="bf16",
                                 iters=a.iters, warmup=a.warmup, heat_ms=a.heat_ms, timing="interleaved",
-                                runs="graph", runs_per_graph=runs[key]))
+                                runs="graph", runs_per_graph=runs))
         print(f"gemm {m}x{n}x{k} (M,N,K): " + ", ".join(line), flush=True)
     if a.json:
         doc = dict(device=name, date=__import__("datetime").date.today().isoformat(),

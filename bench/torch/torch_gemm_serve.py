@@ -6,8 +6,8 @@
 Each input line M,K,N (or gemm:M,K,N) is answered with one line 'RECORD {json}' (op gemm, method torch, the fields
 torch_baseline.py writes for its gemm: words) and a line 'DONE'; a bad line with 'ERROR message'. Inputs are drawn
 as `ubuf bench gemm` draws its operands: A[M,K] uniform in [-1, 1), B[K,N] likewise scaled by 1/sqrt(K); timing is
-gemm_timing.py's (one run, a CUDA graph of runs worth about 0.5 ms, heat, warm-up replays, timed replays back to back), as `ubuf bench gemm --serve`
-times cuBLASLt. Running both servers side by side and alternating them shape by shape keeps both in the same power
+gemm_timing.py's (one run, a CUDA graph of runs sized by the shape, heat, warm-up replays, timed replays back
+to back), as `ubuf bench gemm --serve` times cuBLASLt. Running both servers side by side and alternating them shape by shape keeps both in the same power
 and thermal state, which whole-process alternation cannot: an H200 at its power limit drifts by several percent
 over tens of seconds.
 """
@@ -69,8 +69,9 @@ def main(argv):
         x = uniform(m, k, a.seed, 1.0)
         w = uniform(k, n, a.seed + 1, k ** -0.5)
         c = torch.empty(m, n, device=dev, dtype=dtype)
-        (times,), (runs,) = gemm_timing.time_graphs(torch, [lambda: torch.matmul(x, w, out=c)], a.warmup,
-                                                    a.iters, a.heat_ms)
+        runs = gemm_timing.runs_per_graph(m, n, k)
+        (times,) = gemm_timing.time_graphs(torch, [lambda: torch.matmul(x, w, out=c)], a.warmup, a.iters, a.heat_ms,
+                                           runs)
         del x, w, c
         torch.cuda.empty_cache()
         ms = gemm_timing.percentile(times, 0.5)

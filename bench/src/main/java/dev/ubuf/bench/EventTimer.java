@@ -25,9 +25,14 @@ import java.util.Map;
  * kernel timed two such ways differs by up to 10%. Replayed graphs leave no host time inside or between runs, on
  * either side of a comparison (the PyTorch baselines capture torch.matmul likewise, bench/torch/gemm_timing.py). So
  * each candidate first runs once on the stream (whatever it does once on the host, choosing or tuning an algorithm,
- * happens then, and that run's time sets the runs per graph), is captured, all graphs replay round-robin for
+ * happens then), is captured, all graphs replay round-robin for
  * {@code heat}, then the warm-up replays and the timed replays are enqueued back to back and waited for once: the
  * warm-ups keep the GPU busy while the host enqueues the timed replays, so no sample waits for the host.
+ *
+ * <p>How many runs a graph holds comes from the GEMM's shape ({@link #runsPerGraph(long, long, long)}), the same on
+ * both sides of a comparison: a replay carries a few microseconds of launch cost, a percent or more of a graph of
+ * small GEMMs, and sized from each side's own first run (as before) the two sides of the same small shape held 4 and
+ * 8 runs, or 19 and 10, and their ratio swung by +-4% with it (H200, 2026-11-23).
  */
 public final class EventTimer {
     /** GPU time a graph should take: far more than the host needs to enqueue a replay and its two events. */
@@ -40,16 +45,23 @@ public final class EventTimer {
     private EventTimer() {
     }
 
-    /** Per-run milliseconds of each candidate's samples, and the runs each of its graphs held. */
-    public record Timing(Map<String, DescriptiveStatistics> stats, Map<String, Integer> runsPerGraph) {
+    /** The throughput a graph's runs are sized by: about a busy H200's 16-bit GEMM rate (an estimate, not a bound). */
+    public static final double NOMINAL_TFLOPS = 700;
+
+    /** Per-run milliseconds of each candidate's samples, and the runs each graph held. */
+    public record Timing(Map<String, DescriptiveStatistics> stats, int runsPerGraph) {
     }
 
-    /** Runs per graph for a run that took {@code firstMs}: about {@link #GRAPH_MS} of work, 1..MAX. */
-    static int runsPerGraph(double firstMs) {
-        if (!(firstMs > 0)) {
-            return MAX_RUNS_PER_GRAPH;
+    /**
+     * Runs per graph for an M x N x K GEMM: about {@link #GRAPH_MS} of work at {@link #NOMINAL_TFLOPS}, 1 to
+     * {@link #MAX_RUNS_PER_GRAPH}. bench/torch/gemm_timing.py's runs_per_graph computes the same.
+     */
+    public static int runsPerGraph(long m, long n, long k) {
+        if (m < 1 || n < 1 || k < 1) {
+            throw new IllegalArgumentException("a GEMM shape is positive, got " + m + "x" + n + "x" + k);
         }
-        return (int) Math.max(1, Math.min(MAX_RUNS_PER_GRAPH, Math.ceil(GRAPH_MS / firstMs)));
+        double nominalMs = 2.0 * m * n * k / (NOMINAL_TFLOPS * 1e9);
+        return (int) Math.max(1, Math.min(MAX_RUNS_PER_GRAPH, Math.ceil(GRAPH_MS / nominalMs)));
     }
 
     /**
@@ -58,33 +70,28 @@ public final class EventTimer {
      *
      * @param warmup untimed replays of each graph, after the heat
      * @param iters  timed replays (samples) of each graph
+     * @param runs   runs of a candidate per graph, >= 1 (for a GEMM, {@link #runsPerGraph(long, long, long)})
      * @param heat   how long the graphs replay back to back before the warm-ups (zero for none)
      */
-    public static Timing interleaved(CudaContext ctx, CudaStream stream, int warmup, int iters,
+    public static Timing interleaved(CudaContext ctx, CudaStream stream, int warmup, int iters, int runs,
                                      LinkedHashMap<String, Runnable> candidates, Duration heat) {
-        if (warmup < 0 || iters < 1 || candidates.isEmpty()) {
-            throw new IllegalArgumentException("need warmup >= 0, iters >= 1 and a candidate; got " + warmup + ", "
-                    + iters + ", " + candidates.size());
+        if (warmup < 0 || iters < 1 || runs < 1 || runs > MAX_RUNS_PER_GRAPH || candidates.isEmpty()) {
+            throw new IllegalArgumentException("need warmup >= 0, iters >= 1, 1 <= runs <= " + MAX_RUNS_PER_GRAPH
+                    + " and a candidate; got " + warmup + ", " + iters + ", " + runs + ", " + candidates.size());
         }
         List<String> names = List.copyOf(candidates.keySet());
         List<CudaGraph> graphs = new ArrayList<>();
         List<CudaEvent> events = new ArrayList<>();
-        Map<String, Integer> runs = new LinkedHashMap<>();
         try {
             for (int i = 0; i < 2 * Math.max(iters * candidates.size(), 1); i++) {
                 events.add(ctx.createEvent(true));
             }
-            for (var c : candidates.entrySet()) {
-                c.getValue().run(); // on the host once: the algorithm is chosen (or tuned) here, not under capture
-                stream.synchronize();
-                events.get(0).record(stream);
-                c.getValue().run();
-                events.get(1).record(stream);
-                events.get(1).synchronize();
-                runs.put(c.getKey(), runsPerGraph(events.get(1).elapsedMillisSince(events.get(0))));
+            for (Runnable c : candidates.values()) {
+                c.run(); // on the host once: the algorithm is chosen (or tuned) here, not under capture
             }
-            for (var c : candidates.entrySet()) {
-                graphs.add(capture(stream, c.getValue(), runs.get(c.getKey())));
+            stream.synchronize();
+            for (Runnable c : candidates.values()) {
+                graphs.add(capture(stream, c, runs));
             }
             heat(stream, graphs, heat);
             for (int i = 0; i < warmup; i++) {
@@ -106,7 +113,7 @@ public final class EventTimer {
                 for (String n : names) {
                     CudaEvent start = events.get(e++);
                     CudaEvent end = events.get(e++);
-                    stats.get(n).addValue(end.elapsedMillisSince(start) / runs.get(n));
+                    stats.get(n).addValue(end.elapsedMillisSince(start) / runs);
                 }
             }
             return new Timing(stats, runs);

@@ -121,7 +121,7 @@ final class Fp8GemmBenchCommand implements Callable<Integer> {
             work.put(METHODS.get(0), () -> gemm.multiply(av, bv, cv, 1f, 0f, Gemm.Options.NT, s));
             work.put(METHODS.get(1), () -> gemm.multiply(a8v, b8v, cv, 1f, 0f, Gemm.Options.NT, scales, s));
             work.put(METHODS.get(2), () -> gemm.multiply(a8v, b8v, cv, 1f, 0f, fast, scales, s));
-            EventTimer.Timing timed = timing.time(ctx, s, work);
+            EventTimer.Timing timed = timing.time(ctx, s, m, n, k, work);
             Map<String, DescriptiveStatistics> st = timed.stats();
             double flop = 2.0 * m * n * k;
             double bf16Ms = st.get(METHODS.get(0)).getPercentile(50);
@@ -139,7 +139,7 @@ final class Fp8GemmBenchCommand implements Callable<Integer> {
                 rec.put("speedup_vs_bf16", bf16Ms / ms);
                 rec.put("layout", "nt");
                 rec.put("out_dtype", "bf16");
-                timing.record(rec, timed, method);
+                timing.record(rec, timed);
                 rec.put("tuned", tuned);
                 rec.put("cublaslt", Gemm.cublasLtVersion());
                 rf.add(rec);

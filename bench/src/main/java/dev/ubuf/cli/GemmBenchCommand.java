@@ -97,6 +97,16 @@ final class GemmBenchCommand implements Callable<Integer> {
             + " line 'DONE' (errors: 'ERROR message'). For scripts/gemm-parity.py, which alternates this with"
             + " bench/torch/torch_gemm_serve.py shape by shape on one GPU.")
     boolean serve;
+    @Option(names = "--retune", description = "Before timing a shape, tune its GEMM again offline: time every"
+            + " candidate cuBLASLt proposes the way this command times a GEMM (graph replays after the heat,"
+            + " round-robin) and keep the fastest in the tuning file (UB_GEMM_TUNING_FILE or the cache directory),"
+            + " replacing what the online tuner chose there, for every later run of that GEMM kind (the ops' too)."
+            + " Needs GEMM tuning on. Each shape is retuned once per process.")
+    boolean retune;
+    @Option(names = "--retune-margin", defaultValue = "0.01", paramLabel = "FRACTION",
+            description = "With --retune: how much faster than cuBLASLt's first choice another candidate must time"
+                    + " to replace it, 0 to 0.5 (default: ${DEFAULT-VALUE}).")
+    double retuneMargin;
     @Mixin
     ResultsOutput results;
 
@@ -215,6 +225,18 @@ final class GemmBenchCommand implements Callable<Integer> {
         timing.check();
         Optional<Path> out = results.checkWritable();
         GemmTuning tuning = GemmTuning.from(UbufEnvironment.fromSystem()); // bad variables fail before GPU work
+        if (OptionChecks.given(spec, "--retune-margin") && !retune) {
+            throw OptionChecks.invalid(spec, "--retune-margin applies to --retune");
+        }
+        if (retune) {
+            if (!(retuneMargin >= 0 && retuneMargin <= 0.5)) {
+                throw OptionChecks.invalid(spec, "--retune-margin must be 0 to 0.5, got " + retuneMargin);
+            }
+            if (!tuning.enabled()) {
+                throw OptionChecks.invalid(spec, "--retune keeps its choices in the GEMM tuning file, but tuning is"
+                        + " off (UB_GEMM_TUNING=0)");
+            }
+        }
         // UB_GEMM_TUNING applies as it does to the ops' GEMMs, so parity is measured on what they run.
         GemmTuner tuner = new GemmTuner(tuning);
         CudaContext ctx = CudaContext.retainPrimary(device);
@@ -246,6 +268,17 @@ final class GemmBenchCommand implements Callable<Integer> {
                     // The overlap benchmarks' operands (OperandBuffers): uniform in [-1, 1), B scaled by 1/sqrt(K).
                     kernels.fillRandom(av, seed, 1f, s);
                     kernels.fillRandom(bv, seed + 1, 1f / (float) Math.sqrt(sk), s);
+                    GemmTuner.Retuned retuned = null;
+                    if (retune && !algorithms.containsKey(List.of(sm, sk, sn))) { // once per shape and process
+                        retuned = gemm.retune(av, bv, cv, 0f, Gemm.Options.NN,
+                                timing.candidates(ctx, s, sm, sn, sk), retuneMargin);
+                        algorithms.put(List.of(sm, sk, sn), "retuned");
+                        GemmTuner.Retuned r = retuned;
+                        (serve ? spec.commandLine().getErr() : spec.commandLine().getOut()).printf(
+                                "retuned %dx%dx%d (MxKxN): candidate %d of %d, %.4f ms (cuBLASLt's first %.4f ms)%n",
+                                sm, sk, sn, r.chosen(), r.millis().size(), r.millis().get(r.chosen()),
+                                r.millis().get(0));
+                    }
                     int timedBefore = tuner.timedCount();
                     int reusedBefore = tuner.reusedCount();
                     LinkedHashMap<String, Runnable> candidates = new LinkedHashMap<>();
@@ -259,7 +292,7 @@ final class GemmBenchCommand implements Callable<Integer> {
                         candidates.put(v.method(), () -> g.multiply(av, bv, cv, 1f, 0f, o, s));
                         settings.put(v.method(), v);
                     }
-                    EventTimer.Timing timed = timing.time(ctx, s, candidates);
+                    EventTimer.Timing timed = timing.time(ctx, s, sm, sn, sk, candidates);
                     Map<String, DescriptiveStatistics> stats = timed.stats();
                     // A shape served again runs the plan this process made the first time: keep that label.
                     String algorithm = algorithms.computeIfAbsent(List.of(sm, sk, sn), key -> !tuning.enabled()
@@ -273,6 +306,12 @@ final class GemmBenchCommand implements Callable<Integer> {
                         if (main) {
                             gemm.heuristicRank(av, bv, cv, 0f, Gemm.Options.NN)
                                     .ifPresent(r -> rec.put("heuristic_rank", r)); // 0: cuBLASLt's first choice
+                            if (retuned != null) {
+                                rec.put("retune_candidates_ms", retuned.millis().stream()
+                                        .map(x -> x.isNaN() ? null : x).toList()); // JSON has no NaN
+                                rec.put("retune_chosen", retuned.chosen());
+                                rec.put("retune_margin", retuneMargin);
+                            }
                         }
                         rf.add(rec);
                         made.add(rec);
@@ -364,7 +403,7 @@ final class GemmBenchCommand implements Callable<Integer> {
         rec.put("p10_ms", st.getPercentile(10));
         rec.put("p90_ms", st.getPercentile(90));
         rec.put("tflops", tflops);
-        timing.record(rec, timed, method);
+        timing.record(rec, timed);
         rec.put("timing", "sequential"); // the GEMM alone, not inside an op (round-robin over the methods)
         if (timedTogether.size() > 1) {
             rec.put("interleaved_with", timedTogether);

@@ -1,6 +1,7 @@
 package dev.ubuf.cli;
 
 import dev.ubuf.bench.EventTimer;
+import dev.ubuf.bench.GraphCandidateBench;
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaStream;
 import picocli.CommandLine.Model.CommandSpec;
@@ -40,17 +41,28 @@ final class GemmTiming {
         OptionChecks.atLeast(spec, "--heat-ms", heatMs, 0);
     }
 
-    /** The candidates timed round-robin on {@code stream} with these options. */
-    EventTimer.Timing time(CudaContext ctx, CudaStream stream, LinkedHashMap<String, Runnable> candidates) {
-        return EventTimer.interleaved(ctx, stream, warmup, iters, candidates, Duration.ofMillis(heatMs));
+    /**
+     * The candidates, GEMMs of one M x N x K shape, timed round-robin on {@code stream} with these options, their
+     * graphs sized by the shape ({@link EventTimer#runsPerGraph(long, long, long)}).
+     */
+    EventTimer.Timing time(CudaContext ctx, CudaStream stream, long m, long n, long k,
+                           LinkedHashMap<String, Runnable> candidates) {
+        return EventTimer.interleaved(ctx, stream, warmup, iters, EventTimer.runsPerGraph(m, n, k), candidates,
+                Duration.ofMillis(heatMs));
     }
 
-    /** The timing fields of a record of {@code method}. */
-    void record(Map<String, Object> rec, EventTimer.Timing timing, String method) {
+    /** Times a GEMM's cuBLASLt candidates as {@link #time} times a GEMM, for {@code Gemm.retune}. */
+    GraphCandidateBench candidates(CudaContext ctx, CudaStream stream, long m, long n, long k) {
+        return new GraphCandidateBench(ctx, stream, warmup, iters, EventTimer.runsPerGraph(m, n, k),
+                Duration.ofMillis(heatMs));
+    }
+
+    /** The timing fields of a record. */
+    void record(Map<String, Object> rec, EventTimer.Timing timing) {
         rec.put("iters", iters);
         rec.put("warmup", warmup);
         rec.put("heat_ms", heatMs);
         rec.put("runs", "graph"); // EventTimer: replays of a captured graph, no host time in or between runs
-        rec.put("runs_per_graph", timing.runsPerGraph().get(method));
+        rec.put("runs_per_graph", timing.runsPerGraph());
     }
 }

@@ -3,6 +3,8 @@ package dev.ubuf.tests;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ubuf.bench.EventTimer;
+import dev.ubuf.bench.GraphCandidateBench;
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaGraph;
 import dev.ubuf.cuda.CudaStream;
@@ -101,6 +103,38 @@ class GemmTuningGpuTest {
         }
         assertEquals(0, nextRun.timedCount(), nextRun.toString());
         assertEquals(1, nextRun.reusedCount(), nextRun.toString());
+    }
+
+    @Test
+    void retuningWithGraphReplaysKeepsTheOutputAndReplacesTheFilesChoice() throws IOException {
+        Path file = dir.resolve("tuning.tsv");
+        GemmTuner tuner = new GemmTuner(new GemmTuning(true, file, null));
+        int m = 1024, n = 768, k = 512;
+        long seed = System.nanoTime();
+        try (Gemm gemm = new Gemm(ctx, tuner)) {
+            accumulateAndCheck(gemm, m, n, k, seed); // the online tuner's choice, filed
+            String before = Files.readString(file);
+            try (DeviceBuffer da = ctx.allocate((long) m * k * 2); DeviceBuffer db = ctx.allocate((long) n * k * 2);
+                 DeviceBuffer dc = ctx.allocate((long) m * n * 4)) {
+                TensorView cv = TensorView.of(dc, m, n, DType.FP32);
+                stream.fill32(dc.address(), Float.floatToRawIntBits(Float.NaN), (long) m * n);
+                GemmTuner.Retuned r = gemm.retune(TensorView.of(da, m, k, DType.BF16),
+                        TensorView.of(db, n, k, DType.BF16), cv, 1f, Gemm.Options.NT,
+                        new GraphCandidateBench(ctx, stream, 2, 5, EventTimer.runsPerGraph(m, n, k),
+                                java.time.Duration.ofMillis(20)), 0.01);
+                assertTrue(r.millis().stream().filter(x -> !x.isNaN()).allMatch(x -> x > 0 && x < 100),
+                        "every candidate that ran has a plausible time: " + r);
+                float[] untouched = HostTensors.download(ctx, stream, cv);
+                for (int i = 0; i < untouched.length; i++) {
+                    assertTrue(Float.isNaN(untouched[i]), "the caller's C is never written by the candidates ("
+                            + i + ")");
+                }
+            }
+            assertEquals(2, tuner.timedCount(), tuner.toString());
+            assertEquals(1, entries(file), "the retuned choice replaced the line: " + Files.readString(file)
+                    + "\nbefore:\n" + before);
+            accumulateAndCheck(gemm, m, n, k, seed + 1); // runs the retuned choice: still exact
+        }
     }
 
     @Test

@@ -2,16 +2,17 @@ package dev.ubuf.gemm;
 
 /**
  * The GPU side of tuning: runs and times a GEMM's candidate algorithms on scratch memory. {@link Gemm} supplies one
- * per call ({@link StreamCandidateBench}); CPU tests and untuned runners use {@link #NONE}.
+ * per call (quick single runs on a private stream); CPU tests and untuned runners use {@link #NONE}; a benchmark may
+ * supply its own to {@link Gemm#retune}, timing the candidates the way it measures.
  */
 @FunctionalInterface
-interface CandidateBench {
+public interface CandidateBench {
     /** Cannot time: the heuristic's first candidate is used for now. */
     CandidateBench NONE = (count, cBytes, cAddress, workspaceBytes, launch) -> null;
 
     /** Enqueues candidate {@code index} writing its product to {@code c}, with a workspace, on {@code stream}. */
     @FunctionalInterface
-    interface Launch {
+    public interface Launch {
         void enqueue(int index, long c, long workspace, long workspaceBytes, long stream);
     }
 

@@ -195,6 +195,26 @@ public final class Gemm implements AutoCloseable {
                 tuning ? new StreamCandidateBench(context, stream) : CandidateBench.NONE);
     }
 
+    /**
+     * Tunes this kind of (non-FP8) multiply again, timing cuBLASLt's candidates with {@code bench} instead of the
+     * tuner's quick single runs, and keeps the fastest for later multiplies here, in the tuner and in its file
+     * (replacing an earlier choice) unless the heuristic's first is within {@code margin} of it. For offline tuning
+     * where the GEMMs will be judged as {@code bench} measures them ({@code ubuf bench gemm --retune}). C and the
+     * workspace are not touched: the candidates write scratch.
+     *
+     * @param margin how much faster than the heuristic's first a candidate must time to replace it, 0 to 1
+     * @throws IllegalStateException when this GEMM's tuner is off
+     */
+    public GemmTuner.Retuned retune(TensorView a, TensorView b, TensorView c, float beta, Options o,
+                                    CandidateBench bench, double margin) {
+        GemmSpec spec = spec(a, b, c, o);
+        if (spec.isFp8()) {
+            throw new IllegalArgumentException("retune is for GEMMs that are not fp8 (their scales would have to be "
+                    + "bound while timing)");
+        }
+        return runner.retune(spec, a.address(), b.address(), c.address(), beta, null, bench, margin);
+    }
+
     /** c = a * b. */
     public void multiply(TensorView a, TensorView b, TensorView c, CudaStream stream) {
         multiply(a, b, c, 1f, 0f, Options.NN, stream);

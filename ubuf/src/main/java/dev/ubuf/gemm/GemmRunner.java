@@ -187,6 +187,17 @@ public final class GemmRunner implements AutoCloseable {
     /** Hands the candidates to the tuner, with a way to time them on the operands' own addresses and layout. */
     private MatmulPlan.Chooser chooser(MatmulPlan.Key key, long a, long b, long c, MemorySegment alpha,
                                        MemorySegment beta, CandidateBench bench) {
+        return chooser(key, a, b, c, alpha, beta, bench, (algos, timer) -> tuner.choose(device, key, algos, timer));
+    }
+
+    /** What the tuner does with a kind's candidates and a timer of them. */
+    @FunctionalInterface
+    private interface TunerCall {
+        GemmTuner.Choice choose(List<MemorySegment> algos, GemmTuner.Timer timer);
+    }
+
+    private MatmulPlan.Chooser chooser(MatmulPlan.Key key, long a, long b, long c, MemorySegment alpha,
+                                       MemorySegment beta, CandidateBench bench, TunerCall tunerCall) {
         return (d, candidates) -> {
             ColumnMajorCall call = d.call();
             CublasLt library = handle.library();
@@ -197,9 +208,48 @@ public final class GemmRunner implements AutoCloseable {
                             scratchWorkspace, scratchWorkspaceBytes, stream);
             long neededWorkspace = candidates.stream().mapToLong(MatmulPlan.Candidate::workspaceBytes).max().orElse(0);
             List<MemorySegment> algos = candidates.stream().map(MatmulPlan.Candidate::algo).toList();
-            return tuner.choose(device, key, algos,
-                    count -> bench.time(count, key.spec().cBytes(), c, neededWorkspace, launch));
+            return tunerCall.choose(algos, count -> bench.time(count, key.spec().cBytes(), c, neededWorkspace, launch));
         };
+    }
+
+    /**
+     * Times every candidate of this GEMM kind on {@code bench} whatever was chosen before, keeps the fastest (unless
+     * the heuristic's first is within {@code margin} of it) for this runner's later runs and in the tuner's memory
+     * and file, replacing the earlier choice. For offline tuning by a benchmark that measures the way it will be
+     * judged ({@code ubuf bench gemm --retune}); the kind must not be in use on another stream meanwhile.
+     *
+     * @param scales an FP8 GEMM's scales, bound while its candidates run (null: none; cuBLASLt reads scale 1)
+     * @throws IllegalStateException when the tuner is off
+     */
+    GemmTuner.Retuned retune(GemmSpec spec, long a, long b, long c, float beta, Gemm.Fp8Scales scales,
+                             CandidateBench bench, double margin) {
+        assertOpen();
+        checkOperands(spec, a, b, c);
+        if (scales != null) {
+            checkFp8(spec, beta, scales);
+        }
+        if (!tuner.settings().enabled()) {
+            throw new IllegalStateException("GEMM tuning is off (UB_GEMM_TUNING=0): a retuned choice would not be "
+                    + "used; turn tuning on to retune");
+        }
+        MatmulPlan.Key key = new MatmulPlan.Key(spec, alignmentOf(a), alignmentOf(b), alignmentOf(c), beta != 0f,
+                false, false);
+        GemmTuner.Retuned[] retuned = new GemmTuner.Retuned[1];
+        MatmulPlan plan;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment alphaHost = arena.allocateFrom(JAVA_FLOAT, 1f);
+            MemorySegment betaHost = arena.allocateFrom(JAVA_FLOAT, beta);
+            plan = MatmulPlan.choose(handle.library(), handle.address(), key, scales, workspaceBytes,
+                    chooser(key, a, b, c, alphaHost, betaHost, bench, (algos, timer) -> {
+                        retuned[0] = tuner.retune(device, key, algos, timer, margin);
+                        return new GemmTuner.Choice(retuned[0].chosen(), true);
+                    }));
+        }
+        MatmulPlan replaced = plans.put(key, plan);
+        if (replaced != null) {
+            replaced.close(); // the caller's stream may still run it: cuBLASLt read its descriptors when enqueuing
+        }
+        return retuned[0];
     }
 
     /**

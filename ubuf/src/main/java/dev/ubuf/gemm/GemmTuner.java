@@ -99,15 +99,59 @@ public final class GemmTuner {
         if (millis == null) {
             return new Choice(0, false);
         }
+        return new Choice(remember(device, key, algos, millis, MARGIN), true);
+    }
+
+    /**
+     * Times {@code key}'s candidates with {@code timer} whatever is remembered, and remembers (in memory and in the
+     * file, replacing any earlier choice) the fastest, unless the heuristic's first is within {@code margin} of it.
+     * For tuning offline, measured the way a benchmark measures (see {@code ubuf bench gemm --retune}), where the
+     * online tuner's quick single runs on an idle GPU would not tell kernels a percent apart.
+     *
+     * @param margin how much faster than the heuristic's first a candidate must be to replace it, 0 to 1
+     * @return the kept candidate's index and every candidate's time
+     * @throws IllegalStateException when tuning is off (there is nowhere to keep the choice)
+     * @throws GemmException         when every candidate failed to run
+     */
+    Retuned retune(TuningDevice device, MatmulPlan.Key key, List<MemorySegment> algos, Timer timer, double margin) {
+        if (!settings.enabled()) {
+            throw new IllegalStateException("GEMM tuning is off (UB_GEMM_TUNING=0): a retuned choice would not be "
+                    + "used; turn tuning on to retune");
+        }
+        if (!(margin >= 0 && margin < 1)) {
+            throw new IllegalArgumentException("margin must be in [0, 1), got " + margin);
+        }
+        double[] millis = timer.time(algos.size());
+        if (millis == null) {
+            throw new IllegalStateException("cannot time " + TuningFile.formatKey(key) + " now (the stream is "
+                    + "capturing a graph)");
+        }
+        int chosen = remember(device, key, algos, millis, margin);
+        return new Retuned(chosen, java.util.Arrays.stream(millis).boxed().toList());
+    }
+
+    /** A retuned GEMM kind: the index of the candidate kept and each candidate's time per run (NaN: failed). */
+    public record Retuned(int chosen, List<Double> millis) {
+        public Retuned {
+            millis = List.copyOf(millis);
+            if (chosen < 0 || chosen >= millis.size()) {
+                throw new IllegalArgumentException("chose candidate " + chosen + " of " + millis.size());
+            }
+        }
+    }
+
+    private int remember(TuningDevice device, MatmulPlan.Key key, List<MemorySegment> algos, double[] millis,
+                         double margin) {
         if (millis.length != algos.size()) {
             throw new IllegalStateException("timed " + millis.length + " of " + algos.size() + " candidates");
         }
-        int best = fastest(millis);
+        int best = fastest(millis, margin);
         if (best < 0) {
             throw new GemmException("none of the " + algos.size() + " algorithms cuBLASLt proposed for "
                     + TuningFile.formatKey(key) + " ran when timed; set UB_GEMM_TUNING=0 to run its first choice "
                     + "untimed");
         }
+        TuningFile.Entry entry = new TuningFile.Entry(device, key);
         TunedAlgorithm tuned = new TunedAlgorithm(TunedAlgorithm.hex(bytes(algos.get(best))), best, millis[best],
                 millis[0]);
         memory.put(entry, tuned);
@@ -115,7 +159,7 @@ public final class GemmTuner {
         LOG.log(System.Logger.Level.DEBUG, () -> "ubuf: tuned " + TuningFile.formatKey(key) + ": candidate " + best
                 + " of " + algos.size() + ", " + millis[best] + " ms (heuristic first: " + millis[0] + " ms)");
         save(device, entry, tuned);
-        return new Choice(best, true);
+        return best;
     }
 
     /**
@@ -130,13 +174,18 @@ public final class GemmTuner {
      * {@link #MARGIN} of it; the earliest among equal ones; -1 when none is finite (every candidate failed).
      */
     static int fastest(double[] millis) {
+        return fastest(millis, MARGIN);
+    }
+
+    /** {@link #fastest(double[])} with another margin. */
+    static int fastest(double[] millis, double margin) {
         int best = -1;
         for (int i = 0; i < millis.length; i++) {
             if (Double.isFinite(millis[i]) && (best < 0 || millis[i] < millis[best])) {
                 best = i;
             }
         }
-        if (best > 0 && Double.isFinite(millis[0]) && millis[0] <= millis[best] * (1 + MARGIN)) {
+        if (best > 0 && Double.isFinite(millis[0]) && millis[0] <= millis[best] * (1 + margin)) {
             return 0;
         }
         return best;

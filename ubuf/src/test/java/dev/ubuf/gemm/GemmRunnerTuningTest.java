@@ -2,6 +2,7 @@ package dev.ubuf.gemm;
 
 import static dev.ubuf.tensor.DType.BF16;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -140,6 +141,29 @@ class GemmRunnerTuningTest {
         runner.run(SPEC, A, B, C, 1f, 0f, STREAM, bench);
         assertEquals(1, bench.calls);
         assertTrue(fake.lastCall().startsWith("matmul algo=101 "), fake.lastCall());
+    }
+
+    @Test
+    void retuningReplacesTheKindsPlanSoLaterRunsUseTheNewChoiceUntimed() {
+        runner.run(SPEC, A, B, C, 1f, 0f, STREAM, new RecordingBench(4.0, 3.0, 1.0, 2.0));
+        assertTrue(fake.lastCall().startsWith("matmul algo=102 "), fake.lastCall());
+        RecordingBench graphs = new RecordingBench(1.0, 3.0, 4.0, 2.0);
+        GemmTuner.Retuned r = runner.retune(SPEC, A, B, C, 0f, null, graphs, 0.01);
+        assertEquals(1, graphs.calls);
+        assertEquals(0, r.chosen());
+        runner.run(SPEC, A, B, C, 1f, 0f, STREAM, (count, cBytes, c, ws, launch) -> fail("timed again"));
+        assertTrue(fake.lastCall().startsWith("matmul algo=100 "), "the retuned choice runs: " + fake.lastCall());
+        assertEquals(1, runner.planCount(), "the replaced plan was destroyed (the live-object check follows)");
+        assertEquals(java.util.OptionalInt.of(0), runner.heuristicRank(SPEC, A, B, C, false));
+    }
+
+    @Test
+    void anUntunedRunnerRefusesToRetune() {
+        try (GemmRunner plain = new GemmRunner(handle, WORKSPACE, GemmRunner.RECOMMENDED_WORKSPACE_BYTES)) {
+            IllegalStateException e = assertThrows(IllegalStateException.class,
+                    () -> plain.retune(SPEC, A, B, C, 0f, null, new RecordingBench(1.0), 0.01));
+            assertTrue(e.getMessage().contains("UB_GEMM_TUNING=0"), e.getMessage());
+        }
     }
 
     @Test

@@ -138,6 +138,44 @@ class GemmTunerTest {
     }
 
     @Test
+    void retuningTimesAgainAndReplacesTheRememberedChoiceInMemoryAndFile() throws IOException {
+        GemmTuning settings = new GemmTuning(true, dir.resolve("tuning.tsv"), null);
+        GemmTuner tuner = new GemmTuner(settings);
+        tuner.choose(H200, KEY, candidates(1, 2, 3), new FixedTimer(3.0, 1.5, 2.0)); // algorithm 2 kept
+        FixedTimer graphs = new FixedTimer(2.0, 2.1, 1.9);
+        GemmTuner.Retuned r = tuner.retune(H200, KEY, candidates(1, 2, 3), graphs, 0.01);
+        assertEquals(1, graphs.calls, "timed although a choice was remembered");
+        assertEquals(2, r.chosen(), "1.9 beats the heuristic's first (2.0) by more than 1%");
+        assertEquals(List.of(2.0, 2.1, 1.9), r.millis());
+        assertEquals(new GemmTuner.Choice(2, true), tuner.choose(H200, KEY, candidates(1, 2, 3), NEVER));
+        assertEquals(new GemmTuner.Choice(2, true), new GemmTuner(settings).choose(H200, KEY, candidates(1, 2, 3),
+                NEVER), "the file holds the retuned choice");
+    }
+
+    @Test
+    void retuningKeepsTheHeuristicsFirstWithinItsMargin() {
+        GemmTuner tuner = inMemory();
+        assertEquals(0, tuner.retune(H200, KEY, candidates(1, 2), new FixedTimer(1.005, 1.0), 0.01).chosen());
+        assertEquals(1, tuner.retune(H200, KEY, candidates(1, 2), new FixedTimer(1.005, 1.0), 0.0).chosen(),
+                "margin 0: the fastest");
+        assertEquals(new GemmTuner.Choice(1, true), tuner.choose(H200, KEY, candidates(1, 2), NEVER));
+    }
+
+    @Test
+    void retuningNeedsTuningOnAMarginBelowOneAndATimerThatCanTime() {
+        IllegalStateException off = assertThrows(IllegalStateException.class,
+                () -> GemmTuner.disabled().retune(H200, KEY, candidates(1, 2), NEVER, 0.01));
+        assertTrue(off.getMessage().contains("UB_GEMM_TUNING=0"), off.getMessage());
+        assertThrows(IllegalArgumentException.class,
+                () -> inMemory().retune(H200, KEY, candidates(1, 2), NEVER, 1.0));
+        assertThrows(IllegalArgumentException.class,
+                () -> inMemory().retune(H200, KEY, candidates(1, 2), NEVER, Double.NaN));
+        IllegalStateException capturing = assertThrows(IllegalStateException.class,
+                () -> inMemory().retune(H200, KEY, candidates(1, 2), GemmTuner.Timer.UNAVAILABLE, 0.01));
+        assertTrue(capturing.getMessage().contains("capturing"), capturing.getMessage());
+    }
+
+    @Test
     void theMinimumIsTakenTiesGoToTheEarlierAndFailuresAreSkipped() {
         assertEquals(2, GemmTuner.fastest(new double[] {3.0, 2.5, 0.75, 1.0}));
         assertEquals(1, GemmTuner.fastest(new double[] {2.0, 1.0, 1.0}));
