@@ -128,6 +128,72 @@ public final class EventTimer {
         }
     }
 
+    /**
+     * Times each candidate in its own steady state, as a GEMM runs alone in a benchmark or a training step: in turn,
+     * each candidate's graph replays alone for {@code heat}, then its warm-ups and timed replays follow back to back.
+     * Two passes, the second in reverse order (A B C C B A), so a slow drift of the GPU weighs on every candidate
+     * alike; a candidate's samples are both passes'. Why not round-robin ({@link #interleaved}): a GPU at its power
+     * limit sets its clocks by what it has been running, and interleaved candidates share one clock state, which
+     * flatters a kernel that draws more power than the others: picked that way, 24 of 63 changed cuBLASLt choices
+     * ran slower than torch.matmul's in a steady-state comparison (H200, 2026-11-23).
+     */
+    public static Timing eachHeated(CudaContext ctx, CudaStream stream, int warmup, int iters, int runs,
+                                    LinkedHashMap<String, Runnable> candidates, Duration heat) {
+        if (warmup < 0 || iters < 1 || runs < 1 || runs > MAX_RUNS_PER_GRAPH || candidates.isEmpty()) {
+            throw new IllegalArgumentException("need warmup >= 0, iters >= 1, 1 <= runs <= " + MAX_RUNS_PER_GRAPH
+                    + " and a candidate; got " + warmup + ", " + iters + ", " + runs + ", " + candidates.size());
+        }
+        List<String> names = List.copyOf(candidates.keySet());
+        List<CudaGraph> graphs = new ArrayList<>();
+        List<CudaEvent> events = new ArrayList<>();
+        try {
+            for (int i = 0; i < 2 * iters; i++) {
+                events.add(ctx.createEvent(true));
+            }
+            for (Runnable c : candidates.values()) {
+                c.run();
+            }
+            stream.synchronize();
+            for (Runnable c : candidates.values()) {
+                graphs.add(capture(stream, c, runs));
+            }
+            Map<String, DescriptiveStatistics> stats = new LinkedHashMap<>();
+            names.forEach(n -> stats.put(n, new DescriptiveStatistics()));
+            List<Integer> order = new ArrayList<>();
+            for (int i = 0; i < names.size(); i++) {
+                order.add(i);
+            }
+            for (int pass = 0; pass < 2; pass++) {
+                for (int i : pass == 0 ? order : order.reversed()) {
+                    CudaGraph g = graphs.get(i);
+                    heat(stream, List.of(g), heat);
+                    for (int w = 0; w < warmup; w++) {
+                        g.launch(stream);
+                    }
+                    for (int t = 0; t < iters; t++) {
+                        events.get(2 * t).record(stream);
+                        g.launch(stream);
+                        events.get(2 * t + 1).record(stream);
+                    }
+                    events.get(events.size() - 1).synchronize();
+                    for (int t = 0; t < iters; t++) {
+                        stats.get(names.get(i)).addValue(
+                                events.get(2 * t + 1).elapsedMillisSince(events.get(2 * t)) / runs);
+                    }
+                }
+            }
+            return new Timing(stats, runs);
+        } finally {
+            stream.synchronize();
+            for (int i = events.size() - 1; i >= 0; i--) {
+                events.get(i).close();
+            }
+            for (int i = graphs.size() - 1; i >= 0; i--) {
+                graphs.get(i).close();
+            }
+        }
+    }
+
     /** {@code runs} runs of {@code work}, captured from {@code stream} (the capture is ended on failure). */
     private static CudaGraph capture(CudaStream stream, Runnable work, int runs) {
         stream.beginCapture();

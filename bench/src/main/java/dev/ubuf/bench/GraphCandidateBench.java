@@ -5,24 +5,32 @@ import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.gemm.CandidateBench;
 import dev.ubuf.gemm.GemmException;
-import org.apache.commons.math3.stat.descriptive.DescriptiveStatistics;
 
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
-import java.util.Map;
 
 /**
- * Times a GEMM's cuBLASLt candidates the way {@code ubuf bench gemm} times a GEMM ({@link EventTimer}): each one
- * captured in a graph of back-to-back runs, all replayed round-robin after a heat phase, a candidate's time the
- * median of its samples. For {@link dev.ubuf.gemm.Gemm#retune}: the online tuner's quick single runs, on a GPU that
- * has just idled, cannot tell kernels a percent apart at the clocks a busy GPU holds under its power limit.
+ * Times a GEMM's cuBLASLt candidates the way {@code ubuf bench gemm} times a GEMM ({@link EventTimer}), for
+ * {@link dev.ubuf.gemm.Gemm#retune}: the online tuner's quick single runs, on a GPU that has just idled, cannot tell
+ * kernels a percent apart at the clocks a busy GPU holds under its power limit.
+ *
+ * <p>Two phases. A screen times every candidate round-robin ({@link EventTimer#interleaved}: graphs of back-to-back
+ * runs after a heat); cuBLASLt's first choice and the others within {@link #SCREEN_WINDOW} of the best go on, at
+ * most {@link #FINALISTS} in all. The finalists are then timed each in its own steady state
+ * ({@link EventTimer#eachHeated}), as a benchmark or a training step runs a GEMM, and those are the times returned;
+ * a candidate screened out gets +Infinity (the tuner never picks it), one cuBLASLt refuses to launch NaN. The screen
+ * alone is not enough: round-robin candidates share one clock state, which flatters kernels that draw more power.
  *
  * <p>The candidates write a scratch C at the caller's offset modulo 256 (the caller's C is not touched) and use a
- * scratch workspace; a candidate cuBLASLt refuses to launch gets NaN. Synchronous: returns when timed.
+ * scratch workspace. Synchronous: returns when timed. Not thread-safe (it remembers its last screen).
  */
 public final class GraphCandidateBench implements CandidateBench {
     private static final long ALIGNMENT = 256;
+    /** How far behind the screen's best a candidate may be and still be timed in its steady state. */
+    public static final double SCREEN_WINDOW = 0.03;
+    /** The most candidates timed in their steady state, cuBLASLt's first choice included. */
+    public static final int FINALISTS = 4;
 
     private final CudaContext context;
     private final CudaStream stream;
@@ -30,6 +38,7 @@ public final class GraphCandidateBench implements CandidateBench {
     private final int iters;
     private final int runs;
     private final Duration heat;
+    private double[] lastScreen = new double[0];
 
     /**
      * @param runs runs per graph, as {@link EventTimer#runsPerGraph(long, long, long)} gives for the GEMM's shape
@@ -77,11 +86,55 @@ public final class GraphCandidateBench implements CandidateBench {
             if (runnable.isEmpty()) {
                 return millis;
             }
-            Map<String, DescriptiveStatistics> stats = EventTimer.interleaved(context, stream, warmup, iters, runs,
-                    runnable, heat).stats();
-            stats.forEach((i, st) -> millis[Integer.parseInt(i)] = st.getPercentile(50));
+            double[] screen = millis.clone();
+            EventTimer.interleaved(context, stream, warmup, iters, runs, runnable, heat).stats()
+                    .forEach((i, st) -> screen[Integer.parseInt(i)] = st.getPercentile(50));
+            lastScreen = screen.clone();
+            LinkedHashMap<String, Runnable> finalists = new LinkedHashMap<>();
+            for (int i : finalists(screen)) {
+                finalists.put(Integer.toString(i), runnable.get(Integer.toString(i)));
+            }
+            for (int i = 0; i < count; i++) {
+                if (!Double.isNaN(screen[i])) {
+                    millis[i] = Double.POSITIVE_INFINITY; // screened out, unless a finalist below
+                }
+            }
+            EventTimer.eachHeated(context, stream, warmup, iters, runs, finalists, heat).stats()
+                    .forEach((i, st) -> millis[Integer.parseInt(i)] = st.getPercentile(50));
         }
         return millis;
+    }
+
+    /** Per-run times of every candidate in the last call's screen (NaN: did not run), in candidate order. */
+    public double[] lastScreen() {
+        return lastScreen.clone();
+    }
+
+    /**
+     * The candidates worth a steady-state timing, by their screen times (NaN: did not run): cuBLASLt's first
+     * (index 0) when it ran, then the fastest others within {@link #SCREEN_WINDOW} of the best, at most
+     * {@link #FINALISTS} in all; in index order.
+     */
+    static java.util.List<Integer> finalists(double[] screen) {
+        double best = Arrays.stream(screen).filter(Double::isFinite).min().orElse(Double.NaN);
+        java.util.List<Integer> others = new java.util.ArrayList<>();
+        for (int i = 1; i < screen.length; i++) {
+            if (Double.isFinite(screen[i]) && screen[i] <= best * (1 + SCREEN_WINDOW)) {
+                others.add(i);
+            }
+        }
+        others.sort(java.util.Comparator.comparingDouble(i -> screen[i]));
+        java.util.List<Integer> chosen = new java.util.ArrayList<>();
+        if (screen.length > 0 && Double.isFinite(screen[0])) {
+            chosen.add(0);
+        }
+        for (int i : others) {
+            if (chosen.size() < FINALISTS) {
+                chosen.add(i);
+            }
+        }
+        chosen.sort(null);
+        return java.util.List.copyOf(chosen);
     }
 
     private static long roundUp(long value) {

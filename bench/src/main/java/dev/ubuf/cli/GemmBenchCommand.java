@@ -1,6 +1,7 @@
 package dev.ubuf.cli;
 
 import dev.ubuf.bench.EventTimer;
+import dev.ubuf.bench.GraphCandidateBench;
 import dev.ubuf.bench.ResultsFile;
 import dev.ubuf.config.UbufEnvironment;
 import dev.ubuf.cuda.CudaContext;
@@ -98,8 +99,8 @@ final class GemmBenchCommand implements Callable<Integer> {
             + " bench/torch/torch_gemm_serve.py shape by shape on one GPU.")
     boolean serve;
     @Option(names = "--retune", description = "Before timing a shape, tune its GEMM again offline: time every"
-            + " candidate cuBLASLt proposes the way this command times a GEMM (graph replays after the heat,"
-            + " round-robin) and keep the fastest in the tuning file (UB_GEMM_TUNING_FILE or the cache directory),"
+            + " candidate cuBLASLt proposes (graph replays after the heat, round-robin), then time the best few each"
+            + " in its own steady state, as this command times a GEMM, and keep the fastest in the tuning file (UB_GEMM_TUNING_FILE or the cache directory),"
             + " replacing what the online tuner chose there, for every later run of that GEMM kind (the ops' too)."
             + " Needs GEMM tuning on. Each shape is retuned once per process.")
     boolean retune;
@@ -269,9 +270,11 @@ final class GemmBenchCommand implements Callable<Integer> {
                     kernels.fillRandom(av, seed, 1f, s);
                     kernels.fillRandom(bv, seed + 1, 1f / (float) Math.sqrt(sk), s);
                     GemmTuner.Retuned retuned = null;
+                    double[] screen = null;
                     if (retune && !algorithms.containsKey(List.of(sm, sk, sn))) { // once per shape and process
-                        retuned = gemm.retune(av, bv, cv, 0f, Gemm.Options.NN,
-                                timing.candidates(ctx, s, sm, sn, sk), retuneMargin);
+                        GraphCandidateBench bench = timing.candidates(ctx, s, sm, sn, sk);
+                        retuned = gemm.retune(av, bv, cv, 0f, Gemm.Options.NN, bench, retuneMargin);
+                        screen = bench.lastScreen();
                         algorithms.put(List.of(sm, sk, sn), "retuned");
                         GemmTuner.Retuned r = retuned;
                         (serve ? spec.commandLine().getErr() : spec.commandLine().getOut()).printf(
@@ -307,8 +310,12 @@ final class GemmBenchCommand implements Callable<Integer> {
                             gemm.heuristicRank(av, bv, cv, 0f, Gemm.Options.NN)
                                     .ifPresent(r -> rec.put("heuristic_rank", r)); // 0: cuBLASLt's first choice
                             if (retuned != null) {
+                                // Steady-state times of the finalists; null: screened out or failed (JSON has no
+                                // NaN or Infinity). The screen's round-robin times of every candidate beside them.
                                 rec.put("retune_candidates_ms", retuned.millis().stream()
-                                        .map(x -> x.isNaN() ? null : x).toList()); // JSON has no NaN
+                                        .map(x -> Double.isFinite(x) ? x : null).toList());
+                                rec.put("retune_screen_ms", java.util.Arrays.stream(screen)
+                                        .mapToObj(x -> Double.isFinite(x) ? x : null).toList());
                                 rec.put("retune_chosen", retuned.chosen());
                                 rec.put("retune_margin", retuneMargin);
                             }

@@ -130,7 +130,10 @@ public final class GemmTuner {
         return new Retuned(chosen, java.util.Arrays.stream(millis).boxed().toList());
     }
 
-    /** A retuned GEMM kind: the index of the candidate kept and each candidate's time per run (NaN: failed). */
+    /**
+     * A retuned GEMM kind: the index of the candidate kept and each candidate's time per run as the bench gave it
+     * (NaN: failed; +Infinity: not timed to the end, e.g. screened out).
+     */
     public record Retuned(int chosen, List<Double> millis) {
         public Retuned {
             millis = List.copyOf(millis);
