@@ -93,6 +93,11 @@ final class GemmBenchCommand implements Callable<Integer> {
                     + " recorded as method cublaslt:ws<MIB>m:sm<SMS> with the heuristic's first algorithm."
                     + " Repeatable. Default: none.")
     List<String> variantWords;
+    @Option(names = "--call", paramLabel = "MIB:SMS",
+            description = "The workspace (MiB) and SM_COUNT_TARGET (0 = not set) of the main cuBLASLt call (method"
+                    + " cublaslt, tuned as UB_GEMM_TUNING says), e.g. 0:132 for the settings PyTorch passes."
+                    + " Default: " + (GemmRunner.RECOMMENDED_WORKSPACE_BYTES >> 20) + ":0, what ubuf's GEMMs use.")
+    String callWord;
     @Option(names = "--serve", description = "Read shapes (M,K,N or gemm:M,K,N) from standard input, one per line,"
             + " and answer each on standard output with its records, one JSON object per line after 'RECORD ', then a"
             + " line 'DONE' (errors: 'ERROR message'). For scripts/gemm-parity.py, which alternates this with"
@@ -217,6 +222,15 @@ final class GemmBenchCommand implements Callable<Integer> {
         }
         List<long[]> shapes = serve ? List.of() : shapes();
         List<Variant> variants = variants();
+        Variant call = new Variant(GemmRunner.RECOMMENDED_WORKSPACE_BYTES >> 20, 0);
+        if (callWord != null) {
+            try {
+                call = Variant.parse(callWord);
+            } catch (IllegalArgumentException e) {
+                throw OptionChecks.invalid(spec, "--call: " + e.getMessage());
+            }
+        }
+        Gemm.Options callOptions = Gemm.Options.NN.withSmCountTarget(call.smCountTarget());
         if (listShapes) {
             spec.commandLine().getOut().println(String.join(" ", shapes.stream()
                     .map(s -> "gemm:" + s[0] + "," + s[1] + "," + s[2]).toList()));
@@ -244,7 +258,7 @@ final class GemmBenchCommand implements Callable<Integer> {
         List<Gemm> variantGemms = new ArrayList<>();
         try (KernelLibrary lib = KernelLibrary.load(ctx);
              CudaStream s = ctx.createStream(StreamPriority.NORMAL);
-             Gemm gemm = new Gemm(ctx, tuner)) {
+             Gemm gemm = new Gemm(ctx, call.workspaceMib() << 20, tuner)) {
             for (Variant v : variants) {
                 // Heuristic-first: the variants show what the call's settings do, not what tuning picks.
                 variantGemms.add(new Gemm(ctx, v.workspaceMib() << 20, GemmTuner.disabled()));
@@ -273,7 +287,7 @@ final class GemmBenchCommand implements Callable<Integer> {
                     double[] screen = null;
                     if (retune && !algorithms.containsKey(List.of(sm, sk, sn))) { // once per shape and process
                         GraphCandidateBench bench = timing.candidates(ctx, s, sm, sn, sk);
-                        retuned = gemm.retune(av, bv, cv, 0f, Gemm.Options.NN, bench, retuneMargin);
+                        retuned = gemm.retune(av, bv, cv, 0f, callOptions, bench, retuneMargin);
                         screen = bench.lastScreen();
                         algorithms.put(List.of(sm, sk, sn), "retuned");
                         GemmTuner.Retuned r = retuned;
@@ -286,8 +300,8 @@ final class GemmBenchCommand implements Callable<Integer> {
                     int reusedBefore = tuner.reusedCount();
                     LinkedHashMap<String, Runnable> candidates = new LinkedHashMap<>();
                     Map<String, Variant> settings = new java.util.HashMap<>();
-                    candidates.put("cublaslt", () -> gemm.multiply(av, bv, cv, s));
-                    settings.put("cublaslt", new Variant(GemmRunner.RECOMMENDED_WORKSPACE_BYTES >> 20, 0));
+                    candidates.put("cublaslt", () -> gemm.multiply(av, bv, cv, 1f, 0f, callOptions, s));
+                    settings.put("cublaslt", call);
                     for (int i = 0; i < variants.size(); i++) {
                         Gemm g = variantGemms.get(i);
                         Variant v = variants.get(i);
@@ -307,7 +321,7 @@ final class GemmBenchCommand implements Callable<Integer> {
                                 main ? algorithm : "heuristic-first", tuning.enabled() && main, version,
                                 List.copyOf(stats.keySet()), timed);
                         if (main) {
-                            gemm.heuristicRank(av, bv, cv, 0f, Gemm.Options.NN)
+                            gemm.heuristicRank(av, bv, cv, 0f, callOptions)
                                     .ifPresent(r -> rec.put("heuristic_rank", r)); // 0: cuBLASLt's first choice
                             if (retuned != null) {
                                 // Steady-state times of the finalists; null: screened out or failed (JSON has no

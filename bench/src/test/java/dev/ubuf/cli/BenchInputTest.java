@@ -27,6 +27,7 @@ class BenchInputTest {
             bench gemm --k -3                         | --k must be at least 1, got -3
             bench gemm --device -1                    | --device must be at least 0, got -1
             bench gemm --retune-margin 0.02           | --retune-margin applies to --retune
+            bench gemm --call 0                       | --call: a variant is MIB:SMS (e.g. 0:132), got '0'
             bench gemm --retune --retune-margin 0.9   | --retune-margin must be 0 to 0.5, got 0.9
             bench fp8 --iters 0                       | --iters must be at least 1, got 0
             bench fp8 --shapes 8192,8192,8200         | --shapes: shape '8192,8192,8200' cannot run as an FP8 GEMM: every dimension must be a multiple of 16
