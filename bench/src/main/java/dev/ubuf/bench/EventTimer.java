@@ -75,24 +75,8 @@ public final class EventTimer {
      */
     public static Timing interleaved(CudaContext ctx, CudaStream stream, int warmup, int iters, int runs,
                                      LinkedHashMap<String, Runnable> candidates, Duration heat) {
-        if (warmup < 0 || iters < 1 || runs < 1 || runs > MAX_RUNS_PER_GRAPH || candidates.isEmpty()) {
-            throw new IllegalArgumentException("need warmup >= 0, iters >= 1, 1 <= runs <= " + MAX_RUNS_PER_GRAPH
-                    + " and a candidate; got " + warmup + ", " + iters + ", " + runs + ", " + candidates.size());
-        }
         List<String> names = List.copyOf(candidates.keySet());
-        List<CudaGraph> graphs = new ArrayList<>();
-        List<CudaEvent> events = new ArrayList<>();
-        try {
-            for (int i = 0; i < 2 * Math.max(iters * candidates.size(), 1); i++) {
-                events.add(ctx.createEvent(true));
-            }
-            for (Runnable c : candidates.values()) {
-                c.run(); // on the host once: the algorithm is chosen (or tuned) here, not under capture
-            }
-            stream.synchronize();
-            for (Runnable c : candidates.values()) {
-                graphs.add(capture(stream, c, runs));
-            }
+        return time(ctx, stream, warmup, iters, runs, candidates, iters * candidates.size(), (graphs, events) -> {
             heat(stream, graphs, heat);
             for (int i = 0; i < warmup; i++) {
                 graphs.forEach(g -> g.launch(stream));
@@ -106,8 +90,7 @@ public final class EventTimer {
                 }
             }
             events.get(events.size() - 1).synchronize();
-            Map<String, DescriptiveStatistics> stats = new LinkedHashMap<>();
-            names.forEach(n -> stats.put(n, new DescriptiveStatistics()));
+            Map<String, DescriptiveStatistics> stats = emptyStats(names);
             e = 0;
             for (int i = 0; i < iters; i++) {
                 for (String n : names) {
@@ -116,16 +99,8 @@ public final class EventTimer {
                     stats.get(n).addValue(end.elapsedMillisSince(start) / runs);
                 }
             }
-            return new Timing(stats, runs);
-        } finally {
-            stream.synchronize();
-            for (int i = events.size() - 1; i >= 0; i--) {
-                events.get(i).close();
-            }
-            for (int i = graphs.size() - 1; i >= 0; i--) {
-                graphs.get(i).close();
-            }
-        }
+            return stats;
+        });
     }
 
     /**
@@ -139,26 +114,9 @@ public final class EventTimer {
      */
     public static Timing eachHeated(CudaContext ctx, CudaStream stream, int warmup, int iters, int runs,
                                     LinkedHashMap<String, Runnable> candidates, Duration heat) {
-        if (warmup < 0 || iters < 1 || runs < 1 || runs > MAX_RUNS_PER_GRAPH || candidates.isEmpty()) {
-            throw new IllegalArgumentException("need warmup >= 0, iters >= 1, 1 <= runs <= " + MAX_RUNS_PER_GRAPH
-                    + " and a candidate; got " + warmup + ", " + iters + ", " + runs + ", " + candidates.size());
-        }
         List<String> names = List.copyOf(candidates.keySet());
-        List<CudaGraph> graphs = new ArrayList<>();
-        List<CudaEvent> events = new ArrayList<>();
-        try {
-            for (int i = 0; i < 2 * iters; i++) {
-                events.add(ctx.createEvent(true));
-            }
-            for (Runnable c : candidates.values()) {
-                c.run();
-            }
-            stream.synchronize();
-            for (Runnable c : candidates.values()) {
-                graphs.add(capture(stream, c, runs));
-            }
-            Map<String, DescriptiveStatistics> stats = new LinkedHashMap<>();
-            names.forEach(n -> stats.put(n, new DescriptiveStatistics()));
+        return time(ctx, stream, warmup, iters, runs, candidates, iters, (graphs, events) -> {
+            Map<String, DescriptiveStatistics> stats = emptyStats(names);
             List<Integer> order = new ArrayList<>();
             for (int i = 0; i < names.size(); i++) {
                 order.add(i);
@@ -182,7 +140,42 @@ public final class EventTimer {
                     }
                 }
             }
-            return new Timing(stats, runs);
+            return stats;
+        });
+    }
+
+    /** What a timing does with the captured graphs (in candidate order) and its event pairs. */
+    @FunctionalInterface
+    private interface Schedule {
+        Map<String, DescriptiveStatistics> run(List<CudaGraph> graphs, List<CudaEvent> events);
+    }
+
+    /**
+     * Checks the arguments, runs each candidate once on the host (whatever it does once, choosing or tuning an
+     * algorithm, happens then, not under capture), captures each as a graph of {@code runs} runs, hands graphs and
+     * {@code eventPairs} pairs of events to {@code schedule}, and frees them all, last made first, after the stream
+     * is done.
+     */
+    private static Timing time(CudaContext ctx, CudaStream stream, int warmup, int iters, int runs,
+                               LinkedHashMap<String, Runnable> candidates, int eventPairs, Schedule schedule) {
+        if (warmup < 0 || iters < 1 || runs < 1 || runs > MAX_RUNS_PER_GRAPH || candidates.isEmpty()) {
+            throw new IllegalArgumentException("need warmup >= 0, iters >= 1, 1 <= runs <= " + MAX_RUNS_PER_GRAPH
+                    + " and a candidate; got " + warmup + ", " + iters + ", " + runs + ", " + candidates.size());
+        }
+        List<CudaGraph> graphs = new ArrayList<>();
+        List<CudaEvent> events = new ArrayList<>();
+        try {
+            for (int i = 0; i < 2 * eventPairs; i++) {
+                events.add(ctx.createEvent(true));
+            }
+            for (Runnable c : candidates.values()) {
+                c.run();
+            }
+            stream.synchronize();
+            for (Runnable c : candidates.values()) {
+                graphs.add(capture(stream, c, runs));
+            }
+            return new Timing(schedule.run(graphs, events), runs);
         } finally {
             stream.synchronize();
             for (int i = events.size() - 1; i >= 0; i--) {
@@ -192,6 +185,12 @@ public final class EventTimer {
                 graphs.get(i).close();
             }
         }
+    }
+
+    private static Map<String, DescriptiveStatistics> emptyStats(List<String> names) {
+        Map<String, DescriptiveStatistics> stats = new LinkedHashMap<>();
+        names.forEach(n -> stats.put(n, new DescriptiveStatistics()));
+        return stats;
     }
 
     /** {@code runs} runs of {@code work}, captured from {@code stream} (the capture is ended on failure). */

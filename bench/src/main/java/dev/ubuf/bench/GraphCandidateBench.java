@@ -7,8 +7,11 @@ import dev.ubuf.gemm.CandidateBench;
 import dev.ubuf.gemm.GemmException;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
+import java.util.List;
 
 /**
  * Times a GEMM's cuBLASLt candidates the way {@code ubuf bench gemm} times a GEMM ({@link EventTimer}), for
@@ -115,16 +118,16 @@ public final class GraphCandidateBench implements CandidateBench {
      * (index 0) when it ran, then the fastest others within {@link #SCREEN_WINDOW} of the best, at most
      * {@link #FINALISTS} in all; in index order.
      */
-    static java.util.List<Integer> finalists(double[] screen) {
+    static List<Integer> finalists(double[] screen) {
         double best = Arrays.stream(screen).filter(Double::isFinite).min().orElse(Double.NaN);
-        java.util.List<Integer> others = new java.util.ArrayList<>();
+        List<Integer> others = new ArrayList<>();
         for (int i = 1; i < screen.length; i++) {
             if (Double.isFinite(screen[i]) && screen[i] <= best * (1 + SCREEN_WINDOW)) {
                 others.add(i);
             }
         }
-        others.sort(java.util.Comparator.comparingDouble(i -> screen[i]));
-        java.util.List<Integer> chosen = new java.util.ArrayList<>();
+        others.sort(Comparator.comparingDouble(i -> screen[i]));
+        List<Integer> chosen = new ArrayList<>();
         if (screen.length > 0 && Double.isFinite(screen[0])) {
             chosen.add(0);
         }
@@ -134,7 +137,7 @@ public final class GraphCandidateBench implements CandidateBench {
             }
         }
         chosen.sort(null);
-        return java.util.List.copyOf(chosen);
+        return List.copyOf(chosen);
     }
 
     private static long roundUp(long value) {
