@@ -105,9 +105,10 @@ final class GemmBenchCommand implements Callable<Integer> {
     boolean serve;
     @Option(names = "--retune", description = "Before timing a shape, tune its GEMM again offline: time every"
             + " candidate cuBLASLt proposes (graph replays after the heat, round-robin), then time the best few each"
-            + " in its own steady state, as this command times a GEMM, and keep the fastest in the tuning file (UB_GEMM_TUNING_FILE or the cache directory),"
-            + " replacing what the online tuner chose there, for every later run of that GEMM kind (the ops' too)."
-            + " Needs GEMM tuning on. Each shape is retuned once per process.")
+            + " in its own steady state, as this command times a GEMM, and keep the fastest in the tuning file"
+            + " (UB_GEMM_TUNING_FILE or the cache directory), replacing what the online tuner chose there, for every"
+            + " later run of that GEMM kind (the ops' too). Needs GEMM tuning on. Each shape is retuned once per"
+            + " process.")
     boolean retune;
     @Option(names = "--retune-margin", defaultValue = "0.01", paramLabel = "FRACTION",
             description = "With --retune: how much faster than cuBLASLt's first choice another candidate must time"
