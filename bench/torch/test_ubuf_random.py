@@ -25,6 +25,17 @@ JAVA_INVERSE_SQRT = {2048: 1018496243, 3584: 1015600759, 4096: 1015021568, 5120:
                      27648: 1002770851}
 
 
+def reference_hash(seed, row, col):
+    """h of element (row, col) with unbounded Python integers masked to 64 bits: a reference that shares no code
+    with ubuf_random's int64 arithmetic."""
+    def m(z):
+        z = ((z ^ (z >> 30)) * ubuf_random.C1) & ubuf_random.MASK64
+        z = ((z ^ (z >> 27)) * ubuf_random.C2) & ubuf_random.MASK64
+        return z ^ (z >> 31)
+    key = m((seed + (row + 1) * ubuf_random.GAMMA) & ubuf_random.MASK64)
+    return m((key + (col + 1) * ubuf_random.GAMMA) & ubuf_random.MASK64)
+
+
 class Int64:
     """A value as an int64 tensor element holds it: two's complement, wrapping + and *, arithmetic >>, & and ^."""
 
@@ -75,7 +86,7 @@ def check(cond, what):
 
 def main():
     for (seed, row, col), (h, unit_bits, bf16) in JAVA.items():
-        check(ubuf_random.reference_hash(seed & ubuf_random.MASK64, row, col) == h,
+        check(reference_hash(seed & ubuf_random.MASK64, row, col) == h,
               f"the Python reference hashes ({seed}, {row}, {col}) as DeviceRandom.hash does")
         key = ubuf_random.mix(Int64(row + 1) * ubuf_random.signed64(ubuf_random.GAMMA) + ubuf_random.signed64(seed))
         m = ubuf_random.centred_top_bits(key, Int64(col + 1)).v
@@ -93,7 +104,7 @@ def main():
             key = ubuf_random.mix(Int64(row + 1) * ubuf_random.signed64(ubuf_random.GAMMA)
                                   + ubuf_random.signed64(seed))
             for col in (0, 1, 7, 8, 4095, 28671):
-                h = ubuf_random.reference_hash(seed & ubuf_random.MASK64, row, col)
+                h = reference_hash(seed & ubuf_random.MASK64, row, col)
                 bad += ubuf_random.centred_top_bits(key, Int64(col + 1)).v != (h >> 40) - (1 << 23)
     check(bad == 0, f"180 elements of six seeds, int64 arithmetic against the reference ({bad} differ)")
     return 0

@@ -51,16 +51,6 @@ def java_inverse_sqrt(k):
     return f32(1.0 / f32(math.sqrt(k)))
 
 
-def reference_hash(seed, row, col):
-    """h of element (row, col), with Python integers (the test's independent reference)."""
-    def m(z):
-        z = ((z ^ (z >> 30)) * C1) & MASK64
-        z = ((z ^ (z >> 27)) * C2) & MASK64
-        return z ^ (z >> 31)
-    key = m((seed + (row + 1) * GAMMA) & MASK64)
-    return m((key + (col + 1) * GAMMA) & MASK64)
-
-
 def uniform(torch, rows, cols, seed, scale, dtype, device):
     """The [rows, cols] matrix ubuf_fill_random makes from seed and scale, as a dtype tensor on device."""
     out = torch.empty(rows, cols, device=device, dtype=dtype)

@@ -4,6 +4,7 @@ import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.gemm.CandidateBench;
+import dev.ubuf.gemm.CandidateScratch;
 import dev.ubuf.gemm.GemmException;
 
 import java.time.Duration;
@@ -25,11 +26,10 @@ import java.util.List;
  * a candidate screened out gets +Infinity (the tuner never picks it), one cuBLASLt refuses to launch NaN. The screen
  * alone is not enough: round-robin candidates share one clock state, which flatters kernels that draw more power.
  *
- * <p>The candidates write a scratch C at the caller's offset modulo 256 (the caller's C is not touched) and use a
- * scratch workspace. Synchronous: returns when timed. Not thread-safe (it remembers its last screen).
+ * <p>The candidates write a scratch C and workspace laid out as {@link CandidateScratch} says (the caller's C is not
+ * touched). Synchronous: returns when timed. Not thread-safe (it remembers its last screen).
  */
 public final class GraphCandidateBench implements CandidateBench {
-    private static final long ALIGNMENT = 256;
     /** How far behind the screen's best a candidate may be and still be timed in its steady state. */
     public static final double SCREEN_WINDOW = 0.03;
     /** The most candidates timed in their steady state, cuBLASLt's first choice included. */
@@ -65,14 +65,13 @@ public final class GraphCandidateBench implements CandidateBench {
         if (stream.isCapturing()) {
             return null;
         }
-        long workspaceSpan = roundUp(workspaceBytes);
         double[] millis = new double[count];
         Arrays.fill(millis, Double.NaN);
-        try (DeviceBuffer scratch = context.allocate(ALIGNMENT + workspaceSpan + ALIGNMENT + cBytes,
+        try (DeviceBuffer scratch = context.allocate(CandidateScratch.bytes(workspaceBytes, cBytes),
                 "GEMM retune scratch")) {
-            long base = roundUp(scratch.address());
-            long workspace = workspaceBytes == 0 ? 0 : base;
-            long c = base + workspaceSpan + Long.remainderUnsigned(cAddress, ALIGNMENT);
+            CandidateScratch layout = CandidateScratch.at(scratch.address(), workspaceBytes, cAddress);
+            long workspace = layout.workspace();
+            long c = layout.c();
             stream.fill8(c, (byte) 0, cBytes); // an accumulating GEMM reads finite values
             LinkedHashMap<String, Runnable> runnable = new LinkedHashMap<>();
             for (int i = 0; i < count; i++) {
@@ -138,9 +137,5 @@ public final class GraphCandidateBench implements CandidateBench {
         }
         chosen.sort(null);
         return List.copyOf(chosen);
-    }
-
-    private static long roundUp(long value) {
-        return (value + ALIGNMENT - 1) & -ALIGNMENT;
     }
 }

@@ -123,26 +123,37 @@ public final class GemmRunner implements AutoCloseable {
     /** As {@link #prepare(GemmSpec, long, long, long, float, CandidateBench)}, with an FP8 GEMM's scales bound while
      *  its candidates are chosen and timed (null for none: cuBLASLt then reads scale 1). */
     void prepare(GemmSpec spec, long a, long b, long c, float beta, Gemm.Fp8Scales scales, CandidateBench bench) {
+        MatmulPlan.Key key = checkedKey(spec, a, b, c, beta, scales);
+        if (plans.containsKey(key)) {
+            return;
+        }
+        MatmulPlan plan = choosePlan(key, a, b, c, beta, scales, bench,
+                (algos, timer) -> tuner.choose(device, key, algos, timer));
+        if (plan.isProvisional()) {
+            plan.close();
+        } else {
+            plans.put(key, plan);
+        }
+    }
+
+    /** What prepare and retune check before any cuBLASLt call, and the key their plan is kept under. */
+    private MatmulPlan.Key checkedKey(GemmSpec spec, long a, long b, long c, float beta, Gemm.Fp8Scales scales) {
         assertOpen();
         checkOperands(spec, a, b, c);
         if (scales != null) {
             checkFp8(spec, beta, scales);
         }
-        MatmulPlan.Key key = new MatmulPlan.Key(spec, alignmentOf(a), alignmentOf(b), alignmentOf(c), beta != 0f,
-                false, false);
-        if (plans.containsKey(key)) {
-            return;
-        }
+        return new MatmulPlan.Key(spec, alignmentOf(a), alignmentOf(b), alignmentOf(c), beta != 0f, false, false);
+    }
+
+    /** A plan for {@code key}, its candidates timed (alpha 1, the caller's beta) on {@code bench} as the call says. */
+    private MatmulPlan choosePlan(MatmulPlan.Key key, long a, long b, long c, float beta, Gemm.Fp8Scales scales,
+                                  CandidateBench bench, TunerCall tunerCall) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment alphaHost = arena.allocateFrom(JAVA_FLOAT, 1f);
             MemorySegment betaHost = arena.allocateFrom(JAVA_FLOAT, beta);
-            MatmulPlan plan = MatmulPlan.choose(handle.library(), handle.address(), key, scales, workspaceBytes,
-                    chooser(key, a, b, c, alphaHost, betaHost, bench));
-            if (plan.isProvisional()) {
-                plan.close();
-            } else {
-                plans.put(key, plan);
-            }
+            return MatmulPlan.choose(handle.library(), handle.address(), key, scales, workspaceBytes,
+                    chooser(key, a, b, c, alphaHost, betaHost, bench, tunerCall));
         }
     }
 
@@ -223,28 +234,13 @@ public final class GemmRunner implements AutoCloseable {
      */
     GemmTuner.Retuned retune(GemmSpec spec, long a, long b, long c, float beta, Gemm.Fp8Scales scales,
                              CandidateBench bench, double margin) {
-        assertOpen();
-        checkOperands(spec, a, b, c);
-        if (scales != null) {
-            checkFp8(spec, beta, scales);
-        }
-        if (!tuner.settings().enabled()) {
-            throw new IllegalStateException("GEMM tuning is off (UB_GEMM_TUNING=0): a retuned choice would not be "
-                    + "used; turn tuning on to retune");
-        }
-        MatmulPlan.Key key = new MatmulPlan.Key(spec, alignmentOf(a), alignmentOf(b), alignmentOf(c), beta != 0f,
-                false, false);
+        MatmulPlan.Key key = checkedKey(spec, a, b, c, beta, scales);
+        tuner.checkCanRetune(); // before cuBLASLt is asked for candidates
         GemmTuner.Retuned[] retuned = new GemmTuner.Retuned[1];
-        MatmulPlan plan;
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment alphaHost = arena.allocateFrom(JAVA_FLOAT, 1f);
-            MemorySegment betaHost = arena.allocateFrom(JAVA_FLOAT, beta);
-            plan = MatmulPlan.choose(handle.library(), handle.address(), key, scales, workspaceBytes,
-                    chooser(key, a, b, c, alphaHost, betaHost, bench, (algos, timer) -> {
-                        retuned[0] = tuner.retune(device, key, algos, timer, margin);
-                        return new GemmTuner.Choice(retuned[0].chosen(), true);
-                    }));
-        }
+        MatmulPlan plan = choosePlan(key, a, b, c, beta, scales, bench, (algos, timer) -> {
+            retuned[0] = tuner.retune(device, key, algos, timer, margin);
+            return new GemmTuner.Choice(retuned[0].chosen(), true);
+        });
         MatmulPlan replaced = plans.put(key, plan);
         if (replaced != null) {
             replaced.close(); // the caller's stream may still run it: cuBLASLt read its descriptors when enqueuing

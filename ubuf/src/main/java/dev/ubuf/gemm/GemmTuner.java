@@ -114,10 +114,7 @@ public final class GemmTuner {
      * @throws GemmException         when every candidate failed to run
      */
     Retuned retune(TuningDevice device, MatmulPlan.Key key, List<MemorySegment> algos, Timer timer, double margin) {
-        if (!settings.enabled()) {
-            throw new IllegalStateException("GEMM tuning is off (UB_GEMM_TUNING=0): a retuned choice would not be "
-                    + "used; turn tuning on to retune");
-        }
+        checkCanRetune();
         if (!(margin >= 0 && margin < 1)) {
             throw new IllegalArgumentException("margin must be in [0, 1), got " + margin);
         }
@@ -128,6 +125,14 @@ public final class GemmTuner {
         }
         int chosen = remember(device, key, algos, millis, margin);
         return new Retuned(chosen, java.util.Arrays.stream(millis).boxed().toList());
+    }
+
+    /** Refuses to retune while tuning is off: there is nowhere to keep the choice, and no GEMM would use it. */
+    void checkCanRetune() {
+        if (!settings.enabled()) {
+            throw new IllegalStateException("GEMM tuning is off (UB_GEMM_TUNING=0): a retuned choice would not be "
+                    + "used; turn tuning on to retune");
+        }
     }
 
     /**

@@ -29,7 +29,6 @@ import java.util.Arrays;
 final class StreamCandidateBench implements CandidateBench {
     static final int WARMUPS = 2;
     static final int ROUNDS = 7;
-    private static final long ALIGNMENT = 256;
 
     private final CudaContext context;
     private final CudaStream caller;
@@ -44,20 +43,17 @@ final class StreamCandidateBench implements CandidateBench {
         if (caller.isCapturing()) {
             return null; // no synchronous work while the caller records a graph
         }
-        long workspaceSpan = roundUp(workspaceBytes);
-        // Room to align the base, the workspace, and C at the caller's offset modulo 256.
-        long scratchBytes = ALIGNMENT + workspaceSpan + ALIGNMENT + cBytes;
         GemmException[] failures = new GemmException[count];
         double[][] runs = new double[count][ROUNDS];
         try (CudaStream s = context.createStream(StreamPriority.NORMAL);
              CudaStream releaser = context.createStream(StreamPriority.HIGH);
              DeviceBuffer hold = context.allocate(Integer.BYTES);
-             StreamOrderedBuffer scratch = s.allocate(scratchBytes);
+             StreamOrderedBuffer scratch = s.allocate(CandidateScratch.bytes(workspaceBytes, cBytes));
              CudaEvent start = context.createEvent(true);
              CudaEvent stop = context.createEvent(true)) {
-            long base = roundUp(scratch.address());
-            long workspace = workspaceBytes == 0 ? 0 : base;
-            long c = base + workspaceSpan + Long.remainderUnsigned(cAddress, ALIGNMENT);
+            CandidateScratch layout = CandidateScratch.at(scratch.address(), workspaceBytes, cAddress);
+            long workspace = layout.workspace();
+            long c = layout.c();
             s.fill8(c, (byte) 0, cBytes);
             releaser.fill32(hold.address(), 0, 1);
             releaser.synchronize();
@@ -124,9 +120,5 @@ final class StreamCandidateBench implements CandidateBench {
         } catch (GemmException e) {
             failures[i] = e;
         }
-    }
-
-    private static long roundUp(long value) {
-        return (value + ALIGNMENT - 1) & -ALIGNMENT;
     }
 }
