@@ -92,30 +92,7 @@ class TileScheduleTest {
         assertEquals(config.tileN(), s.tileN());
         assertEquals(TileSchedule.ceilDiv(n, config.tileN()), s.colTiles());
         assertEquals(config.tiles(m, n, chunks), s.totalTiles());
-        int[] owner = new int[m * n];
-        int[] tilesOfChunk = new int[chunks];
-        for (int t = 0; t < s.totalTiles(); t++) {
-            TileSchedule.Tile tile = s.tile(t);
-            assertTrue(tile.rowEnd() - tile.row0() <= TileSchedule.TILE_M, tile.toString());
-            assertTrue(tile.col0() % config.tileN() == 0 && tile.colEnd() - tile.col0() <= config.tileN(),
-                    tile.toString());
-            assertEquals(tile.chunk(), tile.row0() / s.chunkRows(), "a tile starts in its own chunk: " + tile);
-            assertEquals(tile.chunk(), (tile.rowEnd() - 1) / s.chunkRows(), "a tile ends in its own chunk: " + tile);
-            assertEquals((first + t / s.tilesPerChunk()) % chunks, tile.chunk(), "chunk order, tile " + t);
-            tilesOfChunk[tile.chunk()]++;
-            for (int r = tile.row0(); r < tile.rowEnd(); r++) {
-                for (int c = tile.col0(); c < tile.colEnd(); c++) {
-                    owner[r * n + c]++;
-                }
-            }
-        }
-        for (int i = 0; i < owner.length; i++) {
-            assertEquals(1, owner[i], "element (" + i / n + ", " + i % n + ") is stored by " + owner[i] + " tiles");
-        }
-        for (int c = 0; c < chunks; c++) {
-            // The done hook raises chunk c when its tilesPerChunk-th tile is counted: each chunk has exactly that many.
-            assertEquals(s.tilesPerChunk(), tilesOfChunk[c], "tiles of chunk " + c);
-        }
+        assertEveryElementOnceWithinItsChunk(s, m, n, chunks, first, TileSchedule.TILE_M, config.tileN());
         int grid = s.grid(132);
         List<TileSchedule.Tile> all = new ArrayList<>();
         for (int b = 0; b < grid; b++) {
@@ -138,11 +115,27 @@ class TileScheduleTest {
         TileSchedule s = new TileSchedule(m, n, chunks, first, config.tileN(), tileM);
         assertEquals(TileSchedule.ceilDiv(m / chunks, tileM), s.rowTilesPerChunk());
         assertEquals(AtomicGemmConfig.pingPong(config).tiles(m, n, chunks), s.totalTiles());
+        assertEveryElementOnceWithinItsChunk(s, m, n, chunks, first, tileM, config.tileN());
+        if (s.rowTilesPerChunk() >= 16) {
+            // 16 row tiles of a group share the first column tile: tile 15 is rows 960..1023 of the chunk, column 0.
+            assertEquals(0, s.tile(15).col0());
+            assertEquals(s.tile(0).row0() + 15 * tileM, s.tile(15).row0());
+        }
+    }
+
+    /**
+     * Every tile is at most tileM x tileN, starts on a tileN column boundary and lies within one chunk, chunks come in
+     * order from {@code first}, every output element is stored by exactly one tile, and each chunk has the
+     * tilesPerChunk tiles the done hook counts to.
+     */
+    private static void assertEveryElementOnceWithinItsChunk(TileSchedule s, int m, int n, int chunks, int first,
+                                                             int tileM, int tileN) {
         int[] owner = new int[m * n];
         int[] tilesOfChunk = new int[chunks];
         for (int t = 0; t < s.totalTiles(); t++) {
             TileSchedule.Tile tile = s.tile(t);
             assertTrue(tile.row0() < tile.rowEnd() && tile.rowEnd() - tile.row0() <= tileM, tile.toString());
+            assertTrue(tile.col0() % tileN == 0 && tile.colEnd() - tile.col0() <= tileN, tile.toString());
             assertEquals(tile.chunk(), tile.row0() / s.chunkRows(), "a tile starts in its own chunk: " + tile);
             assertEquals(tile.chunk(), (tile.rowEnd() - 1) / s.chunkRows(), "a tile ends in its own chunk: " + tile);
             assertEquals((first + t / s.tilesPerChunk()) % chunks, tile.chunk(), "chunk order, tile " + t);
@@ -157,12 +150,8 @@ class TileScheduleTest {
             assertEquals(1, owner[i], "element (" + i / n + ", " + i % n + ") is stored by " + owner[i] + " tiles");
         }
         for (int c = 0; c < chunks; c++) {
+            // The done hook raises chunk c when its tilesPerChunk-th tile is counted: each chunk has exactly that many.
             assertEquals(s.tilesPerChunk(), tilesOfChunk[c], "tiles of chunk " + c);
-        }
-        if (s.rowTilesPerChunk() >= 16) {
-            // 16 row tiles of a group share the first column tile: tile 15 is rows 960..1023 of the chunk, column 0.
-            assertEquals(0, s.tile(15).col0());
-            assertEquals(s.tile(0).row0() + 15 * tileM, s.tile(15).row0());
         }
     }
 

@@ -371,6 +371,15 @@ class AtomicGemmGpuTest {
     void everyTileConfigurationMatchesFloat64ReferenceWithBothHooks(AtomicGemmConfig config, BLayout layout, DType in,
                                                                     DType out, int m, int n, int k, int chunks,
                                                                     float alpha, float beta) {
+        matchesFloat64ReferenceWithBothHooks(config, layout, in, out, m, n, k, chunks, alpha, beta);
+    }
+
+    /**
+     * One launch with both hooks (every chunk arrived at or past the expected count, the last chunk first) matches its
+     * float64 reference within the accumulation and rounding bounds, and raises every chunk's done counter.
+     */
+    private void matchesFloat64ReferenceWithBothHooks(AtomicGemmConfig config, BLayout layout, DType in, DType out,
+                                                      int m, int n, int k, int chunks, float alpha, float beta) {
         long seed = System.nanoTime();
         SplittableRandom rnd = new SplittableRandom(seed);
         float[] a = HostTensors.random(rnd, (long) m * k, in, 1f);
@@ -498,42 +507,8 @@ class AtomicGemmGpuTest {
     @MethodSource("splitCases")
     void splitKMatchesFloat64ReferenceWithBothHooks(TileConfig tile, BLayout layout, DType in, DType out, int m,
                                                     int n, int k, int chunks, int splits, float alpha, float beta) {
-        AtomicGemmConfig config = new AtomicGemmConfig(tile, splits);
-        long seed = System.nanoTime();
-        SplittableRandom rnd = new SplittableRandom(seed);
-        float[] a = HostTensors.random(rnd, (long) m * k, in, 1f);
-        float[] b = HostTensors.random(rnd, (long) k * n, in, 1f);
-        float[] old = HostTensors.random(rnd, (long) m * n, out, 1f);
-        try (DeviceBuffer da = ctx.allocate((long) m * k * in.bytes());
-             DeviceBuffer db = ctx.allocate((long) k * n * in.bytes());
-             DeviceBuffer dd = ctx.allocate((long) m * n * out.bytes());
-             DeviceBuffer arrival = ctx.allocate(4L * chunks);
-             DeviceBuffer done = ctx.allocate(4L * chunks)) {
-            TensorView av = TensorView.of(da, m, k, in);
-            TensorView bv = layout == BLayout.NK ? TensorView.of(db, n, k, in) : TensorView.of(db, k, n, in);
-            TensorView dv = TensorView.of(dd, m, n, out);
-            HostTensors.upload(ctx, stream, a, av);
-            HostTensors.upload(ctx, stream, b, bv);
-            if (beta != 0f) {
-                HostTensors.upload(ctx, stream, old, dv);
-            } else {
-                kernels.poison(dv, stream);
-            }
-            for (int c = 0; c < chunks; c++) {
-                stream.fill32(arrival.address() + 4L * c, 40 + c % 2, 1); // at or past the expected 40
-            }
-            stream.fill32(done.address(), 0, chunks);
-            Hooks hooks = new Hooks(arrival.address(), 40, Duration.ofSeconds(2), done.address(), 17);
-            gemm.launch(av, bv, layout, dv, alpha, beta, chunks, chunks - 1, hooks, config, stream);
-            stream.synchronize();
-            gemm.checkErrors();
-            float[] got = HostTensors.download(ctx, stream, dv);
-            assertWithinBounds(got, a, b, beta != 0f ? old : null, m, n, k, layout, alpha, beta, out,
-                    config + ", seed " + seed);
-            for (int c = 0; c < chunks; c++) {
-                assertEquals(17, ctx.readInt32(done.address() + 4L * c), "done counter of chunk " + c + ", " + config);
-            }
-        }
+        matchesFloat64ReferenceWithBothHooks(new AtomicGemmConfig(tile, splits), layout, in, out, m, n, k, chunks,
+                alpha, beta);
     }
 
     /**

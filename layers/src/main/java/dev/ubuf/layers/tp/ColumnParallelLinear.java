@@ -341,6 +341,14 @@ public final class ColumnParallelLinear implements TpLayer {
         }
         tc.multiply(wg, dy, xFull, weight.grad(), 1f,
                 tc.options(true, false, bulkRs ? tc.choice(wg).gemmSmMargin() : 0), s);
+        return finishWeightGradients(dy, dxm, bulkRs, s);
+    }
+
+    /**
+     * What both backward paths end with: the bias gradient (accumulated, from dy), then, where a bulk reduce-scatter
+     * of dX ran beside wgrad, the join of its streams; returns dX.
+     */
+    private TensorView finishWeightGradients(TensorView dy, TensorView dxm, boolean bulkRs, CudaStream s) {
         if (bias != null) {
             try (StepTracer.Scope t = tc.span(layer.teName() + " bias grad", SpanKind.KERNEL, s)) {
                 tc.layerKernels().biasGrad(dy, bias.grad(), true, biasWorkspace, s);
@@ -399,15 +407,7 @@ public final class ColumnParallelLinear implements TpLayer {
         sc.transpose(fp8.input, xFull, fp8.scratch.rows(0, m), xFullT, s);
         tc.multiplyFp8(wg, dyqT, xFullT, weight.grad(), 1f, bulkRs ? tc.choice(wg).gemmSmMargin() : 0,
                 sc.scaleInverse(fp8.grad), sc.scaleInverse(fp8.input), s);
-        if (bias != null) {
-            try (StepTracer.Scope t = tc.span(layer.teName() + " bias grad", SpanKind.KERNEL, s)) {
-                tc.layerKernels().biasGrad(dy, bias.grad(), true, biasWorkspace, s);
-            }
-        }
-        if (bulkRs) {
-            tc.join(s);
-        }
-        return dxm;
+        return finishWeightGradients(dy, dxm, bulkRs, s);
     }
 
     @Override
