@@ -15,6 +15,7 @@ import dev.ubuf.gemm.GemmTuner;
 import dev.ubuf.gemm.GemmTuning;
 import dev.ubuf.op.OverlapShape;
 import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.ops.Fp8Kernels;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 import org.apache.commons.math3.stat.descriptive.DescriptiveStatistics;
@@ -114,8 +115,20 @@ final class GemmBenchCommand implements Callable<Integer> {
             description = "With --retune: how much faster than cuBLASLt's first choice another candidate must time"
                     + " to replace it, 0 to 0.5 (default: ${DEFAULT-VALUE}).")
     double retuneMargin;
+    @Option(names = "--fp8", paramLabel = "ACCUMULATION",
+            description = "Time the FP8 GEMM instead, as torch._scaled_mm runs it: E4M3 A[M,K] times E4M3 B[N,K]^T"
+                    + " into bf16 C[M,N] (the layout FP8 needs on Hopper), both quantized with scale 1 from the bf16"
+                    + " operands this command draws (B drawn as [N,K]); ACCUMULATION is split (Transformer Engine's"
+                    + " setting for dgrad and wgrad) or fast (its forward setting). Records dtype fp8_e4m3 and"
+                    + " fp8_accumulation. Dimensions must be multiples of 16. Not with --dtype other than bf16,"
+                    + " --variant or --retune. Default: none.")
+    String fp8Word;
     @Mixin
     ResultsOutput results;
+
+    /** The accumulation of --fp8 (null without it), and the dtype name the records carry. */
+    private Boolean fp8Fast;
+    private String dtypeName;
 
     /** A cuBLASLt call setting timed beside the default: its workspace and SM_COUNT_TARGET. */
     record Variant(long workspaceMib, int smCountTarget) {
@@ -210,6 +223,11 @@ final class GemmBenchCommand implements Callable<Integer> {
         }
         Set<List<Long>> seen = new LinkedHashSet<>();
         for (long[] s : all) {
+            try {
+                checkFp8Shape(s);
+            } catch (IllegalArgumentException e) {
+                throw OptionChecks.invalid(spec, e.getMessage());
+            }
             seen.add(List.of(s[0], s[1], s[2]));
         }
         return seen.stream().map(s -> new long[]{s.get(0), s.get(1), s.get(2)}).toList();
@@ -221,6 +239,7 @@ final class GemmBenchCommand implements Callable<Integer> {
             throw OptionChecks.invalid(spec, "--serve reads its shapes from standard input: leave out --shapes,"
                     + " --from-sweep and --list-shapes");
         }
+        checkFp8Options();
         List<long[]> shapes = serve ? List.of() : shapes();
         List<Variant> variants = variants();
         Variant call = new Variant(GemmRunner.RECOMMENDED_WORKSPACE_BYTES >> 20, 0);
@@ -231,7 +250,8 @@ final class GemmBenchCommand implements Callable<Integer> {
                 throw OptionChecks.invalid(spec, "--call: " + e.getMessage());
             }
         }
-        Gemm.Options callOptions = Gemm.Options.NN.withSmCountTarget(call.smCountTarget());
+        Gemm.Options callOptions = fp8Fast == null ? Gemm.Options.NN.withSmCountTarget(call.smCountTarget())
+                : Gemm.Options.NT.withSmCountTarget(call.smCountTarget()).withFp8FastAccumulation(fp8Fast);
         if (listShapes) {
             spec.commandLine().getOut().println(String.join(" ", shapes.stream()
                     .map(s -> "gemm:" + s[0] + "," + s[1] + "," + s[2]).toList()));
@@ -265,6 +285,7 @@ final class GemmBenchCommand implements Callable<Integer> {
                 variantGemms.add(new Gemm(ctx, v.workspaceMib() << 20, GemmTuner.disabled()));
             }
             DeviceKernels kernels = new DeviceKernels(lib);
+            Fp8Kernels fp8Kernels = new Fp8Kernels(lib);
             ResultsFile rf = new ResultsFile(ctx.device().name(), ResultsFile.commitFromEnvironment());
             String version = Gemm.cublasLtVersion();
             java.util.Iterator<long[]> source = serve ? servedShapes() : shapes.iterator();
@@ -275,15 +296,22 @@ final class GemmBenchCommand implements Callable<Integer> {
                 long sm = shape[0];
                 long sk = shape[1];
                 long sn = shape[2];
+                boolean fp8 = fp8Fast != null;
                 try (DeviceBuffer a = ctx.allocate(sm * sk * t.bytes());
                      DeviceBuffer b = ctx.allocate(sk * sn * t.bytes());
-                     DeviceBuffer c = ctx.allocate(sm * sn * t.bytes())) {
+                     DeviceBuffer c = ctx.allocate(sm * sn * t.bytes());
+                     DeviceBuffer a8 = fp8 ? ctx.allocate(sm * sk) : null;
+                     DeviceBuffer b8 = fp8 ? ctx.allocate(sk * sn) : null;
+                     DeviceBuffer scalars = fp8 ? ctx.allocate(256) : null) {
                     TensorView av = TensorView.of(a, sm, sk, t);
-                    TensorView bv = TensorView.of(b, sk, sn, t);
+                    // FP8 on Hopper takes B as [N,K]: drawn in that shape, so PyTorch's side draws the same matrix.
+                    TensorView bv = fp8 ? TensorView.of(b, sn, sk, t) : TensorView.of(b, sk, sn, t);
                     TensorView cv = TensorView.of(c, sm, sn, t);
                     // The overlap benchmarks' operands (OperandBuffers): uniform in [-1, 1), B scaled by 1/sqrt(K).
                     kernels.fillRandom(av, seed, 1f, s);
                     kernels.fillRandom(bv, seed + 1, 1f / (float) Math.sqrt(sk), s);
+                    Runnable multiply = fp8 ? quantizedMultiply(kernels, fp8Kernels, gemm, av, bv, cv, a8, b8, scalars,
+                            callOptions, s) : () -> gemm.multiply(av, bv, cv, 1f, 0f, callOptions, s);
                     GemmTuner.Retuned retuned = null;
                     double[] screen = null;
                     if (retune && !algorithms.containsKey(List.of(sm, sk, sn))) { // once per shape and process
@@ -301,7 +329,7 @@ final class GemmBenchCommand implements Callable<Integer> {
                     int reusedBefore = tuner.reusedCount();
                     LinkedHashMap<String, Runnable> candidates = new LinkedHashMap<>();
                     Map<String, Variant> settings = new java.util.HashMap<>();
-                    candidates.put("cublaslt", () -> gemm.multiply(av, bv, cv, 1f, 0f, callOptions, s));
+                    candidates.put("cublaslt", multiply);
                     settings.put("cublaslt", call);
                     for (int i = 0; i < variants.size(); i++) {
                         Gemm g = variantGemms.get(i);
@@ -321,7 +349,7 @@ final class GemmBenchCommand implements Callable<Integer> {
                         Map<String, Object> rec = record(e.getKey(), e.getValue(), sm, sk, sn, settings.get(e.getKey()),
                                 main ? algorithm : "heuristic-first", tuning.enabled() && main, version,
                                 List.copyOf(stats.keySet()), timed);
-                        if (main) {
+                        if (main && !fp8) { // the rank is reported for GEMMs that are not FP8
                             gemm.heuristicRank(av, bv, cv, 0f, callOptions)
                                     .ifPresent(r -> rec.put("heuristic_rank", r)); // 0: cuBLASLt's first choice
                             if (retuned != null) {
@@ -367,6 +395,59 @@ final class GemmBenchCommand implements Callable<Integer> {
         return 0;
     }
 
+    /** Checks --fp8 against the options it excludes and sets the accumulation and the records' dtype name. */
+    private void checkFp8Options() {
+        if (fp8Word == null) {
+            fp8Fast = null;
+            dtypeName = t.shortName();
+            return;
+        }
+        fp8Fast = switch (fp8Word.trim().toLowerCase(java.util.Locale.ROOT)) {
+            case "split" -> false;
+            case "fast" -> true;
+            default -> throw OptionChecks.invalid(spec, "--fp8 is split or fast, got '" + fp8Word + "'");
+        };
+        if (t != DType.BF16) {
+            throw OptionChecks.invalid(spec, "--fp8 quantizes bf16 operands and writes bf16: --dtype must be bf16,"
+                    + " got " + t.shortName());
+        }
+        if (variantWords != null) {
+            throw OptionChecks.invalid(spec, "--variant is not supported with --fp8");
+        }
+        if (retune) {
+            throw OptionChecks.invalid(spec, "--retune is not supported with --fp8");
+        }
+        dtypeName = "fp8_e4m3";
+    }
+
+    /** With --fp8, a shape whose dimensions are not all multiples of 16 (what FP8 needs on Hopper) is refused. */
+    private long[] checkFp8Shape(long[] mkn) {
+        if (fp8Fast != null && (mkn[0] % 16 != 0 || mkn[1] % 16 != 0 || mkn[2] % 16 != 0)) {
+            throw new IllegalArgumentException("--fp8: every dimension must be a multiple of 16 for FP8 on Hopper,"
+                    + " got " + mkn[0] + "," + mkn[1] + "," + mkn[2]);
+        }
+        return mkn;
+    }
+
+    /**
+     * Quantizes a and b (bf16, b as [N,K]) into the E4M3 buffers with scale 1, on the stream, and returns the FP8
+     * multiply of the quantized operands into c (what --fp8 times).
+     */
+    private static Runnable quantizedMultiply(DeviceKernels kernels, Fp8Kernels q, Gemm gemm, TensorView av,
+                                              TensorView bv, TensorView cv, DeviceBuffer a8, DeviceBuffer b8,
+                                              DeviceBuffer scalars, Gemm.Options options, CudaStream s) {
+        TensorView a8v = TensorView.of(a8, av.rows(), av.cols(), DType.FP8_E4M3);
+        TensorView b8v = TensorView.of(b8, bv.rows(), bv.cols(), DType.FP8_E4M3);
+        TensorView one = new TensorView(scalars, 0, 1, 1, 1, DType.FP32);
+        TensorView scaleInvA = new TensorView(scalars, 64, 1, 1, 1, DType.FP32);
+        TensorView scaleInvB = new TensorView(scalars, 128, 1, 1, 1, DType.FP32);
+        kernels.fillBits(one, Float.floatToRawIntBits(1f), s);
+        q.quantize(av, one, a8v, null, scaleInvA, s);
+        q.quantize(bv, one, b8v, null, scaleInvB, s);
+        Gemm.Fp8Scales scales = Gemm.Fp8Scales.of(scaleInvA.address(), scaleInvB.address());
+        return () -> gemm.multiply(a8v, b8v, cv, 1f, 0f, options, scales, s);
+    }
+
     /** Shapes read from standard input as they come (--serve); a line that is not a shape is answered with ERROR. */
     private java.util.Iterator<long[]> servedShapes() {
         java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in,
@@ -391,7 +472,7 @@ final class GemmBenchCommand implements Callable<Integer> {
                         continue;
                     }
                     try {
-                        next = BenchShapes.mkn(word.startsWith("gemm:") ? word.substring(5) : word);
+                        next = checkFp8Shape(BenchShapes.mkn(word.startsWith("gemm:") ? word.substring(5) : word));
                     } catch (IllegalArgumentException e) {
                         spec.commandLine().getOut().println("ERROR " + e.getMessage());
                         spec.commandLine().getOut().flush();
@@ -419,9 +500,9 @@ final class GemmBenchCommand implements Callable<Integer> {
         double tflops = 2.0 * sm * sn * sk / (ms * 1e-3) / 1e12;
         (serve ? spec.commandLine().getErr() : spec.commandLine().getOut()).printf(
                 "gemm %s %dx%dx%d (MxKxN) %s: median %.4f ms (p10 %.4f, p90 %.4f) %.1f TFLOP/s, cuBLASLt %s, %s%n",
-                t.shortName(), sm, sk, sn, method, ms, st.getPercentile(10), st.getPercentile(90), tflops, version,
+                dtypeName, sm, sk, sn, method, ms, st.getPercentile(10), st.getPercentile(90), tflops, version,
                 algorithm);
-        Map<String, Object> rec = ResultsFile.record("gemm", method, 1, t.shortName(), sm, sn, sk, ms);
+        Map<String, Object> rec = ResultsFile.record("gemm", method, 1, dtypeName, sm, sn, sk, ms);
         rec.put("p10_ms", st.getPercentile(10));
         rec.put("p90_ms", st.getPercentile(90));
         rec.put("tflops", tflops);
@@ -437,6 +518,12 @@ final class GemmBenchCommand implements Callable<Integer> {
         rec.put("cublaslt", version);
         rec.put("workspace_mib", v.workspaceMib());
         rec.put("sm_count_target", v.smCountTarget());
+        if (fp8Fast != null) {
+            rec.put("fp8_accumulation", fp8Fast ? "fast" : "split");
+            rec.put("layout", "nt");
+            rec.put("out_dtype", t.shortName());
+            rec.put("quantize_scale", 1.0);
+        }
         if (fromSweep) {
             rec.put("sweep", true);
         }

@@ -14,8 +14,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The Python scripts that turn results files into the combined file and README's tables, and the PyTorch baselines'
- * GEMM timing and inputs, run their own checks (scripts/test_combine_rounds.py, bench/torch/test_gemm_timing.py,
- * bench/torch/test_ubuf_random.py) here, where python3 is on the PATH; elsewhere this test is skipped.
+ * GEMM timing, inputs and serving, run their own checks (scripts/test_combine_rounds.py,
+ * bench/torch/test_gemm_timing.py, bench/torch/test_ubuf_random.py, bench/torch/test_torch_gemm_serve.py) here, where python3 is on the PATH; elsewhere this test is skipped.
  */
 class ResultsScriptsTest {
     private static final Path SCRIPTS = Path.of("..", "scripts");
@@ -38,6 +38,11 @@ class ResultsScriptsTest {
     @Test
     void theBaselinesCopyOfUbufsRandomInputsPassesItsChecks() throws Exception {
         passesItsChecks(Path.of("torch", "test_ubuf_random.py"));
+    }
+
+    @Test
+    void theGemmServersInputChecksPassTheirChecks() throws Exception {
+        passesItsChecks(Path.of("torch", "test_torch_gemm_serve.py"));
     }
 
     /** Runs a Python check script; it prints an "ok" line per check and exits 0 when all pass. */

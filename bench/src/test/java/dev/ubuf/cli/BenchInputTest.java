@@ -29,6 +29,12 @@ class BenchInputTest {
             bench gemm --retune-margin 0.02           | --retune-margin applies to --retune
             bench gemm --call 0                       | --call: a variant is MIB:SMS (e.g. 0:132), got '0'
             bench gemm --retune --retune-margin 0.9   | --retune-margin must be 0 to 0.5, got 0.9
+            bench gemm --fp8 slow                     | --fp8 is split or fast, got 'slow'
+            bench gemm --fp8 split --dtype fp16       | --fp8 quantizes bf16 operands and writes bf16: --dtype must be bf16, got fp16
+            bench gemm --fp8 fast --variant 0:132     | --variant is not supported with --fp8
+            bench gemm --fp8 split --retune           | --retune is not supported with --fp8
+            bench gemm --fp8 split --shapes 1024,4096,4100 | --fp8: every dimension must be a multiple of 16 for FP8 on Hopper, got 1024,4096,4100
+            bench gemm --fp8 fast --m 100             | --fp8: every dimension must be a multiple of 16 for FP8 on Hopper, got 100,8192,8192
             bench fp8 --iters 0                       | --iters must be at least 1, got 0
             bench fp8 --shapes 8192,8192,8200         | --shapes: shape '8192,8192,8200' cannot run as an FP8 GEMM: every dimension must be a multiple of 16
             bench ag --tp 1                           | --tp must be 2..8, got 1
@@ -84,6 +90,15 @@ class BenchInputTest {
         Ubuf result = Ubuf.run("bench", "agg");
         assertEquals(2, result.exitCode(), result::toString);
         assertTrue(result.err().contains("Did you mean: bench ag?"), result::toString);
+    }
+
+    @Test
+    void fp8GemmInputGetsPastTheChecksAndListsTheSweepShapes() {
+        Ubuf run = Ubuf.run("bench", "gemm", "--fp8", "fast", "--m", "64", "--n", "64", "--k", "64", "--iters", "1");
+        assertFalse(run.err().startsWith("ubuf bench gemm: --"), run::toString);
+        Ubuf list = Ubuf.run("bench", "gemm", "--fp8", "split", "--from-sweep", "--list-shapes");
+        assertEquals(0, list.exitCode(), list::toString);
+        assertTrue(list.out().startsWith("gemm:"), list::toString);
     }
 
     @Test
