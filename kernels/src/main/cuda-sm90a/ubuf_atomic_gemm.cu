@@ -300,13 +300,74 @@ __device__ __forceinline__ void mma_step(float (&acc)[BN / 2], uint32_t sA, uint
     wgmma_commit();
 }
 
+__device__ __forceinline__ uint32_t bf16x2_bits(float lo, float hi) {
+    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&v);
+}
+
+// w[i] for i = 0..3 without indexing the array by a register (that would put it in local memory).
+__device__ __forceinline__ uint32_t pick4(const uint32_t (&w)[4], int i) {
+    return i == 0 ? w[0] : i == 1 ? w[1] : i == 2 ? w[2] : w[3];
+}
+
+// The bf16 epilogue of a tile wholly inside N with beta = 0 and 16-byte aligned rows: the four lanes of a quad hold
+// one row's 8-column blocks i = 4g..4g+3 as bf16 pairs, 2 columns each; a 4 x 4 exchange of those words inside the
+// quad (four shuffles, each lane sending word (q + r) % 4 and receiving from lane (q - r) % 4) leaves lane q with all
+// 8 columns of block 4g + q, which it stores as one 16-byte write. A warp's store then covers 64 contiguous bytes of
+// each of its 8 rows (whole 32-byte sectors) instead of 16: half the L2 sectors and a quarter of the store
+// instructions of store_rows' pairs. Every lane shuffles; only the row guard predicates the store.
+template <int BN>
+__device__ __forceinline__ void store_rows_bf16_wide(const float (&acc)[BN / 2], __nv_bfloat16* __restrict__ d,
+                                                     long long ldd, int rowBase, int rowEnd, int col0, int lane,
+                                                     float alpha) {
+    static_assert(BN % 32 == 0, "whole groups of four 8-column blocks");
+    const int q = lane & 3;
+    const int quadBase = lane & ~3;
+#pragma unroll
+    for (int g = 0; g < BN / 32; g++) {
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            uint32_t w[4];
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const int i = 4 * g + j;
+                w[j] = bf16x2_bits(alpha * acc[4 * i + 2 * h], alpha * acc[4 * i + 2 * h + 1]);
+            }
+            uint32_t o[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const int src = (q - r) & 3;
+                const uint32_t got = __shfl_sync(0xffffffffu, pick4(w, (q + r) & 3), quadBase | src);
+                // got is lane src's word for block 4g + q: columns 2 src, 2 src + 1 of that block.
+                o[0] = src == 0 ? got : o[0];
+                o[1] = src == 1 ? got : o[1];
+                o[2] = src == 2 ? got : o[2];
+                o[3] = src == 3 ? got : o[3];
+            }
+            const int row = rowBase + 8 * h;
+            if (row < rowEnd) {
+                __nv_bfloat16* p = d + static_cast<long long>(row) * ldd + col0 + 8 * (4 * g + q);
+                *reinterpret_cast<uint4*>(p) = make_uint4(o[0], o[1], o[2], o[3]);
+            }
+        }
+    }
+}
+
 // Epilogue of one warpgroup's 64 x BN accumulators. Layout of m64nNk16: thread (warp w, lane l) holds, for
 // i = 0..N/8-1, rows w*16 + l/4 (acc[4i], acc[4i+1]) and that + 8 (acc[4i+2], acc[4i+3]), columns
 // 8i + 2(l%4) + {0, 1}. rowBase is this thread's first row; rows from rowEnd and columns from n are not stored.
+// bf16 tiles wholly inside N with beta = 0 and ldd a multiple of 8 take store_rows_bf16_wide (the conditions are the
+// same in every lane of the warpgroup, as its shuffles need).
 template <int BN, typename OutT>
 __device__ __forceinline__ void store_rows(const float (&acc)[BN / 2], OutT* __restrict__ d, long long ldd, int n,
                                            int rowBase, int rowEnd, int col0, int lane, float alpha, float beta,
                                            bool paired) {
+    if constexpr (sizeof(OutT) == 2 && BN % 32 == 0) {
+        if (beta == 0.0f && (ldd & 7) == 0 && col0 + BN <= n) {
+            store_rows_bf16_wide<BN>(acc, d, ldd, rowBase, rowEnd, col0, lane, alpha);
+            return;
+        }
+    }
 #pragma unroll
     for (int i = 0; i < BN / 8; i++) {
         const int col = col0 + 8 * i + 2 * (lane % 4);
