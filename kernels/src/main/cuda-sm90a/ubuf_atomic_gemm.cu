@@ -446,6 +446,35 @@ __device__ __forceinline__ void produce(const TensorMap& tmA, const TensorMap& t
     }
 }
 
+// The CTA's ring in dynamic shared memory, aligned to the 128-byte swizzle's 1024-byte period: C::STAGES stages, then
+// a full mbarrier per stage (the producer's arrive.expect_tx) and an empty one (emptyArrivals: one arrive per
+// consumer warp that reads the stage). Thread 0 initialises the barriers and makes them visible to the async proxy
+// (TMA) as well as to the other threads; every thread returns after the CTA's barrier.
+struct Ring {
+    uint32_t stages;  // shared address of stage 0
+    uint32_t full;    // full[s] at full + 8 s: the stage's loads have landed
+    uint32_t empty;   // empty[s] at empty + 8 s: its readers are done with it
+};
+
+template <typename C>
+__device__ __forceinline__ Ring setup_ring(uint32_t emptyArrivals) {
+    extern __shared__ uint8_t smem_raw[];
+    Ring r;
+    r.stages = (smem_addr(smem_raw) + 1023u) & ~1023u;
+    r.full = r.stages + C::STAGES * C::STAGE_BYTES;
+    r.empty = r.full + C::STAGES * 8;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < C::STAGES; s++) {
+            mbar_init(r.full + 8 * s, 1);
+            mbar_init(r.empty + 8 * s, emptyArrivals);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    }
+    __syncthreads();
+    return r;
+}
+
 template <int BN, bool F16, bool TRANS_B, typename OutT>
 __device__ __forceinline__ void atomic_gemm(const TensorMap& tmA, const TensorMap& tmB, OutT* __restrict__ d,
                                             long long ldd, int m, int n, int k, float alpha, float beta,
@@ -459,23 +488,13 @@ __device__ __forceinline__ void atomic_gemm(const TensorMap& tmA, const TensorMa
     constexpr int STAGES = C::STAGES;
     constexpr uint32_t STAGE_BYTES = C::STAGE_BYTES;
     constexpr int ACC = BN / 2;  // fp32 accumulators a consumer thread holds: its 64 x BN share, 128 threads
-    extern __shared__ uint8_t smem_raw[];
-    const uint32_t ring = (smem_addr(smem_raw) + 1023u) & ~1023u;
-    const uint32_t fullBars = ring + STAGES * STAGE_BYTES;  // full[s]: the stage's loads have landed
-    const uint32_t emptyBars = fullBars + STAGES * 8;       // empty[s]: both consumers are done reading it
+    const Ring r = setup_ring<C>(CONSUMER_WARPS);  // both consumer warpgroups read every stage
+    const uint32_t ring = r.stages;
+    const uint32_t fullBars = r.full;
+    const uint32_t emptyBars = r.empty;
 
     const int tid = threadIdx.x;
     const int warpgroup = tid / 128;
-    if (tid == 0) {
-        for (int s = 0; s < STAGES; s++) {
-            mbar_init(fullBars + 8 * s, 1);                // the producer's arrive.expect_tx
-            mbar_init(emptyBars + 8 * s, CONSUMER_WARPS);  // one arrive per consumer warp
-        }
-        // Make the initialised barriers visible to the async proxy (TMA) as well as to the other threads.
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-    }
-    __syncthreads();
 
     const int chunkRows = m / chunks;
     const int mTilesPerChunk = (chunkRows + BM - 1) / BM;
@@ -670,22 +689,13 @@ __device__ __forceinline__ void atomic_gemm_pingpong(const TensorMap& tmA, const
     constexpr int STAGES = C::STAGES;
     constexpr uint32_t STAGE_BYTES = C::STAGE_BYTES;
     constexpr int ACC = BN / 2;
-    extern __shared__ uint8_t smem_raw[];
-    const uint32_t ring = (smem_addr(smem_raw) + 1023u) & ~1023u;
-    const uint32_t fullBars = ring + STAGES * STAGE_BYTES;
-    const uint32_t emptyBars = fullBars + STAGES * 8;
+    const Ring r = setup_ring<C>(CONSUMER_WARPS / 2);  // the 4 warps of the one warpgroup reading a stage
+    const uint32_t ring = r.stages;
+    const uint32_t fullBars = r.full;
+    const uint32_t emptyBars = r.empty;
 
     const int tid = threadIdx.x;
     const int warpgroup = tid / 128;
-    if (tid == 0) {
-        for (int s = 0; s < STAGES; s++) {
-            mbar_init(fullBars + 8 * s, 1);
-            mbar_init(emptyBars + 8 * s, CONSUMER_WARPS / 2);  // the 4 warps of the one warpgroup reading it
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-    }
-    __syncthreads();
 
     const int chunkRows = m / chunks;
     const int mTilesPerChunk = (chunkRows + PP_BM - 1) / PP_BM;

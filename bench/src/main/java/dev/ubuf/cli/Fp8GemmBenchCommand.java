@@ -103,19 +103,14 @@ final class Fp8GemmBenchCommand implements Callable<Integer> {
              DeviceBuffer scalars = ctx.allocate(256)) {
             TensorView av = TensorView.of(a, m, k, DType.BF16);
             TensorView bv = TensorView.of(b, n, k, DType.BF16);
-            TensorView a8v = TensorView.of(a8, m, k, DType.FP8_E4M3);
-            TensorView b8v = TensorView.of(b8, n, k, DType.FP8_E4M3);
             TensorView cv = TensorView.of(c, m, n, DType.BF16);
             // Uniform in [-1, 1): inside E4M3's range with scale 1, so quantization neither saturates nor underflows.
             kernels.fillRandom(av, System.nanoTime(), 1f, s);
             kernels.fillRandom(bv, System.nanoTime() + 1, 1f, s);
-            TensorView one = new TensorView(scalars, 0, 1, 1, 1, DType.FP32);
-            TensorView scaleInvA = new TensorView(scalars, 64, 1, 1, 1, DType.FP32);
-            TensorView scaleInvB = new TensorView(scalars, 128, 1, 1, 1, DType.FP32);
-            kernels.fillBits(one, Float.floatToRawIntBits(1f), s);
-            fp8.quantize(av, one, a8v, null, scaleInvA, s);
-            fp8.quantize(bv, one, b8v, null, scaleInvB, s);
-            Gemm.Fp8Scales scales = Gemm.Fp8Scales.of(scaleInvA.address(), scaleInvB.address());
+            Fp8Operands q = Fp8Operands.quantize(kernels, fp8, av, bv, a8, b8, scalars, s);
+            TensorView a8v = q.a8();
+            TensorView b8v = q.b8();
+            Gemm.Fp8Scales scales = q.scales();
             Gemm.Options fast = Gemm.Options.NT.withFp8FastAccumulation(true);
             LinkedHashMap<String, Runnable> work = new LinkedHashMap<>();
             work.put(METHODS.get(0), () -> gemm.multiply(av, bv, cv, 1f, 0f, Gemm.Options.NT, s));

@@ -310,8 +310,13 @@ final class GemmBenchCommand implements Callable<Integer> {
                     // The overlap benchmarks' operands (OperandBuffers): uniform in [-1, 1), B scaled by 1/sqrt(K).
                     kernels.fillRandom(av, seed, 1f, s);
                     kernels.fillRandom(bv, seed + 1, 1f / (float) Math.sqrt(sk), s);
-                    Runnable multiply = fp8 ? quantizedMultiply(kernels, fp8Kernels, gemm, av, bv, cv, a8, b8, scalars,
-                            callOptions, s) : () -> gemm.multiply(av, bv, cv, 1f, 0f, callOptions, s);
+                    Runnable multiply;
+                    if (fp8) {
+                        Fp8Operands q = Fp8Operands.quantize(kernels, fp8Kernels, av, bv, a8, b8, scalars, s);
+                        multiply = () -> gemm.multiply(q.a8(), q.b8(), cv, 1f, 0f, callOptions, q.scales(), s);
+                    } else {
+                        multiply = () -> gemm.multiply(av, bv, cv, 1f, 0f, callOptions, s);
+                    }
                     GemmTuner.Retuned retuned = null;
                     double[] screen = null;
                     if (retune && !algorithms.containsKey(List.of(sm, sk, sn))) { // once per shape and process
@@ -427,25 +432,6 @@ final class GemmBenchCommand implements Callable<Integer> {
                     + " got " + mkn[0] + "," + mkn[1] + "," + mkn[2]);
         }
         return mkn;
-    }
-
-    /**
-     * Quantizes a and b (bf16, b as [N,K]) into the E4M3 buffers with scale 1, on the stream, and returns the FP8
-     * multiply of the quantized operands into c (what --fp8 times).
-     */
-    private static Runnable quantizedMultiply(DeviceKernels kernels, Fp8Kernels q, Gemm gemm, TensorView av,
-                                              TensorView bv, TensorView cv, DeviceBuffer a8, DeviceBuffer b8,
-                                              DeviceBuffer scalars, Gemm.Options options, CudaStream s) {
-        TensorView a8v = TensorView.of(a8, av.rows(), av.cols(), DType.FP8_E4M3);
-        TensorView b8v = TensorView.of(b8, bv.rows(), bv.cols(), DType.FP8_E4M3);
-        TensorView one = new TensorView(scalars, 0, 1, 1, 1, DType.FP32);
-        TensorView scaleInvA = new TensorView(scalars, 64, 1, 1, 1, DType.FP32);
-        TensorView scaleInvB = new TensorView(scalars, 128, 1, 1, 1, DType.FP32);
-        kernels.fillBits(one, Float.floatToRawIntBits(1f), s);
-        q.quantize(av, one, a8v, null, scaleInvA, s);
-        q.quantize(bv, one, b8v, null, scaleInvB, s);
-        Gemm.Fp8Scales scales = Gemm.Fp8Scales.of(scaleInvA.address(), scaleInvB.address());
-        return () -> gemm.multiply(a8v, b8v, cv, 1f, 0f, options, scales, s);
     }
 
     /** Shapes read from standard input as they come (--serve); a line that is not a shape is answered with ERROR. */

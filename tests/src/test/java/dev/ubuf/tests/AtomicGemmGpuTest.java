@@ -422,19 +422,29 @@ class AtomicGemmGpuTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("configs")
     void everyTileConfigurationReportsAnExpiredWaitAndRecovers(AtomicGemmConfig config) {
+        reportsAnExpiredWaitAndRecovers(config, new int[]{5, 4, 5, 5}, 1, new int[]{5, 5, 6, 5});
+    }
+
+    /**
+     * Chunk {@code stalled} arrives short ({@code arrivals}; every chunk is expected at 5): the wait expires into the
+     * error slot with that chunk and what it observed, and the chunk is not marked done; the next launch
+     * ({@code arrivalsAgain}, all at or past 5) is exact and marks every chunk done.
+     */
+    private void reportsAnExpiredWaitAndRecovers(AtomicGemmConfig config, int[] arrivals, int stalled,
+                                                 int[] arrivalsAgain) {
         long seed = System.nanoTime();
         SplittableRandom rnd = new SplittableRandom(seed);
         try (DeviceBuffer counters = ctx.allocate(16); DeviceBuffer done = ctx.allocate(16)) {
             int[] doneValues = new int[4];
             Hooks hooks = new Hooks(0, 5, Duration.ofMillis(200), 0, 9);
-            chunked(rnd, new int[]{5, 4, 5, 5}, hooks, counters, done, doneValues, config);
+            chunked(rnd, arrivals, hooks, counters, done, doneValues, config);
             Optional<ArrivalTimeoutException> error = gemm.error(c -> "rank " + c);
-            assertTrue(error.isPresent(), "the wait for chunk 1 expired, " + config);
-            assertEquals(1, error.get().chunk());
-            assertEquals(4, error.get().observed());
-            assertEquals(0, doneValues[1], "the chunk that never arrived is not marked done, " + config);
+            assertTrue(error.isPresent(), "the wait for chunk " + stalled + " expired, " + config);
+            assertEquals(stalled, error.get().chunk());
+            assertEquals(arrivals[stalled], error.get().observed());
+            assertEquals(0, doneValues[stalled], "the chunk that never arrived is not marked done, " + config);
 
-            ChunkedRun again = chunked(rnd, new int[]{5, 5, 6, 5}, hooks, counters, done, doneValues, config);
+            ChunkedRun again = chunked(rnd, arrivalsAgain, hooks, counters, done, doneValues, config);
             gemm.checkErrors();
             assertWithinBounds(again.d(), again.a(), again.b(), null, 1024, 512, 256, BLayout.NK, 1f, 0f,
                     DType.FP32, config + ", seed " + seed);
@@ -566,27 +576,8 @@ class AtomicGemmGpuTest {
     @ParameterizedTest(name = "split {0}")
     @MethodSource("splitCounts")
     void splitKReportsAnExpiredWaitAndRecovers(int splits) {
-        AtomicGemmConfig config = new AtomicGemmConfig(TileConfig.N256, splits);
-        long seed = System.nanoTime();
-        SplittableRandom rnd = new SplittableRandom(seed);
-        try (DeviceBuffer counters = ctx.allocate(16); DeviceBuffer done = ctx.allocate(16)) {
-            int[] doneValues = new int[4];
-            Hooks hooks = new Hooks(0, 5, Duration.ofMillis(200), 0, 9);
-            chunked(rnd, new int[]{5, 5, 4, 5}, hooks, counters, done, doneValues, config);
-            Optional<ArrivalTimeoutException> error = gemm.error(c -> "rank " + c);
-            assertTrue(error.isPresent(), "the wait for chunk 2 expired, " + config);
-            assertEquals(2, error.get().chunk());
-            assertEquals(4, error.get().observed());
-            assertEquals(0, doneValues[2], "the chunk that never arrived is not marked done, " + config);
-
-            ChunkedRun again = chunked(rnd, new int[]{5, 6, 5, 5}, hooks, counters, done, doneValues, config);
-            gemm.checkErrors();
-            assertWithinBounds(again.d(), again.a(), again.b(), null, 1024, 512, 256, BLayout.NK, 1f, 0f,
-                    DType.FP32, config + ", seed " + seed);
-            for (int c = 0; c < 4; c++) {
-                assertEquals(9, doneValues[c], "done counter of chunk " + c + ", " + config);
-            }
-        }
+        reportsAnExpiredWaitAndRecovers(new AtomicGemmConfig(TileConfig.N256, splits), new int[]{5, 5, 4, 5}, 2,
+                new int[]{5, 6, 5, 5});
     }
 
     static Stream<Integer> splitCounts() {
