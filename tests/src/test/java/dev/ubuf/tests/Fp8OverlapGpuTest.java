@@ -60,8 +60,32 @@ class Fp8OverlapGpuTest {
     static final Fp8Operands E4M3 = Fp8Operands.E4M3;
     static final Fp8Operands E5M2_X = new Fp8Operands(DType.FP8_E5M2, DType.FP8_E4M3);
 
+    /** One FP8 case; a {@link RankScenario}, so it also runs with a JVM per rank ({@link SharedGpuOpsGpuTest}). */
     record Case(Collective collective, String variant, DType out, Fp8Operands fp8, int m, int k, int n,
-                boolean copyEngine, boolean bias) {
+                boolean copyEngine, boolean bias) implements RankScenario {
+        static final String NAME = "fp8overlap";
+        private static final List<String> PARAMS = List.of("collective", "variant", "out", "fp8Input", "fp8Weight",
+                "m", "k", "n", "copyEngine", "bias");
+
+        static Case parse(List<String> params) {
+            ScenarioArgs a = ScenarioArgs.of(NAME, PARAMS, params);
+            return new Case(a.constant(0, Collective.class), a.text(1), a.constant(2, DType.class),
+                    new Fp8Operands(a.constant(3, DType.class), a.constant(4, DType.class)), a.positiveInt(5),
+                    a.positiveInt(6), a.positiveInt(7), a.bool(8), a.bool(9));
+        }
+
+        @Override
+        public List<String> toArgs() {
+            return List.of(NAME, collective.name(), variant, out.name(), fp8.input().name(), fp8.weight().name(),
+                    Integer.toString(m), Integer.toString(k), Integer.toString(n), Boolean.toString(copyEngine),
+                    Boolean.toString(bias));
+        }
+
+        @Override
+        public void run(int rank, Bootstrap bootstrap, CudaContext ctx, UbufEnvironment env) {
+            Fp8OverlapGpuTest.run(this, rank, bootstrap, ctx, env);
+        }
+
         @Override
         public String toString() {
             return collective.resultName() + " " + variant + " " + fp8.describe() + "->" + out.shortName() + " M=" + m
@@ -114,6 +138,10 @@ class Fp8OverlapGpuTest {
     }
 
     static void run(Case c, int rank, Bootstrap boot, CudaContext ctx) {
+        run(c, rank, boot, ctx, ENV);
+    }
+
+    static void run(Case c, int rank, Bootstrap boot, CudaContext ctx, UbufEnvironment env) {
         int tp = boot.size();
         OverlapShape shape = shape(c, tp);
         DType t = c.out();
@@ -122,7 +150,7 @@ class Fp8OverlapGpuTest {
         DType xt = c.fp8().input();
         DType wt = c.fp8().weight();
         ExecutionSettings exec = ExecutionSettings.DEFAULT.withCopyEngine(c.copyEngine());
-        try (TpCommunicator comm = TpCommunicator.create(boot, ctx, ENV, null);
+        try (TpCommunicator comm = TpCommunicator.create(boot, ctx, env, null);
              KernelLibrary lib = KernelLibrary.load(ctx);
              CudaStream s = ctx.createStream(StreamPriority.NORMAL);
              CudaStream other = ctx.createStream(StreamPriority.NORMAL);
@@ -134,10 +162,11 @@ class Fp8OverlapGpuTest {
              DeviceBuffer sb = ctx.allocate(256)) {
             DeviceKernels kernels = new DeviceKernels(lib);
             MethodRegistry registry = MethodRegistry.load();
+            boolean nccl = comm.sharedDevice().isEmpty(); // ranks sharing a GPU: the exact check alone
             try (OverlapOp op = c.variant().equals("auto")
                     ? new Planner(registry, PlannerSettings.inMemory()).planned(comm, shape, kernels, exec)
                     : OverlapOp.create(comm, registry.schedule(shape, c.variant()), kernels, exec);
-                 OverlapOp reference = OverlapOp.ncclReference(comm, shape, kernels)) {
+                 OverlapOp reference = nccl ? OverlapOp.ncclReference(comm, shape, kernels) : null) {
                 TensorView x = TensorView.of(xb, shape.inputRows(), k, xt);
                 TensorView w = TensorView.of(wb, n, k, wt); // [n, k]: the NT layout of FP8 GEMMs
                 TensorView bv = c.bias() ? TensorView.of(bb, 1, n, t) : null;
@@ -175,29 +204,40 @@ class Fp8OverlapGpuTest {
                     }
                     kernels.poison(out, s);
                     kernels.poison(ref, s);
-                    kernels.poison(reference.userBuffer(), s);
+                    if (nccl) {
+                        kernels.poison(reference.userBuffer(), s);
+                    } else if (c.collective() == ALL_GATHER) {
+                        kernels.poison(op.userBuffer(), s); // no reference gathers into it: the op must
+                    }
                     s.synchronize();
                     boot.barrier();
                     op.forward(bindings, caller);
                     op.await(caller);
-                    reference.forward(new OperandBindings(x, w, true, ref, bv, scales), s);
-                    reference.await(s);
                     String where = op.label() + " " + c + " rank " + rank + " call " + call + " (seed " + seed + ")";
                     float[] got = HostTensors.download(ctx, s, out);
-                    float[] want = HostTensors.download(ctx, s, ref);
-                    float[] exact = expected(c, shape, rank, tp, boot.allGather(OverlapScenario.floats(xs)),
-                            boot.allGather(OverlapScenario.floats(ws)), bs);
+                    byte[][] xsAll = boot.allGather(OverlapScenario.floats(xs));
+                    float[] exact = expected(c, shape, rank, tp, xsAll, boot.allGather(OverlapScenario.floats(ws)),
+                            bs);
+                    if (nccl) {
+                        reference.forward(new OperandBindings(x, w, true, ref, bv, scales), s);
+                        reference.await(s);
+                        float[] want = HostTensors.download(ctx, s, ref);
+                        for (int i = 0; i < want.length; i++) {
+                            int ei = i;
+                            assertEquals(exact[i], want[i], () -> "NCCL reference element (" + ei / n + ", "
+                                    + ei % n + "), " + where);
+                        }
+                    }
                     for (int i = 0; i < got.length; i++) {
                         int ei = i;
-                        assertEquals(exact[i], want[i], () -> "NCCL reference element (" + ei / n + ", " + ei % n
-                                + "), " + where);
-                        assertEquals(want[i], got[i], () -> "element (" + ei / n + ", " + ei % n + ") against the "
-                                + "FP8 NCCL reference, " + where);
+                        assertEquals(exact[i], got[i], () -> "element (" + ei / n + ", " + ei % n + ") against the "
+                                + "exact sum" + (nccl ? " and the FP8 NCCL reference" : "") + ", " + where);
                     }
                     if (c.collective() == ALL_GATHER) {
                         TensorView gathered = op.userBuffer();
                         assertEquals(xt, gathered.dtype(), "the gathered input stays fp8");
-                        assertArrayEquals(HostTensors.download(ctx, s, reference.userBuffer()),
+                        assertArrayEquals(nccl ? HostTensors.download(ctx, s, reference.userBuffer())
+                                        : OverlapScenario.concat(xsAll),
                                 HostTensors.download(ctx, s, gathered), "gathered fp8 input, " + where);
                     }
                     boot.barrier();

@@ -37,6 +37,14 @@ public final class ProcessRankMain {
         Runtime.getRuntime().halt(code);
     }
 
+    /** Where UBUF_TEST_GPU puts every rank on one GPU ({@link SharedGpuOpsGpuTest}); else GPU LOCAL_RANK. */
+    static final String SHARED_GPU = "UBUF_TEST_GPU";
+
+    private static int gpu(LaunchEnvironment launch) {
+        String shared = System.getenv(SHARED_GPU);
+        return shared == null || shared.isBlank() ? launch.localRank() : Integer.parseInt(shared.trim());
+    }
+
     private static int run(String[] args) {
         RankScenario scenario;
         LaunchEnvironment launch;
@@ -61,7 +69,7 @@ public final class ProcessRankMain {
         int rank = boot.rank();
         CudaContext ctx = null;
         try {
-            ctx = scenario.needsGpu() ? CudaContext.retainPrimary(launch.localRank()) : null;
+            ctx = scenario.needsGpu() ? CudaContext.retainPrimary(gpu(launch)) : null;
             scenario.run(rank, boot, ctx, env);
         } catch (PeerDeathDetected e) {
             System.out.println(PeerDeathDetected.MARKER + " rank " + rank + ": " + e.getMessage());

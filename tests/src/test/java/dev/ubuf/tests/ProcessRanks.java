@@ -75,6 +75,12 @@ final class ProcessRanks {
      */
     static LaunchResult launch(int ranks, Duration ubTimeout, RankScenario scenario, Duration guard)
             throws InterruptedException {
+        return launch(ranks, ubTimeout, scenario, guard, Map.of());
+    }
+
+    /** As {@link #launch(int, Duration, RankScenario, Duration)}, the ranks' environment plus {@code env}. */
+    static LaunchResult launch(int ranks, Duration ubTimeout, RankScenario scenario, Duration guard,
+                               Map<String, String> env) throws InterruptedException {
         List<String> args = new ArrayList<>(List.of("--nproc-per-node", Integer.toString(ranks),
                 "--timeout", Long.toString(ubTimeout.toSeconds()), "--classpath", testClasspath(),
                 ProcessRankMain.class.getName()));
@@ -82,7 +88,9 @@ final class ProcessRanks {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         PrintStream sink = new PrintStream(bytes, true, StandardCharsets.UTF_8);
         // The tests count their GPUs themselves (CPU scenarios need none), so the launcher is not asked to.
-        LaunchHost host = new LaunchHost(System.getenv(), OptionalInt.empty());
+        Map<String, String> hostEnv = new java.util.HashMap<>(System.getenv());
+        hostEnv.putAll(env);
+        LaunchHost host = new LaunchHost(hostEnv, OptionalInt.empty());
         FutureTask<Integer> job = new FutureTask<>(() -> Launcher.run(args.toArray(String[]::new), sink, sink, host));
         Thread thread = Thread.ofPlatform().name("launcher-" + scenario.toArgs().getFirst()).start(job);
         try {

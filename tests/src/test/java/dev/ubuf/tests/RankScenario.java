@@ -13,7 +13,7 @@ import java.util.List;
  */
 sealed interface RankScenario
         permits P2pScenario, RegisterCyclesScenario, OverlapScenario, PeerDeathScenario, HandshakeScenario,
-        BootstrapPeerDeathScenario, LayerScenario {
+        BootstrapPeerDeathScenario, LayerScenario, Fp8OverlapGpuTest.Case {
 
     /**
      * Runs this rank's part; every rank of {@code bootstrap} calls it. Throws (an AssertionError, a CUDA or ubuf
@@ -46,6 +46,7 @@ sealed interface RankScenario
             case HandshakeScenario.NAME -> HandshakeScenario.parse(params);
             case BootstrapPeerDeathScenario.NAME -> BootstrapPeerDeathScenario.parse(params);
             case LayerScenario.NAME -> LayerScenario.parse(params);
+            case Fp8OverlapGpuTest.Case.NAME -> Fp8OverlapGpuTest.Case.parse(params);
             default -> throw new IllegalArgumentException("unknown scenario '" + args.getFirst() + "'; known: "
                     + names());
         };
@@ -53,6 +54,7 @@ sealed interface RankScenario
 
     private static List<String> names() {
         return List.of(P2pScenario.NAME, RegisterCyclesScenario.NAME, OverlapScenario.NAME,
-                PeerDeathScenario.NAME, HandshakeScenario.NAME, BootstrapPeerDeathScenario.NAME, LayerScenario.NAME);
+                PeerDeathScenario.NAME, HandshakeScenario.NAME, BootstrapPeerDeathScenario.NAME, LayerScenario.NAME,
+                Fp8OverlapGpuTest.Case.NAME);
     }
 }

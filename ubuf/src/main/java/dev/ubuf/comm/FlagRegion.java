@@ -41,9 +41,15 @@ public final class FlagRegion implements AutoCloseable {
         stream.waitValue32(address(buffer.rank(), flag), value);
     }
 
-    /** This rank's current value of {@code flag}, read from the host (diagnostics: what a stuck wait sees). */
+    /** How long a report waits for a flag's value before it calls the flag unreadable. */
+    static final java.time.Duration READ_DEADLINE = java.time.Duration.ofSeconds(2);
+
+    /**
+     * This rank's current value of {@code flag}, read from the host (diagnostics: what a stuck wait sees); fails
+     * after {@link #READ_DEADLINE} rather than hang when the GPU's queues are stuck.
+     */
     public int read(int flag) {
-        return buffer.comm().context().readInt32(address(buffer.rank(), flag));
+        return buffer.comm().context().readInt32(address(buffer.rank(), flag), READ_DEADLINE);
     }
 
     public UserBuffer buffer() {

@@ -11,6 +11,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.function.IntUnaryOperator;
 
 /**
  * Runs a body on n ranks of one JVM (a thread each, rank i on GPU i, one in-memory bootstrap); rethrows the first
@@ -26,6 +27,23 @@ public final class ThreadDomain {
     }
 
     public static void run(int tp, Duration timeout, Body body) throws Exception {
+        run(tp, rank -> rank, timeout, body);
+    }
+
+    /**
+     * As {@link #run(int, Duration, Body)}, rank r on GPU {@code gpuOfRank(r)}. Ranks may share a GPU: user buffers,
+     * flags and every plan-backed op work there (a peer's buffer is then on the same device), which lets one GPU
+     * check the plans of a multi-rank domain; NCCL does not (it refuses two ranks of one communicator on one GPU,
+     * see {@link TpCommunicator#nccl()}), and nothing about speed carries over.
+     */
+    public static void run(int tp, IntUnaryOperator gpuOfRank, Duration timeout, Body body) throws Exception {
+        int[] gpus = new int[tp];
+        for (int r = 0; r < tp; r++) {
+            gpus[r] = gpuOfRank.applyAsInt(r);
+            if (gpus[r] < 0) {
+                throw new IllegalArgumentException("rank " + r + " mapped to GPU " + gpus[r]);
+            }
+        }
         InMemoryBootstrap.Group group = InMemoryBootstrap.group(tp, timeout);
         ExecutorService pool = Executors.newFixedThreadPool(tp);
         try {
@@ -34,7 +52,7 @@ public final class ThreadDomain {
                 int rank = r;
                 fs.add(pool.submit(() -> {
                     try (Bootstrap b = group.rank(rank)) {
-                        CudaContext ctx = CudaContext.retainPrimary(rank);
+                        CudaContext ctx = CudaContext.retainPrimary(gpus[rank]);
                         try {
                             body.run(rank, b, ctx);
                         } catch (Exception | Error e) {

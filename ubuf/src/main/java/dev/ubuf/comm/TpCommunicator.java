@@ -29,6 +29,7 @@ public final class TpCommunicator implements AutoCloseable {
     private final BufferSharing sharing;
     private final GemmTuner gemmTuner;
     private final int[] deviceOfRank;
+    private final byte[][] uuidOfRank; // empty where the driver would not say
     private final Deque<UserBuffer> live = new ArrayDeque<>();
     private final List<CudaContext> peerContexts = new ArrayList<>();
     private dev.ubuf.nccl.NcclCommunicator nccl;
@@ -42,11 +43,13 @@ public final class TpCommunicator implements AutoCloseable {
         this.gemmTuner = new GemmTuner(GemmTuning.from(env));
         context.makeCurrent();
         long pid = ProcessHandle.current().pid();
-        ByteBuffer me = ByteBuffer.allocate(14).putInt(context.device().ordinal()).putLong(pid)
+        byte[] uuid = deviceUuid(context);
+        ByteBuffer me = ByteBuffer.allocate(14 + uuid.length).putInt(context.device().ordinal()).putLong(pid)
                 .put((byte) (supportsVmmSharing(context) ? 1 : 0))
-                .put((byte) (requested == null ? -1 : requested.ordinal()));
+                .put((byte) (requested == null ? -1 : requested.ordinal())).put(uuid);
         byte[][] all = bootstrap.allGather(me.array());
         deviceOfRank = new int[all.length];
+        uuidOfRank = new byte[all.length][];
         boolean samePid = true;
         boolean allVmm = true;
         for (int r = 0; r < all.length; r++) {
@@ -55,6 +58,8 @@ public final class TpCommunicator implements AutoCloseable {
             samePid &= b.getLong() == pid;
             allVmm &= b.get() == 1;
             int theirs = b.get();
+            uuidOfRank[r] = new byte[b.remaining()];
+            b.get(uuidOfRank[r]);
             // Every rank must take the same path, or the registrations would be different collectives.
             if (theirs != (requested == null ? -1 : requested.ordinal())) {
                 throw new IllegalArgumentException("rank " + rank() + " asked for buffer sharing "
@@ -103,6 +108,14 @@ public final class TpCommunicator implements AutoCloseable {
         return everyDeviceSupportsVmmFds ? BufferSharing.VMM_POSIX_FD : BufferSharing.LEGACY_IPC;
     }
 
+    private static byte[] deviceUuid(CudaContext context) {
+        try {
+            return context.device().uuid();
+        } catch (RuntimeException e) {
+            return new byte[0]; // unknown: such a rank is never taken to share its device
+        }
+    }
+
     /** Whether this rank could share through VMM allocations exported as POSIX file descriptors. */
     private static boolean supportsVmmSharing(CudaContext context) {
         try {
@@ -147,6 +160,23 @@ public final class TpCommunicator implements AutoCloseable {
 
     public int deviceOfRank(int r) {
         return deviceOfRank[r];
+    }
+
+    /**
+     * Whether two ranks of this domain share a GPU (same device UUID; possible with {@link ThreadDomain}'s GPU
+     * mapping): then user buffers and plans work, NCCL does not. Names the first such pair; the same answer on
+     * every rank.
+     */
+    public java.util.Optional<String> sharedDevice() {
+        for (int r = 0; r < uuidOfRank.length; r++) {
+            for (int q = 0; q < r; q++) {
+                if (uuidOfRank[r].length > 0 && java.util.Arrays.equals(uuidOfRank[q], uuidOfRank[r])) {
+                    return java.util.Optional.of("ranks " + q + " and " + r + " are both on one GPU (device "
+                            + deviceOfRank[r] + " of rank " + r + ")");
+                }
+            }
+        }
+        return java.util.Optional.empty();
     }
 
     /**
@@ -198,10 +228,16 @@ public final class TpCommunicator implements AutoCloseable {
     /**
      * The domain's NCCL communicator (the unoverlapped reference, baselines, bulk fallbacks), created on first use:
      * collective, so every rank of the domain calls it the first time. Owned and destroyed by this communicator.
+     *
+     * @throws IllegalStateException when two ranks of the domain share a GPU (NCCL refuses that), on every rank
+     *     alike and before any NCCL call
      */
     public synchronized dev.ubuf.nccl.NcclCommunicator nccl() {
         assertUsable();
         if (nccl == null) {
+            sharedDevice().ifPresent(why -> {
+                throw new IllegalStateException("NCCL needs a GPU of its own for each rank, but " + why);
+            });
             byte[] id = bootstrap.broadcast(rank() == 0 ? dev.ubuf.nccl.NcclUniqueId.generate().bytes() : null, 0);
             context.makeCurrent();
             nccl = dev.ubuf.nccl.NcclCommunicator.initRank(new dev.ubuf.nccl.NcclUniqueId(id), tp(), rank());

@@ -18,6 +18,7 @@ public final class CudaContext implements AutoCloseable {
     private final ResourceLedger ledger;
     private final LeakTracker.Tracked tracked;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private ReportReader reportReader; // guarded by this
 
     private CudaContext(CudaDevice device) {
         this.device = device;
@@ -95,6 +96,62 @@ public final class CudaContext implements AutoCloseable {
         return new long[]{free[0], total[0]};
     }
 
+    /**
+     * Reads one int32 of device memory for a report, giving up after {@code deadline}: an asynchronous copy into
+     * pinned memory on a stream of its own, polled. The plain synchronous read ({@link #readInt32(long)}) can block
+     * for ever while the GPU's queues are stuck (seen with two ranks on one GPU whose waits deadlocked), and a report
+     * of a stuck wait must never hang. The stream and its 4 pinned bytes are made on first use and kept for the next
+     * report; after an expired read they are abandoned, never freed, since the copy may still land.
+     *
+     * @throws IllegalStateException when the value did not arrive within {@code deadline}
+     */
+    public synchronized int readInt32(long deviceAddress, java.time.Duration deadline) {
+        makeCurrent();
+        if (reportReader == null) {
+            reportReader = new ReportReader();
+        }
+        ReportReader r = reportReader;
+        Cuda.check(JCudaDriver.cuMemcpyDtoHAsync(r.host, Handles.ptr(deviceAddress), Integer.BYTES, r.stream),
+                "cuMemcpyDtoHAsync(4 bytes)");
+        long end = System.nanoTime() + deadline.toNanos();
+        while (true) {
+            int rc = Cuda.returnCode(() -> JCudaDriver.cuStreamQuery(r.stream));
+            if (rc == jcuda.driver.CUresult.CUDA_SUCCESS) {
+                return r.host.getByteBuffer(0, Integer.BYTES).order(java.nio.ByteOrder.nativeOrder()).getInt(0);
+            }
+            if (rc != jcuda.driver.CUresult.CUDA_ERROR_NOT_READY) {
+                Cuda.check(rc, "cuStreamQuery");
+            }
+            if (System.nanoTime() - end > 0) {
+                reportReader = null; // abandoned with its copy in flight
+                throw new IllegalStateException("no answer from " + device + " within " + deadline.toMillis()
+                        + " ms (its queues may be stuck)");
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    /** The stream and pinned word of {@link #readInt32(long, java.time.Duration)}; untracked, freed by close. */
+    private static final class ReportReader {
+        final jcuda.driver.CUstream stream = new jcuda.driver.CUstream();
+        final jcuda.Pointer host = new jcuda.Pointer();
+
+        ReportReader() {
+            Cuda.check(JCudaDriver.cuStreamCreate(stream, 0x1 /* CU_STREAM_NON_BLOCKING */), "cuStreamCreate");
+            try {
+                Cuda.check(JCudaDriver.cuMemAllocHost(host, Integer.BYTES), "cuMemAllocHost(4 bytes)");
+            } catch (RuntimeException e) {
+                JCudaDriver.cuStreamDestroy(stream);
+                throw e;
+            }
+        }
+
+        void free() {
+            JCudaDriver.cuMemFreeHost(host);
+            JCudaDriver.cuStreamDestroy(stream);
+        }
+    }
+
     /** Reads one int32 of device memory synchronously, outside every stream of ours (for diagnostics). */
     public int readInt32(long deviceAddress) {
         makeCurrent();
@@ -145,6 +202,13 @@ public final class CudaContext implements AutoCloseable {
         }
         if (closed.compareAndSet(false, true)) {
             try {
+                synchronized (this) {
+                    if (reportReader != null) {
+                        Cuda.check(JCudaDriver.cuCtxSetCurrent(handle), "cuCtxSetCurrent");
+                        reportReader.free();
+                        reportReader = null;
+                    }
+                }
                 Cuda.check(JCudaDriver.cuDevicePrimaryCtxRelease(device.handle()), "cuDevicePrimaryCtxRelease");
             } finally {
                 ledger.unpublish();

@@ -101,6 +101,13 @@ public final class CudaDevice {
         return s[0];
     }
 
+    /** The device's UUID (16 bytes, unique across hosts): tells whether two ranks' devices are one GPU. */
+    public byte[] uuid() {
+        jcuda.driver.CUuuid u = new jcuda.driver.CUuuid();
+        Cuda.check(JCudaDriver.cuDeviceGetUuid(u, handle), "cuDeviceGetUuid");
+        return u.bytes.clone();
+    }
+
     public boolean canAccessPeer(CudaDevice peer) {
         int[] v = new int[1];
         Cuda.check(JCudaDriver.cuDeviceCanAccessPeer(v, handle, peer.handle), "cuDeviceCanAccessPeer");

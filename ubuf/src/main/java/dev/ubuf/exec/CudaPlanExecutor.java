@@ -403,16 +403,21 @@ public final class CudaPlanExecutor implements AutoCloseable {
      */
     public String pendingWaits() {
         StringBuilder sb = new StringBuilder(plan.op() + "/" + plan.method() + " call " + (calls - 1) + ":");
+        String unreadable = null; // once one read gets no answer, the next would not either: no more waiting
         for (int i = 0; i < pendingFlag.length; i++) {
             int f = pendingFlag[i];
             if (f < 0) {
                 continue;
             }
             String observed;
-            try {
-                observed = Integer.toString(flags.read(f));
-            } catch (RuntimeException e) {
-                observed = "unreadable (" + e.getMessage() + ")";
+            if (unreadable != null) {
+                observed = unreadable;
+            } else {
+                try {
+                    observed = Integer.toString(flags.read(f));
+                } catch (RuntimeException e) {
+                    observed = unreadable = "unreadable (" + e.getMessage() + ")";
+                }
             }
             sb.append(" stream ").append(i).append(" waits for flag ").append(f)
                     .append(senderOfFlag[f] >= 0 ? " from rank " + senderOfFlag[f] : "")
@@ -604,7 +609,13 @@ public final class CudaPlanExecutor implements AutoCloseable {
                 comm.await(s, this::pendingWaits);
             } catch (RuntimeException e) {
                 // The domain is aborted now: release what can never arrive, then wait once more, bounded.
-                releaseWaits();
+                if (!releaseWaits()) {
+                    undrained = true;
+                    e.addSuppressed(new UbufTimeoutException("rank " + comm.rank() + ": the local writes that release"
+                            + " the stuck waits did not complete within " + comm.environment().timeout().toSeconds()
+                            + " s (UB_TIMEOUT): the GPU's queues are stuck"));
+                    throw e;
+                }
                 try {
                     comm.awaitAfterAbort(s, this::pendingWaits);
                 } catch (RuntimeException stuck) {
@@ -621,12 +632,13 @@ public final class CudaPlanExecutor implements AutoCloseable {
         return !undrained;
     }
 
-    private void releaseWaits() {
+    /** Whether the release completed within UB_TIMEOUT. */
+    private boolean releaseWaits() {
         int[] completed = new int[plan.flagCount()];
         for (int f = 0; f < completed.length; f++) {
             completed[f] = calls * plan.flagsReceivedPerCall().get(f);
         }
-        signalling.releaseWaits(completed);
+        return signalling.releaseWaits(completed, comm.environment().timeout());
     }
 
     /**

@@ -55,8 +55,8 @@ final class GraphSafeSignalling implements Signalling {
     }
 
     @Override
-    public void releaseWaits(int[] completedValues) {
-        // The wait kernels expire by themselves after the timeout.
+    public boolean releaseWaits(int[] completedValues, java.time.Duration deadline) {
+        return true; // the wait kernels expire by themselves after the timeout
     }
 
     @Override

@@ -22,9 +22,11 @@ interface Signalling extends AutoCloseable {
     /**
      * After the domain failed: make every wait of the calls issued so far pass, so this rank's streams drain and its
      * memory can be freed ({@code completedValues[f]} is the value flag f reaches once every issued call's signals
-     * have arrived).
+     * have arrived). Gives up after {@code deadline} (the GPU's queues may be stuck too).
+     *
+     * @return whether the waits were released within the deadline
      */
-    void releaseWaits(int[] completedValues);
+    boolean releaseWaits(int[] completedValues, java.time.Duration deadline);
 
     @Override
     void close();

@@ -47,16 +47,19 @@ final class StreamMemOpSignalling implements Signalling {
     }
 
     @Override
-    public void releaseWaits(int[] completedValues) {
+    public boolean releaseWaits(int[] completedValues, java.time.Duration deadline) {
         // A stream of its own, so the writes run while the plan's streams are blocked on the very flags written.
-        try (CudaStream s = context.createStream(StreamPriority.HIGH)) {
-            for (int f = 0; f < completedValues.length; f++) {
-                if (completedValues[f] != 0) {
-                    s.writeValue32(flags.address(flags.rank(), f), completedValues[f]);
-                }
+        CudaStream s = context.createStream(StreamPriority.HIGH);
+        for (int f = 0; f < completedValues.length; f++) {
+            if (completedValues[f] != 0) {
+                s.writeValue32(flags.address(flags.rank(), f), completedValues[f]);
             }
-            s.synchronize();
         }
+        if (!s.synchronize(deadline)) {
+            return false; // its writes may still run: the stream stays open (the context's ledger shows it)
+        }
+        s.close();
+        return true;
     }
 
     @Override

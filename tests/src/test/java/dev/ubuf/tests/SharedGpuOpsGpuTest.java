@@ -1,0 +1,107 @@
+package dev.ubuf.tests;
+
+import dev.ubuf.comm.ThreadDomain;
+import dev.ubuf.comm.TpCommunicator;
+import dev.ubuf.config.UbufEnvironment;
+import dev.ubuf.cuda.CudaContext;
+import dev.ubuf.op.Collective;
+import dev.ubuf.tensor.DType;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * Two ranks on ONE GPU, a JVM each (both on device 0, user buffers shared through VMM file descriptors as between
+ * GPUs): the overlap methods of both families, in bf16, fp16, fp32 and FP8, and the atomic methods on an H100/H200,
+ * compute what float64 says (FP8: exactly), on fresh random inputs with poisoned outputs and user buffers, over
+ * three calls from alternating caller streams. The plans, flags, chunk offsets, cuBLASLt calls and kernels all run
+ * for real, but no byte crosses NVLink and nothing about speed carries over: this checks correctness where only one
+ * GPU is lent, and is no substitute for {@link OverlapOpsGpuTest}, {@link Fp8OverlapGpuTest} and
+ * {@link AtomicOpsGpuTest} on two GPUs. The bodies are those tests' own scenarios; NCCL refuses two ranks on one
+ * GPU, so they check against float64 alone here, and the planner ("auto", whose candidates include NCCL) is left
+ * out.
+ *
+ * <p>Why a JVM per rank: in one JVM both ranks' streams are streams of one CUDA context and share its hardware
+ * queues, and a stream wait holds the queue it sits in. On an H100 (2026-11-25) such runs deadlocked in a different
+ * case each time, copy-engine and SM-copy cases alike, with even the local writes that release stuck waits unable to
+ * run; each process has a context, and queues, of its own. A thread-per-rank check that needs no stream waits stays:
+ * NCCL's refusal.
+ */
+class SharedGpuOpsGpuTest {
+    private static final Duration UB_TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration GUARD = Duration.ofMinutes(3);
+    private static final Map<String, String> ONE_GPU = Map.of(ProcessRankMain.SHARED_GPU, "0");
+
+    @BeforeAll
+    static void oneGpu() {
+        Gpu.assumeGpus(1);
+    }
+
+    static Stream<OverlapScenario> overlapCases() {
+        return OverlapOpsGpuTest.cases().map(a -> a.get()).filter(a -> !"auto".equals(a[1]))
+                .map(a -> new OverlapScenario((Collective) a[0], (String) a[1], (DType) a[2], (int) a[3], (int) a[4],
+                        (int) a[5], (boolean) a[6], (boolean) a[7], (boolean) a[8]));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("overlapCases")
+    void everyMethodMatchesFloat64WithBothRanksOnOneGpu(OverlapScenario scenario) throws InterruptedException {
+        runOnOneGpu(scenario);
+    }
+
+    static Stream<Fp8OverlapGpuTest.Case> fp8Cases() {
+        return Fp8OverlapGpuTest.cases().map(a -> (Fp8OverlapGpuTest.Case) a.get()[0])
+                .filter(c -> !c.variant().equals("auto"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("fp8Cases")
+    void everyFp8MethodIsExactWithBothRanksOnOneGpu(Fp8OverlapGpuTest.Case scenario) throws InterruptedException {
+        runOnOneGpu(scenario);
+    }
+
+    static Stream<OverlapScenario> atomicCases() {
+        return AtomicOpsGpuTest.cases().stream();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("atomicCases")
+    void atomicMethodsMatchFloat64WithBothRanksOnOneGpu(OverlapScenario scenario) throws InterruptedException {
+        try (CudaContext c0 = CudaContext.retainPrimary(0)) {
+            int cc = c0.device().computeCapability();
+            assumeTrue(cc == 90, "the atomic methods need compute capability 9.0 (H100/H200), GPU 0 has " + cc);
+        }
+        runOnOneGpu(scenario);
+    }
+
+    private static void runOnOneGpu(RankScenario scenario) throws InterruptedException {
+        ProcessRanks.LaunchResult result = ProcessRanks.launch(2, UB_TIMEOUT, scenario, GUARD, ONE_GPU);
+        assertEquals(0, result.exitCode(), () -> "job " + scenario + " failed; output:\n" + result.output());
+        for (int rank = 0; rank < 2; rank++) {
+            String passed = "[rank " + rank + "] rank " + rank + " passed " + scenario;
+            assertTrue(result.output().contains(passed), () -> "no '" + passed + "' in:\n" + result.output());
+        }
+    }
+
+    @Test
+    void ncclIsRefusedWithAReasonWhenRanksShareAGpu() throws Exception {
+        UbufEnvironment env = new UbufEnvironment(true, UB_TIMEOUT, false);
+        ThreadDomain.run(2, rank -> 0, Duration.ofSeconds(60), (rank, boot, ctx) -> {
+            try (TpCommunicator comm = TpCommunicator.create(boot, ctx, env, null)) {
+                assertTrue(comm.sharedDevice().isPresent(), "both ranks are on device 0");
+                IllegalStateException e = assertThrows(IllegalStateException.class, comm::nccl);
+                assertTrue(e.getMessage().contains("ranks 0 and 1"), e.getMessage());
+            }
+        });
+    }
+}
