@@ -18,6 +18,6 @@ cp tests/target/ubuf-tests-*-tests.jar .gpu/lib/
 rm -f .gpu/lib/junit-jupiter*.jar .gpu/lib/junit-platform-commons-*.jar .gpu/lib/junit-platform-engine-*.jar \
   .gpu/lib/opentest4j-*.jar .gpu/lib/apiguardian-*.jar
 bash scripts/pack-jre.sh .gpu .gpu/lib/*.jar
-cp scripts/java.sh scripts/run-gpu.sh bench/torch/torch_baseline.py bench/torch/torch_fp8_gemm.py bench/torch/gemm_timing.py bench/torch/torch_gemm_serve.py bench/torch/ubuf_random.py scripts/gemm-parity.py .gpu/
+cp scripts/java.sh scripts/run-gpu.sh scripts/run-gpu-watched.sh scripts/sass-sm90a.sh bench/torch/torch_baseline.py bench/torch/torch_fp8_gemm.py bench/torch/gemm_timing.py bench/torch/torch_gemm_serve.py bench/torch/ubuf_random.py scripts/gemm-parity.py .gpu/
 git rev-parse --short HEAD > .gpu/COMMIT 2>/dev/null || echo unknown > .gpu/COMMIT
 du -sh .gpu
