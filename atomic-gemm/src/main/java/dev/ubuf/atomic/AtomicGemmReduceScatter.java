@@ -140,7 +140,7 @@ public final class AtomicGemmReduceScatter implements OverlapMethod {
         if (shape.bias()) {
             b.add(new PlanStep.AddBias(reduce, out));
         }
-        return b.build();
+        return shape.finish(b.build());
     }
 
     /** The receive slot {@code distance} of {@code owner}: the partial from rank owner - distance. */

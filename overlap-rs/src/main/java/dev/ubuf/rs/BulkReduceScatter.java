@@ -49,7 +49,7 @@ public record BulkReduceScatter(RsShape shape, RsOptions options) implements RsS
         PlanParts.pullReduceOwnRows(b, s, shape, 0, shape.n());
         PlanParts.signalPeers(b, s, PlanParts.creditFlag(shape, rank));
         PlanParts.waitPeers(b, s, shape, true, 1);
-        return b.build();
+        return shape.finish(b.build());
     }
 
     /** The registered {@link dev.ubuf.op.OverlapMethod}: compiles this schedule for a shape. */

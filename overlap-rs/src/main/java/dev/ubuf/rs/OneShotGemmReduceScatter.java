@@ -51,7 +51,7 @@ public record OneShotGemmReduceScatter(RsShape shape, RsOptions options) impleme
         PlanParts.waitPeers(b, s, shape, false, 1);
         PlanParts.pullReduceOwnRows(b, s, shape, 0, shape.n());
         PlanParts.signalPeers(b, s, PlanParts.creditFlag(shape, rank));
-        return b.build();
+        return shape.finish(b.build());
     }
 
     /** The registered {@link dev.ubuf.op.OverlapMethod}: compiles this schedule for a shape. */

@@ -84,7 +84,7 @@ public record PipelinedGemmReduceScatter(RsShape shape, RsOptions options) imple
             PlanParts.pullReduceOwnRows(b, reduce, shape, col, cols);
         }
         PlanParts.signalPeers(b, reduce, PlanParts.creditFlag(shape, rank));
-        return b.build();
+        return shape.finish(b.build());
     }
 
     /** The registered {@link dev.ubuf.op.OverlapMethod}: compiles this schedule for a shape. */

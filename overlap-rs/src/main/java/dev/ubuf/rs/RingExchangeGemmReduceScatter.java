@@ -164,7 +164,7 @@ public record RingExchangeGemmReduceScatter(RsShape shape, RsOptions options) im
                 }
             }
         }
-        return b.build();
+        return shape.finish(b.build());
     }
 
     /** First row of sub-chunk j of a chunk of mc rows (uneven splits spread the remainder). */

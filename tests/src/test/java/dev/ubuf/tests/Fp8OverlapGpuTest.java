@@ -13,6 +13,8 @@ import dev.ubuf.cuda.StreamPriority;
 import dev.ubuf.exec.DequantScales;
 import dev.ubuf.exec.ExecutionSettings;
 import dev.ubuf.exec.OperandBindings;
+import dev.ubuf.exec.OutputScaling;
+import dev.ubuf.fp8.Fp8Format;
 import dev.ubuf.op.Collective;
 import dev.ubuf.op.Fp8Operands;
 import dev.ubuf.op.MethodRegistry;
@@ -61,24 +63,37 @@ class Fp8OverlapGpuTest {
     static final Fp8Operands E5M2_X = new Fp8Operands(DType.FP8_E5M2, DType.FP8_E4M3);
 
     /** One FP8 case; a {@link RankScenario}, so it also runs with a JVM per rank ({@link SharedGpuOpsGpuTest}). */
+    /**
+     * One FP8 case; a {@link RankScenario}, so it also runs with a JVM per rank ({@link SharedGpuOpsGpuTest}).
+     *
+     * @param out       the GEMMs' output type (RS: of the partials and of the sum)
+     * @param quantized RS only: the sum (+ bias) quantized into this FP8 type with {@link #OUTPUT_SCALE}; null for an
+     *                  output in {@code out}
+     */
     record Case(Collective collective, String variant, DType out, Fp8Operands fp8, int m, int k, int n,
-                boolean copyEngine, boolean bias) implements RankScenario {
+                boolean copyEngine, boolean bias, DType quantized) implements RankScenario {
         static final String NAME = "fp8overlap";
         private static final List<String> PARAMS = List.of("collective", "variant", "out", "fp8Input", "fp8Weight",
-                "m", "k", "n", "copyEngine", "bias");
+                "m", "k", "n", "copyEngine", "bias", "quantized");
+
+        Case(Collective collective, String variant, DType out, Fp8Operands fp8, int m, int k, int n,
+             boolean copyEngine, boolean bias) {
+            this(collective, variant, out, fp8, m, k, n, copyEngine, bias, null);
+        }
 
         static Case parse(List<String> params) {
             ScenarioArgs a = ScenarioArgs.of(NAME, PARAMS, params);
             return new Case(a.constant(0, Collective.class), a.text(1), a.constant(2, DType.class),
                     new Fp8Operands(a.constant(3, DType.class), a.constant(4, DType.class)), a.positiveInt(5),
-                    a.positiveInt(6), a.positiveInt(7), a.bool(8), a.bool(9));
+                    a.positiveInt(6), a.positiveInt(7), a.bool(8), a.bool(9),
+                    a.text(10).equals("none") ? null : a.constant(10, DType.class));
         }
 
         @Override
         public List<String> toArgs() {
             return List.of(NAME, collective.name(), variant, out.name(), fp8.input().name(), fp8.weight().name(),
                     Integer.toString(m), Integer.toString(k), Integer.toString(n), Boolean.toString(copyEngine),
-                    Boolean.toString(bias));
+                    Boolean.toString(bias), quantized == null ? "none" : quantized.name());
         }
 
         @Override
@@ -88,8 +103,9 @@ class Fp8OverlapGpuTest {
 
         @Override
         public String toString() {
-            return collective.resultName() + " " + variant + " " + fp8.describe() + "->" + out.shortName() + " M=" + m
-                    + " K=" + k + " N=" + n + " ce=" + copyEngine + " bias=" + bias;
+            return collective.resultName() + " " + variant + " " + fp8.describe() + "->" + out.shortName()
+                    + (quantized == null ? "" : "->" + quantized.shortName()) + " M=" + m + " K=" + k + " N=" + n
+                    + " ce=" + copyEngine + " bias=" + bias;
         }
     }
 
@@ -112,8 +128,15 @@ class Fp8OverlapGpuTest {
         }
         c.add(new Case(REDUCE_SCATTER, "ring", DType.BF16, E4M3, 6, 64, 128, true, true));
         c.add(new Case(REDUCE_SCATTER, "oneshot", DType.BF16, E4M3, 6, 64, 128, true, true));
+        // The sum quantized into an FP8 output: every RS method, both FP8 types, a wide sum in bf16 or fp32.
+        for (String v : new String[]{"ring", "ring:sub=1,lowp=1", "pipeline", "pipeline:splits=2", "oneshot"}) {
+            c.add(new Case(REDUCE_SCATTER, v, DType.BF16, E4M3, 1024, 128, 256, true, true, DType.FP8_E4M3));
+            c.add(new Case(REDUCE_SCATTER, v, DType.FP32, E4M3, 512, 64, 384, true, false, DType.FP8_E5M2));
+        }
+        c.add(new Case(REDUCE_SCATTER, "ring", DType.BF16, E4M3, 6, 64, 128, true, true, DType.FP8_E4M3));
         c.add(new Case(ALL_GATHER, "auto", DType.BF16, E4M3, 2048, 128, 1024, true, false));
         c.add(new Case(REDUCE_SCATTER, "auto", DType.BF16, E4M3, 2048, 128, 1024, true, true));
+        c.add(new Case(REDUCE_SCATTER, "auto", DType.BF16, E4M3, 2048, 128, 1024, true, true, DType.FP8_E4M3));
         return c.stream().map(Arguments::of);
     }
 
@@ -126,8 +149,13 @@ class Fp8OverlapGpuTest {
 
     static OverlapShape shape(Case c, int tp) {
         return c.collective() == ALL_GATHER ? new AgShape(tp, c.m(), c.k(), c.n(), c.out()).withFp8(c.fp8())
-                : new RsShape(tp, c.m(), c.k(), c.n(), c.out(), c.bias()).withFp8(c.fp8());
+                : c.quantized() == null ? new RsShape(tp, c.m(), c.k(), c.n(), c.out(), c.bias()).withFp8(c.fp8())
+                : new RsShape(tp, c.m(), c.k(), c.n(), c.out(), c.bias()).withFp8(c.fp8())
+                        .withFp8Output(c.quantized());
     }
+
+    /** The quantization scale of an FP8 output: a power of two, so value * scale is exact before the rounding. */
+    static final float OUTPUT_SCALE = 0.25f;
 
     static float inputScale(Case c, int rank) {
         return c.collective() == ALL_GATHER ? 0.5f : 0.5f / (1 << rank);
@@ -145,6 +173,7 @@ class Fp8OverlapGpuTest {
         int tp = boot.size();
         OverlapShape shape = shape(c, tp);
         DType t = c.out();
+        DType ot = shape.outputDtype();
         int k = c.k();
         int n = c.n();
         DType xt = c.fp8().input();
@@ -170,16 +199,32 @@ class Fp8OverlapGpuTest {
                 TensorView x = TensorView.of(xb, shape.inputRows(), k, xt);
                 TensorView w = TensorView.of(wb, n, k, wt); // [n, k]: the NT layout of FP8 GEMMs
                 TensorView bv = c.bias() ? TensorView.of(bb, 1, n, t) : null;
-                TensorView out = TensorView.of(ob, shape.outputRows(), n, t);
-                TensorView ref = TensorView.of(rb, shape.outputRows(), n, t);
+                TensorView out = TensorView.of(ob, shape.outputRows(), n, ot);
+                TensorView ref = TensorView.of(rb, shape.outputRows(), n, ot);
                 TensorView sx = new TensorView(sb, 0, 1, 1, 1, DType.FP32);
                 TensorView sw = new TensorView(sb, 64, 1, 1, 1, DType.FP32);
                 HostTensors.upload(ctx, s, new float[]{inputScale(c, rank)}, sx);
                 HostTensors.upload(ctx, s, new float[]{weightScale(rank)}, sw);
                 DequantScales scales = new DequantScales(sx, sw);
+                // An fp8 output: its scale, and an amax and scale_inv for the op and for the reference each.
+                TensorView so = new TensorView(sb, 128, 1, 1, 1, DType.FP32);
+                TensorView[] amax = {new TensorView(sb, 144, 1, 1, 1, DType.FP32),
+                        new TensorView(sb, 176, 1, 1, 1, DType.FP32)};
+                TensorView[] scaleInv = {new TensorView(sb, 160, 1, 1, 1, DType.FP32),
+                        new TensorView(sb, 192, 1, 1, 1, DType.FP32)};
+                HostTensors.upload(ctx, s, new float[]{OUTPUT_SCALE}, so);
                 OperandBindings bindings = new OperandBindings(x, w, true, out, bv, scales);
+                OperandBindings refBindings = new OperandBindings(x, w, true, ref, bv, scales);
+                if (c.quantized() != null) {
+                    var plain = bindings;
+                    var refused = assertThrows(IllegalArgumentException.class, () -> op.forward(plain, s));
+                    assertTrue(refused.getMessage().contains("fp8 output"), refused.getMessage());
+                    bindings = bindings.withOutputScaling(new OutputScaling(so, amax[0], scaleInv[0]));
+                    refBindings = refBindings.withOutputScaling(new OutputScaling(so, amax[1], scaleInv[1]));
+                }
 
-                // Refused before any GPU work: no scales, the weight not in the NT layout.
+                // Refused before any GPU work: no scales, the weight not in the NT layout (and above, an fp8 output
+                // without its scaling).
                 var e = assertThrows(IllegalArgumentException.class,
                         () -> op.forward(new OperandBindings(x, w, true, out, bv), s));
                 assertTrue(e.getMessage().contains("scales"), e.getMessage());
@@ -204,6 +249,10 @@ class Fp8OverlapGpuTest {
                     }
                     kernels.poison(out, s);
                     kernels.poison(ref, s);
+                    for (int i = 0; i < 2; i++) {
+                        HostTensors.upload(ctx, s, new float[]{0f}, amax[i]);
+                        kernels.poison(scaleInv[i], s);
+                    }
                     if (nccl) {
                         kernels.poison(reference.userBuffer(), s);
                     } else if (c.collective() == ALL_GATHER) {
@@ -218,8 +267,17 @@ class Fp8OverlapGpuTest {
                     byte[][] xsAll = boot.allGather(OverlapScenario.floats(xs));
                     float[] exact = expected(c, shape, rank, tp, xsAll, boot.allGather(OverlapScenario.floats(ws)),
                             bs);
+                    float wantAmax = 0;
+                    if (c.quantized() != null) {
+                        // The sum as before, in its wide type, then fp8(sum * scale): nearest even, saturated.
+                        Fp8Format f = Fp8Format.of(c.quantized());
+                        for (int i = 0; i < exact.length; i++) {
+                            wantAmax = Math.max(wantAmax, Math.abs(exact[i]));
+                            exact[i] = f.round(exact[i] * OUTPUT_SCALE);
+                        }
+                    }
                     if (nccl) {
-                        reference.forward(new OperandBindings(x, w, true, ref, bv, scales), s);
+                        reference.forward(refBindings, s);
                         reference.await(s);
                         float[] want = HostTensors.download(ctx, s, ref);
                         for (int i = 0; i < want.length; i++) {
@@ -232,6 +290,12 @@ class Fp8OverlapGpuTest {
                         int ei = i;
                         assertEquals(exact[i], got[i], () -> "element (" + ei / n + ", " + ei % n + ") against the "
                                 + "exact sum" + (nccl ? " and the FP8 NCCL reference" : "") + ", " + where);
+                    }
+                    for (int i = 0; c.quantized() != null && i < (nccl ? 2 : 1); i++) {
+                        String who = (i == 0 ? "op" : "NCCL reference") + ", " + where;
+                        assertEquals(wantAmax, HostTensors.download(ctx, s, amax[i])[0], "amax of the " + who);
+                        assertEquals(1f / OUTPUT_SCALE, HostTensors.download(ctx, s, scaleInv[i])[0],
+                                "scale_inv of the " + who);
                     }
                     if (c.collective() == ALL_GATHER) {
                         TensorView gathered = op.userBuffer();

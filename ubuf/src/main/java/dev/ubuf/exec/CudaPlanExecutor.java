@@ -52,6 +52,10 @@ public final class CudaPlanExecutor implements AutoCloseable {
     private final CudaEvent[] joins;
     private final CudaEvent[] events;
     private final DeviceBuffer scratch;
+    /** The output before its quantization, for a plan with an FP8 output (else null). */
+    private final DeviceBuffer staged;
+    /** The quantize kernel, for a plan with an FP8 output (else null). */
+    private final dev.ubuf.ops.Fp8Kernels fp8Kernels;
     private final int[][] sendsPerCall;
     private final int[][] sentThisCall;
     private int calls;
@@ -146,6 +150,15 @@ public final class CudaPlanExecutor implements AutoCloseable {
             }
             MatrixSpec s = plan.matrices().get(BufferRole.SCRATCH);
             scratch = s == null ? null : ctx.allocate(s.bytes());
+            if (scratch != null) {
+                made.add(scratch);
+            }
+            MatrixSpec st = plan.matrices().get(BufferRole.STAGED_OUTPUT);
+            staged = st == null ? null : ctx.allocate(st.bytes(), plan.op() + "-" + plan.method() + " staged output");
+            if (staged != null) {
+                made.add(staged);
+            }
+            fp8Kernels = st == null ? null : new dev.ubuf.ops.Fp8Kernels(kernels.library());
         } catch (RuntimeException e) {
             for (int i = made.size() - 1; i >= 0; i--) {
                 try {
@@ -311,6 +324,7 @@ public final class CudaPlanExecutor implements AutoCloseable {
             case PlanStep.WaitEvent e -> SpanKind.EVENT;
             case PlanStep.AddBias ab -> SpanKind.KERNEL;
             case PlanStep.AtomicGemm g -> SpanKind.GEMM;
+            case PlanStep.Quantize q -> SpanKind.KERNEL;
         };
     }
 
@@ -362,6 +376,11 @@ public final class CudaPlanExecutor implements AutoCloseable {
             case PlanStep.RecordEvent e -> d.put("event", e.event());
             case PlanStep.WaitEvent e -> d.put("event", e.event());
             case PlanStep.AddBias ab -> d.put("dst", ab.dst().toString());
+            case PlanStep.Quantize q -> {
+                d.put("src", q.src().toString());
+                d.put("dst", q.dst().toString());
+                d.put("bytes", bytes(q.src()) + bytes(q.dst()));
+            }
             case PlanStep.AtomicGemm g -> {
                 gemmDetails(d, g.a(), g.b(), g.c(), g.accumulate());
                 d.put("chunks", g.chunks());
@@ -390,6 +409,7 @@ public final class CudaPlanExecutor implements AutoCloseable {
             case PlanStep.RecordEvent e -> " " + e.event();
             case PlanStep.WaitEvent e -> " " + e.event();
             case PlanStep.AddBias ab -> " " + ab.dst();
+            case PlanStep.Quantize q -> " " + q.src() + " -> " + q.dst();
             case PlanStep.AtomicGemm g -> " " + g.c() + (g.accumulate() ? " +=" : " =") + " " + g.a().rows() + "x"
                     + g.b().cols() + "x" + g.a().cols() + " in " + g.chunks() + " chunks from " + g.firstChunk()
                     + (g.arrivalFlag() >= 0 ? " arrival flags " + g.arrivalFlag() + "+" : "")
@@ -459,6 +479,24 @@ public final class CudaPlanExecutor implements AutoCloseable {
         check(BufferRole.BIAS, b.bias(), false);
         check(BufferRole.WEIGHT, b.weight(), b.weightTransposed());
         checkFp8(b);
+        checkOutputScaling(b);
+    }
+
+    /** A plan with an FP8 output needs its quantization scale bound; any other plan takes none. */
+    private void checkOutputScaling(OperandBindings b) {
+        String what = plan.op() + "/" + plan.method();
+        if (fp8Kernels == null) {
+            if (b.outputScaling() != null) {
+                throw new IllegalArgumentException(what + " writes a " + plan.matrix(BufferRole.OUTPUT).dtype()
+                        .shortName() + " output, but an fp8 output scaling was given");
+            }
+            return;
+        }
+        if (b.outputScaling() == null) {
+            throw new IllegalArgumentException(what + " writes an fp8 output: bind its scale (and optionally amax and"
+                    + " scale_inv) with OperandBindings.withOutputScaling");
+        }
+        b.outputScaling().scale().memory().assertOpen();
     }
 
     private Gemm.Options gemmOptions(OperandBindings b) {
@@ -535,6 +573,10 @@ public final class CudaPlanExecutor implements AutoCloseable {
                 MatrixSpec m = plan.matrix(BufferRole.SCRATCH);
                 yield TensorView.of(scratch, m.rows(), m.cols(), m.dtype());
             }
+            case STAGED_OUTPUT -> {
+                MatrixSpec m = plan.matrix(BufferRole.STAGED_OUTPUT);
+                yield TensorView.of(staged, m.rows(), m.cols(), m.dtype());
+            }
         };
         if (r.buffer() == BufferRole.WEIGHT && b.weightTransposed()) {
             return base.rows(r.col(), r.cols()).cols(r.row(), r.rows());
@@ -572,6 +614,10 @@ public final class CudaPlanExecutor implements AutoCloseable {
             case PlanStep.AddBias ab -> {
                 TensorView dst = view(ab.dst(), b);
                 kernels.addBias(dst, b.bias().cols(ab.dst().col(), ab.dst().cols()), s);
+            }
+            case PlanStep.Quantize q -> {
+                OutputScaling o = b.outputScaling();
+                fp8Kernels.quantize(view(q.src(), b), o.scale(), view(q.dst(), b), o.amax(), o.scaleInv(), s);
             }
             case PlanStep.AtomicGemm g -> {
                 // Every chunk flag receives one signal per call (Plan checks it), so one value serves all chunks.
@@ -670,6 +716,9 @@ public final class CudaPlanExecutor implements AutoCloseable {
                 traceEvents[i][0].close();
             }
             traceOrigin.close();
+        }
+        if (staged != null) {
+            staged.close();
         }
         if (scratch != null) {
             scratch.close();

@@ -10,7 +10,7 @@ import java.util.Objects;
  * ({@link dev.ubuf.exec.DequantScales}: Transformer Engine's scale_inv). The GEMMs run in cuBLASLt's one FP8 layout,
  * out = x * W^T with W stored [n, k], and write the shape's {@link OverlapShape#dtype()} (bf16, fp16 or fp32): an AG
  * op gathers FP8 bytes (half of bf16's) and hands out the gathered FP8 input; an RS op keeps its partial sums in the
- * output's type or fp32, never in FP8 (an FP8 output of the reduce-scatter is not offered).
+ * output's type or fp32, never in FP8 (the reduced sum may then be quantized: {@link OverlapShape#fp8Output()}).
  *
  * @param input  FP8_E4M3 or FP8_E5M2
  * @param weight FP8_E4M3 or FP8_E5M2; not both E5M2 (cuBLASLt has no E5M2 x E5M2 GEMM)

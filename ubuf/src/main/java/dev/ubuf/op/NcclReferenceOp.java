@@ -91,7 +91,13 @@ public final class NcclReferenceOp implements OverlapOp {
             throw new IllegalStateException("NCCL reference op for " + shape.key() + " is closed");
         }
         require(b.input(), "input", shape.inputRows(), shape.k(), shape.inputDtype());
-        require(b.output(), "output", shape.outputRows(), shape.n(), shape.dtype());
+        require(b.output(), "output", shape.outputRows(), shape.n(), shape.outputDtype());
+        if (shape.fp8Output().isPresent() != (b.outputScaling() != null)) {
+            throw new IllegalArgumentException(shape.fp8Output().isPresent()
+                    ? "nccl: this op writes an fp8 output: bind its scale (OperandBindings.withOutputScaling)"
+                    : "nccl: this op writes a " + shape.dtype().shortName() + " output, but an fp8 output scaling was"
+                    + " given");
+        }
         if (b.weight() == null) {
             throw new IllegalArgumentException("nccl: needs a weight tensor");
         }
@@ -155,10 +161,17 @@ public final class NcclReferenceOp implements OverlapOp {
         } else {
             gemm.multiply(b.input(), b.weight(), staged, 1f, 0f, o, scales(b), s);
             mark(s, 1);
-            comm.nccl().reduceScatter(staged.address(), b.output().address(), rows * shape.n(), shape.dtype(),
+            // An fp8 output: reduce-scatter in place (this rank's rows of the staged product), then quantize.
+            TensorView sum = shape.fp8Output().isPresent() ? staged.rows(comm.rank() * rows, rows) : b.output();
+            comm.nccl().reduceScatter(staged.address(), sum.address(), rows * shape.n(), shape.dtype(),
                     NcclRedOp.SUM, s.nativeHandle());
             if (b.bias() != null) {
-                kernels.addBias(b.output(), b.bias(), s);
+                kernels.addBias(sum, b.bias(), s);
+            }
+            if (shape.fp8Output().isPresent()) {
+                var q = b.outputScaling();
+                new dev.ubuf.ops.Fp8Kernels(kernels.library()).quantize(sum, q.scale(), b.output(), q.amax(),
+                        q.scaleInv(), s);
             }
         }
         mark(s, 2);

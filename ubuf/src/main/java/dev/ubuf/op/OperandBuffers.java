@@ -5,6 +5,7 @@ import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.exec.DequantScales;
 import dev.ubuf.exec.OperandBindings;
+import dev.ubuf.exec.OutputScaling;
 import dev.ubuf.ops.Fp8Kernels;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.ops.DeviceKernels;
@@ -26,26 +27,37 @@ public final class OperandBuffers implements AutoCloseable {
      */
     public OperandBuffers(CudaContext ctx, DeviceKernels kernels, OverlapShape shape, long seed, CudaStream stream) {
         try {
-            if (shape.fp8().isPresent()) {
-                this.bindings = fp8(ctx, kernels, shape, seed, stream);
-                return;
+            OperandBindings b = shape.fp8().isPresent() ? fp8(ctx, kernels, shape, seed, stream)
+                    : wide(ctx, kernels, shape, seed, stream);
+            if (shape.fp8Output().isPresent()) {
+                // Scale 1: the random sums stay well inside E4M3's and E5M2's range.
+                TensorView scale = matrix(ctx, 1, 1, DType.FP32);
+                kernels.fillBits(scale, Float.floatToRawIntBits(1f), stream);
+                TensorView amax = matrix(ctx, 1, 1, DType.FP32);
+                kernels.fillBits(amax, 0, stream);
+                b = b.withOutputScaling(new OutputScaling(scale, amax, matrix(ctx, 1, 1, DType.FP32)));
             }
-            TensorView x = matrix(ctx, shape.inputRows(), shape.k(), shape);
-            kernels.fillRandom(x, seed, 1f, stream);
-            TensorView w = matrix(ctx, shape.k(), shape.n(), shape);
-            kernels.fillRandom(w, seed + 1, 1f / (float) Math.sqrt(shape.k()), stream);
-            TensorView out = matrix(ctx, shape.outputRows(), shape.n(), shape);
-            kernels.poison(out, stream);
-            TensorView bias = null;
-            if (shape.bias()) {
-                bias = matrix(ctx, 1, shape.n(), shape);
-                kernels.fillRandom(bias, seed + 2, 1f, stream);
-            }
-            this.bindings = new OperandBindings(x, w, false, out, bias);
+            this.bindings = b;
         } catch (RuntimeException e) {
             close();
             throw e;
         }
+    }
+
+    private OperandBindings wide(CudaContext ctx, DeviceKernels kernels, OverlapShape shape, long seed,
+                                 CudaStream stream) {
+        TensorView x = matrix(ctx, shape.inputRows(), shape.k(), shape);
+        kernels.fillRandom(x, seed, 1f, stream);
+        TensorView w = matrix(ctx, shape.k(), shape.n(), shape);
+        kernels.fillRandom(w, seed + 1, 1f / (float) Math.sqrt(shape.k()), stream);
+        TensorView out = matrix(ctx, shape.outputRows(), shape.n(), shape.outputDtype());
+        kernels.poison(out, stream);
+        TensorView bias = null;
+        if (shape.bias()) {
+            bias = matrix(ctx, 1, shape.n(), shape);
+            kernels.fillRandom(bias, seed + 2, 1f, stream);
+        }
+        return new OperandBindings(x, w, false, out, bias);
     }
 
     private TensorView matrix(CudaContext ctx, long rows, long cols, OverlapShape shape) {
@@ -75,7 +87,7 @@ public final class OperandBuffers implements AutoCloseable {
         kernels.fillRandom(wHigh, seed + 1, 1f, stream);
         TensorView w = matrix(ctx, shape.n(), shape.k(), shape.weightDtype());
         q.quantize(wHigh, one, w, null, null, stream);
-        TensorView out = matrix(ctx, shape.outputRows(), shape.n(), shape.dtype());
+        TensorView out = matrix(ctx, shape.outputRows(), shape.n(), shape.outputDtype());
         kernels.poison(out, stream);
         TensorView bias = null;
         if (shape.bias()) {
@@ -95,7 +107,8 @@ public final class OperandBuffers implements AutoCloseable {
             return bindings;
         }
         return c == Collective.ALL_GATHER ? new OperandBindings(bindings.input(), null, false, null, null)
-                : new OperandBindings(null, null, false, bindings.output(), bindings.bias());
+                : new OperandBindings(null, null, false, bindings.output(), bindings.bias(), null,
+                bindings.outputScaling());
     }
 
     @Override

@@ -32,6 +32,19 @@ public interface OverlapShape {
         return java.util.Optional.empty();
     }
 
+    /**
+     * The FP8 type of the output when the op quantizes it (an RS op's reduced sum: {@code dtype()} is then the
+     * type of its partial sums and of the sum before quantization); empty for an output in {@link #dtype()}.
+     */
+    default java.util.Optional<DType> fp8Output() {
+        return java.util.Optional.empty();
+    }
+
+    /** The output's stored type: {@link #fp8Output()} when present, else {@link #dtype()}. */
+    default DType outputDtype() {
+        return fp8Output().orElse(dtype());
+    }
+
     /** The input's stored type: the FP8 input type of an FP8 op, else {@link #dtype()}. */
     default DType inputDtype() {
         return fp8().map(Fp8Operands::input).orElse(dtype());
@@ -57,9 +70,13 @@ public interface OverlapShape {
         return 2.0 * m() * k() * n();
     }
 
-    /** A stable key: "ag tp2 bf16 m8192 k8192 n8192" (+ " bias", + " fp8e4m3xfp8e4m3" for an FP8 op). */
+    /**
+     * A stable key: "ag tp2 bf16 m8192 k8192 n8192" (+ " bias", + " fp8e4m3xfp8e4m3" for an FP8 op, + " ->fp8e4m3"
+     * for an FP8 output).
+     */
     default String key() {
         return collective().resultName() + " tp" + tp() + " " + dtype().shortName() + " m" + m() + " k" + k() + " n"
-                + n() + (bias() ? " bias" : "") + fp8().map(f -> " " + f.describe()).orElse("");
+                + n() + (bias() ? " bias" : "") + fp8().map(f -> " " + f.describe()).orElse("")
+                + fp8Output().map(t -> " ->" + t.shortName()).orElse("");
     }
 }

@@ -30,7 +30,9 @@ import java.util.Random;
  *     joined the previous one, but ranks are otherwise free: rank 0 may be in call e + 1 while rank 1 is in e.
  *     The start of a call is itself a move picked at random, so the caller's gap between calls varies.</li>
  * <li>GEMM: c = a * b (+ c). Copy: dst = src. Reduce: dst = (dst if accumulate, else 0) + sum of sources.
- *     AddBias: dst[i][j] += BIAS[0][j] (j the column of dst's matrix). All in double; dtypes are ignored, except
+ *     AddBias: dst[i][j] += BIAS[0][j] (j the column of dst's matrix). Quantize: dst = fp8(src * the output scale
+ *     of {@link HostRankMemory#setOutputScale}), saturated, raising {@link HostRankMemory#outputAmax()}. All in
+ *     double; dtypes are ignored, except
  *     that an FP8 GEMM ({@link PlanStep.Gemm#fp8()}) computes c = (sa * a) * (sb * b) (+ c) with the scales set by
  *     {@link HostRankMemory#setScale}, and fails when a finite value of a or b is not representable in its matrix's
  *     FP8 type (so a plan that multiplies data it never quantized, or that moved wider data into an FP8 buffer, is
@@ -335,6 +337,7 @@ public final class HostPlanExecutor {
                 yield all;
             }
             case PlanStep.AddBias b -> List.of(b.dst());
+            case PlanStep.Quantize q -> List.of(q.src(), q.dst());
             case PlanStep.AtomicGemm g -> List.of(g.a(), g.b(), g.c());
             default -> List.of();
         };
@@ -568,7 +571,7 @@ public final class HostPlanExecutor {
                 races.begin(callerThread, new HostRaceDetector.Tag(plan.rank(), "caller", callsDone, -1,
                         "start of call (NaN into OUTPUT/SCRATCH, beforeCall)"));
             }
-            for (BufferRole role : new BufferRole[] {BufferRole.OUTPUT, BufferRole.SCRATCH}) {
+            for (BufferRole role : new BufferRole[] {BufferRole.OUTPUT, BufferRole.SCRATCH, BufferRole.STAGED_OUTPUT}) {
                 if (memory.has(role)) {
                     MatrixSpec m = plan.matrix(role);
                     Region all = Region.rows(role, plan.rank(), 0, m.rows(), m.cols());
@@ -627,6 +630,7 @@ public final class HostPlanExecutor {
                 }
                 case PlanStep.Reduce r -> reduce(t, r);
                 case PlanStep.AddBias b -> addBias(t, b);
+                case PlanStep.Quantize q -> quantize(t, q);
                 case PlanStep.Signal sig -> signal(t, idx, sig);
                 case PlanStep.WaitSignal w -> {
                     if (races != null) {
@@ -733,6 +737,22 @@ public final class HostPlanExecutor {
                 }
             }
             write(r.dst(), sum);
+        }
+
+        /** dst = fp8(src * the output scale), rounded to nearest even and saturated; raises the output amax. */
+        private void quantize(int t, PlanStep.Quantize q) {
+            access(t, q.src(), false);
+            access(t, q.dst(), true);
+            dev.ubuf.fp8.Fp8Format f = dev.ubuf.fp8.Fp8Format.of(plan.matrix(q.dst().buffer()).dtype());
+            double scale = memory.outputScale();
+            double[] v = read(q.src());
+            double amax = 0;
+            for (int i = 0; i < v.length; i++) {
+                amax = Math.max(amax, Math.abs(v[i]));
+                v[i] = f.round((float) (v[i] * scale));
+            }
+            memory.raiseOutputAmax(amax);
+            write(q.dst(), v);
         }
 
         private void addBias(int t, PlanStep.AddBias b) {

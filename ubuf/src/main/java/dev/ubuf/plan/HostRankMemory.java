@@ -17,6 +17,8 @@ public final class HostRankMemory {
     private final Map<BufferRole, MatrixSpec> specs;
     private final Map<BufferRole, double[]> data = new EnumMap<>(BufferRole.class);
     private final Map<Fp8Scaling.Scale, Double> scales = new EnumMap<>(Fp8Scaling.Scale.class);
+    private double outputScale = Double.NaN;
+    private double outputAmax;
 
     HostRankMemory(HostPlanExecutor owner, int rank, Map<BufferRole, MatrixSpec> specs) {
         this.owner = owner;
@@ -92,6 +94,38 @@ public final class HostRankMemory {
                     + " scale was never set (HostRankMemory.setScale)");
         }
         return v;
+    }
+
+    /**
+     * Sets the quantization scale of an FP8 output that {@link PlanStep.Quantize} steps use from now on
+     * (output = fp8(value * scale)); set it before the call, or in {@code beforeCall}.
+     */
+    public void setOutputScale(double value) {
+        if (!Double.isFinite(value) || value <= 0) {
+            throw new IllegalArgumentException("the output scale must be finite and positive, got " + value);
+        }
+        outputScale = value;
+    }
+
+    /** The largest |value| any Quantize step of this rank has quantized since the last {@link #resetOutputAmax()}. */
+    public double outputAmax() {
+        return outputAmax;
+    }
+
+    public void resetOutputAmax() {
+        outputAmax = 0;
+    }
+
+    double outputScale() {
+        if (Double.isNaN(outputScale)) {
+            throw new IllegalStateException("rank " + rank + " quantizes its fp8 output but its output scale was never"
+                    + " set (HostRankMemory.setOutputScale)");
+        }
+        return outputScale;
+    }
+
+    void raiseOutputAmax(double v) {
+        outputAmax = Math.max(outputAmax, v);
     }
 
     double[] raw(BufferRole role) {

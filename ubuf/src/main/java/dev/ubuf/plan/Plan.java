@@ -96,6 +96,67 @@ public record Plan(String op, String method, int rank, int tp, List<StreamRole> 
         return new Plan(op, method + "-gemms", rank, tp, List.of(StreamRole.COMPUTE), matrices, List.of(), 0, gemms);
     }
 
+    /**
+     * This plan with an FP8 output: every step that wrote or read OUTPUT uses STAGED_OUTPUT instead (the same matrix
+     * in the output's wide type, private to the rank), and at the end, once every stream has finished, stream 0
+     * quantizes it into OUTPUT, now declared {@code fp8} ({@link PlanStep.Quantize}). Written once for every method
+     * of a family: its own steps never see the FP8 output.
+     *
+     * @param fp8 FP8_E4M3 or FP8_E5M2
+     */
+    public Plan withFp8Output(dev.ubuf.tensor.DType fp8) {
+        if (fp8 == null || !fp8.isReserved()) {
+            throw new IllegalArgumentException("an fp8 output is fp8e4m3 or fp8e5m2, got "
+                    + (fp8 == null ? null : fp8.shortName()));
+        }
+        MatrixSpec out = matrix(BufferRole.OUTPUT);
+        if (out.dtype().isReserved()) {
+            throw new IllegalArgumentException(op + "/" + method + ": the output is already " + out.dtype().shortName());
+        }
+        if (matrices.containsKey(BufferRole.STAGED_OUTPUT)) {
+            throw new IllegalArgumentException(op + "/" + method + " already stages its output");
+        }
+        Map<BufferRole, MatrixSpec> m = new EnumMap<>(matrices);
+        m.put(BufferRole.STAGED_OUTPUT, new MatrixSpec(BufferRole.STAGED_OUTPUT, out.dtype(), out.rows(), out.cols()));
+        m.put(BufferRole.OUTPUT, new MatrixSpec(BufferRole.OUTPUT, fp8, out.rows(), out.cols()));
+        List<PlanStep> s = new ArrayList<>();
+        for (PlanStep step : steps) {
+            s.add(staged(step));
+        }
+        int events = eventCount;
+        for (int stream = 1; stream < streams.size(); stream++) {
+            s.add(new PlanStep.RecordEvent(stream, events));
+            s.add(new PlanStep.WaitEvent(0, events));
+            events++;
+        }
+        s.add(new PlanStep.Quantize(0, new Region(BufferRole.STAGED_OUTPUT, rank, 0, out.rows(), 0, out.cols()),
+                new Region(BufferRole.OUTPUT, rank, 0, out.rows(), 0, out.cols())));
+        return new Plan(op, method, rank, tp, streams, m, flagsReceivedPerCall, events, s);
+    }
+
+    private static Region staged(Region r) {
+        return r.buffer() == BufferRole.OUTPUT
+                ? new Region(BufferRole.STAGED_OUTPUT, r.rank(), r.row(), r.rows(), r.col(), r.cols()) : r;
+    }
+
+    private static PlanStep staged(PlanStep step) {
+        return switch (step) {
+            case PlanStep.Gemm g -> new PlanStep.Gemm(g.stream(), staged(g.a()), staged(g.b()), staged(g.c()),
+                    g.accumulate(), g.fp8());
+            case PlanStep.Copy c -> new PlanStep.Copy(c.stream(), staged(c.src()), staged(c.dst()));
+            case PlanStep.Reduce r -> new PlanStep.Reduce(r.stream(), r.sources().stream().map(Plan::staged).toList(),
+                    staged(r.dst()), r.accumulate());
+            case PlanStep.AddBias b -> new PlanStep.AddBias(b.stream(), staged(b.dst()));
+            case PlanStep.AtomicGemm g -> new PlanStep.AtomicGemm(g.stream(), staged(g.a()), staged(g.b()),
+                    staged(g.c()), g.accumulate(), g.chunks(), g.firstChunk(), g.arrivalFlag(), g.doneFlag());
+            case PlanStep.Quantize q -> throw new IllegalArgumentException("the plan already quantizes: " + q);
+            case PlanStep.Signal x -> x;
+            case PlanStep.WaitSignal x -> x;
+            case PlanStep.RecordEvent x -> x;
+            case PlanStep.WaitEvent x -> x;
+        };
+    }
+
     public String describe() {
         StringBuilder sb = new StringBuilder(op + "/" + method + " rank " + rank + " of " + tp + ", streams "
                 + streams + ", flags/call " + flagsReceivedPerCall + "\n");
@@ -174,6 +235,16 @@ public record Plan(String op, String method, int rank, int tp, List<StreamRole> 
                     checkRegion(at, b.dst(), rank, tp, matrices, false);
                     if (!matrices.containsKey(BufferRole.BIAS)) {
                         throw new IllegalArgumentException(at + "no BIAS matrix declared");
+                    }
+                }
+                case PlanStep.Quantize q -> {
+                    checkRegion(at, q.src(), rank, tp, matrices, false);
+                    checkRegion(at, q.dst(), rank, tp, matrices, false);
+                    if (matrices.get(q.src().buffer()).dtype().isReserved()
+                            || !matrices.get(q.dst().buffer()).dtype().isReserved()) {
+                        throw new IllegalArgumentException(at + "quantizes a bf16, fp16 or fp32 matrix into an fp8 one,"
+                                + " got " + matrices.get(q.src().buffer()).dtype().shortName() + " -> "
+                                + matrices.get(q.dst().buffer()).dtype().shortName());
                     }
                 }
             }

@@ -96,6 +96,21 @@ public sealed interface PlanStep {
     }
 
     /**
+     * dst = fp8(src * scale): the op's FP8 output, quantized from its wide type with the per-tensor scale the caller
+     * binds (Transformer Engine's scale of the output), rounded to nearest even and saturated; the call also raises
+     * the caller's amax to max |src| and writes 1 / scale as the output's scale_inv, when those are bound.
+     */
+    record Quantize(int stream, Region src, Region dst) implements PlanStep {
+        public Quantize {
+            Objects.requireNonNull(src, "src");
+            Objects.requireNonNull(dst, "dst");
+            if (!src.sameShape(dst)) {
+                throw new IllegalArgumentException("quantize shapes disagree: " + src + " -> " + dst);
+            }
+        }
+    }
+
+    /**
      * c = a * b (+ c when accumulate) as ONE launch of a tile-synchronised GEMM (the atomic GEMM of the atomic-gemm
      * module, run through an {@link dev.ubuf.exec.AtomicGemmLauncher}): the rows of a and c split into
      * {@code chunks} equal chunks, visited firstChunk, firstChunk + 1, ... (mod chunks). With {@code arrivalFlag}
