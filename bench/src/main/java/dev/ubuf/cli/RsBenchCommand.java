@@ -31,11 +31,31 @@ final class RsBenchCommand implements Callable<Integer> {
     List<String> methods;
     @Option(names = "--bias", description = "Add a bias row after the reduction (default: ${DEFAULT-VALUE}).")
     boolean bias;
+    @Option(names = "--fp8-output", paramLabel = "TYPE",
+            description = "Quantize the reduced sum (+ bias) into an FP8 output, e4m3 or e5m2, with scale 1; --dtype"
+                    + " stays the type of the partial sums and of the sum (records fp8_output). With or without --fp8"
+                    + " (default: none, the output is the sum in --dtype).")
+    String fp8OutputWord;
 
     @Override
     public Integer call() throws Exception {
-        return OverlapBenchRun.call(common, Collective.REDUCE_SCATTER, shapes, methods,
-                mkn -> new RsShape(common.tp, mkn[0], mkn[1], mkn[2], common.dtype, bias, common.fp8Operands()));
+        java.util.Optional<dev.ubuf.tensor.DType> fp8Output = fp8Output();
+        return OverlapBenchRun.call(common, Collective.REDUCE_SCATTER, shapes, methods, mkn -> {
+            RsShape s = new RsShape(common.tp, mkn[0], mkn[1], mkn[2], common.dtype, bias, common.fp8Operands());
+            return fp8Output.map(s::withFp8Output).orElse(s);
+        });
+    }
+
+    private java.util.Optional<dev.ubuf.tensor.DType> fp8Output() {
+        if (fp8OutputWord == null) {
+            return java.util.Optional.empty();
+        }
+        return java.util.Optional.of(switch (fp8OutputWord.trim().toLowerCase(java.util.Locale.ROOT)) {
+            case "e4m3" -> dev.ubuf.tensor.DType.FP8_E4M3;
+            case "e5m2" -> dev.ubuf.tensor.DType.FP8_E5M2;
+            default -> throw OptionChecks.invalid(common.spec, "--fp8-output is e4m3 or e5m2, got '" + fp8OutputWord
+                    + "'");
+        });
     }
 
     static final class Help extends OverlapMethods.Help {

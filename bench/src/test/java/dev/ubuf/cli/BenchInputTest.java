@@ -53,6 +53,7 @@ class BenchInputTest {
             bench ag --methods ring:cs=0              | --methods: 'ring:cs=0': method 'ring' option cs=0 is outside 1..3 (compute streams
             bench rs --methods ring:lowp=2            | --methods: 'ring:lowp=2': method 'ring' option lowp=2 must be 0 or 1 (ring: 1 = partial sums travel in the op's dtype
             bench rs --methods ring;ring              | --methods: 'ring' is listed twice
+            bench rs --fp8-output bf16                | --fp8-output is e4m3 or e5m2, got 'bf16'
             bench rs --methods auto:cs=1              | --methods: 'auto:cs=1': auto takes no options
             bench ag --methods ;                      | --methods: no method given; methods: aggregate, oneshot, ring, auto, nccl
             bench rs --methods pipeline:splits=3      | --methods: 'pipeline:splits=3' cannot run M=4096 K=8192 N=8192 with --tp 2: pipeline: n=8192 is not divisible by numSplits=3

@@ -61,6 +61,11 @@ public record RsShape(int tp, long m, long k, long n, DType dtype, boolean bias,
         this(tp, m, k, n, dtype, bias, Optional.empty(), Optional.empty());
     }
 
+    /** A shape with FP8 operands when {@code fp8} is present, and an output in {@code dtype}. */
+    public RsShape(int tp, long m, long k, long n, DType dtype, boolean bias, Optional<Fp8Operands> fp8) {
+        this(tp, m, k, n, dtype, bias, fp8, Optional.empty());
+    }
+
     /** This shape with FP8 input and weight ({@code dtype} stays the output's and the partial sums' type). */
     public RsShape withFp8(Fp8Operands operands) {
         return new RsShape(tp, m, k, n, dtype, bias, Optional.of(operands), fp8Output);

@@ -2,11 +2,8 @@ package dev.ubuf.rs;
 
 import dev.ubuf.op.Fp8Operands;
 import dev.ubuf.op.MethodRegistry;
-import dev.ubuf.fp8.Fp8Format;
 import dev.ubuf.plan.BufferRole;
-import dev.ubuf.plan.Fp8Scaling;
 import dev.ubuf.plan.HostPlanExecutor;
-import dev.ubuf.plan.HostRankMemory;
 import dev.ubuf.plan.Plan;
 import dev.ubuf.plan.PlanStep;
 import dev.ubuf.plan.Region;
@@ -18,7 +15,6 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -31,12 +27,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * its wide type as before, into the staged output, and one last step quantizes the sum (+ bias) into the FP8 OUTPUT
  * with the caller's scale, raising the caller's amax. Every rank's OUTPUT must equal fp8(float64 sum * scale), rounded
  * to nearest even and saturated, and its amax the largest |sum| of its rows, after every call (fresh data, scales and
- * a reset amax each), in every interleaving tried; wide and FP8 GEMMs alike. Stored values are small integers, so
- * every sum is exact in any order.
+ * a reset amax each), in every interleaving tried; wide and FP8 GEMMs alike ({@link RsFp8PlansHostTest.Check}).
+ * Stored values are small integers, so every sum is exact in any order.
  */
 class RsFp8OutputPlansHostTest {
     private static final int SEEDS = 8;
-    private static final int CALLS = 3;
 
     static Stream<Arguments> domains() {
         List<Arguments> all = new ArrayList<>();
@@ -67,7 +62,8 @@ class RsFp8OutputPlansHostTest {
         }
         long base = System.nanoTime();
         for (int seed = 0; seed < SEEDS; seed++) {
-            String failure = new Check(shape, base + seed).run(plans, HostPlanExecutor.Options.seeded(base + seed));
+            String failure = new RsFp8PlansHostTest.Check(shape, base + seed).run(plans,
+                    HostPlanExecutor.Options.seeded(base + seed));
             assertEquals(null, failure, variant + " seed " + (base + seed));
         }
     }
@@ -112,106 +108,5 @@ class RsFp8OutputPlansHostTest {
         Plan p = MethodRegistry.load().schedule(s.withFp8Output(DType.FP8_E4M3), "ring").plan(0);
         e = assertThrows(IllegalArgumentException.class, () -> p.withFp8Output(DType.FP8_E5M2));
         assertTrue(e.getMessage().contains("already"), e.getMessage());
-    }
-
-    /** Fresh data, scales and output scales per (call, rank), and the float64 reference. */
-    static final class Check {
-        private final RsShape shape;
-        private final boolean fp8Gemms;
-        private final Fp8Format format;
-        private final int mc;
-        private final int m;
-        private final int k;
-        private final int n;
-        private final double[][][] x;
-        private final double[][][] w;
-        private final double[][] sx;
-        private final double[][] sw;
-        private final double[][] so;
-        private final double[][] bias;
-
-        Check(RsShape shape, long seed) {
-            this.shape = shape;
-            this.fp8Gemms = shape.fp8().isPresent();
-            this.format = Fp8Format.of(shape.fp8Output().orElseThrow());
-            mc = Math.toIntExact(shape.rowsPerRank());
-            m = Math.toIntExact(shape.m());
-            k = Math.toIntExact(shape.k());
-            n = Math.toIntExact(shape.n());
-            int tp = shape.tp();
-            Random rnd = new Random(seed);
-            x = new double[CALLS][tp][];
-            w = new double[CALLS][tp][];
-            sx = new double[CALLS][tp];
-            sw = new double[CALLS][tp];
-            so = new double[CALLS][tp];
-            bias = new double[CALLS][];
-            for (int c = 0; c < CALLS; c++) {
-                for (int r = 0; r < tp; r++) {
-                    x[c][r] = rnd.ints((long) m * k, -8, 9).asDoubleStream().toArray();
-                    w[c][r] = rnd.ints((long) k * n, -8, 9).asDoubleStream().toArray();
-                    sx[c][r] = fp8Gemms ? Math.scalb(1.0, rnd.nextInt(-4, 3)) : 1;
-                    sw[c][r] = fp8Gemms ? Math.scalb(1.0, rnd.nextInt(-4, 3)) : 1;
-                    // some calls saturate: scales up to 2^3 push sums of thousands past E4M3's 448
-                    so[c][r] = Math.scalb(1.0, rnd.nextInt(-8, 4));
-                }
-                bias[c] = rnd.ints(n, -20, 21).asDoubleStream().toArray();
-            }
-        }
-
-        String run(List<Plan> plans, HostPlanExecutor.Options options) {
-            HostPlanExecutor ex = new HostPlanExecutor(plans, options);
-            String[] failure = new String[1];
-            ex.runCalls(CALLS, new HostPlanExecutor.CallHooks() {
-                @Override
-                public void beforeCall(int rank, long call, HostRankMemory memory) {
-                    int c = (int) call;
-                    memory.set(BufferRole.INPUT, x[c][rank]);
-                    memory.set(BufferRole.WEIGHT, w[c][rank]);
-                    if (fp8Gemms) {
-                        memory.setScale(Fp8Scaling.Scale.INPUT, sx[c][rank]);
-                        memory.setScale(Fp8Scaling.Scale.WEIGHT, sw[c][rank]);
-                    }
-                    memory.setOutputScale(so[c][rank]);
-                    memory.resetOutputAmax();
-                    if (memory.has(BufferRole.BIAS)) {
-                        memory.set(BufferRole.BIAS, bias[c]);
-                    }
-                }
-
-                @Override
-                public void afterCall(int rank, long call, HostRankMemory memory) {
-                    if (failure[0] == null) {
-                        failure[0] = compare(rank, (int) call, memory.get(BufferRole.OUTPUT), memory.outputAmax());
-                    }
-                }
-            });
-            return failure[0];
-        }
-
-        private String compare(int rank, int c, double[] out, double amax) {
-            double wantAmax = 0;
-            for (int i = 0; i < mc; i++) {
-                int row = rank * mc + i;
-                for (int j = 0; j < n; j++) {
-                    double sum = shape.bias() ? bias[c][j] : 0;
-                    for (int p = 0; p < shape.tp(); p++) {
-                        for (int q = 0; q < k; q++) {
-                            sum += (sx[c][p] * x[c][p][row * k + q]) * (sw[c][p] * w[c][p][q * n + j]);
-                        }
-                    }
-                    wantAmax = Math.max(wantAmax, Math.abs(sum));
-                    double want = format.round((float) (sum * so[c][rank]));
-                    if (Double.compare(out[i * n + j], want) != 0) {
-                        return "rank " + rank + " call " + c + " OUTPUT[" + i + "][" + j + "] = " + out[i * n + j]
-                                + ", reference fp8(" + sum + " * " + so[c][rank] + ") = " + want;
-                    }
-                }
-            }
-            if (amax != wantAmax) {
-                return "rank " + rank + " call " + c + " amax " + amax + ", reference " + wantAmax;
-            }
-            return null;
-        }
     }
 }

@@ -1,6 +1,7 @@
 package dev.ubuf.rs;
 
 import dev.ubuf.op.Candidate;
+import dev.ubuf.fp8.Fp8Format;
 import dev.ubuf.op.Fp8Operands;
 import dev.ubuf.op.MethodRegistry;
 import dev.ubuf.op.Planner;
@@ -106,9 +107,15 @@ class RsFp8PlansHostTest {
         assertTrue(s.key().contains("fp8e4m3xfp8e4m3"), s.key());
     }
 
-    /** Fresh FP8 data and scales per (call, rank), and the float64 reference. */
+    /**
+     * Fresh data and scales per (call, rank), and the float64 reference: FP8 values with power-of-two dequantization
+     * scales for an FP8 shape (integers, scales 1, otherwise); for a shape with an FP8 output also an output scale per
+     * (call, rank) and a reset amax, the OUTPUT then being fp8(sum * scale) and the amax the largest |sum|.
+     */
     static final class Check {
         private final RsShape shape;
+        private final boolean fp8Gemms;
+        private final Fp8Format quantized; // null: the output is the sum itself
         private final int mc;
         private final int m;
         private final int k;
@@ -117,10 +124,13 @@ class RsFp8PlansHostTest {
         private final double[][][] w;
         private final double[][] sx;
         private final double[][] sw;
+        private final double[][] so;
         private final double[][] bias;
 
         Check(RsShape shape, long seed) {
             this.shape = shape;
+            fp8Gemms = shape.fp8().isPresent();
+            quantized = shape.fp8Output().map(Fp8Format::of).orElse(null);
             mc = Math.toIntExact(shape.rowsPerRank());
             m = Math.toIntExact(shape.m());
             k = Math.toIntExact(shape.k());
@@ -131,14 +141,17 @@ class RsFp8PlansHostTest {
             w = new double[CALLS][tp][];
             sx = new double[CALLS][tp];
             sw = new double[CALLS][tp];
+            so = new double[CALLS][tp];
             bias = new double[CALLS][];
             for (int c = 0; c < CALLS; c++) {
                 for (int r = 0; r < tp; r++) {
                     // integers of magnitude <= 8: exact in E4M3 and E5M2
                     x[c][r] = rnd.ints((long) m * k, -8, 9).asDoubleStream().toArray();
                     w[c][r] = rnd.ints((long) k * n, -8, 9).asDoubleStream().toArray();
-                    sx[c][r] = Math.scalb(1.0, rnd.nextInt(-4, 3));
-                    sw[c][r] = Math.scalb(1.0, rnd.nextInt(-4, 3));
+                    sx[c][r] = fp8Gemms ? Math.scalb(1.0, rnd.nextInt(-4, 3)) : 1;
+                    sw[c][r] = fp8Gemms ? Math.scalb(1.0, rnd.nextInt(-4, 3)) : 1;
+                    // up to 2^3: sums of thousands then pass E4M3's 448, so saturation is checked too
+                    so[c][r] = Math.scalb(1.0, rnd.nextInt(-8, 4));
                 }
                 bias[c] = rnd.ints(n, -20, 21).asDoubleStream().toArray();
             }
@@ -153,8 +166,14 @@ class RsFp8PlansHostTest {
                     int c = (int) call;
                     memory.set(BufferRole.INPUT, x[c][rank]);
                     memory.set(BufferRole.WEIGHT, w[c][rank]);
-                    memory.setScale(Fp8Scaling.Scale.INPUT, sx[c][rank]);
-                    memory.setScale(Fp8Scaling.Scale.WEIGHT, sw[c][rank]);
+                    if (fp8Gemms) {
+                        memory.setScale(Fp8Scaling.Scale.INPUT, sx[c][rank]);
+                        memory.setScale(Fp8Scaling.Scale.WEIGHT, sw[c][rank]);
+                    }
+                    if (quantized != null) {
+                        memory.setOutputScale(so[c][rank]);
+                        memory.resetOutputAmax();
+                    }
                     if (memory.has(BufferRole.BIAS)) {
                         memory.set(BufferRole.BIAS, bias[c]);
                     }
@@ -163,28 +182,35 @@ class RsFp8PlansHostTest {
                 @Override
                 public void afterCall(int rank, long call, HostRankMemory memory) {
                     if (failure[0] == null) {
-                        failure[0] = compare(rank, (int) call, memory.get(BufferRole.OUTPUT));
+                        failure[0] = compare(rank, (int) call, memory.get(BufferRole.OUTPUT), memory.outputAmax());
                     }
                 }
             });
             return failure[0];
         }
 
-        private String compare(int rank, int c, double[] out) {
+        private String compare(int rank, int c, double[] out, double amax) {
+            double wantAmax = 0;
             for (int i = 0; i < mc; i++) {
                 int row = rank * mc + i;
                 for (int j = 0; j < n; j++) {
-                    double want = shape.bias() ? bias[c][j] : 0;
+                    double sum = shape.bias() ? bias[c][j] : 0;
                     for (int p = 0; p < shape.tp(); p++) {
                         for (int q = 0; q < k; q++) {
-                            want += (sx[c][p] * x[c][p][row * k + q]) * (sw[c][p] * w[c][p][q * n + j]);
+                            sum += (sx[c][p] * x[c][p][row * k + q]) * (sw[c][p] * w[c][p][q * n + j]);
                         }
                     }
+                    wantAmax = Math.max(wantAmax, Math.abs(sum));
+                    double want = quantized == null ? sum : quantized.round((float) (sum * so[c][rank]));
                     if (Double.compare(out[i * n + j], want) != 0) {
                         return "rank " + rank + " call " + c + " OUTPUT[" + i + "][" + j + "] = " + out[i * n + j]
-                                + ", reference " + want;
+                                + ", reference " + want + (quantized == null ? ""
+                                : " = fp8(" + sum + " * " + so[c][rank] + ")");
                     }
                 }
+            }
+            if (quantized != null && amax != wantAmax) {
+                return "rank " + rank + " call " + c + " amax " + amax + ", reference " + wantAmax;
             }
             return null;
         }

@@ -12,8 +12,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The thread-mode GPU tests' bodies ({@link RankScenario}s) with one JVM per GPU: two ranks started by the launcher
@@ -48,12 +46,7 @@ class ProcessModeGpuTest {
 
     private static void assertJobPasses(RankScenario scenario) throws InterruptedException {
         Gpu.assumeGpus(TP);
-        ProcessRanks.LaunchResult result = ProcessRanks.launch(TP, UB_TIMEOUT, scenario, JOB_GUARD);
-        assertEquals(0, result.exitCode(), () -> "job " + scenario + " failed; output:\n" + result.output());
-        for (int rank = 0; rank < TP; rank++) {
-            String passed = "[rank " + rank + "] rank " + rank + " passed " + scenario;
-            assertTrue(result.output().contains(passed), () -> "no '" + passed + "' in:\n" + result.output());
-        }
+        ProcessRanks.launch(TP, UB_TIMEOUT, scenario, JOB_GUARD).assertEveryRankPassed(scenario, TP);
     }
 
     @Test

@@ -54,6 +54,16 @@ final class ProcessRanks {
 
     /** What a launcher job left: the launcher's exit code and the ranks' prefixed output (stdout and stderr). */
     record LaunchResult(int exitCode, String output) {
+        /** The job exited 0 and each of its {@code ranks} ranks printed that it passed {@code scenario}. */
+        void assertEveryRankPassed(RankScenario scenario, int ranks) {
+            org.junit.jupiter.api.Assertions.assertEquals(0, exitCode, () -> "job " + scenario + " failed; output:\n"
+                    + output);
+            for (int rank = 0; rank < ranks; rank++) {
+                String passed = "[rank " + rank + "] rank " + rank + " passed " + scenario;
+                org.junit.jupiter.api.Assertions.assertTrue(output.contains(passed), () -> "no '" + passed + "' in:\n"
+                        + output);
+            }
+        }
     }
 
     /**

@@ -15,7 +15,6 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.stream.Stream;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -85,12 +84,7 @@ class SharedGpuOpsGpuTest {
     }
 
     private static void runOnOneGpu(RankScenario scenario) throws InterruptedException {
-        ProcessRanks.LaunchResult result = ProcessRanks.launch(2, UB_TIMEOUT, scenario, GUARD, ONE_GPU);
-        assertEquals(0, result.exitCode(), () -> "job " + scenario + " failed; output:\n" + result.output());
-        for (int rank = 0; rank < 2; rank++) {
-            String passed = "[rank " + rank + "] rank " + rank + " passed " + scenario;
-            assertTrue(result.output().contains(passed), () -> "no '" + passed + "' in:\n" + result.output());
-        }
+        ProcessRanks.launch(2, UB_TIMEOUT, scenario, GUARD, ONE_GPU).assertEveryRankPassed(scenario, 2);
     }
 
     @Test
