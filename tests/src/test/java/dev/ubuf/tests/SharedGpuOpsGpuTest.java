@@ -21,14 +21,14 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Two ranks on ONE GPU, a JVM each (both on device 0, user buffers shared through VMM file descriptors as between
- * GPUs): the overlap methods of both families, in bf16, fp16, fp32 and FP8, and the atomic methods on an H100/H200,
- * compute what float64 says (FP8: exactly), on fresh random inputs with poisoned outputs and user buffers, over
- * three calls from alternating caller streams. The plans, flags, chunk offsets, cuBLASLt calls and kernels all run
- * for real, but no byte crosses NVLink and nothing about speed carries over: this checks correctness where only one
- * GPU is lent, and is no substitute for {@link OverlapOpsGpuTest}, {@link Fp8OverlapGpuTest} and
- * {@link AtomicOpsGpuTest} on two GPUs. The bodies are those tests' own scenarios; NCCL refuses two ranks on one
- * GPU, so they check against float64 alone here, and the planner ("auto", whose candidates include NCCL) is left
- * out.
+ * GPUs): the overlap methods of both families, in bf16, fp16, fp32 and FP8, and the atomic RS method on an
+ * H100/H200, compute what float64 says (FP8: exactly), on fresh random inputs with poisoned outputs and user
+ * buffers, over three calls from alternating caller streams. The plans, flags, chunk offsets, cuBLASLt calls and
+ * kernels all run for real, but no byte crosses NVLink and nothing about speed carries over: this checks correctness
+ * where only one GPU is lent, and is no substitute for {@link OverlapOpsGpuTest}, {@link Fp8OverlapGpuTest} and
+ * {@link AtomicOpsGpuTest} on two GPUs (the atomic AG is left out here: see {@link #atomicCases()}). The bodies are
+ * those tests' own scenarios; NCCL refuses two ranks on one GPU, so they check against float64 alone here, and the
+ * planner ("auto", whose candidates include NCCL) is left out.
  *
  * <p>Why a JVM per rank: in one JVM both ranks' streams are streams of one CUDA context and share its hardware
  * queues, and a stream wait holds the queue it sits in. On an H100 (2026-11-25) such runs deadlocked in a different
@@ -69,8 +69,14 @@ class SharedGpuOpsGpuTest {
         runOnOneGpu(scenario);
     }
 
+    /**
+     * The atomic RS cases only. The atomic AG kernel spins on the peer's arrival counters, and with both ranks on one
+     * GPU the peer's process may not get the GPU while it spins: at 85efde6 (H100, 2026-11-25) both ranks' waits
+     * for rank 1's chunk expired in one AG case, after the three AG cases had passed in the two runs before. The
+     * kernel's own waits are checked on one GPU by {@code AtomicGemmGpuTest}; the AG method waits for two GPUs.
+     */
     static Stream<OverlapScenario> atomicCases() {
-        return AtomicOpsGpuTest.cases().stream();
+        return AtomicOpsGpuTest.cases().stream().filter(c -> c.collective() == Collective.REDUCE_SCATTER);
     }
 
     @ParameterizedTest(name = "{0}")
