@@ -487,8 +487,7 @@ public final class CudaPlanExecutor implements AutoCloseable {
         String what = plan.op() + "/" + plan.method();
         if (fp8Kernels == null) {
             if (b.outputScaling() != null) {
-                throw new IllegalArgumentException(what + " writes a " + plan.matrix(BufferRole.OUTPUT).dtype()
-                        .shortName() + " output, but an fp8 output scaling was given");
+                throw new IllegalArgumentException(what + " writes no fp8 output, but an fp8 output scaling was given");
             }
             return;
         }
