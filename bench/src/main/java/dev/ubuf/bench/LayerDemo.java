@@ -430,7 +430,7 @@ public final class LayerDemo {
                         o.weights()[0] = check;
                     }
                 }
-                s.synchronize();
+                comm.await(s, () -> "demo end"); // a deadline, as every wait of the demo has
             } catch (RuntimeException | Error e) {
                 // Tell every rank (all groups) at once, before the collective closes: the stacks' closes then skip
                 // their barriers instead of waiting for this rank, and both NCCL communicators are aborted, not
