@@ -1,6 +1,7 @@
 package dev.ubuf.atomic;
 
 import dev.ubuf.ag.AgShape;
+import dev.ubuf.fp8.Fp8Format;
 import dev.ubuf.plan.BufferRole;
 import dev.ubuf.plan.HostPlanExecutor;
 import dev.ubuf.plan.HostRankMemory;
@@ -51,6 +52,9 @@ class AtomicPlansHostTest {
                 for (boolean bias : new boolean[] {false, true}) {
                     all.add(Arguments.of(new RsShape(tp, s[0] * tp, s[1], s[2], DType.BF16, bias)));
                 }
+                // the sum quantized into an FP8 output (RsShape.withFp8Output), as every RS method can
+                all.add(Arguments.of(new RsShape(tp, s[0] * tp, s[1], s[2], DType.BF16, true)
+                        .withFp8Output(tp == 3 ? DType.FP8_E5M2 : DType.FP8_E4M3)));
             }
         }
         return all.stream();
@@ -252,12 +256,16 @@ class AtomicPlansHostTest {
     }
 
     /** Null when every call's OUTPUT was exact on every rank, else the first mismatch. */
+    /** The scale of an FP8 output: a power of two, so value * scale is exact before the rounding. */
+    private static final double OUTPUT_SCALE = 0.25;
+
     static String checkRs(RsShape shape, List<Plan> plans, HostPlanExecutor.Options options, long dataSeed) {
         int tp = shape.tp();
         int m = (int) shape.m();
         int k = (int) shape.k();
         int n = (int) shape.n();
         int rows = (int) shape.rowsPerRank();
+        Fp8Format quantized = shape.fp8Output().map(Fp8Format::of).orElse(null); // null: the output is the sum
         Random rnd = new Random(dataSeed);
         double[][][] inputs = new double[CALLS][tp][];
         double[][][] weights = new double[CALLS][tp][];
@@ -278,6 +286,9 @@ class AtomicPlansHostTest {
                 if (shape.bias()) {
                     memory.set(BufferRole.BIAS, biases[(int) call][rank]);
                 }
+                if (quantized != null) {
+                    memory.setOutputScale(OUTPUT_SCALE);
+                }
             }
 
             @Override
@@ -295,6 +306,11 @@ class AtomicPlansHostTest {
                 if (shape.bias()) {
                     for (int i = 0; i < rows * n; i++) {
                         expected[i] += biases[(int) call][rank][i % n];
+                    }
+                }
+                if (quantized != null) {
+                    for (int i = 0; i < expected.length; i++) {
+                        expected[i] = quantized.round((float) (expected[i] * OUTPUT_SCALE));
                     }
                 }
                 if (!Arrays.equals(expected, memory.get(BufferRole.OUTPUT))) {
