@@ -148,10 +148,11 @@ class Fp8OverlapGpuTest {
     }
 
     static OverlapShape shape(Case c, int tp) {
-        return c.collective() == ALL_GATHER ? new AgShape(tp, c.m(), c.k(), c.n(), c.out()).withFp8(c.fp8())
-                : c.quantized() == null ? new RsShape(tp, c.m(), c.k(), c.n(), c.out(), c.bias()).withFp8(c.fp8())
-                : new RsShape(tp, c.m(), c.k(), c.n(), c.out(), c.bias()).withFp8(c.fp8())
-                        .withFp8Output(c.quantized());
+        if (c.collective() == ALL_GATHER) {
+            return new AgShape(tp, c.m(), c.k(), c.n(), c.out()).withFp8(c.fp8());
+        }
+        RsShape rs = new RsShape(tp, c.m(), c.k(), c.n(), c.out(), c.bias()).withFp8(c.fp8());
+        return c.quantized() == null ? rs : rs.withFp8Output(c.quantized());
     }
 
     /** The quantization scale of an FP8 output: a power of two, so value * scale is exact before the rounding. */

@@ -162,12 +162,7 @@ record OverlapScenario(Collective collective, String variant, DType dtype, int m
     /** float64 product of this rank's output from every rank's inputs. */
     private double[] exact(int rank, int tp, byte[][] xsAll, byte[][] wsAll, float[] bs) {
         if (collective == Collective.ALL_GATHER) {
-            float[] g = new float[m * k];
-            for (int r = 0; r < tp; r++) {
-                float[] xr = unfloats(xsAll[r]);
-                System.arraycopy(xr, 0, g, r * (m / tp) * k, xr.length);
-            }
-            return HostTensors.matmul(g, unfloats(wsAll[rank]), m, n, k, false, weightTransposed);
+            return HostTensors.matmul(concat(xsAll), unfloats(wsAll[rank]), m, n, k, false, weightTransposed);
         }
         double[] exact = new double[(m / tp) * n];
         for (int r = 0; r < tp; r++) {

@@ -32,6 +32,8 @@ public final class NcclReferenceOp implements OverlapOp {
     private final DeviceBuffer buffer;
     private final TensorView staged;
     private final Gemm gemm;
+    /** The quantize kernel of an fp8 output (else null). */
+    private final dev.ubuf.ops.Fp8Kernels fp8Kernels;
     /** Recorded after each call's last step: close waits for it before freeing the buffer. */
     private final CudaEvent lastUse;
     private boolean used;
@@ -65,6 +67,7 @@ public final class NcclReferenceOp implements OverlapOp {
             throw e;
         }
         this.gemm = g;
+        this.fp8Kernels = shape.fp8Output().isPresent() ? new dev.ubuf.ops.Fp8Kernels(kernels.library()) : null;
     }
 
     private boolean ag() {
@@ -170,8 +173,7 @@ public final class NcclReferenceOp implements OverlapOp {
             }
             if (shape.fp8Output().isPresent()) {
                 var q = b.outputScaling();
-                new dev.ubuf.ops.Fp8Kernels(kernels.library()).quantize(sum, q.scale(), b.output(), q.amax(),
-                        q.scaleInv(), s);
+                fp8Kernels.quantize(sum, q.scale(), b.output(), q.amax(), q.scaleInv(), s);
             }
         }
         mark(s, 2);
