@@ -78,8 +78,8 @@ public final class AtomicGemmBench {
         // auto: the launch's own rule (ping-pong, or cooperative split-K where it splits); else that schedule's rule
         AtomicGemmConfig.Schedule schedule = scheduleArg.equals("auto") ? null
                 : AtomicGemmConfig.Schedule.parse(scheduleArg);
-        if (schedule == AtomicGemmConfig.Schedule.PINGPONG && forcedSplits != null && forcedSplits != 1) {
-            throw new IllegalArgumentException("--schedule=pingpong has no split-K: --splits must be auto or 1, got "
+        if (schedule != null && schedule.pingPong() && forcedSplits != null && forcedSplits != 1) {
+            throw new IllegalArgumentException("--schedule=" + scheduleArg + " has no split-K: --splits must be auto or 1, got "
                     + forcedSplits);
         }
         try (CudaContext ctx = CudaContext.retainPrimary(0);
