@@ -190,13 +190,15 @@ __device__ __forceinline__ int cluster_ctarank() {
     return static_cast<int>(r);
 }
 
-// One arrive on the mbarrier at this CTA's shared address bar, but in the cluster's CTA `rank`.
+// One arrive on the mbarrier at this CTA's shared address bar, but in the cluster's CTA `rank`. Default semantics
+// (release at CTA scope): it only says this warp's wgmmas have finished reading the stage (wgmma.wait_group came
+// first); a cluster-scope release would make every arrive wait for this thread's memory operations cluster-wide.
 __device__ __forceinline__ void mbar_arrive_remote(uint32_t bar, int rank) {
     asm volatile(
         "{\n"
         ".reg .b32 remote;\n"
         "mapa.shared::cluster.u32 remote, %0, %1;\n"
-        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+        "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
         "}\n"
         ::"r"(bar), "r"(rank)
         : "memory");
@@ -514,6 +516,14 @@ __device__ __forceinline__ void produce(const TensorMap& tmA, const TensorMap& t
                                           0x3);
                 }
             }
+        }
+    }
+    if constexpr (CLUSTER > 1) {
+        // The producer's tail: wait until both CTAs' consumers have released every stage's last fill. Then the
+        // peer has arrived on this CTA's barriers for the last time and holds every byte multicast to it, so this
+        // CTA may exit (the producer thread is the last to: consumers leave after their last release).
+        for (int s = 0; s < STAGES; s++, it++) {
+            mbar_wait(emptyBars + 8 * (it % STAGES), ((it / STAGES) & 1) ^ 1);
         }
     }
 }
@@ -856,7 +866,8 @@ __device__ __forceinline__ void pingpong_consume(uint32_t ring, uint32_t fullBar
 // and a producer refills it only when both copies are free. Both CTAs run the same number of pairs and K steps, so
 // their rings stay in step. A placeholder half (past its chunk) loads no A, skips its wgmmas, stores and counts
 // nothing. Every thread of both CTAs meets at a cluster barrier after the barriers' initialisation (before any remote
-// arrive or multicast) and before exiting (no CTA leaves while its peer may still write its shared memory).
+// arrive or multicast); at the end each producer waits until both CTAs have released its every stage (produce's
+// tail), so no CTA exits while its peer may still arrive on its barriers or it still owes the peer bytes.
 template <int BN, bool F16, bool TRANS_B, typename OutT, int CLUSTER = 1>
 __device__ __forceinline__ void atomic_gemm_pingpong(const TensorMap& tmA, const TensorMap& tmB,
                                                      OutT* __restrict__ d, long long ldd, int m, int n, int k,
@@ -897,14 +908,12 @@ __device__ __forceinline__ void atomic_gemm_pingpong(const TensorMap& tmA, const
 
     if (warpgroup == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;" ::: "memory");
-        if (tid == 0) {
-            produce<C, TRANS_B, CLUSTER>(tmA, tmB, ring, fullBars, emptyBars, n, kTiles, 1, totalUnits, chunks,
-                                         firstChunk, chunkRows, mUnitsPerChunk, nTiles, arrival, arrivalValue,
-                                         timeoutNs, errorSlot, launchId);
+        if (tid != 0) {
+            return;
         }
-        if constexpr (CLUSTER > 1) {
-            cluster_sync();
-        }
+        produce<C, TRANS_B, CLUSTER>(tmA, tmB, ring, fullBars, emptyBars, n, kTiles, 1, totalUnits, chunks,
+                                     firstChunk, chunkRows, mUnitsPerChunk, nTiles, arrival, arrivalValue, timeoutNs,
+                                     errorSlot, launchId);
         return;
     }
 
@@ -913,9 +922,6 @@ __device__ __forceinline__ void atomic_gemm_pingpong(const TensorMap& tmA, const
                                                       firstChunk, chunkRows, mUnitsPerChunk, nTiles, tilesPerChunk,
                                                       totalUnits, firstUnit, unitStride, rank, kTiles, done,
                                                       doneValue, tileCounters, errorSlot, launchId, warpgroup - 1);
-    if constexpr (CLUSTER > 1) {
-        cluster_sync();
-    }
 }
 
 }  // namespace ubuf_atomic

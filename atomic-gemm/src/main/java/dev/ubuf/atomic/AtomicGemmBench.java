@@ -190,13 +190,15 @@ public final class AtomicGemmBench {
             double o = median(ours);
             double t = median(theirs);
             int tiles = config.tiles(m, n, 1);
+            String clusters = config.schedule().clusterSize() == 1 ? ""
+                    : ", " + kernel.maxActiveClusters(in, layout, out, config) + " co-resident clusters";
             System.out.printf(Locale.ROOT, "%dx%dx%d  atomic GEMM %.1f TFLOP/s  cuBLASLt %.1f TFLOP/s  ratio %.3f"
                             + "  hold %s  tile %dx%d %s splits %d (%s; rule: %s; %d tiles, %d units, %d K steps,"
-                            + " %d SMs)%n",
+                            + " %d SMs%s)%n",
                     m, n, k, o, t, o / t, hold != null ? "on" : "off", config.tileM(), config.tile().tileN(),
                     config.schedule().name().toLowerCase(Locale.ROOT), config.splits(),
                     config.equals(selected) ? "selected" : "forced", selected, tiles, config.units(m, n, 1),
-                    TileSchedule.kSteps(k), kernel.multiprocessors());
+                    TileSchedule.kSteps(k), kernel.multiprocessors(), clusters);
         }
     }
 

@@ -399,8 +399,28 @@ public final class AtomicGemmKernel implements AutoCloseable {
         return f;
     }
 
+    /**
+     * Clusters of the kernel these types and this clustered configuration run that fit on the device at once: half
+     * the grid of a launch with enough tile pairs. {@code -Dubuf.atomic.maxClusters=N} replaces the driver's answer
+     * (an experiment's knob: clusters beyond those resident wait for a free pair of SMs).
+     */
+    public synchronized int maxActiveClusters(DType in, BLayout layout, DType out, AtomicGemmConfig config) {
+        assertOpen();
+        if (config.schedule().clusterSize() == 1) {
+            throw new IllegalArgumentException(config + " is not clustered");
+        }
+        String name = kernelName(in, layout, out, config);
+        context.makeCurrent();
+        return maxActiveClusters(name, function(name, config.smemBytes()), config.schedule().clusterSize(),
+                config.smemBytes());
+    }
+
     /** Clusters of a clustered kernel that fit on the device at once (asked once per kernel). */
     private int maxActiveClusters(String name, long function, int clusterSize, int smemBytes) {
+        Integer forced = Integer.getInteger("ubuf.atomic.maxClusters");
+        if (forced != null) {
+            return forced;
+        }
         return maxActiveClusters.computeIfAbsent(name, key -> {
             int c = driver.maxActiveClusters(function, name, clusterSize, THREADS, smemBytes);
             if (c < 1) {
