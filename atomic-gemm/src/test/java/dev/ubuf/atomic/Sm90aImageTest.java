@@ -38,8 +38,6 @@ class Sm90aImageTest {
                         if (config.supports(layout)) {
                             names.add(AtomicGemmKernel.kernelName(in, layout, out, config));
                             names.add(AtomicGemmKernel.kernelName(in, layout, out, AtomicGemmConfig.pingPong(config)));
-                            names.add(AtomicGemmKernel.kernelName(in, layout, out,
-                                    AtomicGemmConfig.pingPongCluster(config)));
                         }
                     }
                 }
@@ -49,10 +47,10 @@ class Sm90aImageTest {
     }
 
     @Test
-    void theLauncherCanNameNinetySixKernels() {
+    void theLauncherCanNameSixtyFourKernels() {
         // 8 type and layout combinations of the default tile; NK 224/192/160/128 and KN 192/128: 4 x 4 + 4 x 2;
-        // each cooperative, ping-pong and clustered ping-pong.
-        assertEquals(3 * (8 + 16 + 8), allKernelNames().size());
+        // each cooperative and ping-pong.
+        assertEquals(2 * (8 + 16 + 8), allKernelNames().size());
         assertEquals(allKernelNames().size(), allKernelNames().stream().distinct().count());
     }
 
