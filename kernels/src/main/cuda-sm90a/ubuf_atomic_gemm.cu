@@ -119,6 +119,19 @@ __device__ __forceinline__ Tile decode_tile(int t, int chunks, int firstChunk, i
     return tile;
 }
 
+// The tile of cluster rank `rank` in pair p of a 2-CTA cluster launch: the pair is the p-th 2*TM-row tile of the
+// schedule above (pairs never straddle a chunk), rank r takes its rows [r*TM, (r+1)*TM). A half wholly past its
+// chunk's rows (row0 >= rowEnd) is a placeholder: its CTA still loads and multicasts its share of B, stores nothing.
+// Kept in step with TileSchedule.clusterTilesOfBlock.
+template <int TM>
+__device__ __forceinline__ Tile decode_cluster_tile(int p, int rank, int chunks, int firstChunk, int chunkRows,
+                                                    int mPairsPerChunk, int nTiles, int bn) {
+    Tile tile = decode_tile<2 * TM>(p, chunks, firstChunk, chunkRows, mPairsPerChunk, nTiles, bn);
+    tile.row0 += rank * TM;
+    tile.rowEnd = min(tile.row0 + TM, tile.rowEnd);
+    return tile;
+}
+
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
     return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
@@ -158,6 +171,42 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const TensorMap* map, 
         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
         ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
         : "memory");
+}
+
+// The multicast form: the box lands at the same shared offset in every CTA of ctaMask (this cluster's ranks) and
+// completes tx bytes on the mbarrier at bar's offset in each of them.
+__device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const TensorMap* map, uint32_t bar, int c0, int c1,
+                                                      uint16_t ctaMask) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%2, %3}], [%4], %5;"
+        ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(ctaMask)
+        : "memory");
+}
+
+__device__ __forceinline__ int cluster_ctarank() {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return static_cast<int>(r);
+}
+
+// One arrive on the mbarrier at this CTA's shared address bar, but in the cluster's CTA `rank`. Default semantics
+// (release at CTA scope): it only says this warp's wgmmas have finished reading the stage (wgmma.wait_group came
+// first); a cluster-scope release would make every arrive wait for this thread's memory operations cluster-wide.
+__device__ __forceinline__ void mbar_arrive_remote(uint32_t bar, int rank) {
+    asm volatile(
+        "{\n"
+        ".reg .b32 remote;\n"
+        "mapa.shared::cluster.u32 remote, %0, %1;\n"
+        "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
+        "}\n"
+        ::"r"(bar), "r"(rank)
+        : "memory");
+}
+
+// Every thread of every CTA of the cluster (threads may arrive from divergent code, hence not .aligned).
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
 }
 
 // wgmma shared-memory matrix descriptor, 128-byte swizzle (layout type 1), base offset 0 (tiles 1024-aligned).
@@ -393,7 +442,11 @@ __device__ __forceinline__ void store_rows(const float (&acc)[BN / 2], OutT* __r
 
 // The producer (one thread): loads every work unit of this CTA, in order, into the ring. Unit u is tile u / nSplits,
 // K steps [kb0, kb1) of split u % nSplits; the AG wait comes before a unit's first A load.
-template <typename C, bool TRANS_B>
+// CLUSTER = 2 (the clustered ping-pong kernels): "units" are pairs, decoded by decode_cluster_tile with
+// mTilesPerChunk counting pairs; cluster c takes pairs c, c + clusters, ...; each CTA loads its own A rows (none for a
+// placeholder) and half of the stage's B, multicast to both CTAs, so every stage's full barrier expects its A and the
+// whole B.
+template <typename C, bool TRANS_B, int CLUSTER = 1>
 __device__ __forceinline__ void produce(const TensorMap& tmA, const TensorMap& tmB, uint32_t ring, uint32_t fullBars,
                                         uint32_t emptyBars, int n, int kTiles, int nSplits, int totalUnits,
                                         int chunks, int firstChunk, int chunkRows, int mTilesPerChunk, int nTiles,
@@ -405,14 +458,19 @@ __device__ __forceinline__ void produce(const TensorMap& tmA, const TensorMap& t
     asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&tmA)) : "memory");
     asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&tmB)) : "memory");
     bool waiting = arrival != nullptr;
+    const int rank = CLUSTER == 1 ? 0 : cluster_ctarank();
     uint32_t it = 0;
-    for (int u = blockIdx.x; u < totalUnits; u += gridDim.x) {
+    for (int u = blockIdx.x / CLUSTER; u < totalUnits; u += gridDim.x / CLUSTER) {
         const int t = u / nSplits;
         const int split = u - t * nSplits;
         const int kb0 = static_cast<int>(static_cast<long long>(split) * kTiles / nSplits);
         const int kb1 = static_cast<int>(static_cast<long long>(split + 1) * kTiles / nSplits);
-        const Tile tile = decode_tile<C::TM>(t, chunks, firstChunk, chunkRows, mTilesPerChunk, nTiles, BN);
-        if (waiting) {
+        const Tile tile = CLUSTER == 1
+                              ? decode_tile<C::TM>(t, chunks, firstChunk, chunkRows, mTilesPerChunk, nTiles, BN)
+                              : decode_cluster_tile<C::TM>(t, rank, chunks, firstChunk, chunkRows, mTilesPerChunk,
+                                                           nTiles, BN);
+        const bool placeholder = tile.row0 >= tile.rowEnd;
+        if (waiting && !placeholder) {
             if (wait_arrival(arrival, tile.chunk, arrivalValue, timeoutNs, errorSlot, launchId)) {
                 // The arrival was observed through the generic proxy; the A loads go through the async proxy.
                 asm volatile("fence.proxy.async.global;" ::: "memory");
@@ -425,23 +483,47 @@ __device__ __forceinline__ void produce(const TensorMap& tmA, const TensorMap& t
         if constexpr (TRANS_B) {
             bBoxes = min(BN / 64, (n - tile.col0 + 63) / 64);
         }
-        const uint32_t txBytes = C::A_BYTES + (TRANS_B ? bBoxes * B_BOX_BYTES : C::B_STAGE_BYTES);
+        const uint32_t txBytes = (placeholder ? 0 : C::A_BYTES) + (TRANS_B ? bBoxes * B_BOX_BYTES : C::B_STAGE_BYTES);
         for (int kb = kb0; kb < kb1; kb++, it++) {
             const uint32_t stage = it % STAGES;
             const uint32_t phase = (it / STAGES) & 1;
+            // With CLUSTER = 2 this barrier also counts the peer's consumers: its copy of the stage is free too.
             mbar_wait(emptyBars + 8 * stage, phase ^ 1);
             const uint32_t full = fullBars + 8 * stage;
             mbar_arrive_expect_tx(full, txBytes);
             const uint32_t sA = ring + stage * C::STAGE_BYTES;
             const uint32_t sB = sA + C::A_BYTES;
-            tma_load_2d(sA, &tmA, full, kb * BK, tile.row0);
-            if constexpr (TRANS_B) {
-                for (int j = 0; j < bBoxes; j++) {
-                    tma_load_2d(sB + j * B_BOX_BYTES, &tmB, full, tile.col0 + 64 * j, kb * BK);
+            if (!placeholder) {
+                tma_load_2d(sA, &tmA, full, kb * BK, tile.row0);
+            }
+            if constexpr (CLUSTER == 1) {
+                if constexpr (TRANS_B) {
+                    for (int j = 0; j < bBoxes; j++) {
+                        tma_load_2d(sB + j * B_BOX_BYTES, &tmB, full, tile.col0 + 64 * j, kb * BK);
+                    }
+                } else {
+                    tma_load_2d(sB, &tmB, full, kb * BK, tile.col0);
                 }
             } else {
-                tma_load_2d(sB, &tmB, full, kb * BK, tile.col0);
+                // Both CTAs' tiles share these B columns: each loads half (bnk: BN / 2 rows of N, the host's box;
+                // bkn: every other 64-column box) into both.
+                if constexpr (TRANS_B) {
+                    for (int j = rank; j < bBoxes; j += 2) {
+                        tma_load_2d_multicast(sB + j * B_BOX_BYTES, &tmB, full, tile.col0 + 64 * j, kb * BK, 0x3);
+                    }
+                } else {
+                    tma_load_2d_multicast(sB + rank * (BN / 2) * 128, &tmB, full, kb * BK, tile.col0 + rank * (BN / 2),
+                                          0x3);
+                }
             }
+        }
+    }
+    if constexpr (CLUSTER > 1) {
+        // The producer's tail: wait until both CTAs' consumers have released every stage's last fill. Then the
+        // peer has arrived on this CTA's barriers for the last time and holds every byte multicast to it, so this
+        // CTA may exit (the producer thread is the last to: consumers leave after their last release).
+        for (int s = 0; s < STAGES; s++, it++) {
+            mbar_wait(emptyBars + 8 * (it % STAGES), ((it / STAGES) & 1) ^ 1);
         }
     }
 }
@@ -475,7 +557,20 @@ __device__ __forceinline__ Ring setup_ring(uint32_t emptyArrivals) {
     return r;
 }
 
-template <int BN, bool F16, bool TRANS_B, typename OutT>
+// A consumer warp is done with a stage: one arrive on its empty barrier, in this CTA and (CLUSTER = 2) in the peer,
+// whose producer multicasts into this CTA's copy of the stage too.
+template <int CLUSTER>
+__device__ __forceinline__ void release_stage(uint32_t emptyBar, int rank) {
+    mbar_arrive(emptyBar);
+    if constexpr (CLUSTER > 1) {
+        mbar_arrive_remote(emptyBar, rank ^ 1);
+    }
+}
+
+// CLUSTER = 2 (the _cc kernels, clusters of two CTAs): as the clustered ping-pong below, with 128-row tiles: the two
+// CTAs take the two 128-row halves of a 256-row tile pair and share its B (multicast); no split-K (the host refuses
+// splits > 1, splits is not read).
+template <int BN, bool F16, bool TRANS_B, typename OutT, int CLUSTER = 1>
 __device__ __forceinline__ void atomic_gemm(const TensorMap& tmA, const TensorMap& tmB, OutT* __restrict__ d,
                                             long long ldd, int m, int n, int k, float alpha, float beta,
                                             int chunks, int firstChunk, const uint32_t* arrival,
@@ -488,7 +583,11 @@ __device__ __forceinline__ void atomic_gemm(const TensorMap& tmA, const TensorMa
     constexpr int STAGES = C::STAGES;
     constexpr uint32_t STAGE_BYTES = C::STAGE_BYTES;
     constexpr int ACC = BN / 2;  // fp32 accumulators a consumer thread holds: its 64 x BN share, 128 threads
-    const Ring r = setup_ring<C>(CONSUMER_WARPS);  // both consumer warpgroups read every stage
+    static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of one or two CTAs");
+    const Ring r = setup_ring<C>(CLUSTER * CONSUMER_WARPS);  // both consumer warpgroups read every stage, in each CTA
+    if constexpr (CLUSTER > 1) {
+        cluster_sync();  // the peer's barriers are initialised before anything arrives on them
+    }
     const uint32_t ring = r.stages;
     const uint32_t fullBars = r.full;
     const uint32_t emptyBars = r.empty;
@@ -503,8 +602,11 @@ __device__ __forceinline__ void atomic_gemm(const TensorMap& tmA, const TensorMa
     const int totalTiles = tilesPerChunk * chunks;
     const int kTiles = (k + BK - 1) / BK;
     // Every split gets at least one K step (the host never asks for more splits than steps; this keeps it so).
-    const int nSplits = max(1, min(splits, kTiles));
-    const int totalUnits = totalTiles * nSplits;
+    const int nSplits = CLUSTER == 1 ? max(1, min(splits, kTiles)) : 1;
+    // With CLUSTER = 2 the CTAs (clusters) iterate over pairs of row tiles.
+    const int mUnitsPerChunk = CLUSTER == 1 ? mTilesPerChunk : (chunkRows + 2 * BM - 1) / (2 * BM);
+    const int totalUnits = mUnitsPerChunk * nTiles * chunks * nSplits;
+    const int rank = CLUSTER == 1 ? 0 : cluster_ctarank();
 
     if (warpgroup == 0) {
         // Producer: few registers; only thread 0 works, the other 127 leave after giving theirs back.
@@ -512,8 +614,9 @@ __device__ __forceinline__ void atomic_gemm(const TensorMap& tmA, const TensorMa
         if (tid != 0) {
             return;
         }
-        produce<C, TRANS_B>(tmA, tmB, ring, fullBars, emptyBars, n, kTiles, nSplits, totalUnits, chunks, firstChunk,
-                            chunkRows, mTilesPerChunk, nTiles, arrival, arrivalValue, timeoutNs, errorSlot, launchId);
+        produce<C, TRANS_B, CLUSTER>(tmA, tmB, ring, fullBars, emptyBars, n, kTiles, nSplits, totalUnits, chunks,
+                                     firstChunk, chunkRows, mUnitsPerChunk, nTiles, arrival, arrivalValue, timeoutNs,
+                                     errorSlot, launchId);
         return;
     }
 
@@ -527,12 +630,16 @@ __device__ __forceinline__ void atomic_gemm(const TensorMap& tmA, const TensorMa
     const bool paired = (ldd & 1) == 0;  // 2-element stores stay aligned (d itself is 16-byte aligned)
     float acc[ACC];
     uint32_t it = 0;
-    for (int u = blockIdx.x; u < totalUnits; u += gridDim.x) {
+    for (int u = blockIdx.x / CLUSTER; u < totalUnits; u += gridDim.x / CLUSTER) {
         const int t = u / nSplits;
         const int split = u - t * nSplits;
         const int kb0 = static_cast<int>(static_cast<long long>(split) * kTiles / nSplits);
         const int kb1 = static_cast<int>(static_cast<long long>(split + 1) * kTiles / nSplits);
-        const Tile tile = decode_tile<BM>(t, chunks, firstChunk, chunkRows, mTilesPerChunk, nTiles, BN);
+        const Tile tile = CLUSTER == 1
+                              ? decode_tile<BM>(t, chunks, firstChunk, chunkRows, mTilesPerChunk, nTiles, BN)
+                              : decode_cluster_tile<BM>(t, rank, chunks, firstChunk, chunkRows, mUnitsPerChunk,
+                                                        nTiles, BN);
+        const bool placeholder = tile.row0 >= tile.rowEnd;
 #pragma unroll
         for (int i = 0; i < ACC; i++) {
             acc[i] = 0.0f;
@@ -545,19 +652,24 @@ __device__ __forceinline__ void atomic_gemm(const TensorMap& tmA, const TensorMa
             mbar_wait(fullBars + 8 * stage, phase);
             const uint32_t sA = ring + stage * STAGE_BYTES + half * (A_STAGE_BYTES / 2);
             const uint32_t sB = ring + stage * STAGE_BYTES + A_STAGE_BYTES;
-            mma_step<BN, F16, TRANS_B>(acc, sA, sB);
+            if (!placeholder) {
+                mma_step<BN, F16, TRANS_B>(acc, sA, sB);
+            }
             // At most this k-step's group in flight: the previous one has finished reading its stage.
             wgmma_wait<1>();
             fence_accumulators(acc);
             if (kb > kb0 && lane == 0) {
-                mbar_arrive(emptyBars + 8 * previous);
+                release_stage<CLUSTER>(emptyBars + 8 * previous, rank);
             }
             previous = stage;
         }
         wgmma_wait<0>();
         fence_accumulators(acc);
         if (lane == 0) {
-            mbar_arrive(emptyBars + 8 * previous);  // kb1 > kb0: a unit has at least one K step
+            release_stage<CLUSTER>(emptyBars + 8 * previous, rank);  // kb1 > kb0: a unit has at least one K step
+        }
+        if (placeholder) {
+            continue;
         }
 
         if (nSplits > 1) {
@@ -666,65 +778,33 @@ __device__ __forceinline__ void warpgroup_barrier(int wg) {
     }
 }
 
-// The ping-pong variant: 64 x BN tiles, and the two consumer warpgroups take a CTA's tiles in turn (tile j of the
-// CTA, j = 0, 1, ..., belongs to warpgroup j % 2). Their main loops alternate: warpgroup w starts tile j's only
-// once the other has issued every wgmma of tile j - 1, so one warpgroup has the tensor cores while the other runs its
-// epilogue (and the last wgmmas of the previous tile drain behind the next tile's first ones). The producer loads
-// tiles in CTA order, so the ring's stages are consumed in the order they were filled: a stage of tile j is read
-// by one warpgroup only (empty barriers count 4 warps) and the main loops' order keeps every full-barrier wait
-// within one phase of the barrier. Each warpgroup counts the ring position from the tiles before its own.
-// No split-K: the host refuses splits > 1 with this schedule (splits, workspace and semaphores are not read).
-// Hooks as in the cooperative kernel: the producer waits for a tile's chunk before its first A load; a warpgroup
-// counts its tile after its own stores, a fence and its own named barrier.
-template <int BN, bool F16, bool TRANS_B, typename OutT>
-__device__ __forceinline__ void atomic_gemm_pingpong(const TensorMap& tmA, const TensorMap& tmB,
-                                                     OutT* __restrict__ d, long long ldd, int m, int n, int k,
-                                                     float alpha, float beta, int chunks, int firstChunk,
-                                                     const uint32_t* arrival, uint32_t arrivalValue,
-                                                     unsigned long long timeoutNs, uint32_t* done,
-                                                     uint32_t doneValue, uint32_t* tileCounters,
-                                                     uint32_t* errorSlot, uint32_t launchId) {
+// The consumer warpgroup wg of the ping-pong kernel (see atomic_gemm_pingpong).
+template <int BN, bool F16, bool TRANS_B, typename OutT, int CLUSTER>
+__device__ __forceinline__ void pingpong_consume(uint32_t ring, uint32_t fullBars, uint32_t emptyBars,
+                                                 OutT* __restrict__ d, long long ldd, int n, float alpha, float beta,
+                                                 int chunks, int firstChunk, int chunkRows, int mUnitsPerChunk,
+                                                 int nTiles, int tilesPerChunk, int totalUnits, int firstUnit,
+                                                 int unitStride, int rank, int kTiles, uint32_t* done,
+                                                 uint32_t doneValue, uint32_t* tileCounters, uint32_t* errorSlot,
+                                                 uint32_t launchId, int wg) {
     using C = Config<BN, PP_BM>;
-    static_assert(!TRANS_B || BN % 64 == 0, "bkn loads B in 64-column boxes: BN must be a multiple of 64");
     constexpr int STAGES = C::STAGES;
     constexpr uint32_t STAGE_BYTES = C::STAGE_BYTES;
     constexpr int ACC = BN / 2;
-    const Ring r = setup_ring<C>(CONSUMER_WARPS / 2);  // the 4 warps of the one warpgroup reading a stage
-    const uint32_t ring = r.stages;
-    const uint32_t fullBars = r.full;
-    const uint32_t emptyBars = r.empty;
-
     const int tid = threadIdx.x;
-    const int warpgroup = tid / 128;
-
-    const int chunkRows = m / chunks;
-    const int mTilesPerChunk = (chunkRows + PP_BM - 1) / PP_BM;
-    const int nTiles = (n + BN - 1) / BN;
-    const int tilesPerChunk = mTilesPerChunk * nTiles;
-    const int totalTiles = tilesPerChunk * chunks;
-    const int kTiles = (k + BK - 1) / BK;
-
-    if (warpgroup == 0) {
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;" ::: "memory");
-        if (tid != 0) {
-            return;
-        }
-        produce<C, TRANS_B>(tmA, tmB, ring, fullBars, emptyBars, n, kTiles, 1, totalTiles, chunks, firstChunk,
-                            chunkRows, mTilesPerChunk, nTiles, arrival, arrivalValue, timeoutNs, errorSlot, launchId);
-        return;
-    }
-
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;" ::: "memory");
-    const int wg = warpgroup - 1;
-    const int ltid = tid - 128 * warpgroup;
+    const int ltid = tid - 128 * (wg + 1);
     const int warp = ltid / 32;
     const int lane = tid % 32;
     const bool paired = (ldd & 1) == 0;
     float acc[ACC];
-    // Tile j of this CTA is t = blockIdx.x + j * gridDim.x; this warpgroup's are j = wg, wg + 2, ...
+    // Tile j of this CTA is unit t = firstUnit + j * unitStride; this warpgroup's are j = wg, wg + 2, ...
     int j = wg;
-    for (int t = blockIdx.x + wg * gridDim.x; t < totalTiles; t += 2 * gridDim.x, j += 2) {
-        const Tile tile = decode_tile<PP_BM>(t, chunks, firstChunk, chunkRows, mTilesPerChunk, nTiles, BN);
+    for (int t = firstUnit + wg * unitStride; t < totalUnits; t += 2 * unitStride, j += 2) {
+        const Tile tile = CLUSTER == 1
+                              ? decode_tile<PP_BM>(t, chunks, firstChunk, chunkRows, mUnitsPerChunk, nTiles, BN)
+                              : decode_cluster_tile<PP_BM>(t, rank, chunks, firstChunk, chunkRows, mUnitsPerChunk,
+                                                           nTiles, BN);
+        const bool placeholder = tile.row0 >= tile.rowEnd;
 #pragma unroll
         for (int i = 0; i < ACC; i++) {
             acc[i] = 0.0f;
@@ -741,22 +821,27 @@ __device__ __forceinline__ void atomic_gemm_pingpong(const TensorMap& tmA, const
             const uint32_t phase = (it / STAGES) & 1;
             mbar_wait(fullBars + 8 * stage, phase);
             const uint32_t sA = ring + stage * STAGE_BYTES;
-            mma_step<BN, F16, TRANS_B>(acc, sA, sA + C::A_BYTES);
+            if (!placeholder) {
+                mma_step<BN, F16, TRANS_B>(acc, sA, sA + C::A_BYTES);
+            }
             wgmma_wait<1>();
             fence_accumulators(acc);
             if (kb > 0 && lane == 0) {
-                mbar_arrive(emptyBars + 8 * previous);
+                release_stage<CLUSTER>(emptyBars + 8 * previous, rank);
             }
             previous = stage;
         }
         // Every wgmma of tile j is issued: tile j + 1 (the other warpgroup's, if this CTA has one) may start.
-        if (t + gridDim.x < totalTiles) {
+        if (t + unitStride < totalUnits) {
             order_release_other(wg);
         }
         wgmma_wait<0>();
         fence_accumulators(acc);
         if (lane == 0) {
-            mbar_arrive(emptyBars + 8 * previous);  // kTiles >= 1
+            release_stage<CLUSTER>(emptyBars + 8 * previous, rank);  // kTiles >= 1
+        }
+        if (placeholder) {
+            continue;
         }
 
         const bool stopped = load_volatile(errorSlot + ERR_STATUS) == launchId;
@@ -781,6 +866,82 @@ __device__ __forceinline__ void atomic_gemm_pingpong(const TensorMap& tmA, const
             }
         }
     }
+}
+
+// The ping-pong variant: 64 x BN tiles, and the two consumer warpgroups take a CTA's tiles in turn (tile j of the
+// CTA, j = 0, 1, ..., belongs to warpgroup j % 2). Their main loops alternate: warpgroup w starts tile j's only
+// once the other has issued every wgmma of tile j - 1, so one warpgroup has the tensor cores while the other runs its
+// epilogue (and the last wgmmas of the previous tile drain behind the next tile's first ones). The producer loads
+// tiles in CTA order, so the ring's stages are consumed in the order they were filled: a stage of tile j is read
+// by one warpgroup only (empty barriers count 4 warps) and the main loops' order keeps every full-barrier wait
+// within one phase of the barrier. Each warpgroup counts the ring position from the tiles before its own.
+// No split-K: the host refuses splits > 1 with this schedule (splits, workspace and semaphores are not read).
+// Hooks as in the cooperative kernel: the producer waits for a tile's chunk before its first A load; a warpgroup
+// counts its tile after its own stores, a fence and its own named barrier.
+//
+// CLUSTER = 2 (the _ppc kernels, launched in clusters of two CTAs): the two CTAs of a cluster take the two 64-row
+// halves of the same 128-row tile pair (decode_cluster_tile), so they read the same B columns; each producer loads
+// its own A and half of B multicast into both CTAs (half the B traffic through L2 of the unclustered kernel). A
+// stage is then written by both producers, so the consumers release it in both CTAs (empty barriers count 8 warps)
+// and a producer refills it only when both copies are free. Both CTAs run the same number of pairs and K steps, so
+// their rings stay in step. A placeholder half (past its chunk) loads no A, skips its wgmmas, stores and counts
+// nothing. Every thread of both CTAs meets at a cluster barrier after the barriers' initialisation (before any remote
+// arrive or multicast); at the end each producer waits until both CTAs have released its every stage (produce's
+// tail), so no CTA exits while its peer may still arrive on its barriers or it still owes the peer bytes.
+template <int BN, bool F16, bool TRANS_B, typename OutT, int CLUSTER = 1>
+__device__ __forceinline__ void atomic_gemm_pingpong(const TensorMap& tmA, const TensorMap& tmB,
+                                                     OutT* __restrict__ d, long long ldd, int m, int n, int k,
+                                                     float alpha, float beta, int chunks, int firstChunk,
+                                                     const uint32_t* arrival, uint32_t arrivalValue,
+                                                     unsigned long long timeoutNs, uint32_t* done,
+                                                     uint32_t doneValue, uint32_t* tileCounters,
+                                                     uint32_t* errorSlot, uint32_t launchId) {
+    using C = Config<BN, PP_BM>;
+    static_assert(!TRANS_B || BN % 64 == 0, "bkn loads B in 64-column boxes: BN must be a multiple of 64");
+    constexpr int STAGES = C::STAGES;
+    constexpr uint32_t STAGE_BYTES = C::STAGE_BYTES;
+    constexpr int ACC = BN / 2;
+    static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of one or two CTAs");
+    // The 4 warps of the one warpgroup reading a stage, in each CTA the stage is multicast to.
+    const Ring r = setup_ring<C>(CLUSTER * CONSUMER_WARPS / 2);
+    if constexpr (CLUSTER > 1) {
+        cluster_sync();  // the peer's barriers are initialised before anything arrives on them
+    }
+    const uint32_t ring = r.stages;
+    const uint32_t fullBars = r.full;
+    const uint32_t emptyBars = r.empty;
+
+    const int tid = threadIdx.x;
+    const int warpgroup = tid / 128;
+
+    const int chunkRows = m / chunks;
+    const int mTilesPerChunk = (chunkRows + PP_BM - 1) / PP_BM;
+    const int nTiles = (n + BN - 1) / BN;
+    const int tilesPerChunk = mTilesPerChunk * nTiles;
+    // What the CTAs (clusters) iterate over: tiles, or pairs of row tiles (of 2 * PP_BM rows) with CLUSTER = 2.
+    const int mUnitsPerChunk = CLUSTER == 1 ? mTilesPerChunk : (chunkRows + 2 * PP_BM - 1) / (2 * PP_BM);
+    const int totalUnits = mUnitsPerChunk * nTiles * chunks;
+    const int firstUnit = blockIdx.x / CLUSTER;
+    const int unitStride = gridDim.x / CLUSTER;
+    const int rank = CLUSTER == 1 ? 0 : cluster_ctarank();
+    const int kTiles = (k + BK - 1) / BK;
+
+    if (warpgroup == 0) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;" ::: "memory");
+        if (tid != 0) {
+            return;
+        }
+        produce<C, TRANS_B, CLUSTER>(tmA, tmB, ring, fullBars, emptyBars, n, kTiles, 1, totalUnits, chunks,
+                                     firstChunk, chunkRows, mUnitsPerChunk, nTiles, arrival, arrivalValue, timeoutNs,
+                                     errorSlot, launchId);
+        return;
+    }
+
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;" ::: "memory");
+    pingpong_consume<BN, F16, TRANS_B, OutT, CLUSTER>(ring, fullBars, emptyBars, d, ldd, n, alpha, beta, chunks,
+                                                      firstChunk, chunkRows, mUnitsPerChunk, nTiles, tilesPerChunk,
+                                                      totalUnits, firstUnit, unitStride, rank, kTiles, done,
+                                                      doneValue, tileCounters, errorSlot, launchId, warpgroup - 1);
 }
 
 }  // namespace ubuf_atomic
@@ -818,8 +979,38 @@ __device__ __forceinline__ void atomic_gemm_pingpong(const TensorMap& tmA, const
                                                                    errorSlot, launchId);                        \
     }
 
-// Every input type and output type of one B layout for one tile width, cooperative and ping-pong; SUFFIX is empty
-// for the default width.
+// The clustered ping-pong kernels, <name>_ppc<width suffix>: the same parameters and rules as _pp; compiled with a
+// cluster of two CTAs, so the grid must be even (the host launches 2 x min(co-resident clusters, tile pairs)).
+// bnk: tmB's box is BN / 2 rows of N (each CTA loads half a tile's B); bkn: the usual 64 x 64 boxes.
+#define UBUF_ATOMIC_GEMM_PPC_ENTRY(NAME, BN, F16, TRANS_B, OUT_T)                                                 \
+    extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(ubuf_atomic::THREADS, 1)              \
+    NAME(const __grid_constant__ ubuf_atomic::TensorMap tmA, const __grid_constant__ ubuf_atomic::TensorMap tmB, \
+         OUT_T* d, long long ldd, int m, int n, int k, float alpha, float beta, int chunks, int firstChunk,      \
+         const uint32_t* arrival, uint32_t arrivalValue, unsigned long long timeoutNs, uint32_t* done,          \
+         uint32_t doneValue, uint32_t* tileCounters, uint32_t* errorSlot, int splits, float* workspace,          \
+         uint32_t* semaphores, uint32_t launchId) {                                                             \
+        ubuf_atomic::atomic_gemm_pingpong<BN, F16, TRANS_B, OUT_T, 2>(tmA, tmB, d, ldd, m, n, k, alpha, beta,   \
+                                                                      chunks, firstChunk, arrival,              \
+                                                                      arrivalValue, timeoutNs, done, doneValue, \
+                                                                      tileCounters, errorSlot, launchId);       \
+    }
+
+// The clustered cooperative kernels, <name>_cc<width suffix>: as _ppc with 128-row tiles; splits must be 1.
+#define UBUF_ATOMIC_GEMM_CC_ENTRY(NAME, BN, F16, TRANS_B, OUT_T)                                                  \
+    extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(ubuf_atomic::THREADS, 1)              \
+    NAME(const __grid_constant__ ubuf_atomic::TensorMap tmA, const __grid_constant__ ubuf_atomic::TensorMap tmB, \
+         OUT_T* d, long long ldd, int m, int n, int k, float alpha, float beta, int chunks, int firstChunk,      \
+         const uint32_t* arrival, uint32_t arrivalValue, unsigned long long timeoutNs, uint32_t* done,          \
+         uint32_t doneValue, uint32_t* tileCounters, uint32_t* errorSlot, int splits, float* workspace,          \
+         uint32_t* semaphores, uint32_t launchId) {                                                             \
+        ubuf_atomic::atomic_gemm<BN, F16, TRANS_B, OUT_T, 2>(tmA, tmB, d, ldd, m, n, k, alpha, beta, chunks,    \
+                                                             firstChunk, arrival, arrivalValue, timeoutNs, done, \
+                                                             doneValue, tileCounters, errorSlot, 1, workspace,   \
+                                                             semaphores, launchId);                              \
+    }
+
+// Every input type and output type of one B layout for one tile width: cooperative, ping-pong, and each clustered;
+// SUFFIX is empty for the default width.
 #define UBUF_ATOMIC_GEMM_TYPES(ENTRY, BN, LAYOUT, TRANS_B, SUFFIX)                                                \
     ENTRY(ubuf_atomic_gemm_bf16_##LAYOUT##_bf16##SUFFIX, BN, false, TRANS_B, __nv_bfloat16)                      \
     ENTRY(ubuf_atomic_gemm_bf16_##LAYOUT##_f32##SUFFIX, BN, false, TRANS_B, float)                               \
@@ -827,7 +1018,9 @@ __device__ __forceinline__ void atomic_gemm_pingpong(const TensorMap& tmA, const
     ENTRY(ubuf_atomic_gemm_f16_##LAYOUT##_f32##SUFFIX, BN, true, TRANS_B, float)
 #define UBUF_ATOMIC_GEMM_LAYOUT(BN, LAYOUT, TRANS_B, SUFFIX)                                                      \
     UBUF_ATOMIC_GEMM_TYPES(UBUF_ATOMIC_GEMM_ENTRY, BN, LAYOUT, TRANS_B, SUFFIX)                                  \
-    UBUF_ATOMIC_GEMM_TYPES(UBUF_ATOMIC_GEMM_PP_ENTRY, BN, LAYOUT, TRANS_B, _pp##SUFFIX)
+    UBUF_ATOMIC_GEMM_TYPES(UBUF_ATOMIC_GEMM_PP_ENTRY, BN, LAYOUT, TRANS_B, _pp##SUFFIX)                         \
+    UBUF_ATOMIC_GEMM_TYPES(UBUF_ATOMIC_GEMM_PPC_ENTRY, BN, LAYOUT, TRANS_B, _ppc##SUFFIX)                       \
+    UBUF_ATOMIC_GEMM_TYPES(UBUF_ATOMIC_GEMM_CC_ENTRY, BN, LAYOUT, TRANS_B, _cc##SUFFIX)
 
 // Kept in step with dev.ubuf.atomic.TileConfig: 256 (both layouts), 224 and 160 (bnk only: bkn needs BN % 64 == 0),
 // 192 and 128 (both layouts).

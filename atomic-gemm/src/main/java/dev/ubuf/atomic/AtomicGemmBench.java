@@ -78,8 +78,8 @@ public final class AtomicGemmBench {
         // auto: the launch's own rule (ping-pong, or cooperative split-K where it splits); else that schedule's rule
         AtomicGemmConfig.Schedule schedule = scheduleArg.equals("auto") ? null
                 : AtomicGemmConfig.Schedule.parse(scheduleArg);
-        if (schedule == AtomicGemmConfig.Schedule.PINGPONG && forcedSplits != null && forcedSplits != 1) {
-            throw new IllegalArgumentException("--schedule=pingpong has no split-K: --splits must be auto or 1, got "
+        if (schedule != null && !schedule.splitsK() && forcedSplits != null && forcedSplits != 1) {
+            throw new IllegalArgumentException("--schedule=" + scheduleArg + " has no split-K: --splits must be auto or 1, got "
                     + forcedSplits);
         }
         try (CudaContext ctx = CudaContext.retainPrimary(0);
@@ -190,13 +190,15 @@ public final class AtomicGemmBench {
             double o = median(ours);
             double t = median(theirs);
             int tiles = config.tiles(m, n, 1);
+            String clusters = config.schedule().clusterSize() == 1 ? ""
+                    : ", " + kernel.maxActiveClusters(in, layout, out, config) + " co-resident clusters";
             System.out.printf(Locale.ROOT, "%dx%dx%d  atomic GEMM %.1f TFLOP/s  cuBLASLt %.1f TFLOP/s  ratio %.3f"
                             + "  hold %s  tile %dx%d %s splits %d (%s; rule: %s; %d tiles, %d units, %d K steps,"
-                            + " %d SMs)%n",
+                            + " %d SMs%s)%n",
                     m, n, k, o, t, o / t, hold != null ? "on" : "off", config.tileM(), config.tile().tileN(),
                     config.schedule().name().toLowerCase(Locale.ROOT), config.splits(),
                     config.equals(selected) ? "selected" : "forced", selected, tiles, config.units(m, n, 1),
-                    TileSchedule.kSteps(k), kernel.multiprocessors());
+                    TileSchedule.kSteps(k), kernel.multiprocessors(), clusters);
         }
     }
 

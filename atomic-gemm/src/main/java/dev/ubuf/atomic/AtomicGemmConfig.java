@@ -32,16 +32,43 @@ public record AtomicGemmConfig(TileConfig tile, int splits, Schedule schedule) {
     /** How a CTA's two consumer warpgroups share its tiles. */
     public enum Schedule {
         /** Both work on one 128-row tile (64 rows each), main loop and epilogue together. */
-        COOPERATIVE(TileConfig.TILE_M, ""),
+        COOPERATIVE(TileConfig.TILE_M, "", 1),
         /** Each works on 64-row tiles of its own, in turn: one's epilogue runs under the other's main loop. */
-        PINGPONG(TileSchedule.PINGPONG_TILE_M, "_pp");
+        PINGPONG(TileSchedule.PINGPONG_TILE_M, "_pp", 1),
+        /**
+         * Ping-pong in clusters of two CTAs that compute the two 64-row halves of a 128-row tile pair and share its B
+         * loads (TMA multicast): half the B traffic through L2.
+         */
+        PINGPONG_CLUSTER(TileSchedule.PINGPONG_TILE_M, "_ppc", 2),
+        /**
+         * Cooperative 128-row tiles in clusters of two CTAs that compute the two halves of a 256-row tile pair and
+         * share its B loads (TMA multicast); no split-K.
+         */
+        COOPERATIVE_CLUSTER(TileConfig.TILE_M, "_cc", 2);
 
         private final int tileM;
         private final String kernelTag;
+        private final int clusterSize;
 
-        Schedule(int tileM, String kernelTag) {
+        Schedule(int tileM, String kernelTag, int clusterSize) {
             this.tileM = tileM;
             this.kernelTag = kernelTag;
+            this.clusterSize = clusterSize;
+        }
+
+        /** CTAs of a cluster: 2 for {@link #PINGPONG_CLUSTER}, else 1. */
+        public int clusterSize() {
+            return clusterSize;
+        }
+
+        /** Whether the consumer warpgroups take 64-row tiles in turn (no split-K). */
+        public boolean pingPong() {
+            return tileM == TileSchedule.PINGPONG_TILE_M;
+        }
+
+        /** Whether its kernels can split K: only the unclustered cooperative ones. */
+        public boolean splitsK() {
+            return this == COOPERATIVE;
         }
 
         /** Rows of a tile. */
@@ -54,12 +81,15 @@ public record AtomicGemmConfig(TileConfig tile, int splits, Schedule schedule) {
             return kernelTag;
         }
 
-        /** {@code cooperative} or {@code pingpong} (any case). */
+        /** {@code cooperative}, {@code pingpong} or {@code pingpong-cluster} (any case). */
         public static Schedule parse(String s) {
             return switch (s.toLowerCase(java.util.Locale.ROOT)) {
                 case "cooperative" -> COOPERATIVE;
                 case "pingpong", "ping-pong" -> PINGPONG;
-                default -> throw new IllegalArgumentException("schedule must be cooperative or pingpong, got " + s);
+                case "pingpong-cluster", "ping-pong-cluster" -> PINGPONG_CLUSTER;
+                case "cooperative-cluster" -> COOPERATIVE_CLUSTER;
+                default -> throw new IllegalArgumentException(
+                        "schedule must be cooperative, pingpong, pingpong-cluster or cooperative-cluster, got " + s);
             };
         }
     }
@@ -87,8 +117,9 @@ public record AtomicGemmConfig(TileConfig tile, int splits, Schedule schedule) {
         if (splits < 1 || splits > MAX_SPLITS) {
             throw new IllegalArgumentException("splits must be in 1.." + MAX_SPLITS + ", got " + splits);
         }
-        if (schedule == Schedule.PINGPONG && splits != 1) {
-            throw new IllegalArgumentException("the ping-pong kernels have no split-K: splits must be 1, got " + splits);
+        if (!schedule.splitsK() && splits != 1) {
+            throw new IllegalArgumentException("the " + schedule.name().toLowerCase(java.util.Locale.ROOT)
+                    + " kernels have no split-K: splits must be 1, got " + splits);
         }
     }
 
@@ -105,6 +136,16 @@ public record AtomicGemmConfig(TileConfig tile, int splits, Schedule schedule) {
     /** Ping-pong 64 × tileN tiles (no split-K). */
     public static AtomicGemmConfig pingPong(TileConfig tile) {
         return new AtomicGemmConfig(tile, 1, Schedule.PINGPONG);
+    }
+
+    /** Clustered ping-pong 64 × tileN tiles: two CTAs a cluster sharing B (no split-K). */
+    public static AtomicGemmConfig pingPongCluster(TileConfig tile) {
+        return new AtomicGemmConfig(tile, 1, Schedule.PINGPONG_CLUSTER);
+    }
+
+    /** Clustered cooperative 128 × tileN tiles: two CTAs a cluster sharing B (no split-K). */
+    public static AtomicGemmConfig cooperativeCluster(TileConfig tile) {
+        return new AtomicGemmConfig(tile, 1, Schedule.COOPERATIVE_CLUSTER);
     }
 
     /** Rows of a tile: 128, or 64 with ping-pong. */
@@ -227,7 +268,12 @@ public record AtomicGemmConfig(TileConfig tile, int splits, Schedule schedule) {
 
     @Override
     public String toString() {
-        return (schedule == Schedule.PINGPONG ? tileM() + "x" + tile.tileN() + " ping-pong" : tile.toString())
+        return (switch (schedule) {
+            case COOPERATIVE -> tile.toString();
+            case PINGPONG -> tileM() + "x" + tile.tileN() + " ping-pong";
+            case PINGPONG_CLUSTER -> tileM() + "x" + tile.tileN() + " ping-pong, 2-CTA clusters";
+            case COOPERATIVE_CLUSTER -> tile + ", 2-CTA clusters";
+        })
                 + (splits == 1 ? "" : " split-K " + splits);
     }
 

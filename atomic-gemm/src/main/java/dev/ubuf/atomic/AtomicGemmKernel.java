@@ -84,6 +84,8 @@ public final class AtomicGemmKernel implements AutoCloseable {
     private final int multiprocessors;
     /** Kernel functions by name, their dynamic shared-memory limit already raised. */
     private final Map<String, Long> functions = new HashMap<>();
+    /** Co-resident clusters of each clustered kernel (cuOccupancyMaxActiveClusters), by kernel name. */
+    private final Map<String, Integer> maxActiveClusters = new HashMap<>();
     /** Recently encoded tensor maps (a few: A and B of the last launches), by everything that goes into one. */
     private final Map<TensorMapSpec.Key, long[]> tensorMaps = new LinkedHashMap<>(16, 0.75f, true) {
         @Override
@@ -305,6 +307,10 @@ public final class AtomicGemmKernel implements AutoCloseable {
         return switch (schedule) {
             case COOPERATIVE -> AtomicGemmConfig.selectCooperative(m, n, k, chunks, layout, multiprocessors);
             case PINGPONG -> AtomicGemmConfig.selectPingPong(m, n, k, chunks, layout, multiprocessors);
+            case PINGPONG_CLUSTER -> AtomicGemmConfig.pingPongCluster(
+                    AtomicGemmConfig.selectPingPong(m, n, k, chunks, layout, multiprocessors).tile());
+            case COOPERATIVE_CLUSTER -> AtomicGemmConfig.cooperativeCluster(
+                    TileConfig.select(m, n, chunks, layout, multiprocessors));
         };
     }
 
@@ -357,7 +363,9 @@ public final class AtomicGemmKernel implements AutoCloseable {
         context.makeCurrent();
         long function = function(name, config.smemBytes());
         long[] mapA = tensorMap(TensorMapSpec.forA(a.dtype(), a.address(), m, k, a.ld(), config.tileM()));
-        long[] mapB = tensorMap(TensorMapSpec.forB(b.dtype(), layout, b.address(), k, n, b.ld(), config.tile()));
+        int clusterSize = config.schedule().clusterSize();
+        long[] mapB = tensorMap(TensorMapSpec.forB(b.dtype(), layout, b.address(), k, n, b.ld(), config.tile(),
+                clusterSize));
         long ws = 0;
         long sems = 0;
         if (config.splits() > 1) {
@@ -374,7 +382,8 @@ public final class AtomicGemmKernel implements AutoCloseable {
             errorSlotCleared = true;
         }
         launchId = launchId == -1 ? 1 : launchId + 1; // never 0, the value of a fresh slot
-        int grid = (int) Math.min(multiprocessors, schedule.totalTiles() * (long) config.splits());
+        int grid = clusterSize == 1 ? (int) Math.min(multiprocessors, schedule.totalTiles() * (long) config.splits())
+                : schedule.clusterGrid(maxActiveClusters(name, function, clusterSize, config.smemBytes()));
         driver.launch(function, name, grid, THREADS, config.smemBytes(), stream.nativeHandle(),
                 mapA, mapB, d.address(), d.ld(), m, n, k, alpha, beta, chunks, firstChunk,
                 hooks.arrivalCounters(), hooks.arrivalValue(), hooks.timeout().toNanos(),
@@ -390,6 +399,38 @@ public final class AtomicGemmKernel implements AutoCloseable {
             functions.put(name, f);
         }
         return f;
+    }
+
+    /**
+     * Clusters of the kernel these types and this clustered configuration run that fit on the device at once: half
+     * the grid of a launch with enough tile pairs. {@code -Dubuf.atomic.maxClusters=N} replaces the driver's answer
+     * (an experiment's knob: clusters beyond those resident wait for a free pair of SMs).
+     */
+    public synchronized int maxActiveClusters(DType in, BLayout layout, DType out, AtomicGemmConfig config) {
+        assertOpen();
+        if (config.schedule().clusterSize() == 1) {
+            throw new IllegalArgumentException(config + " is not clustered");
+        }
+        String name = kernelName(in, layout, out, config);
+        context.makeCurrent();
+        return maxActiveClusters(name, function(name, config.smemBytes()), config.schedule().clusterSize(),
+                config.smemBytes());
+    }
+
+    /** Clusters of a clustered kernel that fit on the device at once (asked once per kernel). */
+    private int maxActiveClusters(String name, long function, int clusterSize, int smemBytes) {
+        Integer forced = Integer.getInteger("ubuf.atomic.maxClusters");
+        if (forced != null) {
+            return forced;
+        }
+        return maxActiveClusters.computeIfAbsent(name, key -> {
+            int c = driver.maxActiveClusters(function, name, clusterSize, THREADS, smemBytes);
+            if (c < 1) {
+                throw new IllegalStateException(name + ": no cluster of " + clusterSize + " CTAs with " + smemBytes
+                        + " bytes of shared memory each fits on " + context.device());
+            }
+            return c;
+        });
     }
 
     private long[] tensorMap(TensorMapSpec spec) {

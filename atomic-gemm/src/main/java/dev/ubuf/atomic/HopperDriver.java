@@ -30,6 +30,7 @@ final class HopperDriver {
     private final MethodHandle cuLaunchKernel;
     private final MethodHandle cuTensorMapEncodeTiled;
     private final MethodHandle cuGetErrorName;
+    private final MethodHandle cuOccupancyMaxActiveClusters;
 
     HopperDriver() {
         NativeLibrary cuda = NativeLibrary.open(List.of("libcuda.so.1"));
@@ -45,6 +46,8 @@ final class HopperDriver {
                 ADDRESS, JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS, ADDRESS,
                 JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
         cuGetErrorName = cuda.bind("cuGetErrorName", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+        cuOccupancyMaxActiveClusters = cuda.bind("cuOccupancyMaxActiveClusters",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS));
     }
 
     /** Loads an image into the current context; returns the CUmodule. */
@@ -83,6 +86,32 @@ final class HopperDriver {
         try {
             check((int) cuFuncSetAttribute.invokeExact(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                     bytes), "cuFuncSetAttribute(" + name + ", MAX_DYNAMIC_SHARED_SIZE_BYTES, " + bytes + ")");
+        } catch (Throwable t) {
+            throw NativeLibrary.unchecked(t);
+        }
+    }
+
+    /** Bytes of CUlaunchConfig (cuda.h): 7 uints, the stream at 32, the attribute pointer at 40, their count at 48. */
+    static final int LAUNCH_CONFIG_BYTES = 56;
+
+    /**
+     * How many clusters of {@code function} (whose cluster size is compiled in) can be resident at once with
+     * {@code block} threads and {@code sharedBytes} of dynamic shared memory a CTA: cuOccupancyMaxActiveClusters.
+     */
+    int maxActiveClusters(long function, String name, int clusterSize, int block, int sharedBytes) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment config = arena.allocate(LAUNCH_CONFIG_BYTES, 8); // zeroed: no stream, no attributes
+            config.set(JAVA_INT, 0, clusterSize); // gridDimX: one cluster
+            config.set(JAVA_INT, 4, 1);
+            config.set(JAVA_INT, 8, 1);
+            config.set(JAVA_INT, 12, block);
+            config.set(JAVA_INT, 16, 1);
+            config.set(JAVA_INT, 20, 1);
+            config.set(JAVA_INT, 24, sharedBytes);
+            MemorySegment out = arena.allocate(JAVA_INT);
+            check((int) cuOccupancyMaxActiveClusters.invokeExact(out, function, config),
+                    "cuOccupancyMaxActiveClusters(" + name + ")");
+            return out.get(JAVA_INT, 0);
         } catch (Throwable t) {
             throw NativeLibrary.unchecked(t);
         }

@@ -49,12 +49,25 @@ public record TensorMapSpec(int dataType, long address, long[] dims, long outerS
      * per tile (an N-major 128-byte swizzle atom is 64 elements wide).
      */
     static TensorMapSpec forB(DType dtype, BLayout layout, long address, long k, long n, long ld, TileConfig config) {
+        return forB(dtype, layout, address, k, n, ld, config, 1);
+    }
+
+    /**
+     * B for kernels whose {@code clusterSize} CTAs each load a share of a tile's B (multicast to all): NK boxes of
+     * tileN / clusterSize rows of N; KN keeps its 64 × 64 boxes (the CTAs take whole boxes in turn).
+     */
+    static TensorMapSpec forB(DType dtype, BLayout layout, long address, long k, long n, long ld, TileConfig config,
+                              int clusterSize) {
+        if (clusterSize < 1 || config.tileN() % (8 * clusterSize) != 0) {
+            throw new IllegalArgumentException("a " + config + " tile's B does not split into " + clusterSize
+                    + " shares of whole 8-row swizzle atoms");
+        }
         if (!config.supports(layout)) {
             throw new IllegalArgumentException("no " + config + " tile kernels for B layout " + layout);
         }
         return switch (layout) {
             case NK -> new TensorMapSpec(dataType(dtype), address, new long[]{k, n}, ld * dtype.bytes(),
-                    new int[]{TileSchedule.TILE_K, config.tileN()});
+                    new int[]{TileSchedule.TILE_K, config.tileN() / clusterSize});
             case KN -> new TensorMapSpec(dataType(dtype), address, new long[]{n, k}, ld * dtype.bytes(),
                     new int[]{64, TileSchedule.TILE_K});
         };

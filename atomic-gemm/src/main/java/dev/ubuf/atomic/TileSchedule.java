@@ -28,6 +28,10 @@ public record TileSchedule(int m, int n, int chunks, int firstChunk, int tileN, 
 
     /** An output tile: rows [row0, rowEnd) and columns [col0, colEnd) are the ones it stores. */
     public record Tile(int chunk, int row0, int rowEnd, int col0, int colEnd) {
+        /** A clustered launch's half that lies wholly past its chunk: it stores (and counts) nothing. */
+        public boolean placeholder() {
+            return row0 >= rowEnd;
+        }
     }
 
     /** The schedule of the default 128 × 256 tiles. */
@@ -46,8 +50,9 @@ public record TileSchedule(int m, int n, int chunks, int firstChunk, int tileN, 
     }
 
     public TileSchedule {
-        if (tileM != TILE_M && tileM != PINGPONG_TILE_M) {
-            throw new IllegalArgumentException("tileM must be " + TILE_M + " or " + PINGPONG_TILE_M + ", got " + tileM);
+        if (tileM != TILE_M && tileM != PINGPONG_TILE_M && tileM != 2 * TILE_M) {
+            throw new IllegalArgumentException("tileM must be " + PINGPONG_TILE_M + ", " + TILE_M + " or "
+                    + 2 * TILE_M + " (a clustered cooperative launch's tile pairs), got " + tileM);
         }
         if (tileN < 8 || tileN > 256 || tileN % 8 != 0) {
             throw new IllegalArgumentException("tileN must be a multiple of 8 in 8..256, got " + tileN);
@@ -115,6 +120,49 @@ public record TileSchedule(int m, int n, int chunks, int firstChunk, int tileN, 
             tiles.add(tile(t));
         }
         return tiles;
+    }
+
+    /**
+     * The tiles CTA {@code block} of a clustered launch (clusters of two CTAs) computes, in its
+     * order; kept in step with {@code decode_cluster_tile}. Cluster {@code block / 2} takes tile pairs c, c + grid / 2,
+     * ...; pair p is the p-th tile of this schedule with {@code 2 · tileM} rows, and rank {@code block % 2} takes its
+     * rows from {@code rank · tileM}. A half wholly past its chunk's rows is a {@link Tile#placeholder()}: its CTA
+     * still loads half of the pair's B for the other, and stores nothing.
+     */
+    public List<Tile> clusterTilesOfBlock(int block, int grid) {
+        TileSchedule pairs = pairSchedule();
+        if (grid < 2 || grid % 2 != 0 || block < 0 || block >= grid) {
+            throw new IllegalArgumentException("block " + block + " of a grid of " + grid
+                    + " (clusters of 2: an even grid)");
+        }
+        int rank = block % 2;
+        List<Tile> tiles = new ArrayList<>();
+        for (int p = block / 2; p < pairs.totalTiles(); p += grid / 2) {
+            Tile pair = pairs.tile(p);
+            int row0 = pair.row0() + rank * tileM;
+            tiles.add(new Tile(pair.chunk(), row0, Math.min(row0 + tileM, pair.rowEnd()), pair.col0(), pair.colEnd()));
+        }
+        return tiles;
+    }
+
+    /** Tile pairs of a clustered launch: the tiles of {@code 2 · tileM} rows. */
+    public int totalPairs() {
+        return pairSchedule().totalTiles();
+    }
+
+    /** A clustered launch's grid: two CTAs for each co-resident cluster, never more than the tile pairs need. */
+    public int clusterGrid(int maxActiveClusters) {
+        if (maxActiveClusters < 1) {
+            throw new IllegalArgumentException("maxActiveClusters must be at least 1, got " + maxActiveClusters);
+        }
+        return 2 * Math.min(maxActiveClusters, totalPairs());
+    }
+
+    private TileSchedule pairSchedule() {
+        if (tileM == 2 * TILE_M) {
+            throw new IllegalStateException("a schedule of tile pairs does not pair up again");
+        }
+        return new TileSchedule(m, n, chunks, firstChunk, tileN, 2 * tileM);
     }
 
     /** The persistent grid: one CTA per multiprocessor, never more CTAs than tiles. */

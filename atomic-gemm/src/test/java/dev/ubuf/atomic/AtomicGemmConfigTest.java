@@ -168,6 +168,25 @@ class AtomicGemmConfigTest {
         AtomicGemmConfig pp = AtomicGemmConfig.selectPingPong(1024, 4096, 2048, 1, BLayout.KN, 132);
         assertEquals(AtomicGemmConfig.Schedule.PINGPONG, pp.schedule());
         assertTrue(pp.tile().supports(BLayout.KN));
+        // The clustered ping-pong: the same tiles and shared memory, its own kernels, no split-K.
+        AtomicGemmConfig pc = AtomicGemmConfig.pingPongCluster(TileConfig.N256);
+        assertEquals(c.tiles(1024, 4096, 1), pc.tiles(1024, 4096, 1));
+        assertEquals(c.smemBytes(), pc.smemBytes());
+        assertEquals(2, pc.schedule().clusterSize());
+        assertEquals(1, c.schedule().clusterSize());
+        assertEquals("_ppc_n160", AtomicGemmConfig.pingPongCluster(TileConfig.N160).kernelSuffix());
+        assertEquals("64x256 ping-pong, 2-CTA clusters", pc.toString());
+        assertEquals(AtomicGemmConfig.Schedule.PINGPONG_CLUSTER, AtomicGemmConfig.Schedule.parse("pingpong-cluster"));
+        assertThrows(IllegalArgumentException.class,
+                () -> new AtomicGemmConfig(TileConfig.N256, 2, AtomicGemmConfig.Schedule.PINGPONG_CLUSTER));
+        AtomicGemmConfig cc = AtomicGemmConfig.cooperativeCluster(TileConfig.N192);
+        assertEquals(128, cc.tileM());
+        assertEquals("_cc_n192", cc.kernelSuffix());
+        assertEquals(AtomicGemmConfig.of(TileConfig.N192).smemBytes(), cc.smemBytes());
+        assertEquals(AtomicGemmConfig.Schedule.COOPERATIVE_CLUSTER,
+                AtomicGemmConfig.Schedule.parse("cooperative-cluster"));
+        assertThrows(IllegalArgumentException.class,
+                () -> new AtomicGemmConfig(TileConfig.N256, 2, AtomicGemmConfig.Schedule.COOPERATIVE_CLUSTER));
         // The cooperative cost is what it was: the ping-pong scaling leaves 128-row tiles alone.
         assertEquals(66L * 128 * 100 * 100 / 90, AtomicGemmConfig.of(TileConfig.N128).cost(128, 4096, 4096, 1, 132));
     }

@@ -58,11 +58,19 @@ class TileConfigTest {
         TensorMapSpec nk = TensorMapSpec.forB(DType.BF16, BLayout.NK, 0x2000, 200, 300, 200, c);
         assertEquals(TileSchedule.TILE_K, nk.box()[0]);
         assertEquals(c.tileN(), nk.box()[1]);
+        // Clusters of two: each CTA loads half of the tile's rows of N (whole 8-row swizzle atoms for every width).
+        TensorMapSpec half = TensorMapSpec.forB(DType.BF16, BLayout.NK, 0x2000, 200, 300, 200, c, 2);
+        assertEquals(c.tileN() / 2, half.box()[1]);
+        assertEquals(0, (c.tileN() / 2) % 8, "a half tile is whole 1024-byte swizzle atoms");
         if (c.supports(BLayout.KN)) {
             TensorMapSpec kn = TensorMapSpec.forB(DType.BF16, BLayout.KN, 0x2000, 200, 304, 304, c);
             assertEquals(64, kn.box()[0], "KN loads 64-column boxes whatever the tile width");
             assertEquals(TileSchedule.TILE_K, kn.box()[1]);
+            assertEquals(kn.key(), TensorMapSpec.forB(DType.BF16, BLayout.KN, 0x2000, 200, 304, 304, c, 2).key(),
+                    "KN clusters share out whole boxes");
         }
+        assertThrows(IllegalArgumentException.class,
+                () -> TensorMapSpec.forB(DType.BF16, BLayout.NK, 0x2000, 200, 300, 200, c, 0));
     }
 
     /**

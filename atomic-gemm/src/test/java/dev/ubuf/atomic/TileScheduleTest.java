@@ -1,11 +1,13 @@
 package dev.ubuf.atomic;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -124,6 +126,81 @@ class TileScheduleTest {
     }
 
     /**
+     * Clustered ping-pong: over every CTA of an even grid, the real (non-placeholder) halves store every element once
+     * within its chunk and each chunk has the tiles the done hook counts; the two CTAs of a cluster visit the same
+     * number of pairs (their rings must stay in step) and each pair's two halves share columns and chunk, rank 0 the
+     * upper 64 rows; a placeholder is only ever rank 1's half of a chunk's last pair, and only when the chunk has an
+     * odd number of 64-row tiles.
+     */
+    @ParameterizedTest(name = "{4} m={0} n={1} chunks={2} first={3} grid={5} tileM={6}")
+    @CsvSource({"1,1,1,0,N256,2,64", "100,200,1,0,N192,132,64", "129,449,1,0,N224,132,64", "300,808,3,2,N256,132,64",
+            "1000,1000,8,7,N160,64,64", "4000,1032,5,4,N256,132,64", "4000,1032,5,0,N128,10,64",
+            "3200,760,1,0,N256,132,64", "2048,257,2,1,N192,132,64", "1024,4096,1,0,N256,132,64",
+            "192,512,3,1,N128,4,64", "1,1,1,0,N256,2,128", "300,808,3,2,N256,132,128", "4000,1032,5,4,N256,132,128",
+            "1024,4096,1,0,N256,132,128", "129,449,1,0,N224,6,128", "768,640,2,1,N128,16,128"})
+    void clusteredPairsCoverEveryOutputElementOnceAndKeepBothCtasInStep(int m, int n, int chunks, int first,
+                                                                       TileConfig config, int grid, int tileM) {
+        TileSchedule s = new TileSchedule(m, n, chunks, first, config.tileN(), tileM);
+        assertEquals(TileSchedule.ceilDiv(m / chunks, 2 * tileM) * s.colTiles() * chunks, s.totalPairs());
+        int[] owner = new int[m * n];
+        int[] tilesOfChunk = new int[chunks];
+        for (int b = 0; b < grid; b += 2) {
+            List<TileSchedule.Tile> upper = s.clusterTilesOfBlock(b, grid);
+            List<TileSchedule.Tile> lower = s.clusterTilesOfBlock(b + 1, grid);
+            assertEquals(upper.size(), lower.size(), "both CTAs of cluster " + b / 2 + " run as many pairs");
+            for (int j = 0; j < upper.size(); j++) {
+                TileSchedule.Tile u = upper.get(j);
+                TileSchedule.Tile l = lower.get(j);
+                assertEquals(u.col0(), l.col0(), "a pair shares its B columns: " + u + " " + l);
+                assertEquals(u.chunk(), l.chunk(), "a pair lies in one chunk: " + u + " " + l);
+                assertEquals(u.row0() + tileM, l.row0(), "rank 1 takes the pair's lower rows: " + u + " " + l);
+                assertFalse(u.placeholder(), "rank 0's half always has rows: " + u);
+                if (l.placeholder()) {
+                    assertEquals(1, s.rowTilesPerChunk() % 2, "a placeholder only where a chunk has odd row tiles");
+                    assertEquals((u.chunk() + 1) * s.chunkRows(), u.rowEnd(), "a placeholder follows its chunk's end");
+                }
+                for (TileSchedule.Tile t : List.of(u, l)) {
+                    if (t.placeholder()) {
+                        continue;
+                    }
+                    assertTrue(t.rowEnd() - t.row0() <= tileM && t.colEnd() - t.col0() <= config.tileN(), t.toString());
+                    assertEquals(t.chunk(), t.row0() / s.chunkRows(), "a tile starts in its own chunk: " + t);
+                    assertEquals(t.chunk(), (t.rowEnd() - 1) / s.chunkRows(), "a tile ends in its own chunk: " + t);
+                    tilesOfChunk[t.chunk()]++;
+                    for (int r = t.row0(); r < t.rowEnd(); r++) {
+                        for (int c = t.col0(); c < t.colEnd(); c++) {
+                            owner[r * n + c]++;
+                        }
+                    }
+                }
+            }
+        }
+        for (int i = 0; i < owner.length; i++) {
+            assertEquals(1, owner[i], "element (" + i / n + ", " + i % n + ") is stored by " + owner[i] + " tiles");
+        }
+        for (int c = 0; c < chunks; c++) {
+            assertEquals(s.tilesPerChunk(), tilesOfChunk[c], "tiles of chunk " + c);
+        }
+        // The first pairs come in chunk order from first, as the unclustered schedule's tiles do.
+        assertEquals(first, s.clusterTilesOfBlock(0, grid).getFirst().chunk());
+    }
+
+    @Test
+    void clusteredGridsAreEvenAndNoLargerThanThePairsNeed() {
+        TileSchedule s = new TileSchedule(1024, 4096, 1, 0, 256, TileSchedule.PINGPONG_TILE_M);
+        assertEquals(8 * 16, s.totalPairs());
+        assertEquals(132, s.clusterGrid(66));
+        assertEquals(2 * 128, s.clusterGrid(200));
+        TileSchedule tiny = new TileSchedule(64, 256, 1, 0, 256, TileSchedule.PINGPONG_TILE_M);
+        assertEquals(2, tiny.clusterGrid(66));
+        assertThrows(IllegalArgumentException.class, () -> s.clusterGrid(0));
+        assertThrows(IllegalArgumentException.class, () -> s.clusterTilesOfBlock(0, 131));
+        assertEquals(4 * 16, new TileSchedule(1024, 4096, 1, 0).totalPairs(), "cooperative tiles pair up too");
+        assertThrows(IllegalStateException.class, () -> new TileSchedule(1024, 4096, 1, 0, 256, 256).totalPairs(),
+                "pairs do not pair again");
+    }
+
+    /**
      * Every tile is at most tileM x tileN, starts on a tileN column boundary and lies within one chunk, chunks come in
      * order from {@code first}, every output element is stored by exactly one tile, and each chunk has the
      * tilesPerChunk tiles the done hook counts to.
@@ -156,7 +233,7 @@ class TileScheduleTest {
     }
 
     @ParameterizedTest(name = "tileM={0}")
-    @CsvSource({"0", "32", "96", "256"})
+    @CsvSource({"0", "32", "96", "512"})
     void rejectsTileHeightsNoKernelHas(int tileM) {
         assertThrows(IllegalArgumentException.class, () -> new TileSchedule(128, 128, 1, 0, 128, tileM));
     }

@@ -321,12 +321,14 @@ class AtomicGemmGpuTest {
         }
     }
 
-    /** Every tile configuration, cooperative and ping-pong. */
+    /** Every tile configuration: cooperative and ping-pong, each also clustered. */
     static List<AtomicGemmConfig> unsplitConfigs() {
         List<AtomicGemmConfig> c = new ArrayList<>();
         for (TileConfig tile : TileConfig.values()) {
             c.add(AtomicGemmConfig.of(tile));
             c.add(AtomicGemmConfig.pingPong(tile));
+            c.add(AtomicGemmConfig.pingPongCluster(tile));
+            c.add(AtomicGemmConfig.cooperativeCluster(tile));
         }
         return c;
     }
@@ -346,7 +348,7 @@ class AtomicGemmGpuTest {
                 if (!config.tile().supports(layout)) {
                     continue;
                 }
-                if (config.schedule() == AtomicGemmConfig.Schedule.PINGPONG) {
+                if (config.schedule().pingPong()) {
                     a.add(Arguments.of(config, layout, DType.BF16, DType.BF16, 4000, 4 * w + 8, 72, 5, 1f, 0f));
                     a.add(Arguments.of(config, layout, DType.FP16, DType.FP32, 3200, 3 * w - 8, 264, 1, 0.5f, -1f));
                 }
