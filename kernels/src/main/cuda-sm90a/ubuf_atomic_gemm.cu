@@ -22,6 +22,7 @@
 // - Producer hook (RS, done != 0): after a tile is stored, its threads fence, meet at a named barrier, and one
 //   thread counts the tile in tileCounters[c] (zeroed by the host before the launch); the chunk's last tile
 //   raises done[c] to doneValue with a system-scope release, so a copy engine waiting on it sees the chunk's data.
+// - Clusters (the _cc kernels): two CTAs share each B load through TMA multicast; see atomic_gemm.
 // - Split-K (splits > 1): a tile's K steps are cut into `splits` near-equal ranges, one work unit each; work unit
 //   u is tile u / splits, range u % splits (a tile's units are neighbours, so they run at the same time on
 //   neighbouring CTAs). Every unit writes its fp32 partial to its own workspace slot, fences, and counts itself in
@@ -204,7 +205,7 @@ __device__ __forceinline__ void mbar_arrive_remote(uint32_t bar, int rank) {
         : "memory");
 }
 
-// Every thread of every CTA of the cluster (threads may arrive from divergent code, hence not .aligned).
+// Every thread of every CTA of the cluster.
 __device__ __forceinline__ void cluster_sync() {
     asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
 }
@@ -442,7 +443,7 @@ __device__ __forceinline__ void store_rows(const float (&acc)[BN / 2], OutT* __r
 
 // The producer (one thread): loads every work unit of this CTA, in order, into the ring. Unit u is tile u / nSplits,
 // K steps [kb0, kb1) of split u % nSplits; the AG wait comes before a unit's first A load.
-// CLUSTER = 2 (the clustered ping-pong kernels): "units" are pairs, decoded by decode_cluster_tile with
+// CLUSTER = 2 (the clustered cooperative kernels): "units" are pairs, decoded by decode_cluster_tile with
 // mTilesPerChunk counting pairs; cluster c takes pairs c, c + clusters, ...; each CTA loads its own A rows (none for a
 // placeholder) and half of the stage's B, multicast to both CTAs, so every stage's full barrier expects its A and the
 // whole B.
@@ -567,9 +568,16 @@ __device__ __forceinline__ void release_stage(uint32_t emptyBar, int rank) {
     }
 }
 
-// CLUSTER = 2 (the _cc kernels, clusters of two CTAs): as the clustered ping-pong below, with 128-row tiles: the two
-// CTAs take the two 128-row halves of a 256-row tile pair and share its B (multicast); no split-K (the host refuses
-// splits > 1, splits is not read).
+// CLUSTER = 2 (the _cc kernels, launched in clusters of two CTAs): the two CTAs of a cluster take the two 128-row
+// halves of the same 256-row tile pair (decode_cluster_tile), so they read the same B columns; each producer loads its
+// own A and half of B multicast into both CTAs: per FLOP, 2/3 of the unclustered kernel's L2 traffic and 2/5 of the
+// ping-pong's. A stage is then written by both producers, so the consumers release it in both CTAs (empty barriers
+// count 16 warps) and a producer refills it only when both copies are free; both CTAs run the same number of pairs
+// and K steps, so their rings stay in step. A placeholder half (past its chunk) loads no A, skips its wgmmas, stores
+// and counts nothing. Every thread of both CTAs meets at a cluster barrier after the barriers' initialisation (before
+// any remote arrive or multicast); at the end each producer waits until both CTAs have released its every stage
+// (produce's tail), so no CTA exits while its peer may still arrive on its barriers or it still owes the peer bytes.
+// No split-K (the host refuses splits > 1; splits is not read).
 template <int BN, bool F16, bool TRANS_B, typename OutT, int CLUSTER = 1>
 __device__ __forceinline__ void atomic_gemm(const TensorMap& tmA, const TensorMap& tmB, OutT* __restrict__ d,
                                             long long ldd, int m, int n, int k, float alpha, float beta,
@@ -778,33 +786,65 @@ __device__ __forceinline__ void warpgroup_barrier(int wg) {
     }
 }
 
-// The consumer warpgroup wg of the ping-pong kernel (see atomic_gemm_pingpong).
-template <int BN, bool F16, bool TRANS_B, typename OutT, int CLUSTER>
-__device__ __forceinline__ void pingpong_consume(uint32_t ring, uint32_t fullBars, uint32_t emptyBars,
-                                                 OutT* __restrict__ d, long long ldd, int n, float alpha, float beta,
-                                                 int chunks, int firstChunk, int chunkRows, int mUnitsPerChunk,
-                                                 int nTiles, int tilesPerChunk, int totalUnits, int firstUnit,
-                                                 int unitStride, int rank, int kTiles, uint32_t* done,
-                                                 uint32_t doneValue, uint32_t* tileCounters, uint32_t* errorSlot,
-                                                 uint32_t launchId, int wg) {
+// The ping-pong variant: 64 x BN tiles, and the two consumer warpgroups take a CTA's tiles in turn (tile j of the
+// CTA, j = 0, 1, ..., belongs to warpgroup j % 2). Their main loops alternate: warpgroup w starts tile j's only
+// once the other has issued every wgmma of tile j - 1, so one warpgroup has the tensor cores while the other runs its
+// epilogue (and the last wgmmas of the previous tile drain behind the next tile's first ones). The producer loads
+// tiles in CTA order, so the ring's stages are consumed in the order they were filled: a stage of tile j is read
+// by one warpgroup only (empty barriers count 4 warps) and the main loops' order keeps every full-barrier wait
+// within one phase of the barrier. Each warpgroup counts the ring position from the tiles before its own.
+// No split-K: the host refuses splits > 1 with this schedule (splits, workspace and semaphores are not read).
+// Hooks as in the cooperative kernel: the producer waits for a tile's chunk before its first A load; a warpgroup
+// counts its tile after its own stores, a fence and its own named barrier.
+template <int BN, bool F16, bool TRANS_B, typename OutT>
+__device__ __forceinline__ void atomic_gemm_pingpong(const TensorMap& tmA, const TensorMap& tmB,
+                                                     OutT* __restrict__ d, long long ldd, int m, int n, int k,
+                                                     float alpha, float beta, int chunks, int firstChunk,
+                                                     const uint32_t* arrival, uint32_t arrivalValue,
+                                                     unsigned long long timeoutNs, uint32_t* done,
+                                                     uint32_t doneValue, uint32_t* tileCounters,
+                                                     uint32_t* errorSlot, uint32_t launchId) {
     using C = Config<BN, PP_BM>;
+    static_assert(!TRANS_B || BN % 64 == 0, "bkn loads B in 64-column boxes: BN must be a multiple of 64");
     constexpr int STAGES = C::STAGES;
     constexpr uint32_t STAGE_BYTES = C::STAGE_BYTES;
     constexpr int ACC = BN / 2;
+    const Ring r = setup_ring<C>(CONSUMER_WARPS / 2);  // the 4 warps of the one warpgroup reading a stage
+    const uint32_t ring = r.stages;
+    const uint32_t fullBars = r.full;
+    const uint32_t emptyBars = r.empty;
+
     const int tid = threadIdx.x;
-    const int ltid = tid - 128 * (wg + 1);
+    const int warpgroup = tid / 128;
+
+    const int chunkRows = m / chunks;
+    const int mTilesPerChunk = (chunkRows + PP_BM - 1) / PP_BM;
+    const int nTiles = (n + BN - 1) / BN;
+    const int tilesPerChunk = mTilesPerChunk * nTiles;
+    const int totalTiles = tilesPerChunk * chunks;
+    const int kTiles = (k + BK - 1) / BK;
+
+    if (warpgroup == 0) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;" ::: "memory");
+        if (tid != 0) {
+            return;
+        }
+        produce<C, TRANS_B>(tmA, tmB, ring, fullBars, emptyBars, n, kTiles, 1, totalTiles, chunks, firstChunk,
+                            chunkRows, mTilesPerChunk, nTiles, arrival, arrivalValue, timeoutNs, errorSlot, launchId);
+        return;
+    }
+
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;" ::: "memory");
+    const int wg = warpgroup - 1;
+    const int ltid = tid - 128 * warpgroup;
     const int warp = ltid / 32;
     const int lane = tid % 32;
     const bool paired = (ldd & 1) == 0;
     float acc[ACC];
-    // Tile j of this CTA is unit t = firstUnit + j * unitStride; this warpgroup's are j = wg, wg + 2, ...
+    // Tile j of this CTA is t = blockIdx.x + j * gridDim.x; this warpgroup's are j = wg, wg + 2, ...
     int j = wg;
-    for (int t = firstUnit + wg * unitStride; t < totalUnits; t += 2 * unitStride, j += 2) {
-        const Tile tile = CLUSTER == 1
-                              ? decode_tile<PP_BM>(t, chunks, firstChunk, chunkRows, mUnitsPerChunk, nTiles, BN)
-                              : decode_cluster_tile<PP_BM>(t, rank, chunks, firstChunk, chunkRows, mUnitsPerChunk,
-                                                           nTiles, BN);
-        const bool placeholder = tile.row0 >= tile.rowEnd;
+    for (int t = blockIdx.x + wg * gridDim.x; t < totalTiles; t += 2 * gridDim.x, j += 2) {
+        const Tile tile = decode_tile<PP_BM>(t, chunks, firstChunk, chunkRows, mTilesPerChunk, nTiles, BN);
 #pragma unroll
         for (int i = 0; i < ACC; i++) {
             acc[i] = 0.0f;
@@ -821,27 +861,22 @@ __device__ __forceinline__ void pingpong_consume(uint32_t ring, uint32_t fullBar
             const uint32_t phase = (it / STAGES) & 1;
             mbar_wait(fullBars + 8 * stage, phase);
             const uint32_t sA = ring + stage * STAGE_BYTES;
-            if (!placeholder) {
-                mma_step<BN, F16, TRANS_B>(acc, sA, sA + C::A_BYTES);
-            }
+            mma_step<BN, F16, TRANS_B>(acc, sA, sA + C::A_BYTES);
             wgmma_wait<1>();
             fence_accumulators(acc);
             if (kb > 0 && lane == 0) {
-                release_stage<CLUSTER>(emptyBars + 8 * previous, rank);
+                mbar_arrive(emptyBars + 8 * previous);
             }
             previous = stage;
         }
         // Every wgmma of tile j is issued: tile j + 1 (the other warpgroup's, if this CTA has one) may start.
-        if (t + unitStride < totalUnits) {
+        if (t + gridDim.x < totalTiles) {
             order_release_other(wg);
         }
         wgmma_wait<0>();
         fence_accumulators(acc);
         if (lane == 0) {
-            release_stage<CLUSTER>(emptyBars + 8 * previous, rank);  // kTiles >= 1
-        }
-        if (placeholder) {
-            continue;
+            mbar_arrive(emptyBars + 8 * previous);  // kTiles >= 1
         }
 
         const bool stopped = load_volatile(errorSlot + ERR_STATUS) == launchId;
@@ -866,82 +901,6 @@ __device__ __forceinline__ void pingpong_consume(uint32_t ring, uint32_t fullBar
             }
         }
     }
-}
-
-// The ping-pong variant: 64 x BN tiles, and the two consumer warpgroups take a CTA's tiles in turn (tile j of the
-// CTA, j = 0, 1, ..., belongs to warpgroup j % 2). Their main loops alternate: warpgroup w starts tile j's only
-// once the other has issued every wgmma of tile j - 1, so one warpgroup has the tensor cores while the other runs its
-// epilogue (and the last wgmmas of the previous tile drain behind the next tile's first ones). The producer loads
-// tiles in CTA order, so the ring's stages are consumed in the order they were filled: a stage of tile j is read
-// by one warpgroup only (empty barriers count 4 warps) and the main loops' order keeps every full-barrier wait
-// within one phase of the barrier. Each warpgroup counts the ring position from the tiles before its own.
-// No split-K: the host refuses splits > 1 with this schedule (splits, workspace and semaphores are not read).
-// Hooks as in the cooperative kernel: the producer waits for a tile's chunk before its first A load; a warpgroup
-// counts its tile after its own stores, a fence and its own named barrier.
-//
-// CLUSTER = 2 (the _ppc kernels, launched in clusters of two CTAs): the two CTAs of a cluster take the two 64-row
-// halves of the same 128-row tile pair (decode_cluster_tile), so they read the same B columns; each producer loads
-// its own A and half of B multicast into both CTAs (half the B traffic through L2 of the unclustered kernel). A
-// stage is then written by both producers, so the consumers release it in both CTAs (empty barriers count 8 warps)
-// and a producer refills it only when both copies are free. Both CTAs run the same number of pairs and K steps, so
-// their rings stay in step. A placeholder half (past its chunk) loads no A, skips its wgmmas, stores and counts
-// nothing. Every thread of both CTAs meets at a cluster barrier after the barriers' initialisation (before any remote
-// arrive or multicast); at the end each producer waits until both CTAs have released its every stage (produce's
-// tail), so no CTA exits while its peer may still arrive on its barriers or it still owes the peer bytes.
-template <int BN, bool F16, bool TRANS_B, typename OutT, int CLUSTER = 1>
-__device__ __forceinline__ void atomic_gemm_pingpong(const TensorMap& tmA, const TensorMap& tmB,
-                                                     OutT* __restrict__ d, long long ldd, int m, int n, int k,
-                                                     float alpha, float beta, int chunks, int firstChunk,
-                                                     const uint32_t* arrival, uint32_t arrivalValue,
-                                                     unsigned long long timeoutNs, uint32_t* done,
-                                                     uint32_t doneValue, uint32_t* tileCounters,
-                                                     uint32_t* errorSlot, uint32_t launchId) {
-    using C = Config<BN, PP_BM>;
-    static_assert(!TRANS_B || BN % 64 == 0, "bkn loads B in 64-column boxes: BN must be a multiple of 64");
-    constexpr int STAGES = C::STAGES;
-    constexpr uint32_t STAGE_BYTES = C::STAGE_BYTES;
-    constexpr int ACC = BN / 2;
-    static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of one or two CTAs");
-    // The 4 warps of the one warpgroup reading a stage, in each CTA the stage is multicast to.
-    const Ring r = setup_ring<C>(CLUSTER * CONSUMER_WARPS / 2);
-    if constexpr (CLUSTER > 1) {
-        cluster_sync();  // the peer's barriers are initialised before anything arrives on them
-    }
-    const uint32_t ring = r.stages;
-    const uint32_t fullBars = r.full;
-    const uint32_t emptyBars = r.empty;
-
-    const int tid = threadIdx.x;
-    const int warpgroup = tid / 128;
-
-    const int chunkRows = m / chunks;
-    const int mTilesPerChunk = (chunkRows + PP_BM - 1) / PP_BM;
-    const int nTiles = (n + BN - 1) / BN;
-    const int tilesPerChunk = mTilesPerChunk * nTiles;
-    // What the CTAs (clusters) iterate over: tiles, or pairs of row tiles (of 2 * PP_BM rows) with CLUSTER = 2.
-    const int mUnitsPerChunk = CLUSTER == 1 ? mTilesPerChunk : (chunkRows + 2 * PP_BM - 1) / (2 * PP_BM);
-    const int totalUnits = mUnitsPerChunk * nTiles * chunks;
-    const int firstUnit = blockIdx.x / CLUSTER;
-    const int unitStride = gridDim.x / CLUSTER;
-    const int rank = CLUSTER == 1 ? 0 : cluster_ctarank();
-    const int kTiles = (k + BK - 1) / BK;
-
-    if (warpgroup == 0) {
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;" ::: "memory");
-        if (tid != 0) {
-            return;
-        }
-        produce<C, TRANS_B, CLUSTER>(tmA, tmB, ring, fullBars, emptyBars, n, kTiles, 1, totalUnits, chunks,
-                                     firstChunk, chunkRows, mUnitsPerChunk, nTiles, arrival, arrivalValue, timeoutNs,
-                                     errorSlot, launchId);
-        return;
-    }
-
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;" ::: "memory");
-    pingpong_consume<BN, F16, TRANS_B, OutT, CLUSTER>(ring, fullBars, emptyBars, d, ldd, n, alpha, beta, chunks,
-                                                      firstChunk, chunkRows, mUnitsPerChunk, nTiles, tilesPerChunk,
-                                                      totalUnits, firstUnit, unitStride, rank, kTiles, done,
-                                                      doneValue, tileCounters, errorSlot, launchId, warpgroup - 1);
 }
 
 }  // namespace ubuf_atomic
@@ -979,23 +938,10 @@ __device__ __forceinline__ void atomic_gemm_pingpong(const TensorMap& tmA, const
                                                                    errorSlot, launchId);                        \
     }
 
-// The clustered ping-pong kernels, <name>_ppc<width suffix>: the same parameters and rules as _pp; compiled with a
-// cluster of two CTAs, so the grid must be even (the host launches 2 x min(co-resident clusters, tile pairs)).
-// bnk: tmB's box is BN / 2 rows of N (each CTA loads half a tile's B); bkn: the usual 64 x 64 boxes.
-#define UBUF_ATOMIC_GEMM_PPC_ENTRY(NAME, BN, F16, TRANS_B, OUT_T)                                                 \
-    extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(ubuf_atomic::THREADS, 1)              \
-    NAME(const __grid_constant__ ubuf_atomic::TensorMap tmA, const __grid_constant__ ubuf_atomic::TensorMap tmB, \
-         OUT_T* d, long long ldd, int m, int n, int k, float alpha, float beta, int chunks, int firstChunk,      \
-         const uint32_t* arrival, uint32_t arrivalValue, unsigned long long timeoutNs, uint32_t* done,          \
-         uint32_t doneValue, uint32_t* tileCounters, uint32_t* errorSlot, int splits, float* workspace,          \
-         uint32_t* semaphores, uint32_t launchId) {                                                             \
-        ubuf_atomic::atomic_gemm_pingpong<BN, F16, TRANS_B, OUT_T, 2>(tmA, tmB, d, ldd, m, n, k, alpha, beta,   \
-                                                                      chunks, firstChunk, arrival,              \
-                                                                      arrivalValue, timeoutNs, done, doneValue, \
-                                                                      tileCounters, errorSlot, launchId);       \
-    }
-
-// The clustered cooperative kernels, <name>_cc<width suffix>: as _ppc with 128-row tiles; splits must be 1.
+// The clustered cooperative kernels, <name>_cc<width suffix>: the same parameters; compiled with a cluster of two
+// CTAs, so the grid must be even (the host launches 2 x min(co-resident clusters, tile pairs)); splits must be 1 (the
+// host refuses more; splits, workspace and semaphores are not read). bnk: tmB's box is BN / 2 rows of N (each CTA
+// loads half a tile's B); bkn: the usual 64 x 64 boxes.
 #define UBUF_ATOMIC_GEMM_CC_ENTRY(NAME, BN, F16, TRANS_B, OUT_T)                                                  \
     extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(ubuf_atomic::THREADS, 1)              \
     NAME(const __grid_constant__ ubuf_atomic::TensorMap tmA, const __grid_constant__ ubuf_atomic::TensorMap tmB, \
@@ -1009,8 +955,8 @@ __device__ __forceinline__ void atomic_gemm_pingpong(const TensorMap& tmA, const
                                                              semaphores, launchId);                              \
     }
 
-// Every input type and output type of one B layout for one tile width: cooperative, ping-pong, and each clustered;
-// SUFFIX is empty for the default width.
+// Every input type and output type of one B layout for one tile width: cooperative, ping-pong and clustered
+// cooperative; SUFFIX is empty for the default width.
 #define UBUF_ATOMIC_GEMM_TYPES(ENTRY, BN, LAYOUT, TRANS_B, SUFFIX)                                                \
     ENTRY(ubuf_atomic_gemm_bf16_##LAYOUT##_bf16##SUFFIX, BN, false, TRANS_B, __nv_bfloat16)                      \
     ENTRY(ubuf_atomic_gemm_bf16_##LAYOUT##_f32##SUFFIX, BN, false, TRANS_B, float)                               \
@@ -1019,7 +965,6 @@ __device__ __forceinline__ void atomic_gemm_pingpong(const TensorMap& tmA, const
 #define UBUF_ATOMIC_GEMM_LAYOUT(BN, LAYOUT, TRANS_B, SUFFIX)                                                      \
     UBUF_ATOMIC_GEMM_TYPES(UBUF_ATOMIC_GEMM_ENTRY, BN, LAYOUT, TRANS_B, SUFFIX)                                  \
     UBUF_ATOMIC_GEMM_TYPES(UBUF_ATOMIC_GEMM_PP_ENTRY, BN, LAYOUT, TRANS_B, _pp##SUFFIX)                         \
-    UBUF_ATOMIC_GEMM_TYPES(UBUF_ATOMIC_GEMM_PPC_ENTRY, BN, LAYOUT, TRANS_B, _ppc##SUFFIX)                       \
     UBUF_ATOMIC_GEMM_TYPES(UBUF_ATOMIC_GEMM_CC_ENTRY, BN, LAYOUT, TRANS_B, _cc##SUFFIX)
 
 // Kept in step with dev.ubuf.atomic.TileConfig: 256 (both layouts), 224 and 160 (bnk only: bkn needs BN % 64 == 0),

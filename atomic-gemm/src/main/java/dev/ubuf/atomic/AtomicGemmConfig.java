@@ -19,10 +19,14 @@ import java.util.Objects;
  *
  * <p>{@link Schedule#PINGPONG} runs the ping-pong kernels instead: 64 × tileN tiles, the two consumer warpgroups
  * taking a CTA's tiles in turn so that one's epilogue overlaps the other's main loop. No split-K there (splits must
- * be 1). The automatic choice ({@link #select}) is ping-pong wherever the cooperative rule would not split K: on one
- * H200 (2026-11-23, bench/results/2026-11-23-h200-atomic-pingpong) ping-pong reached 0.85-0.99 of cuBLASLt on all 25
- * sweep GEMM shapes (24 at 0.85 or more when rounded down: 4096x4096x2048 0.848) against 20 of 25 for cooperative
- * tiles, and 0.985 against 0.962-0.978 at 8192^3. Split-K stays cooperative (small M with long K).
+ * be 1). {@link Schedule#COOPERATIVE_CLUSTER} runs cooperative tiles in clusters of two CTAs that share each B load
+ * (TMA multicast): 2/5 of the ping-pong's L2 traffic per FLOP, with the epilogue exposed as in the cooperative kernel.
+ * The automatic choice ({@link #select}) is the clustered cooperative tile wherever the cooperative rule would not
+ * split K (and pairs leave few placeholders), else ping-pong. On one H100 (2026-11-25,
+ * bench/results/2026-11-25-h100-atomic-cluster) it measured 0.87-0.98 of cuBLASLt on the 25 sweep GEMM shapes
+ * (median 0.948) against ping-pong's 0.80-1.02 (median 0.930): slower where ping-pong is at cuBLASLt's level (up to
+ * 0.075 of it, many-tile shapes with K = 4096), far faster on the longest GEMMs, where ping-pong's L2 traffic costs
+ * clock at the power limit (16384x28672x8192: 0.966 against 0.797). Split-K stays cooperative and unclustered.
  *
  * @param tile     tile configuration; must support the call's B layout
  * @param splits   K ranges a tile is cut into, 1 (no split-K) to {@link #MAX_SPLITS}, never more than the K steps
@@ -39,11 +43,6 @@ public record AtomicGemmConfig(TileConfig tile, int splits, Schedule schedule) {
          * Ping-pong in clusters of two CTAs that compute the two 64-row halves of a 128-row tile pair and share its B
          * loads (TMA multicast): half the B traffic through L2.
          */
-        PINGPONG_CLUSTER(TileSchedule.PINGPONG_TILE_M, "_ppc", 2),
-        /**
-         * Cooperative 128-row tiles in clusters of two CTAs that compute the two halves of a 256-row tile pair and
-         * share its B loads (TMA multicast); no split-K.
-         */
         COOPERATIVE_CLUSTER(TileConfig.TILE_M, "_cc", 2);
 
         private final int tileM;
@@ -56,7 +55,7 @@ public record AtomicGemmConfig(TileConfig tile, int splits, Schedule schedule) {
             this.clusterSize = clusterSize;
         }
 
-        /** CTAs of a cluster: 2 for {@link #PINGPONG_CLUSTER}, else 1. */
+        /** CTAs of a cluster: 2 for {@link #COOPERATIVE_CLUSTER}, else 1. */
         public int clusterSize() {
             return clusterSize;
         }
@@ -81,19 +80,20 @@ public record AtomicGemmConfig(TileConfig tile, int splits, Schedule schedule) {
             return kernelTag;
         }
 
-        /** {@code cooperative}, {@code pingpong} or {@code pingpong-cluster} (any case). */
+        /** {@code cooperative}, {@code pingpong} or {@code cooperative-cluster} (any case). */
         public static Schedule parse(String s) {
             return switch (s.toLowerCase(java.util.Locale.ROOT)) {
                 case "cooperative" -> COOPERATIVE;
                 case "pingpong", "ping-pong" -> PINGPONG;
-                case "pingpong-cluster", "ping-pong-cluster" -> PINGPONG_CLUSTER;
                 case "cooperative-cluster" -> COOPERATIVE_CLUSTER;
                 default -> throw new IllegalArgumentException(
-                        "schedule must be cooperative, pingpong, pingpong-cluster or cooperative-cluster, got " + s);
+                        "schedule must be cooperative, pingpong or cooperative-cluster, got " + s);
             };
         }
     }
 
+    /** The automatic choice clusters only where at most this percentage of the halves would be placeholders. */
+    static final int MAX_PLACEHOLDER_PERCENT = 12;
     /** Most splits the rule or a caller may ask for. */
     public static final int MAX_SPLITS = 16;
     /** The rule's per-unit overhead in K steps (pipeline fill, epilogue), the same with or without splits. */
@@ -136,11 +136,6 @@ public record AtomicGemmConfig(TileConfig tile, int splits, Schedule schedule) {
     /** Ping-pong 64 × tileN tiles (no split-K). */
     public static AtomicGemmConfig pingPong(TileConfig tile) {
         return new AtomicGemmConfig(tile, 1, Schedule.PINGPONG);
-    }
-
-    /** Clustered ping-pong 64 × tileN tiles: two CTAs a cluster sharing B (no split-K). */
-    public static AtomicGemmConfig pingPongCluster(TileConfig tile) {
-        return new AtomicGemmConfig(tile, 1, Schedule.PINGPONG_CLUSTER);
     }
 
     /** Clustered cooperative 128 × tileN tiles: two CTAs a cluster sharing B (no split-K). */
@@ -201,12 +196,32 @@ public record AtomicGemmConfig(TileConfig tile, int splits, Schedule schedule) {
     }
 
     /**
-     * The automatic choice: {@link #selectCooperative}'s split-K configuration where it splits K, else
-     * {@link #selectPingPong}'s ping-pong tile (measured faster than cooperative tiles on every sweep shape).
+     * The automatic choice: {@link #selectCooperative}'s split-K configuration where it splits K; else its tile in
+     * 2-CTA clusters ({@link Schedule#COOPERATIVE_CLUSTER}) unless more than {@link #MAX_PLACEHOLDER_PERCENT}% of a
+     * clustered launch's halves would be placeholders (chunks of an odd number of 128-row tiles, e.g. 128 rows a
+     * chunk); then {@link #selectPingPong}'s ping-pong tile.
      */
     public static AtomicGemmConfig select(int m, int n, int k, int chunks, BLayout layout, int multiprocessors) {
         AtomicGemmConfig cooperative = selectCooperative(m, n, k, chunks, layout, multiprocessors);
-        return cooperative.splits() > 1 ? cooperative : selectPingPong(m, n, k, chunks, layout, multiprocessors);
+        if (cooperative.splits() > 1) {
+            return cooperative;
+        }
+        AtomicGemmConfig clustered = cooperativeCluster(cooperative.tile());
+        return clustered.placeholderPercent(m, n, chunks) <= MAX_PLACEHOLDER_PERCENT ? clustered
+                : selectPingPong(m, n, k, chunks, layout, multiprocessors);
+    }
+
+    /**
+     * Percent of a clustered launch's tile halves that are placeholders (rounded down): a cluster's second CTA has
+     * no rows where a chunk has an odd number of row tiles, and idles through that pair. 0 for unclustered schedules.
+     */
+    public int placeholderPercent(int m, int n, int chunks) {
+        if (schedule.clusterSize() == 1) {
+            return 0;
+        }
+        TileSchedule s = new TileSchedule(m, n, chunks, 0, tile.tileN(), tileM());
+        long halves = 2L * s.totalPairs();
+        return (int) (100 * (halves - s.totalTiles()) / halves);
     }
 
     /**
@@ -271,7 +286,6 @@ public record AtomicGemmConfig(TileConfig tile, int splits, Schedule schedule) {
         return (switch (schedule) {
             case COOPERATIVE -> tile.toString();
             case PINGPONG -> tileM() + "x" + tile.tileN() + " ping-pong";
-            case PINGPONG_CLUSTER -> tileM() + "x" + tile.tileN() + " ping-pong, 2-CTA clusters";
             case COOPERATIVE_CLUSTER -> tile + ", 2-CTA clusters";
         })
                 + (splits == 1 ? "" : " split-K " + splits);

@@ -300,15 +300,13 @@ public final class AtomicGemmKernel implements AutoCloseable {
         return AtomicGemmConfig.select(m, n, k, chunks, layout, multiprocessors);
     }
 
-    /** The rule's configuration for {@code schedule} on this device: {@link AtomicGemmConfig#selectCooperative}
-     * or {@link AtomicGemmConfig#selectPingPong}. */
+    /** The rule's configuration for {@code schedule} on this device: {@link AtomicGemmConfig#selectCooperative},
+     * {@link AtomicGemmConfig#selectPingPong}, or {@link TileConfig#select}'s tile in clusters. */
     public AtomicGemmConfig select(int m, int n, int k, int chunks, BLayout layout, AtomicGemmConfig.Schedule schedule) {
         Objects.requireNonNull(schedule, "schedule");
         return switch (schedule) {
             case COOPERATIVE -> AtomicGemmConfig.selectCooperative(m, n, k, chunks, layout, multiprocessors);
             case PINGPONG -> AtomicGemmConfig.selectPingPong(m, n, k, chunks, layout, multiprocessors);
-            case PINGPONG_CLUSTER -> AtomicGemmConfig.pingPongCluster(
-                    AtomicGemmConfig.selectPingPong(m, n, k, chunks, layout, multiprocessors).tile());
             case COOPERATIVE_CLUSTER -> AtomicGemmConfig.cooperativeCluster(
                     TileConfig.select(m, n, chunks, layout, multiprocessors));
         };

@@ -123,7 +123,7 @@ public record TileSchedule(int m, int n, int chunks, int firstChunk, int tileN, 
     }
 
     /**
-     * The tiles CTA {@code block} of a clustered launch (clusters of two CTAs) computes, in its
+     * The tiles CTA {@code block} of a clustered launch (clusters of two CTAs, cooperative 128-row tiles) computes, in its
      * order; kept in step with {@code decode_cluster_tile}. Cluster {@code block / 2} takes tile pairs c, c + grid / 2,
      * ...; pair p is the p-th tile of this schedule with {@code 2 · tileM} rows, and rank {@code block % 2} takes its
      * rows from {@code rank · tileM}. A half wholly past its chunk's rows is a {@link Tile#placeholder()}: its CTA
@@ -159,8 +159,9 @@ public record TileSchedule(int m, int n, int chunks, int firstChunk, int tileN, 
     }
 
     private TileSchedule pairSchedule() {
-        if (tileM == 2 * TILE_M) {
-            throw new IllegalStateException("a schedule of tile pairs does not pair up again");
+        if (tileM != TILE_M) {
+            throw new IllegalStateException("clusters pair the cooperative kernels' " + TILE_M + "-row tiles, not "
+                    + tileM + "-row ones");
         }
         return new TileSchedule(m, n, chunks, firstChunk, tileN, 2 * tileM);
     }

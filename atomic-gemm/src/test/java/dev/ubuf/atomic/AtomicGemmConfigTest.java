@@ -31,21 +31,27 @@ class AtomicGemmConfigTest {
         assertEquals(new AtomicGemmConfig(tile, 1), c);
         assertEquals(TileConfig.select(m, n, 1, layout, 132), c.tile());
         assertEquals(0, c.workspaceBytes(m, n, 1));
-        // Where the cooperative rule does not split, the automatic choice is the ping-pong rule's (measured faster).
+        // Where the cooperative rule does not split, the automatic choice is that tile in clusters (the sweep's M are
+        // multiples of 256: no placeholders).
         AtomicGemmConfig auto = AtomicGemmConfig.select(m, n, k, 1, layout, 132);
-        assertEquals(AtomicGemmConfig.selectPingPong(m, n, k, 1, layout, 132), auto);
-        assertEquals(AtomicGemmConfig.Schedule.PINGPONG, auto.schedule());
+        assertEquals(AtomicGemmConfig.cooperativeCluster(tile), auto);
+        assertEquals(0, auto.placeholderPercent(m, n, 1));
     }
 
-    /** The ping-pong tiles the H200 sweep (2026-11-23) ran with the automatic choice, layout NK. */
-    @ParameterizedTest(name = "{0}x{1}x{2} -> 64x{3}")
-    @CsvSource({"8192,8192,8192,256", "1024,3072,4096,192", "1024,14336,4096,256", "1024,4096,2048,256",
-            "4096,4096,2048,256", "1024,5120,8192,160", "16384,28672,8192,256"})
-    void sweepShapesRunThePingPongTilesMeasured(int m, int n, int k, int tileN) {
-        AtomicGemmConfig c = AtomicGemmConfig.select(m, n, k, 1, BLayout.NK, 132);
-        assertEquals(64, c.tileM());
-        assertEquals(tileN, c.tile().tileN());
-        assertEquals(1, c.splits());
+    /**
+     * Clusters leave a chunk's odd last 128-row tile without a partner: the rule keeps clusters while at most 12% of
+     * the halves are such placeholders and takes ping-pong beyond. 1152 rows: 9 row tiles, 5 pairs, 1 of 10 halves
+     * idle (10%); 640: 5 row tiles, 1 of 6 (16%); 128 rows a chunk (tp chunks of one tile each): half of them.
+     */
+    @ParameterizedTest(name = "{0}x{1}x{2} chunks={3} -> {4}")
+    @CsvSource({"1152,4096,4096,1,COOPERATIVE_CLUSTER,10", "640,4096,4096,1,PINGPONG,16",
+            "1024,4096,4096,8,PINGPONG,50", "2048,4096,4096,8,COOPERATIVE_CLUSTER,0",
+            "1280,8192,2048,2,PINGPONG,16", "4096,8192,2048,2,COOPERATIVE_CLUSTER,0"})
+    void clustersUnlessManyHalvesWouldIdle(int m, int n, int k, int chunks, AtomicGemmConfig.Schedule expected,
+                                           int placeholderPercent) {
+        AtomicGemmConfig c = AtomicGemmConfig.select(m, n, k, chunks, BLayout.NK, 132);
+        assertEquals(expected, c.schedule(), c.toString());
+        assertEquals(placeholderPercent, AtomicGemmConfig.cooperativeCluster(c.tile()).placeholderPercent(m, n, chunks));
     }
 
     /**
@@ -84,7 +90,9 @@ class AtomicGemmConfigTest {
                 assertEquals(AtomicGemmConfig.Schedule.COOPERATIVE, c.schedule(), "split-K is cooperative");
             } else {
                 assertEquals(unsplit, AtomicGemmConfig.selectCooperative(m, n, k, chunks, layout, sms));
-                assertEquals(AtomicGemmConfig.selectPingPong(m, n, k, chunks, layout, sms), c);
+                AtomicGemmConfig clustered = AtomicGemmConfig.cooperativeCluster(unsplit.tile());
+                assertEquals(clustered.placeholderPercent(m, n, chunks) <= AtomicGemmConfig.MAX_PLACEHOLDER_PERCENT
+                        ? clustered : AtomicGemmConfig.selectPingPong(m, n, k, chunks, layout, sms), c);
             }
         }
     }
@@ -162,23 +170,10 @@ class AtomicGemmConfigTest {
         assertEquals(AtomicGemmConfig.Schedule.PINGPONG, AtomicGemmConfig.Schedule.parse("PingPong"));
         assertEquals(AtomicGemmConfig.Schedule.COOPERATIVE, AtomicGemmConfig.Schedule.parse("cooperative"));
         assertThrows(IllegalArgumentException.class, () -> AtomicGemmConfig.Schedule.parse("interleaved"));
-        // The automatic choice is ping-pong where K is not split; the ping-pong rule picks among ping-pong tiles only.
-        assertEquals(AtomicGemmConfig.Schedule.PINGPONG,
-                AtomicGemmConfig.select(1024, 4096, 2048, 1, BLayout.NK, 132).schedule());
+        // The ping-pong rule picks among ping-pong tiles only.
         AtomicGemmConfig pp = AtomicGemmConfig.selectPingPong(1024, 4096, 2048, 1, BLayout.KN, 132);
         assertEquals(AtomicGemmConfig.Schedule.PINGPONG, pp.schedule());
         assertTrue(pp.tile().supports(BLayout.KN));
-        // The clustered ping-pong: the same tiles and shared memory, its own kernels, no split-K.
-        AtomicGemmConfig pc = AtomicGemmConfig.pingPongCluster(TileConfig.N256);
-        assertEquals(c.tiles(1024, 4096, 1), pc.tiles(1024, 4096, 1));
-        assertEquals(c.smemBytes(), pc.smemBytes());
-        assertEquals(2, pc.schedule().clusterSize());
-        assertEquals(1, c.schedule().clusterSize());
-        assertEquals("_ppc_n160", AtomicGemmConfig.pingPongCluster(TileConfig.N160).kernelSuffix());
-        assertEquals("64x256 ping-pong, 2-CTA clusters", pc.toString());
-        assertEquals(AtomicGemmConfig.Schedule.PINGPONG_CLUSTER, AtomicGemmConfig.Schedule.parse("pingpong-cluster"));
-        assertThrows(IllegalArgumentException.class,
-                () -> new AtomicGemmConfig(TileConfig.N256, 2, AtomicGemmConfig.Schedule.PINGPONG_CLUSTER));
         AtomicGemmConfig cc = AtomicGemmConfig.cooperativeCluster(TileConfig.N192);
         assertEquals(128, cc.tileM());
         assertEquals("_cc_n192", cc.kernelSuffix());

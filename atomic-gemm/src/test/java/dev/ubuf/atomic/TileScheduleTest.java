@@ -126,18 +126,18 @@ class TileScheduleTest {
     }
 
     /**
-     * Clustered ping-pong: over every CTA of an even grid, the real (non-placeholder) halves store every element once
+     * Clustered cooperative tiles: over every CTA of an even grid, the real (non-placeholder) halves store every element once
      * within its chunk and each chunk has the tiles the done hook counts; the two CTAs of a cluster visit the same
      * number of pairs (their rings must stay in step) and each pair's two halves share columns and chunk, rank 0 the
-     * upper 64 rows; a placeholder is only ever rank 1's half of a chunk's last pair, and only when the chunk has an
-     * odd number of 64-row tiles.
+     * upper 128 rows; a placeholder is only ever rank 1's half of a chunk's last pair, and only when the chunk has an
+     * odd number of 128-row tiles.
      */
     @ParameterizedTest(name = "{4} m={0} n={1} chunks={2} first={3} grid={5} tileM={6}")
-    @CsvSource({"1,1,1,0,N256,2,64", "100,200,1,0,N192,132,64", "129,449,1,0,N224,132,64", "300,808,3,2,N256,132,64",
-            "1000,1000,8,7,N160,64,64", "4000,1032,5,4,N256,132,64", "4000,1032,5,0,N128,10,64",
-            "3200,760,1,0,N256,132,64", "2048,257,2,1,N192,132,64", "1024,4096,1,0,N256,132,64",
-            "192,512,3,1,N128,4,64", "1,1,1,0,N256,2,128", "300,808,3,2,N256,132,128", "4000,1032,5,4,N256,132,128",
-            "1024,4096,1,0,N256,132,128", "129,449,1,0,N224,6,128", "768,640,2,1,N128,16,128"})
+    @CsvSource({"1,1,1,0,N256,2,128", "100,200,1,0,N192,132,128", "129,449,1,0,N224,132,128",
+            "300,808,3,2,N256,132,128", "1000,1000,8,7,N160,64,128", "4000,1032,5,4,N256,132,128",
+            "4000,1032,5,0,N128,10,128", "3200,760,1,0,N256,132,128", "2048,257,2,1,N192,132,128",
+            "1024,4096,1,0,N256,132,128", "192,512,3,1,N128,4,128", "768,640,2,1,N128,16,128",
+            "129,449,1,0,N224,6,128"})
     void clusteredPairsCoverEveryOutputElementOnceAndKeepBothCtasInStep(int m, int n, int chunks, int first,
                                                                        TileConfig config, int grid, int tileM) {
         TileSchedule s = new TileSchedule(m, n, chunks, first, config.tileN(), tileM);
@@ -187,15 +187,17 @@ class TileScheduleTest {
 
     @Test
     void clusteredGridsAreEvenAndNoLargerThanThePairsNeed() {
-        TileSchedule s = new TileSchedule(1024, 4096, 1, 0, 256, TileSchedule.PINGPONG_TILE_M);
+        TileSchedule s = new TileSchedule(2048, 4096, 1, 0);
         assertEquals(8 * 16, s.totalPairs());
         assertEquals(132, s.clusterGrid(66));
         assertEquals(2 * 128, s.clusterGrid(200));
-        TileSchedule tiny = new TileSchedule(64, 256, 1, 0, 256, TileSchedule.PINGPONG_TILE_M);
+        TileSchedule tiny = new TileSchedule(128, 256, 1, 0);
         assertEquals(2, tiny.clusterGrid(66));
         assertThrows(IllegalArgumentException.class, () -> s.clusterGrid(0));
         assertThrows(IllegalArgumentException.class, () -> s.clusterTilesOfBlock(0, 131));
-        assertEquals(4 * 16, new TileSchedule(1024, 4096, 1, 0).totalPairs(), "cooperative tiles pair up too");
+        assertThrows(IllegalStateException.class,
+                () -> new TileSchedule(1024, 4096, 1, 0, 256, TileSchedule.PINGPONG_TILE_M).totalPairs(),
+                "only the cooperative tiles pair up");
         assertThrows(IllegalStateException.class, () -> new TileSchedule(1024, 4096, 1, 0, 256, 256).totalPairs(),
                 "pairs do not pair again");
     }

@@ -321,13 +321,12 @@ class AtomicGemmGpuTest {
         }
     }
 
-    /** Every tile configuration: cooperative and ping-pong, each also clustered. */
+    /** Every tile configuration: cooperative, ping-pong and clustered cooperative. */
     static List<AtomicGemmConfig> unsplitConfigs() {
         List<AtomicGemmConfig> c = new ArrayList<>();
         for (TileConfig tile : TileConfig.values()) {
             c.add(AtomicGemmConfig.of(tile));
             c.add(AtomicGemmConfig.pingPong(tile));
-            c.add(AtomicGemmConfig.pingPongCluster(tile));
             c.add(AtomicGemmConfig.cooperativeCluster(tile));
         }
         return c;
