@@ -21,9 +21,11 @@ import java.util.Locale;
  * (default 10), {@code --tile=auto|256|224|192|160|128} (default auto: {@link AtomicGemmConfig#select}'s tile; a
  * width forces that 128 x width tile where the layout has it), {@code --splits=auto|N} (default auto: the rule's
  * split-K for the tile; N forces N splits, at most K's steps), {@code --hold=both|on|off} (default both),
- * {@code --schedule=auto|cooperative|pingpong} (default auto: what a launch chooses, {@link AtomicGemmConfig#select};
- * cooperative: the cooperative rule's 128-row tile and split-K; pingpong: the 64-row ping-pong kernels with the
- * ping-pong rule's tile unless --tile forces one, and no split-K: --splits must then be auto or 1). The defaults of
+ * {@code --schedule=auto|cooperative|pingpong|cooperative-cluster} (default auto: what a launch chooses,
+ * {@link AtomicGemmConfig#select}; cooperative: the cooperative rule's 128-row tile and split-K; pingpong: the 64-row
+ * ping-pong kernels with the ping-pong rule's tile unless --tile forces one; cooperative-cluster: the cooperative
+ * tile in 2-CTA clusters sharing B; neither of the last two splits K: --splits must then be auto or 1). Clustered
+ * lines also print how many clusters fit on the device at once. The defaults of
  * --tile, --splits and --schedule can also come from {@code -Dubuf.atomic.tile=}, {@code -Dubuf.atomic.splits=}
  * and {@code -Dubuf.atomic.schedule=}.
  *

@@ -67,6 +67,11 @@ record OverlapScenario(Collective collective, String variant, DType dtype, int m
                 : new RsShape(tp, m, k, n, dtype, bias);
     }
 
+    /** Whether the host can check every call against a float64 product: m·n·k below 2^30 (larger take too long). */
+    boolean float64Checkable() {
+        return (long) m * n * k < 1L << 30;
+    }
+
     @Override
     public void run(int rank, Bootstrap boot, CudaContext ctx, UbufEnvironment env) {
         int tp = boot.size();
@@ -86,7 +91,7 @@ record OverlapScenario(Collective collective, String variant, DType dtype, int m
             MethodRegistry registry = MethodRegistry.load();
             // Ranks sharing a GPU (SharedGpuOpsGpuTest) have no NCCL: every call is checked against float64 instead.
             boolean nccl = comm.sharedDevice().isEmpty();
-            boolean float64 = (long) m * n * k < 1L << 30; // larger products take too long on the host
+            boolean float64 = float64Checkable();
             if (!nccl && !float64) {
                 throw new IllegalArgumentException(this + ": without NCCL (ranks share a GPU) the float64 product is"
                         + " the only check, and m*n*k is too large for it");

@@ -74,9 +74,12 @@ class SharedGpuOpsGpuTest {
      * GPU the peer's process may not get the GPU while it spins: at 85efde6 (H100, 2026-11-25) both ranks' waits
      * for rank 1's chunk expired in one AG case, after the three AG cases had passed in the two runs before. The
      * kernel's own waits are checked on one GPU by {@code AtomicGemmGpuTest}; the AG method waits for two GPUs.
+     * Only shapes the host can check in float64 (there is no NCCL reference on one GPU): the 4096x1536x1024 case
+     * failed for that reason at b746f2a and stays with the two-GPU test.
      */
     static Stream<OverlapScenario> atomicCases() {
-        return AtomicOpsGpuTest.cases().stream().filter(c -> c.collective() == Collective.REDUCE_SCATTER);
+        return AtomicOpsGpuTest.cases().stream()
+                .filter(c -> c.collective() == Collective.REDUCE_SCATTER && c.float64Checkable());
     }
 
     @ParameterizedTest(name = "{0}")
