@@ -94,7 +94,7 @@ class TileScheduleTest {
         assertEquals(config.tileN(), s.tileN());
         assertEquals(TileSchedule.ceilDiv(n, config.tileN()), s.colTiles());
         assertEquals(config.tiles(m, n, chunks), s.totalTiles());
-        assertEveryElementOnceWithinItsChunk(s, m, n, chunks, first, TileSchedule.TILE_M, config.tileN());
+        assertEveryElementOnceWithinItsChunk(s, first);
         int grid = s.grid(132);
         List<TileSchedule.Tile> all = new ArrayList<>();
         for (int b = 0; b < grid; b++) {
@@ -117,7 +117,7 @@ class TileScheduleTest {
         TileSchedule s = new TileSchedule(m, n, chunks, first, config.tileN(), tileM);
         assertEquals(TileSchedule.ceilDiv(m / chunks, tileM), s.rowTilesPerChunk());
         assertEquals(AtomicGemmConfig.pingPong(config).tiles(m, n, chunks), s.totalTiles());
-        assertEveryElementOnceWithinItsChunk(s, m, n, chunks, first, tileM, config.tileN());
+        assertEveryElementOnceWithinItsChunk(s, first);
         if (s.rowTilesPerChunk() >= 16) {
             // 16 row tiles of a group share the first column tile: tile 15 is rows 960..1023 of the chunk, column 0.
             assertEquals(0, s.tile(15).col0());
@@ -142,8 +142,7 @@ class TileScheduleTest {
                                                                        TileConfig config, int grid, int tileM) {
         TileSchedule s = new TileSchedule(m, n, chunks, first, config.tileN(), tileM);
         assertEquals(TileSchedule.ceilDiv(m / chunks, 2 * tileM) * s.colTiles() * chunks, s.totalPairs());
-        int[] owner = new int[m * n];
-        int[] tilesOfChunk = new int[chunks];
+        Coverage coverage = new Coverage(s);
         for (int b = 0; b < grid; b += 2) {
             List<TileSchedule.Tile> upper = s.clusterTilesOfBlock(b, grid);
             List<TileSchedule.Tile> lower = s.clusterTilesOfBlock(b + 1, grid);
@@ -159,28 +158,13 @@ class TileScheduleTest {
                     assertEquals(1, s.rowTilesPerChunk() % 2, "a placeholder only where a chunk has odd row tiles");
                     assertEquals((u.chunk() + 1) * s.chunkRows(), u.rowEnd(), "a placeholder follows its chunk's end");
                 }
-                for (TileSchedule.Tile t : List.of(u, l)) {
-                    if (t.placeholder()) {
-                        continue;
-                    }
-                    assertTrue(t.rowEnd() - t.row0() <= tileM && t.colEnd() - t.col0() <= config.tileN(), t.toString());
-                    assertEquals(t.chunk(), t.row0() / s.chunkRows(), "a tile starts in its own chunk: " + t);
-                    assertEquals(t.chunk(), (t.rowEnd() - 1) / s.chunkRows(), "a tile ends in its own chunk: " + t);
-                    tilesOfChunk[t.chunk()]++;
-                    for (int r = t.row0(); r < t.rowEnd(); r++) {
-                        for (int c = t.col0(); c < t.colEnd(); c++) {
-                            owner[r * n + c]++;
-                        }
-                    }
+                coverage.add(u);
+                if (!l.placeholder()) {
+                    coverage.add(l);
                 }
             }
         }
-        for (int i = 0; i < owner.length; i++) {
-            assertEquals(1, owner[i], "element (" + i / n + ", " + i % n + ") is stored by " + owner[i] + " tiles");
-        }
-        for (int c = 0; c < chunks; c++) {
-            assertEquals(s.tilesPerChunk(), tilesOfChunk[c], "tiles of chunk " + c);
-        }
+        coverage.assertEveryElementOnce();
         // The first pairs come in chunk order from first, as the unclustered schedule's tiles do.
         assertEquals(first, s.clusterTilesOfBlock(0, grid).getFirst().chunk());
     }
@@ -207,30 +191,52 @@ class TileScheduleTest {
      * order from {@code first}, every output element is stored by exactly one tile, and each chunk has the
      * tilesPerChunk tiles the done hook counts to.
      */
-    private static void assertEveryElementOnceWithinItsChunk(TileSchedule s, int m, int n, int chunks, int first,
-                                                             int tileM, int tileN) {
-        int[] owner = new int[m * n];
-        int[] tilesOfChunk = new int[chunks];
+    private static void assertEveryElementOnceWithinItsChunk(TileSchedule s, int first) {
+        Coverage coverage = new Coverage(s);
         for (int t = 0; t < s.totalTiles(); t++) {
             TileSchedule.Tile tile = s.tile(t);
-            assertTrue(tile.row0() < tile.rowEnd() && tile.rowEnd() - tile.row0() <= tileM, tile.toString());
-            assertTrue(tile.col0() % tileN == 0 && tile.colEnd() - tile.col0() <= tileN, tile.toString());
-            assertEquals(tile.chunk(), tile.row0() / s.chunkRows(), "a tile starts in its own chunk: " + tile);
-            assertEquals(tile.chunk(), (tile.rowEnd() - 1) / s.chunkRows(), "a tile ends in its own chunk: " + tile);
-            assertEquals((first + t / s.tilesPerChunk()) % chunks, tile.chunk(), "chunk order, tile " + t);
-            tilesOfChunk[tile.chunk()]++;
-            for (int r = tile.row0(); r < tile.rowEnd(); r++) {
-                for (int c = tile.col0(); c < tile.colEnd(); c++) {
-                    owner[r * n + c]++;
+            assertTrue(tile.row0() < tile.rowEnd(), tile.toString());
+            assertEquals(0, tile.col0() % s.tileN(), tile.toString());
+            assertEquals((first + t / s.tilesPerChunk()) % s.chunks(), tile.chunk(), "chunk order, tile " + t);
+            coverage.add(tile);
+        }
+        coverage.assertEveryElementOnce();
+    }
+
+    /** How many tiles store each output element of a schedule, and how many tiles each chunk has. */
+    private static final class Coverage {
+        private final TileSchedule s;
+        private final int[] owner;
+        private final int[] tilesOfChunk;
+
+        Coverage(TileSchedule s) {
+            this.s = s;
+            this.owner = new int[s.m() * s.n()];
+            this.tilesOfChunk = new int[s.chunks()];
+        }
+
+        /** Counts a tile after checking that it fits a tile and lies within its own chunk. */
+        void add(TileSchedule.Tile t) {
+            assertTrue(t.rowEnd() - t.row0() <= s.tileM() && t.colEnd() - t.col0() <= s.tileN(), t.toString());
+            assertEquals(t.chunk(), t.row0() / s.chunkRows(), "a tile starts in its own chunk: " + t);
+            assertEquals(t.chunk(), (t.rowEnd() - 1) / s.chunkRows(), "a tile ends in its own chunk: " + t);
+            tilesOfChunk[t.chunk()]++;
+            for (int r = t.row0(); r < t.rowEnd(); r++) {
+                for (int c = t.col0(); c < t.colEnd(); c++) {
+                    owner[r * s.n() + c]++;
                 }
             }
         }
-        for (int i = 0; i < owner.length; i++) {
-            assertEquals(1, owner[i], "element (" + i / n + ", " + i % n + ") is stored by " + owner[i] + " tiles");
-        }
-        for (int c = 0; c < chunks; c++) {
-            // The done hook raises chunk c when its tilesPerChunk-th tile is counted: each chunk has exactly that many.
-            assertEquals(s.tilesPerChunk(), tilesOfChunk[c], "tiles of chunk " + c);
+
+        /** Every element stored by exactly one tile; each chunk has the tilesPerChunk tiles the done hook counts to. */
+        void assertEveryElementOnce() {
+            for (int i = 0; i < owner.length; i++) {
+                assertEquals(1, owner[i], "element (" + i / s.n() + ", " + i % s.n() + ") is stored by " + owner[i]
+                        + " tiles");
+            }
+            for (int c = 0; c < tilesOfChunk.length; c++) {
+                assertEquals(s.tilesPerChunk(), tilesOfChunk[c], "tiles of chunk " + c);
+            }
         }
     }
 
