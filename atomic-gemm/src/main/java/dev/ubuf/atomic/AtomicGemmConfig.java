@@ -92,6 +92,14 @@ public record AtomicGemmConfig(TileConfig tile, int splits, Schedule schedule) {
         }
     }
 
+    /**
+     * Up to this many K steps a tile (K ≤ 4096), the automatic choice is ping-pong: the cooperative tile's epilogue,
+     * which the ping-pong hides under the other warpgroup's main loop, weighs more there than the ping-pong's extra
+     * L2 traffic. On one H100 (2026-11-25) ping-pong was ahead on 10 of the 14 sweep and held-out shapes with K ≤ 4096,
+     * by up to 0.08 of cuBLASLt. With longer K the clustered tiles were ahead on 16 of 27, by up to 0.175, and at most
+     * 0.056 behind.
+     */
+    static final int PINGPONG_MAX_K_STEPS = 64;
     /** The automatic choice clusters only where at most this percentage of the halves would be placeholders. */
     static final int MAX_PLACEHOLDER_PERCENT = 12;
     /** Most splits the rule or a caller may ask for. */
@@ -196,10 +204,11 @@ public record AtomicGemmConfig(TileConfig tile, int splits, Schedule schedule) {
     }
 
     /**
-     * The automatic choice: {@link #selectCooperative}'s split-K configuration where it splits K; else its tile in
-     * 2-CTA clusters ({@link Schedule#COOPERATIVE_CLUSTER}) unless more than {@link #MAX_PLACEHOLDER_PERCENT}% of a
-     * clustered launch's halves would be placeholders (chunks of an odd number of 128-row tiles, e.g. 128 rows a
-     * chunk); then {@link #selectPingPong}'s ping-pong tile.
+     * The automatic choice: {@link #selectCooperative}'s split-K configuration where it splits K; else, where a tile
+     * has more than {@link #PINGPONG_MAX_K_STEPS} K steps, that rule's tile in 2-CTA clusters
+     * ({@link Schedule#COOPERATIVE_CLUSTER}) unless more than {@link #MAX_PLACEHOLDER_PERCENT}% of a clustered
+     * launch's halves would be placeholders (chunks of an odd number of 128-row tiles, e.g. 128 rows a chunk); else
+     * {@link #selectPingPong}'s ping-pong tile.
      */
     public static AtomicGemmConfig select(int m, int n, int k, int chunks, BLayout layout, int multiprocessors) {
         AtomicGemmConfig cooperative = selectCooperative(m, n, k, chunks, layout, multiprocessors);
@@ -207,7 +216,8 @@ public record AtomicGemmConfig(TileConfig tile, int splits, Schedule schedule) {
             return cooperative;
         }
         AtomicGemmConfig clustered = cooperativeCluster(cooperative.tile());
-        return clustered.placeholderPercent(m, n, chunks) <= MAX_PLACEHOLDER_PERCENT ? clustered
+        return TileSchedule.kSteps(k) > PINGPONG_MAX_K_STEPS
+                && clustered.placeholderPercent(m, n, chunks) <= MAX_PLACEHOLDER_PERCENT ? clustered
                 : selectPingPong(m, n, k, chunks, layout, multiprocessors);
     }
 

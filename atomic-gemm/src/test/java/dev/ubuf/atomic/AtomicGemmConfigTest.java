@@ -31,22 +31,23 @@ class AtomicGemmConfigTest {
         assertEquals(new AtomicGemmConfig(tile, 1), c);
         assertEquals(TileConfig.select(m, n, 1, layout, 132), c.tile());
         assertEquals(0, c.workspaceBytes(m, n, 1));
-        // Where the cooperative rule does not split, the automatic choice is that tile in clusters (the sweep's M are
-        // multiples of 256: no placeholders).
+        // Where the cooperative rule does not split, the automatic choice is that tile in clusters where K is longer
+        // than 4096 (the sweep's M are multiples of 256: no placeholders), else the ping-pong rule's tile.
         AtomicGemmConfig auto = AtomicGemmConfig.select(m, n, k, 1, layout, 132);
-        assertEquals(AtomicGemmConfig.cooperativeCluster(tile), auto);
-        assertEquals(0, auto.placeholderPercent(m, n, 1));
+        assertEquals(k > 4096 ? AtomicGemmConfig.cooperativeCluster(tile)
+                : AtomicGemmConfig.selectPingPong(m, n, k, 1, layout, 132), auto);
+        assertEquals(0, AtomicGemmConfig.cooperativeCluster(tile).placeholderPercent(m, n, 1));
     }
 
     /**
-     * Clusters leave a chunk's odd last 128-row tile without a partner: the rule keeps clusters while at most 12% of
-     * the halves are such placeholders and takes ping-pong beyond. 1152 rows: 9 row tiles, 5 pairs, 1 of 10 halves
+     * Clusters leave a chunk's odd last 128-row tile without a partner: where K is long enough for clusters, the rule
+     * keeps them while at most 12% of the halves are such placeholders and takes ping-pong beyond. 1152 rows: 9 row tiles, 5 pairs, 1 of 10 halves
      * idle (10%); 640: 5 row tiles, 1 of 6 (16%); 128 rows a chunk (tp chunks of one tile each): half of them.
      */
     @ParameterizedTest(name = "{0}x{1}x{2} chunks={3} -> {4}")
-    @CsvSource({"1152,4096,4096,1,COOPERATIVE_CLUSTER,10", "640,4096,4096,1,PINGPONG,16",
-            "1024,4096,4096,8,PINGPONG,50", "2048,4096,4096,8,COOPERATIVE_CLUSTER,0",
-            "1280,8192,2048,2,PINGPONG,16", "4096,8192,2048,2,COOPERATIVE_CLUSTER,0"})
+    @CsvSource({"1152,4096,8192,1,COOPERATIVE_CLUSTER,10", "640,4096,8192,1,PINGPONG,16",
+            "1024,4096,8192,8,PINGPONG,50", "2048,4096,8192,8,COOPERATIVE_CLUSTER,0",
+            "1280,8192,5120,2,PINGPONG,16", "4096,8192,5120,2,COOPERATIVE_CLUSTER,0"})
     void clustersUnlessManyHalvesWouldIdle(int m, int n, int k, int chunks, AtomicGemmConfig.Schedule expected,
                                            int placeholderPercent) {
         AtomicGemmConfig c = AtomicGemmConfig.select(m, n, k, chunks, BLayout.NK, 132);
@@ -91,10 +92,22 @@ class AtomicGemmConfigTest {
             } else {
                 assertEquals(unsplit, AtomicGemmConfig.selectCooperative(m, n, k, chunks, layout, sms));
                 AtomicGemmConfig clustered = AtomicGemmConfig.cooperativeCluster(unsplit.tile());
-                assertEquals(clustered.placeholderPercent(m, n, chunks) <= AtomicGemmConfig.MAX_PLACEHOLDER_PERCENT
-                        ? clustered : AtomicGemmConfig.selectPingPong(m, n, k, chunks, layout, sms), c);
+                boolean clusters = TileSchedule.kSteps(k) > AtomicGemmConfig.PINGPONG_MAX_K_STEPS
+                        && clustered.placeholderPercent(m, n, chunks) <= AtomicGemmConfig.MAX_PLACEHOLDER_PERCENT;
+                assertEquals(clusters ? clustered : AtomicGemmConfig.selectPingPong(m, n, k, chunks, layout, sms), c);
             }
         }
+    }
+
+    /** K of 64 steps (4096) or fewer takes ping-pong, one step more the clustered tiles. */
+    @Test
+    void shortKTakesPingPongLongerKClusters() {
+        assertEquals(AtomicGemmConfig.Schedule.PINGPONG,
+                AtomicGemmConfig.select(4096, 8192, 4096, 1, BLayout.NK, 132).schedule());
+        assertEquals(AtomicGemmConfig.Schedule.COOPERATIVE_CLUSTER,
+                AtomicGemmConfig.select(4096, 8192, 4097, 1, BLayout.NK, 132).schedule());
+        assertEquals(AtomicGemmConfig.Schedule.PINGPONG,
+                AtomicGemmConfig.select(1024, 4096, 2048, 2, BLayout.KN, 132).schedule());
     }
 
     @Test
