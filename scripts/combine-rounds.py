@@ -127,6 +127,15 @@ def combine_records(files):
     return combined, by_key
 
 
+def init_of(doc):
+    """A PyTorch file's input distribution: its own field, else its records' (torch_gemm_serve.py writes it per
+    record), else "normal" (the early baseline files, which said nothing and used torch.randn)."""
+    if doc.get("init"):
+        return doc["init"]
+    inits = sorted({r["init"] for r in doc.get("records", []) if r.get("init")})
+    return ",".join(inits) if inits else "normal"
+
+
 def joined(values):
     seen = []
     for v in values:
@@ -147,7 +156,7 @@ def combined_doc(files, combined):
     if torch:
         doc["torch"] = joined(d.get("torch") for d in torch)
         doc["cuda"] = joined(d.get("cuda") for d in torch)
-        doc["init"] = joined(d.get("init", "normal") for d in torch)
+        doc["init"] = joined(init_of(d) for d in torch)
     doc["files"] = {"ubuf": len(ubuf), "torch": len(torch)}
     recs = list(combined.values())
     doc["rounds"] = {"ubuf": max([r["rounds"] for r in recs if not r["method"].startswith("torch")], default=0),

@@ -111,6 +111,20 @@ class CombineRoundsTest(unittest.TestCase):
         self.assertIn("PASS         C6 cuBLASLt <= 1.01x torch.matmul on every GEMM shape (1 compared)", report)
         self.assertIn("1.010", report)
 
+    def test_the_input_distribution_comes_from_the_records_when_the_file_has_none(self):
+        rec = dict(op="gemm", method="torch", tp=1, dtype="bf16", m=256, k=512, n=256, ms=0.01, timing="sequential",
+                   init="ubuf-same")
+        torch = dict(device="NVIDIA H100", date="2026-11-25", commit="abc", torch="2.11", records=[rec])
+        ours = dict(device="NVIDIA H100", date="2026-11-25", commit="abc",
+                    records=[dict(rec, method="cublaslt", init=None)])
+        out = os.path.join(self.dir.name, "combined.json")
+        code, report = self.run_main("--out", out, self.write("gemm-r1.json", ours),
+                                     self.write("torch-gemm-r1.json", torch))
+        self.assertEqual(0, code, report)
+        with open(out) as f:
+            self.assertEqual("ubuf-same", json.load(f)["init"])
+        self.assertEqual("normal", combine.init_of(dict(records=[dict(ms=1.0)])))
+
     def test_a_file_cut_short_is_skipped(self):
         broken = os.path.join(self.dir.name, "sweep-r2.json")
         with open(broken, "w") as f:
