@@ -77,12 +77,12 @@ public final class AtomicGemmBench {
         }
         TileConfig forced = tileArg.equals("auto") ? null : TileConfig.valueOf("N" + tileArg);
         Integer forcedSplits = splitsArg.equals("auto") ? null : Integer.valueOf(splitsArg);
-        // auto: the launch's own rule (ping-pong, or cooperative split-K where it splits); else that schedule's rule
+        // auto: the launch's own rule (AtomicGemmConfig.select); else that schedule's rule
         AtomicGemmConfig.Schedule schedule = scheduleArg.equals("auto") ? null
                 : AtomicGemmConfig.Schedule.parse(scheduleArg);
         if (schedule != null && !schedule.splitsK() && forcedSplits != null && forcedSplits != 1) {
-            throw new IllegalArgumentException("--schedule=" + scheduleArg + " has no split-K: --splits must be auto or 1, got "
-                    + forcedSplits);
+            throw new IllegalArgumentException("--schedule=" + scheduleArg
+                    + " has no split-K: --splits must be auto or 1, got " + forcedSplits);
         }
         try (CudaContext ctx = CudaContext.retainPrimary(0);
              CudaStream stream = ctx.createStream(StreamPriority.NORMAL);

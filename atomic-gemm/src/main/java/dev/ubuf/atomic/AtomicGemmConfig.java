@@ -21,12 +21,18 @@ import java.util.Objects;
  * taking a CTA's tiles in turn so that one's epilogue overlaps the other's main loop. No split-K there (splits must
  * be 1). {@link Schedule#COOPERATIVE_CLUSTER} runs cooperative tiles in clusters of two CTAs that share each B load
  * (TMA multicast): 2/5 of the ping-pong's L2 traffic per FLOP, with the epilogue exposed as in the cooperative kernel.
- * The automatic choice ({@link #select}) is the clustered cooperative tile wherever the cooperative rule would not
- * split K (and pairs leave few placeholders), else ping-pong. On one H100 (2026-11-25,
- * bench/results/2026-11-25-h100-atomic-cluster) it measured 0.87-0.98 of cuBLASLt on the 25 sweep GEMM shapes
- * (median 0.948) against ping-pong's 0.80-1.02 (median 0.930): slower where ping-pong is at cuBLASLt's level (up to
- * 0.075 of it, many-tile shapes with K = 4096), far faster on the longest GEMMs, where ping-pong's L2 traffic costs
- * clock at the power limit (16384x28672x8192: 0.966 against 0.797). Split-K stays cooperative and unclustered.
+ * The automatic choice ({@link #select}): split-K where the cooperative rule splits; else ping-pong up to
+ * {@link #PINGPONG_MAX_K_STEPS} K steps, clustered cooperative tiles beyond (where pairs leave few placeholders).
+ * On one H100 (2026-11-25, bench/results/2026-11-25-h100-atomic-cluster):
+ * <ul>
+ *   <li>the clustered tiles measured 0.87-0.98 of cuBLASLt on the 25 sweep GEMM shapes (median 0.948), against
+ *       ping-pong's 0.80-1.02 (median 0.930);</li>
+ *   <li>they were slower where ping-pong is at cuBLASLt's level: short K, and many tiles at K = 4096;</li>
+ *   <li>they were far faster on the longest GEMMs, where ping-pong's L2 traffic costs clock at the power limit
+ *       (16384x28672x8192: 0.966 against 0.797);</li>
+ *   <li>the rule, made on 41 shapes, measured 0.85-1.05 on 24 shapes it had not seen.</li>
+ * </ul>
+ * Split-K stays cooperative and unclustered.
  *
  * @param tile     tile configuration; must support the call's B layout
  * @param splits   K ranges a tile is cut into, 1 (no split-K) to {@link #MAX_SPLITS}, never more than the K steps
@@ -40,8 +46,8 @@ public record AtomicGemmConfig(TileConfig tile, int splits, Schedule schedule) {
         /** Each works on 64-row tiles of its own, in turn: one's epilogue runs under the other's main loop. */
         PINGPONG(TileSchedule.PINGPONG_TILE_M, "_pp", 1),
         /**
-         * Ping-pong in clusters of two CTAs that compute the two 64-row halves of a 128-row tile pair and share its B
-         * loads (TMA multicast): half the B traffic through L2.
+         * Cooperative 128-row tiles in clusters of two CTAs that compute the two halves of a 256-row tile pair and
+         * share its B loads (TMA multicast inside the cluster); no split-K.
          */
         COOPERATIVE_CLUSTER(TileConfig.TILE_M, "_cc", 2);
 

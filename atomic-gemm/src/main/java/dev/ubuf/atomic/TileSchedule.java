@@ -15,7 +15,9 @@ import java.util.List;
  * CTA b of a grid of g visits tiles b, b + g, b + 2g, ...
  *
  * <p>Tiles have {@code tileM} rows: 128 (cooperative kernels) or 64 (ping-pong kernels, where CTA b's j-th tile belongs
- * to consumer warpgroup j % 2). A group spans 1024 rows either way (8 row tiles of 128, 16 of 64).
+ * to consumer warpgroup j % 2). A group spans 1024 rows either way (8 row tiles of 128, 16 of 64). A clustered
+ * cooperative launch pairs 128-row tiles: its pairs are this schedule's tiles of 256 rows (4 to a group), see
+ * {@link #clusterTilesOfBlock}.
  */
 public record TileSchedule(int m, int n, int chunks, int firstChunk, int tileN, int tileM) {
     public static final int TILE_M = TileConfig.TILE_M;
