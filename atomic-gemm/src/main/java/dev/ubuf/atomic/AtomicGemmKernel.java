@@ -86,6 +86,8 @@ public final class AtomicGemmKernel implements AutoCloseable {
     private final Map<String, Long> functions = new HashMap<>();
     /** Co-resident clusters of each clustered kernel (cuOccupancyMaxActiveClusters), by kernel name. */
     private final Map<String, Integer> maxActiveClusters = new HashMap<>();
+    /** {@code -Dubuf.atomic.maxClusters}, read once at load: replaces the driver's answer when set. */
+    private final Integer forcedMaxClusters = Integer.getInteger("ubuf.atomic.maxClusters");
     /** Recently encoded tensor maps (a few: A and B of the last launches), by everything that goes into one. */
     private final Map<TensorMapSpec.Key, long[]> tensorMaps = new LinkedHashMap<>(16, 0.75f, true) {
         @Override
@@ -417,9 +419,8 @@ public final class AtomicGemmKernel implements AutoCloseable {
 
     /** Clusters of a clustered kernel that fit on the device at once (asked once per kernel). */
     private int maxActiveClusters(String name, long function, int clusterSize, int smemBytes) {
-        Integer forced = Integer.getInteger("ubuf.atomic.maxClusters");
-        if (forced != null) {
-            return forced;
+        if (forcedMaxClusters != null) {
+            return forcedMaxClusters;
         }
         return maxActiveClusters.computeIfAbsent(name, key -> {
             int c = driver.maxActiveClusters(function, name, clusterSize, THREADS, smemBytes);
