@@ -17,7 +17,11 @@ cp tests/target/ubuf-tests-*-tests.jar .gpu/lib/
 # The console launcher carries the JUnit engines itself; a second copy on the class path would be found twice.
 rm -f .gpu/lib/junit-jupiter*.jar .gpu/lib/junit-platform-commons-*.jar .gpu/lib/junit-platform-engine-*.jar \
   .gpu/lib/opentest4j-*.jar .gpu/lib/apiguardian-*.jar
+# JCuda's natives carry the NVPTX compiler (24 MB unpacked) for PTX compilation at run time; ubuf loads prebuilt
+# fatbins, and the bundle must stay well under the GPU machine's 64 MiB carry limit.
+natives=$(ls .gpu/lib/jcuda-natives-*.jar)
+zip -q -d "$natives" 'lib/libJNvPTXCompiler-*' 'lib/libJNvrtc-*' > /dev/null
 bash scripts/pack-jre.sh .gpu .gpu/lib/*.jar
-cp scripts/java.sh scripts/run-gpu.sh scripts/run-gpu-watched.sh scripts/sass-sm90a.sh bench/torch/torch_baseline.py bench/torch/torch_fp8_gemm.py bench/torch/gemm_timing.py bench/torch/torch_gemm_serve.py bench/torch/ubuf_random.py scripts/gemm-parity.py .gpu/
+cp scripts/java.sh scripts/run-gpu.sh scripts/run-gpu-watched.sh scripts/demo-runs.sh scripts/sass-sm90a.sh bench/torch/torch_baseline.py bench/torch/torch_fp8_gemm.py bench/torch/gemm_timing.py bench/torch/torch_gemm_serve.py bench/torch/ubuf_random.py scripts/gemm-parity.py .gpu/
 git rev-parse --short HEAD > .gpu/COMMIT 2>/dev/null || echo unknown > .gpu/COMMIT
 du -sh .gpu

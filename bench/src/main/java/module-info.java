@@ -3,7 +3,7 @@
  * Exported: {@code dev.ubuf.launch}, the launcher that starts one JVM per rank. The command classes are opened to
  * picocli (annotated fields and methods) and the system report to Jackson (records serialized as JSON).
  */
-@SuppressWarnings("requires-automatic") // commons-math3 and XChart have no module descriptor
+@SuppressWarnings("requires-automatic") // commons-math3 has no module descriptor
 module dev.ubuf.bench {
     requires dev.ubuf.core;
     requires dev.ubuf.ag;
@@ -12,8 +12,7 @@ module dev.ubuf.bench {
     requires info.picocli;
     requires com.fasterxml.jackson.databind;
     requires commons.math3;
-    requires org.knowm.xchart;
-    requires java.desktop; // XChart draws with AWT; as an automatic module it cannot say so itself
+    requires java.desktop; // the PNG charts: Java2D and ImageIO
     requires me.tongfei.progressbar;
 
     exports dev.ubuf.launch;

@@ -29,7 +29,7 @@ import java.util.SequencedMap;
  * order from its own chunk r. The output is in natural row order.
  *
  * <p>Flags of rank r: ARRIVAL c = c (c = 0..tp-1, one signal per call: from rank r+1, or from r itself for its own
- * chunk, copied INPUT → UBUF on the comm stream), CREDIT = tp (from rank r-1, the rank this one writes into: "my
+ * chunk, copied INPUT → UBUF on the GEMM's stream before the kernel), CREDIT = tp (from rank r-1, the rank this one writes into: "my
  * UBUF is free for this call", signalled at the start of every call). Requires bf16 (the kernel writes bf16 or
  * fp32), k and n multiples of 8, tp ≥ 2 and an sm_90a GPU.
  */
@@ -100,9 +100,11 @@ public final class AtomicAllGatherGemm implements OverlapMethod {
         Region input = Region.rows(BufferRole.INPUT, rank, 0, rows, k);
         // Rank r+1 writes into this rank's UBUF: it may, this call (the previous call has joined).
         b.add(new PlanStep.Signal(comm, next, credit));
-        // The own chunk into the gathered buffer first, so the kernel's first chunk starts at once.
-        b.add(new PlanStep.Copy(comm, input, ubuf(rank, rank, rows, k)));
-        b.add(new PlanStep.Signal(comm, rank, rank));
+        // The own chunk into the gathered buffer first, on the GEMM's stream before its launch: a copy within one
+        // GPU may run on the SMs, and the kernel, once resident on every SM, would spin on this chunk's arrival
+        // while the copy waits for an SM (both ranks' kernels hung so at 4096x8192x8192 on two H100s).
+        b.add(new PlanStep.Copy(gemm, input, ubuf(rank, rank, rows, k)));
+        b.add(new PlanStep.Signal(gemm, rank, rank));
         b.add(new PlanStep.AtomicGemm(gemm, Region.rows(BufferRole.UBUF, rank, 0, shape.m(), k),
                 Region.rows(BufferRole.WEIGHT, rank, 0, k, shape.n()),
                 Region.rows(BufferRole.OUTPUT, rank, 0, shape.m(), shape.n()), false, tp, rank, 0, -1));

@@ -113,10 +113,14 @@ public final class LayerDemo {
      * all ranks, ms); medians over the timed iterations only. {@code replicaWeights}: whether every replica ended with
      * bit-identical overlap and no_overlap parameters, and what was compared (null with one replica). {@code trace}
      * is the traced overlap step of every world rank (ordered by world rank), or null when none was asked for.
+     * {@code initSeconds}: rank 0's initialisation of every stack (ops made, GEMMs tuned, weights set);
+     * {@code secondsToFirstStep}: from the JVM's start to the first timed step's start on rank 0 (after the warm-up);
+     * {@code untunedGemms}: GEMMs the steps ran untuned because the initialisation had not seen them (max over ranks).
      */
     public record Result(String device, double[] lossOverlap, double[] lossNoOverlap, double[][] replicaLossOverlap,
                          double[][] replicaLossNoOverlap, double[][] stepMs, int warmup, WeightCheck replicaWeights,
-                         StepTrace trace, double[] lossCompare) {
+                         StepTrace trace, double[] lossCompare, double initSeconds, double secondsToFirstStep,
+                         int untunedGemms) {
         public double median(int mode) {
             DescriptiveStatistics d = new DescriptiveStatistics();
             for (int i = warmup; i < stepMs[mode].length; i++) {
@@ -223,7 +227,8 @@ public final class LayerDemo {
         Outputs o = new Outputs(new double[total], new double[total], new double[total][st.replicas()],
                 new double[total][st.replicas()], new double[st.modes().size()][total], new String[1],
                 new WeightCheck[1], new RankTrace[layout.worldSize()],
-                st.compareConfig() == null ? null : new double[total]);
+                st.compareConfig() == null ? null : new double[total], new double[2],
+                new int[layout.worldSize()]);
         // One thread and GPU per world rank; each rank then splits the world bootstrap into its TP and DP groups.
         ThreadDomain.run(layout.worldSize(), env.timeout(), (rank, world, ctx) -> {
             if (rank == 0) {
@@ -236,7 +241,8 @@ public final class LayerDemo {
         });
         return new Result(o.device()[0], o.lossOn(), o.lossOff(), o.replicaLossOn(), o.replicaLossOff(), o.ms(),
                 st.warmup(), o.weights()[0], st.trace() ? stepTrace(st, o.device()[0], List.of(o.traces())) : null,
-                o.lossCompare());
+                o.lossCompare(), o.initSeconds()[0], o.initSeconds()[1],
+                java.util.Arrays.stream(o.untuned()).max().orElse(0));
     }
 
     /** The ranks' traces (one per world rank) with what a reader of the trace file needs to know about them. */
@@ -286,7 +292,7 @@ public final class LayerDemo {
      */
     private record Outputs(double[] lossOn, double[] lossOff, double[][] replicaLossOn, double[][] replicaLossOff,
                            double[][] ms, String[] device, WeightCheck[] weights, RankTrace[] traces,
-                           double[] lossCompare) {
+                           double[] lossCompare, double[] initSeconds, int[] untuned) {
     }
 
     /** One stack of LayerNormMLP blocks on one context; closed (collectively) last block first, then the context. */
@@ -357,17 +363,22 @@ public final class LayerDemo {
                 TensorView target = TensorView.of(tb, rows, hidden, st.dtype());
                 TensorView dy = TensorView.of(dyb, rows, hidden, st.dtype());
                 TensorView sq = TensorView.of(sqb, 1, (long) modes * rows, DType.FP32);
+                long initStart = System.nanoTime();
                 for (Stack k : stacks) {
+                    // Every op made and every GEMM tuned now, collectively, never inside a step (TE's
+                    // initialize_ub).
+                    k.context.initialize(k.blocks, s);
                     for (int l = 0; l < k.blocks.size(); l++) {
-                        // Every op made now, collectively, and not inside the first timed step (TE's initialize_ub).
-                        k.blocks.get(l).prepare();
                         // The same seed in every stack and every replica: the same weights, so their losses can be
                         // compared and the replicas start identical.
                         k.blocks.get(l).initialize(st.seed() + 1000L * l, s);
-                        k.blocks.get(l).zeroGrad(s);
                     }
                 }
                 comm.await(s, () -> "demo set-up");
+                if (rank == 0) {
+                    o.initSeconds()[0] = (System.nanoTime() - initStart) / 1e9;
+                }
+                int untunedAtInit = comm.gemmTuner().untunedCount();
                 int total = st.warmup() + st.iters();
                 for (int it = 0; it < total; it++) {
                     ctx.makeCurrent();
@@ -381,6 +392,11 @@ public final class LayerDemo {
                     for (int m = 0; m < modes; m++) {
                         // Every rank of the world starts each step together, so the maximum over ranks is its time.
                         world.barrier();
+                        if (rank == 0 && it == st.warmup() && m == 0) {
+                            o.initSeconds()[1] = ProcessHandle.current().info().startInstant()
+                                    .map(t -> java.time.Duration.between(t, java.time.Instant.now()).toMillis() / 1e3)
+                                    .orElse(Double.NaN);
+                        }
                         start.record(s);
                         step(stacks[m], dp, st, x, target, dy, sq.cols(m * rows, rows), scale, s);
                         end.record(s);
@@ -418,6 +434,7 @@ public final class LayerDemo {
                         onIteration.accept(it);
                     }
                 }
+                o.untuned()[rank] = comm.gemmTuner().untunedCount() - untunedAtInit;
                 if (st.trace()) {
                     // Before the replicas' weights are compared, so the check covers the traced step too.
                     o.traces()[rank] = traceStep(on, dp, st, world, ctx, s, x, target, dy, sq.cols(0, rows), scale,
@@ -502,22 +519,42 @@ public final class LayerDemo {
         }
         o.lossOn()[it] = meanOn;
         o.lossOff()[it] = meanOff;
-        String compare = "";
+        double meanCmp = Double.NaN;
         if (o.lossCompare() != null) {
-            double meanCmp = 0;
+            meanCmp = 0;
             for (int g = 0; g < replicas; g++) {
                 meanCmp += replicaSum[3][g] / numel / replicas;
             }
             o.lossCompare()[it] = meanCmp;
-            compare = String.format(java.util.Locale.ROOT, "  %s loss %.6f step ms %.3f", COMPARE_MODE, meanCmp,
-                    maxMs[3]);
         }
-        String perReplica = replicas == 1 ? "" : "  per replica overlap " + joined(o.replicaLossOn()[it])
-                + " no_overlap " + joined(o.replicaLossOff()[it]);
-        log.printf(java.util.Locale.ROOT, "iter %3d%s  loss overlap %.6f  no_overlap %.6f  step ms overlap %.3f"
-                        + "  no_overlap %.3f  no_comm %.3f%s%s%n", it, it < st.warmup() ? " (warm-up)" : "",
-                meanOn, meanOff, maxMs[0], maxMs[1], maxMs[2], compare, perReplica);
+        log.println(iterationLine(it, it < st.warmup(), meanOn, meanOff, maxMs, meanCmp, o.replicaLossOn()[it],
+                o.replicaLossOff()[it]));
         log.flush();
+    }
+
+    /**
+     * Iteration {@code it}'s line: the losses (means over replicas), the step times of the three modes, then the
+     * {@link #COMPARE_MODE} stack's loss and time when {@code maxMs} has a fourth, then each replica's losses when
+     * there are several. A warm-up iteration says so last, so that every line has the same fields in the same order
+     * (DemoGpuTest and DemoReplicasGpuTest read them by pattern, warm-up lines included).
+     */
+    static String iterationLine(int it, boolean warmUp, double lossOn, double lossOff, double[] maxMs,
+                                double lossCompare, double[] replicaLossOn, double[] replicaLossOff) {
+        StringBuilder b = new StringBuilder(String.format(java.util.Locale.ROOT, "iter %3d  loss overlap %.6f"
+                        + "  no_overlap %.6f  step ms overlap %.3f  no_overlap %.3f  no_comm %.3f", it, lossOn, lossOff,
+                maxMs[0], maxMs[1], maxMs[2]));
+        if (maxMs.length > 3) {
+            b.append(String.format(java.util.Locale.ROOT, "  %s loss %.6f step ms %.3f", COMPARE_MODE, lossCompare,
+                    maxMs[3]));
+        }
+        if (replicaLossOn.length > 1) {
+            b.append("  per replica overlap ").append(joined(replicaLossOn)).append(" no_overlap ")
+                    .append(joined(replicaLossOff));
+        }
+        if (warmUp) {
+            b.append("  (warm-up)");
+        }
+        return b.toString();
     }
 
     private static String joined(double[] values) {

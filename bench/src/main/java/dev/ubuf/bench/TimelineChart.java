@@ -8,10 +8,7 @@ import dev.ubuf.trace.StepTrace;
 import javax.imageio.ImageIO;
 import java.awt.BasicStroke;
 import java.awt.Color;
-import java.awt.Font;
-import java.awt.FontMetrics;
 import java.awt.Graphics2D;
-import java.awt.RenderingHints;
 import java.awt.image.BufferedImage;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -25,7 +22,8 @@ import java.util.Set;
 /**
  * A {@link StepTrace} as a PNG timeline: one row per (rank, stream), a bar per span coloured by its kind, a legend
  * of the kinds present and a time axis in ms. Drawn with Java2D: XChart has no Gantt chart, and bars from series of
- * thick lines would put every span in its legend. Whole ops on their caller's stream ({@link SpanKind#OP}: the
+ * thick lines would put every span in its legend. Text is drawn with {@link PixelFont}, never an AWT font, so the
+ * PNG draws on GPU nodes without fontconfig. Whole ops on their caller's stream ({@link SpanKind#OP}: the
  * caller waiting for the op's streams) are drawn hollow, so they do not read as work.
  */
 public final class TimelineChart {
@@ -51,6 +49,10 @@ public final class TimelineChart {
             SpanKind.EVENT, new Color(0x7f7f7f),
             SpanKind.OP, new Color(0x17becf)));
 
+    private static final PixelFont TITLE = new PixelFont(2, false);
+    private static final PixelFont TEXT = new PixelFont(1, false);
+    private static final PixelFont BOLD = new PixelFont(1, true);
+
     private TimelineChart() {
     }
 
@@ -72,14 +74,10 @@ public final class TimelineChart {
         BufferedImage img = new BufferedImage(width, height, BufferedImage.TYPE_INT_RGB);
         Graphics2D g = img.createGraphics();
         try {
-            g.setRenderingHint(RenderingHints.KEY_TEXT_ANTIALIASING, RenderingHints.VALUE_TEXT_ANTIALIAS_ON);
             g.setColor(Color.WHITE);
             g.fillRect(0, 0, width, height);
-            Font plain = new Font(Font.SANS_SERIF, Font.PLAIN, 12);
-            g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 14));
             g.setColor(Color.BLACK);
-            g.drawString(trace.title(), 8, 20);
-            g.setFont(plain);
+            TITLE.draw(g, TITLE.clip(trace.title(), width - 16), 8, 21);
             legend(g, trace, TITLE_HEIGHT + 4);
 
             double endUs = Math.max(trace.endUs(), 1);
@@ -90,21 +88,18 @@ public final class TimelineChart {
             double pxPerUs = plotWidth / (spanMs * 1000.0);
             int top = TITLE_HEIGHT + LEGEND_HEIGHT;
             int bottom = height - AXIS_HEIGHT;
-            FontMetrics fm = g.getFontMetrics();
             // Row backgrounds and labels, then the grid, then the bars, so no grid line crosses a bar.
             int y = top;
             for (RankTrace r : trace.ranks()) {
-                g.setFont(plain.deriveFont(Font.BOLD));
                 g.setColor(Color.BLACK);
-                g.drawString("rank " + r.rank(), 8, y + RANK_HEADER - 5);
-                g.setFont(plain);
+                BOLD.draw(g, "rank " + r.rank(), 8, y + RANK_HEADER - 5);
                 y += RANK_HEADER;
                 for (int i = 0; i < r.streams().size(); i++) {
                     int rowY = y + i * ROW_HEIGHT;
                     g.setColor(i % 2 == 0 ? new Color(0xf4f4f4) : Color.WHITE);
                     g.fillRect(x0, rowY, plotWidth, ROW_HEIGHT);
                     g.setColor(Color.DARK_GRAY);
-                    g.drawString(clip(r.streams().get(i), fm, LABEL_WIDTH - 24), 16, rowY + ROW_HEIGHT - 6);
+                    TEXT.draw(g, TEXT.clip(r.streams().get(i), LABEL_WIDTH - 24), 16, rowY + ROW_HEIGHT - 7);
                 }
                 y += ROW_HEIGHT * r.streams().size() + RANK_GAP;
             }
@@ -158,7 +153,6 @@ public final class TimelineChart {
     private static void legend(Graphics2D g, StepTrace trace, int y) {
         Set<SpanKind> present = EnumSet.noneOf(SpanKind.class);
         trace.ranks().forEach(r -> r.spans().forEach(s -> present.add(s.kind())));
-        FontMetrics fm = g.getFontMetrics();
         int x = 8;
         for (SpanKind k : present) {
             g.setColor(COLORS.get(k));
@@ -169,8 +163,8 @@ public final class TimelineChart {
             }
             g.setColor(Color.BLACK);
             String label = k == SpanKind.OP ? "op (caller waits)" : k.id();
-            g.drawString(label, x + 18, y + 14);
-            x += 18 + fm.stringWidth(label) + 16;
+            TEXT.draw(g, label, x + 18, y + 13);
+            x += 18 + TEXT.width(label) + 16;
         }
     }
 
@@ -178,7 +172,6 @@ public final class TimelineChart {
         g.setColor(Color.BLACK);
         g.setStroke(new BasicStroke(1f));
         g.drawLine(x0, bottom, x0 + plotWidth, bottom);
-        FontMetrics fm = g.getFontMetrics();
         int n = (int) Math.round(spanMs / t.step());
         for (int i = 0; i <= n; i++) {
             double ms = i * t.step();
@@ -188,21 +181,10 @@ public final class TimelineChart {
             g.setColor(Color.BLACK);
             g.drawLine(x, bottom, x, bottom + 4);
             String label = String.format(Locale.ROOT, "%." + t.decimals() + "f", ms);
-            g.drawString(label, x - fm.stringWidth(label) / 2, bottom + 16);
+            TEXT.draw(g, label, x - TEXT.width(label) / 2, bottom + 15);
         }
         String unit = "time from step start (ms)";
-        g.drawString(unit, x0 + (plotWidth - fm.stringWidth(unit)) / 2, bottom + 32);
-    }
-
-    private static String clip(String s, FontMetrics fm, int width) {
-        if (fm.stringWidth(s) <= width) {
-            return s;
-        }
-        String t = s;
-        while (!t.isEmpty() && fm.stringWidth(t + "…") > width) {
-            t = t.substring(0, t.length() - 1);
-        }
-        return t + "…";
+        TEXT.draw(g, unit, x0 + (plotWidth - TEXT.width(unit)) / 2, bottom + 31);
     }
 
     /** Axis ticks: a step of 1, 2 or 5 times a power of ten giving 5 to 10 intervals, and its decimals. */

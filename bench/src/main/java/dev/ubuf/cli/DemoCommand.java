@@ -8,14 +8,12 @@ import dev.ubuf.bench.TimelineChart;
 import dev.ubuf.config.UbufEnvironment;
 import dev.ubuf.op.PlannerSettings;
 import dev.ubuf.tensor.DType;
-import me.tongfei.progressbar.ProgressBar;
-import me.tongfei.progressbar.ProgressBarBuilder;
-import me.tongfei.progressbar.ProgressBarStyle;
 import dev.ubuf.cuda.Cuda;
 import dev.ubuf.layers.config.Fp8Key;
 import dev.ubuf.layers.config.UbConfig;
 import dev.ubuf.layers.tp.LayerNormMLP;
 import dev.ubuf.layers.tp.Activation;
+import dev.ubuf.trace.StepTrace;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -136,8 +134,9 @@ final class DemoCommand implements Callable<Integer> {
                     + " with CUDA events; with --num-replicas R > 1 every rank of every replica, one process per world"
                     + " rank, all started after a barrier of the whole world, the DP gradient all-reduce an NCCL span)"
                     + " and write it to FILE, a Chrome trace (open it in ui.perfetto.dev) whose"
-                    + " name ends in .json, plus a PNG timeline beside it (.json replaced by .png). Both are checked"
-                    + " for writing before any GPU work. The simulation writes no trace and says so. Default: none.")
+                    + " name ends in .json, plus a PNG timeline beside it (.json replaced by .png; drawn after the"
+                    + " trace is written, and one that cannot be drawn is a warning). Both are checked for writing"
+                    + " before any GPU work. The simulation writes no trace and says so. Default: none.")
     Path trace;
     @Mixin
     ResultsOutput out = new ResultsOutput();
@@ -324,11 +323,12 @@ final class DemoCommand implements Callable<Integer> {
                 + (compare != null ? "; " + LayerDemo.COMPARE_MODE + " is the overlap stack with FP8 off" : "") + ")");
         w.flush();
         LayerDemo.Result r;
-        try (ProgressBar bar = new ProgressBarBuilder().setTaskName("demo").setInitialMax(warmup + iters)
-                .setStyle(ProgressBarStyle.ASCII).setConsumer(new me.tongfei.progressbar.ConsoleProgressBarConsumer(
-                        System.err)).build()) {
+        try (Progress bar = Progress.of("demo", warmup + iters)) {
             r = LayerDemo.run(st, env, planner, w, it -> bar.step());
         }
+        w.printf(java.util.Locale.ROOT, "initialisation %.1f s (every stack's ops made and GEMMs tuned); first timed "
+                + "step after %.1f s from the JVM's start; GEMMs the steps ran untuned: %d%n", r.initSeconds(),
+                r.secondsToFirstStep(), r.untunedGemms());
         List<String> modes = st.modes();
         double[] med = new double[modes.size()];
         for (int i = 0; i < med.length; i++) {
@@ -387,20 +387,39 @@ final class DemoCommand implements Callable<Integer> {
                 rec.put("speedup", r.speedup());
                 rec.put("loss_max_rel_diff", diff);
                 rec.put("iters", iters);
+                rec.put("init_s", r.initSeconds());
+                rec.put("start_to_first_step_s", r.secondsToFirstStep());
+                rec.put("gemms_untuned", r.untunedGemms());
                 rf.add(rec);
             }
             rf.write(results.get());
             w.println("wrote " + results.get());
         }
         if (tracePng.isPresent()) {
-            ChromeTrace.write(r.trace(), trace);
-            TimelineChart.write(r.trace(), tracePng.get(), TRACE_PNG_WIDTH);
-            w.println("wrote the traced overlap step of all " + (long) replicas * ranks + " ranks"
-                    + (replicas > 1 ? " (" + replicas + " replicas, process = world rank)" : "") + " to " + trace
-                    + " (Chrome trace: open it in ui.perfetto.dev) and " + tracePng.get());
-            w.flush();
+            Path png = tracePng.get();
+            writeTrace(r.trace(), trace, png, "the traced overlap step of all " + (long) replicas * ranks + " ranks"
+                            + (replicas > 1 ? " (" + replicas + " replicas, process = world rank)" : ""), w,
+                    spec.commandLine().getErr(), () -> TimelineChart.write(r.trace(), png, TRACE_PNG_WIDTH));
         }
         return agree && replicasAgree && tracks ? 0 : 1;
+    }
+
+    /**
+     * Writes {@code t} to {@code json}, then its PNG timeline with {@code drawPng}: the trace first, so that a PNG
+     * that cannot be drawn costs only the picture, a warning on {@code err} (the trace has every span it shows).
+     * Returns whether the PNG was written.
+     */
+    static boolean writeTrace(StepTrace t, Path json, Path png, String what, PrintWriter out, PrintWriter err,
+                              PngOutput.Drawing drawPng) throws java.io.IOException {
+        ChromeTrace.write(t, json);
+        out.println("wrote " + what + " to " + json + " (Chrome trace: open it in ui.perfetto.dev)");
+        out.flush();
+        boolean drawn = PngOutput.write("ubuf demo", png, err, drawPng);
+        if (drawn) {
+            out.println("wrote its PNG timeline to " + png);
+            out.flush();
+        }
+        return drawn;
     }
 
     private int simulate(UbConfig cfg, int ranks, long h, long f, long m, Activation act, Optional<Path> results) {

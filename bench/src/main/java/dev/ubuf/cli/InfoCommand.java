@@ -11,6 +11,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import java.util.concurrent.Callable;
+import java.util.function.Function;
 
 /** Prints devices, links, versions and sharing support; exits 2 on a machine without a usable GPU. */
 @Command(name = "info", mixinStandardHelpOptions = true, version = UbufCli.VERSION, description = "Devices, SMs, copy engines, P2P/NVLink matrix, driver/cuBLASLt/NCCL versions,"
@@ -22,11 +23,22 @@ final class InfoCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print the report as JSON.")
     boolean json;
 
+    /** Where the report comes from: this machine, or (tests) a made-up one. */
+    private final Function<UbufEnvironment, SystemReport> reports;
+
+    InfoCommand() {
+        this(SystemReport::gather);
+    }
+
+    InfoCommand(Function<UbufEnvironment, SystemReport> reports) {
+        this.reports = reports;
+    }
+
     @Override
     public Integer call() throws Exception {
         SystemReport r;
         try {
-            r = SystemReport.gather(UbufEnvironment.fromSystem());
+            r = reports.apply(UbufEnvironment.fromSystem());
         } catch (CudaUnavailableException e) {
             spec.commandLine().getErr().println("ubuf info: no usable GPU on this machine: " + e.getMessage());
             return 2;

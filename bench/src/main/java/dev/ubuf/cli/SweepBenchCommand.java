@@ -7,9 +7,6 @@ import dev.ubuf.op.Collective;
 import dev.ubuf.op.MethodRegistry;
 import dev.ubuf.op.OverlapShape;
 import dev.ubuf.op.PlannerSettings;
-import me.tongfei.progressbar.ProgressBar;
-import me.tongfei.progressbar.ProgressBarBuilder;
-import me.tongfei.progressbar.ProgressBarStyle;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -45,7 +42,8 @@ final class SweepBenchCommand implements Callable<Integer> {
     @Option(names = "--list-shapes", description = "Print the sweep's shapes as ag:M,K,N / rs:M,K,N words (what the"
             + " PyTorch baseline's --shapes takes) and exit, without a GPU.")
     boolean listShapes;
-    @Option(names = "--chart", paramLabel = "PNG", description = "Also draw the chart into this PNG file (needs --out). Default: none.")
+    @Option(names = "--chart", paramLabel = "PNG", description = "Also draw the chart into this PNG file (needs"
+            + " --out), after the results file is written: one that cannot be drawn is a warning. Default: none.")
     Path chart;
 
     @Override
@@ -67,16 +65,18 @@ final class SweepBenchCommand implements Callable<Integer> {
         var out = common.out.checkWritable();
         UbufEnvironment env = UbufEnvironment.fromSystem();
         PlannerSettings planner = PlannerSettings.from(System.getenv());
-        try (ProgressBar bar = new ProgressBarBuilder().setTaskName("sweep").setInitialMax(shapes.size())
-                .setStyle(ProgressBarStyle.ASCII).setConsumer(new me.tongfei.progressbar.ConsoleProgressBarConsumer(
-                        System.err)).build()) {
+        try (Progress bar = Progress.of("sweep", shapes.size())) {
             new OverlapBench(new OverlapBench.Settings(common.tp, shapes, variants, common.warmup, common.iters,
                     common.seed, common.copyEngine, common.trace, out, Map.of("sweep", true)), env, planner)
                     .run(s -> bar.step());
         }
         if (chart != null && out.isPresent()) {
-            SweepChart.write(List.of(out.get()), chart, "ubuf sweep, tp " + common.tp + ", " + common.dtype.shortName()
-                    + ": % of the honest ideal");
+            // The results file is written: a chart that cannot be drawn is a warning (ubuf bench chart redraws it).
+            if (PngOutput.write("ubuf bench sweep", chart, common.spec.commandLine().getErr(),
+                    () -> SweepChart.write(List.of(out.get()), chart, "ubuf sweep, tp " + common.tp + ", "
+                            + common.dtype.shortName() + ": % of the honest ideal"))) {
+                common.spec.commandLine().getOut().println("wrote " + chart);
+            }
         }
         return 0;
     }

@@ -5,6 +5,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
+import java.io.OutputStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.Callable;
@@ -28,14 +29,33 @@ public final class UbufCli implements Callable<Integer> {
     }
 
     public static void main(String[] args) {
-        PrintWriter out = new PrintWriter(System.out, true, StandardCharsets.UTF_8);
-        PrintWriter err = new PrintWriter(System.err, true, StandardCharsets.UTF_8);
-        System.exit(run(args, out, err));
+        System.exit(run(args, System.out, System.err, CommandLine.defaultFactory()));
+    }
+
+    /**
+     * What {@link #main} runs before it exits: {@code ubuf ARGS} writing to {@code stdout} and {@code stderr}, both
+     * flushed before this returns or throws. System.exit flushes nothing, and the writers' autoflush covers println
+     * and printf only: a command that ends with print (info's report) would leave a redirected stdout empty.
+     */
+    static int run(String[] args, OutputStream stdout, OutputStream stderr, CommandLine.IFactory commands) {
+        PrintWriter out = new PrintWriter(stdout, true, StandardCharsets.UTF_8);
+        PrintWriter err = new PrintWriter(stderr, true, StandardCharsets.UTF_8);
+        try {
+            return run(args, out, err, commands);
+        } finally {
+            out.flush();
+            err.flush();
+        }
     }
 
     /** Runs {@code ubuf ARGS} with its output on {@code out} and {@code err}; returns the exit code. */
     public static int run(String[] args, PrintWriter out, PrintWriter err) {
-        CommandLine cli = new CommandLine(new UbufCli());
+        return run(args, out, err, CommandLine.defaultFactory());
+    }
+
+    /** As {@link #run(String[], PrintWriter, PrintWriter)}, the command objects made by {@code commands}. */
+    static int run(String[] args, PrintWriter out, PrintWriter err, CommandLine.IFactory commands) {
+        CommandLine cli = new CommandLine(new UbufCli(), commands);
         CliErrors errors = new CliErrors();
         cli.setOut(out);
         cli.setErr(err);

@@ -1,12 +1,21 @@
 package dev.ubuf.cli;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ubuf.bench.ChildJvm;
 import dev.ubuf.cuda.Cuda;
+import dev.ubuf.trace.RankTrace;
+import dev.ubuf.trace.Span;
+import dev.ubuf.trace.SpanKind;
+import dev.ubuf.trace.StepTrace;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -192,6 +201,57 @@ class DemoCommandTest {
         assertEquals(2, r.exitCode(), r::toString);
         assertTrue(r.err().contains("--num-replicas") && r.err().contains("no GPU is visible"), r::toString);
         assertEquals(List.of(), Files.list(dir).toList(), "the checks leave nothing behind");
+    }
+
+    @Test
+    void aTimelineThatCannotBeDrawnIsAWarningAfterTheTraceIsWritten(@TempDir Path dir) throws Exception {
+        StepTrace t = new StepTrace("step", Map.of("tp", 2), List.of(new RankTrace(0, List.of("caller"),
+                List.of(new Span("caller", "gemm", SpanKind.GEMM, 1, 5, null)))));
+        Path json = dir.resolve("step.json");
+        Path png = dir.resolve("step.png");
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        // What AWT threw on GPU nodes without fontconfig.
+        boolean drawn = DemoCommand.writeTrace(t, json, png, "the traced step", new PrintWriter(out),
+                new PrintWriter(err), () -> {
+                    throw new RuntimeException("Fontconfig head is null, check your fonts or fonts configuration");
+                });
+        String all = "--- stdout\n" + out + "\n--- stderr\n" + err;
+        assertTrue(!drawn && !Files.exists(png), all);
+        assertEquals(1, new ObjectMapper().readTree(json.toFile()).path("traceEvents").findValues("ph").stream()
+                .filter(p -> p.asText().equals("X")).count(), all);
+        assertTrue(out.toString().contains("wrote the traced step to " + json), all);
+        assertTrue(err.toString().startsWith("ubuf demo: warning: could not draw " + png + ": ")
+                && err.toString().contains("Fontconfig head is null"), all);
+    }
+
+    @Test
+    void theTraceAndItsTimelineAreBothWritten(@TempDir Path dir) throws Exception {
+        StepTrace t = new StepTrace("step", Map.of("tp", 2), List.of(new RankTrace(0, List.of("caller"),
+                List.of(new Span("caller", "gemm", SpanKind.GEMM, 1, 5, null)))));
+        Path json = dir.resolve("step.json");
+        Path png = dir.resolve("step.png");
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        assertTrue(DemoCommand.writeTrace(t, json, png, "the traced step", new PrintWriter(out), new PrintWriter(err),
+                () -> dev.ubuf.bench.TimelineChart.write(t, png, DemoCommand.TRACE_PNG_WIDTH)), err::toString);
+        assertTrue(Files.size(json) > 0 && Files.size(png) > 1000, out::toString);
+        assertEquals("", err.toString());
+        assertTrue(out.toString().contains("wrote its PNG timeline to " + png), out::toString);
+    }
+
+    @Test
+    void throughPipesTheSimulationPrintsWholeLinesAndNoProgressBar() {
+        // With a GPU `ubuf demo` trains a Llama-sized block instead (DemoGpuTest reads its output).
+        assumeTrue(gpus() == 0, "a GPU is visible: the demo runs its GPU path, not the simulation");
+        ChildJvm r = ChildJvm.run(Map.of(), List.of(), UbufCli.class, "demo");
+        assertEquals(0, r.exitCode(), r::toString);
+        assertTrue(r.out().startsWith("SIMULATION") && r.out().endsWith("paths match on every rank\n"),
+                r::toString);
+        for (String s : List.of(r.out(), r.err())) {
+            assertTrue(s.indexOf('\r') < 0 && s.indexOf('\u001b') < 0, () -> "a progress bar's redraws: " + r);
+        }
+        assertEquals("", r.err(), r::toString);
     }
 
     private static int gpus() {

@@ -152,6 +152,10 @@ record LayerScenario(Block block, String overlap, DType dtype, int hidden, int f
              TpLayer b = make(off)) {
             assertTrue(on.choice(fprop()).overlapped(), fprop() + " must be overlapped under '" + overlap + "'");
             assertTrue(!off.choice(fprop()).overlapped(), fprop() + " must run NCCL with overlap off");
+            // Initialisation: every op made and every GEMM of a step at the maximum token count tuned, collectively.
+            on.initialize(List.of(a), s);
+            off.initialize(List.of(b), s);
+            int untunedAfterInit = comm.gemmTuner().untunedCount();
             a.initialize(seed, s);
             b.initialize(seed, s);
             List<Parameter> pa = a.parameters();
@@ -195,6 +199,10 @@ record LayerScenario(Block block, String overlap, DType dtype, int hidden, int f
                 }
                 if (on.fp8()) {
                     checkFp8Step(on, off, s, where);
+                }
+                if (round == 0) {
+                    assertEquals(untunedAfterInit, comm.gemmTuner().untunedCount(), "a step at the maximum token "
+                            + "count ran a GEMM the initialisation did not tune, " + where);
                 }
                 if (round == 0 && dtype == DType.FP32 && !on.fp8() && a instanceof LayerNormMLP mlp) {
                     new MlpReference(ctx, s, boot, mlp, tokens, hidden, ffn).check(xs, dys, ysa, dxsa, where);

@@ -40,7 +40,10 @@ public final class TpCommunicator implements AutoCloseable {
         this.bootstrap = bootstrap;
         this.context = context;
         this.env = env;
-        this.gemmTuner = new GemmTuner(GemmTuning.from(env));
+        // A rank's exit must not hang on a GPU that waits for a peer: SIGTERM ends it within seconds.
+        dev.ubuf.posix.BoundedExit.install();
+        // The ranks' GPUs wait on each other: GEMMs are timed only while none does (tuneGemms).
+        this.gemmTuner = new GemmTuner(GemmTuning.from(env), GemmTuner.Policy.AT_INITIALISATION);
         context.makeCurrent();
         long pid = ProcessHandle.current().pid();
         byte[] uuid = deviceUuid(context);
@@ -156,6 +159,37 @@ public final class TpCommunicator implements AutoCloseable {
      */
     public GemmTuner gemmTuner() {
         return gemmTuner;
+    }
+
+    /**
+     * Initialisation of GEMMs (collective: every rank calls it, in the same order, with the same kind of pass): runs
+     * {@code pass}, which enqueues GEMMs on {@code stream} that wait on no peer (an op's GEMMs alone, a layer's step
+     * with its collectives off), with GEMM tuning allowed; waits for the stream; then the ranks agree on every GEMM
+     * algorithm timed in the pass (the lowest rank's), which every later GEMM of that kind runs on every rank. Call it
+     * only while no stream of this rank waits on a peer (before the first step, or after the streams drained): the
+     * barrier at its start makes sure every rank has issued all its earlier work, so none of it waits on a pass.
+     *
+     * @return the number of GEMM kinds the ranks settled
+     */
+    public int tuneGemms(CudaStream stream, Runnable pass) {
+        requireHealthy("GEMM tuning");
+        context.makeCurrent();
+        await(stream, () -> "the work before GEMM tuning");
+        bootstrap.barrier();
+        try (GemmTuner.Window window = gemmTuner.openWindow()) {
+            pass.run();
+            context.makeCurrent();
+            await(stream, () -> "the GEMM tuning pass");
+            byte[] mine = String.join("\n", window.choices()).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            List<List<String>> byRank = new ArrayList<>();
+            for (byte[] b : bootstrap.allGather(mine)) {
+                String text = new String(b, java.nio.charset.StandardCharsets.UTF_8);
+                byRank.add(text.isEmpty() ? List.of() : List.of(text.split("\n")));
+            }
+            List<String> agreed = GemmTuner.agree(byRank);
+            window.settle(agreed);
+            return agreed.size();
+        }
     }
 
     public int deviceOfRank(int r) {

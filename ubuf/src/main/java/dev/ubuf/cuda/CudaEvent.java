@@ -29,6 +29,16 @@ public final class CudaEvent implements AutoCloseable {
         Cuda.check(JCudaDriver.cuEventRecord(handle(), stream.handle()), "cuEventRecord");
     }
 
+    /** Whether the work before the last record has completed; never waits. */
+    public boolean isComplete() {
+        int rc = Cuda.returnCode(() -> JCudaDriver.cuEventQuery(handle()));
+        if (rc == jcuda.driver.CUresult.CUDA_ERROR_NOT_READY) {
+            return false;
+        }
+        Cuda.check(rc, "cuEventQuery");
+        return true;
+    }
+
     public void synchronize() {
         Cuda.check(JCudaDriver.cuEventSynchronize(handle()), "cuEventSynchronize");
     }

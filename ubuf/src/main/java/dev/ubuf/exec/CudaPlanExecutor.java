@@ -213,10 +213,15 @@ public final class CudaPlanExecutor implements AutoCloseable {
                     + "CUDA graph, but this op signals with host sequence numbers that a replay would repeat; create it"
                     + " with ExecutionSettings.withGraphSafe(true)");
         }
+        if (atomic != null && doneRecorded && done.isComplete()) {
+            // An expired arrival wait of the last call ends the kernel early with D incomplete: say so now, naming the
+            // chunk and counter, rather than let a caller that never awaits the op go on (a benchmark's loop).
+            checkKernelErrors();
+        }
         if (!capturing) {
-            // Every GEMM's algorithm is chosen (tuned) before any step of this call is enqueued: tuning waits for a
-            // stream of its own, which could otherwise sit behind this call's waits on peers in a shared hardware
-            // queue while the peers wait for us (a deadlock across GPUs).
+            // Every GEMM's algorithm is chosen before any step of this call is enqueued. A communicator's GEMMs are
+            // tuned only at initialisation (TpCommunicator.tuneGemms): timing waits for the GPU, which could sit
+            // behind this call's waits on peers while the peers wait for us (a deadlock across GPUs).
             for (PlanStep step : plan.steps()) {
                 if (step instanceof PlanStep.Gemm g) {
                     gemms[g.stream()].prepare(view(g.a(), b), view(g.b(), b), view(g.c(), b),

@@ -356,9 +356,27 @@ public final class GemmRunner implements AutoCloseable {
             throw new IllegalArgumentException("amax_d is computed only for an fp8 output; this GEMM writes "
                     + spec.cType().shortName() + " (pass 0, and take the amax of the output with Fp8Kernels.amax)");
         }
+        checkScalePointer("scale_a", scales.scaleA());
+        checkScalePointer("scale_b", scales.scaleB());
+        checkScalePointer("scale_d", scales.scaleD());
+        checkScalePointer("amax_d", scales.amaxD());
         if (spec.hasFp8Output() && beta != 0f) {
             throw new IllegalArgumentException("an fp8 output cannot be accumulated into (beta must be 0, got " + beta
                     + "): write bf16 or fp32 to accumulate");
+        }
+    }
+
+    /**
+     * How cuBLASLt wants an FP8 GEMM's scale and amax pointers aligned: every matmul of the FP8 layers failed with
+     * CUBLAS_STATUS_NOT_SUPPORTED on H100 (cuBLASLt 13.1, 2026-11-26) when their scales sat 4 bytes apart in one
+     * table; {@code Fp8ScalePointerGpuTest} checks this rule against the library at several offsets.
+     */
+    public static final int FP8_SCALE_ALIGNMENT = 16;
+
+    private static void checkScalePointer(String name, long address) {
+        if (address != 0 && Long.remainderUnsigned(address, FP8_SCALE_ALIGNMENT) != 0) {
+            throw new IllegalArgumentException("an fp8 GEMM needs its " + name + " pointer " + FP8_SCALE_ALIGNMENT
+                    + "-byte aligned (cuBLASLt refuses others), got 0x" + Long.toHexString(address));
         }
     }
 

@@ -4,22 +4,34 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Chooses each GEMM's algorithm among cuBLASLt's heuristic candidates. With tuning on, the first GEMM of a kind
- * (shape, types, transposes, leading dimensions, SM budget, TF32, accumulation, pointer alignments; see
- * {@link MatmulPlan.Key}) times every candidate once and keeps the fastest; the choice is remembered in memory and,
- * per device model and cuBLASLt version, in a file (see {@link TuningFile}), so later runners, processes and runs reuse
- * it without timing. With tuning off, or where timing is impossible (a stream capturing a graph), the heuristic's
- * first candidate is used, as cuBLASLt recommends.
+ * Chooses each GEMM's algorithm among cuBLASLt's heuristic candidates. With tuning on, a GEMM kind (shape, types,
+ * transposes, leading dimensions, SM budget, TF32, accumulation, pointer alignments; see {@link MatmulPlan.Key}) is
+ * timed once, every candidate on a private stream, and the fastest kept; the choice is remembered in memory and, per
+ * device model and cuBLASLt version, in a file (see {@link TuningFile}), so later runners, processes and runs reuse it
+ * without timing. With tuning off, or where timing is impossible (a stream capturing a graph), the heuristic's first
+ * candidate is used, as cuBLASLt recommends.
+ *
+ * <p>When a kind may be timed is the tuner's {@link Policy}. Timing waits for the GPU, and a GPU whose streams wait on
+ * a peer's flags (an overlapped op in flight) may not run the timing until that peer moves, while the peer waits for
+ * this rank's host: two ranks tuning inside a step deadlocked the demo at tp 4. So a tensor-parallel domain's tuner
+ * ({@link Policy#AT_INITIALISATION}) times only inside a {@link Window}, which the domain opens collectively while no
+ * stream waits on a peer (see {@code TpCommunicator.tuneGemms}); outside one, a kind it has not seen runs the
+ * heuristic's first choice untimed and says so once. The choices made in a window stay provisional until
+ * {@link Window#settle} (the ranks agree on them first), so every rank runs the same algorithms.
  *
  * <p>A remembered choice is used only when cuBLASLt proposes that very algorithm again; otherwise (a different
- * candidate list) the GEMM is timed again and the entry replaced.
+ * candidate list) the kind is treated as not tuned.
  *
  * <p>Thread-safe; one tuner serves every {@link Gemm} of a communicator. Reads its file on the first GEMM that misses
  * its memory, not when created.
@@ -40,14 +52,36 @@ public final class GemmTuner {
         double[] time(int candidates);
     }
 
+    /** When a GEMM kind may be timed. */
+    public enum Policy {
+        /** At its first use: for GEMMs whose GPU nothing else waits on (one GPU, no peers), e.g. a GEMM benchmark. */
+        ON_FIRST_USE,
+        /** Only inside a {@link Window}: a tensor-parallel domain's GEMMs, whose GPUs may wait on each other. */
+        AT_INITIALISATION
+    }
+
     private final GemmTuning settings;
+    private final Policy policy;
     private final Map<TuningFile.Entry, TunedAlgorithm> memory = new ConcurrentHashMap<>();
+    private final Set<TuningFile.Entry> reportedUntuned = ConcurrentHashMap.newKeySet();
     private final AtomicInteger timed = new AtomicInteger();
     private final AtomicInteger reused = new AtomicInteger();
+    private final AtomicInteger untuned = new AtomicInteger();
     private final AtomicBoolean warnedAboutFile = new AtomicBoolean();
+    private final AtomicReference<Window> window = new AtomicReference<>();
 
+    /** A tuner that times each kind at its first use ({@link Policy#ON_FIRST_USE}). */
     public GemmTuner(GemmTuning settings) {
-        this.settings = settings;
+        this(settings, Policy.ON_FIRST_USE);
+    }
+
+    public GemmTuner(GemmTuning settings, Policy policy) {
+        this.settings = Objects.requireNonNull(settings, "settings");
+        this.policy = Objects.requireNonNull(policy, "policy");
+    }
+
+    public Policy policy() {
+        return policy;
     }
 
     /** A tuner that never times: every GEMM takes the heuristic's first candidate. */
@@ -67,6 +101,89 @@ public final class GemmTuner {
     /** GEMM kinds whose remembered choice (from memory or the file) this tuner has used so far. */
     public int reusedCount() {
         return reused.get();
+    }
+
+    /**
+     * GEMM kinds that ran the heuristic's first choice untimed because they were first seen outside a window (only
+     * under {@link Policy#AT_INITIALISATION}, with tuning on): each is a GEMM the initialisation did not cover.
+     */
+    public int untunedCount() {
+        return untuned.get();
+    }
+
+    /**
+     * Opens the window in which this tuner may time GEMMs (one at a time). Open it only while no stream of this GPU
+     * waits on a peer, and run the GEMMs to tune inside it; their choices are provisional (each GEMM of the kind asks
+     * again and gets the same answer, untimed) until {@link Window#settle}, or until the window closes.
+     *
+     * @throws IllegalStateException when a window is already open
+     */
+    public Window openWindow() {
+        Window w = new Window();
+        if (!window.compareAndSet(null, w)) {
+            throw new IllegalStateException("a GEMM tuning window is already open on this tuner");
+        }
+        return w;
+    }
+
+    /**
+     * The GEMM kinds timed in one window of a tuner. Closing it without {@link #settle} keeps the window's own
+     * choices (a window of one rank alone); a domain settles the choices its ranks agreed on instead.
+     */
+    public final class Window implements AutoCloseable {
+        private final Map<TuningFile.Entry, TunedAlgorithm> chosen = new ConcurrentHashMap<>();
+        private boolean done;
+
+        private Window() {
+        }
+
+        /** The choices made in this window so far, as tuning-file lines (device, GEMM, algorithm, times). */
+        public List<String> choices() {
+            return chosen.entrySet().stream().map(e -> TuningFile.formatLine(e.getKey(), e.getValue())).sorted()
+                    .toList();
+        }
+
+        /**
+         * Keeps {@code agreed} (tuning-file lines, e.g. {@link #agree} of every rank's {@link #choices}) in memory and
+         * in the file, in place of this window's own choices, and closes the window.
+         */
+        public void settle(List<String> agreed) {
+            Map<TuningFile.Entry, TunedAlgorithm> keep = new LinkedHashMap<>();
+            for (String line : agreed) {
+                TuningFile.parseLine(line).forEach(keep::put);
+            }
+            finish(keep);
+        }
+
+        private void finish(Map<TuningFile.Entry, TunedAlgorithm> keep) {
+            if (done) {
+                return;
+            }
+            done = true;
+            window.compareAndSet(this, null);
+            keep.forEach(memory::put);
+            timed.addAndGet(keep.size());
+            keep.forEach((entry, tuned) -> save(entry.device(), entry, tuned));
+        }
+
+        @Override
+        public void close() {
+            finish(chosen);
+        }
+    }
+
+    /**
+     * The choices the ranks of a domain agree on, from each rank's {@link Window#choices()} in rank order: for every
+     * GEMM kind, the lowest rank's choice, so every rank runs the same algorithm.
+     */
+    public static List<String> agree(List<List<String>> choicesByRank) {
+        Map<String, String> byKind = new LinkedHashMap<>();
+        for (List<String> lines : choicesByRank) {
+            for (String line : lines) {
+                byKind.putIfAbsent(TuningFile.kindOf(line), line);
+            }
+        }
+        return List.copyOf(byKind.values());
     }
 
     /**
@@ -93,11 +210,34 @@ public final class GemmTuner {
                 return new Choice(index, true);
             }
             LOG.log(System.Logger.Level.DEBUG, () -> "ubuf: the tuned algorithm for " + TuningFile.formatKey(key)
-                    + " is no longer among cuBLASLt's candidates; timing again");
+                    + " is no longer among cuBLASLt's candidates");
+        }
+        Window open = window.get();
+        if (open != null) {
+            TunedAlgorithm provisional = open.chosen.get(entry);
+            int index = provisional == null ? -1 : indexOf(algos, provisional.algo());
+            if (index >= 0) {
+                return new Choice(index, false);
+            }
+        } else if (policy == Policy.AT_INITIALISATION) {
+            untuned.incrementAndGet();
+            if (reportedUntuned.add(entry)) {
+                LOG.log(reportedUntuned.size() == 1 ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG,
+                        () -> "ubuf: GEMM " + TuningFile.formatKey(key) + " was not tuned at initialisation: it runs "
+                                + "cuBLASLt's first choice, untimed (timing it now could deadlock with peers waiting "
+                                + "on this GPU). Initialise the layers (TpContext.initialize) or the op "
+                                + "(TpCommunicator.tuneGemms) with the shapes the steps use to tune it.");
+            }
+            return Choice.FIRST;
         }
         double[] millis = timer.time(algos.size());
         if (millis == null) {
             return new Choice(0, false);
+        }
+        if (open != null) {
+            int best = best(key, algos, millis, MARGIN);
+            open.chosen.put(entry, tuned(algos, millis, best));
+            return new Choice(best, false);
         }
         return new Choice(remember(device, key, algos, millis, MARGIN), true);
     }
@@ -148,8 +288,8 @@ public final class GemmTuner {
         }
     }
 
-    private int remember(TuningDevice device, MatmulPlan.Key key, List<MemorySegment> algos, double[] millis,
-                         double margin) {
+    /** The index to keep among {@code millis} (see {@link #fastest(double[], double)}). */
+    private static int best(MatmulPlan.Key key, List<MemorySegment> algos, double[] millis, double margin) {
         if (millis.length != algos.size()) {
             throw new IllegalStateException("timed " + millis.length + " of " + algos.size() + " candidates");
         }
@@ -159,9 +299,18 @@ public final class GemmTuner {
                     + TuningFile.formatKey(key) + " ran when timed; set UB_GEMM_TUNING=0 to run its first choice "
                     + "untimed");
         }
+        return best;
+    }
+
+    private static TunedAlgorithm tuned(List<MemorySegment> algos, double[] millis, int best) {
+        return new TunedAlgorithm(TunedAlgorithm.hex(bytes(algos.get(best))), best, millis[best], millis[0]);
+    }
+
+    private int remember(TuningDevice device, MatmulPlan.Key key, List<MemorySegment> algos, double[] millis,
+                         double margin) {
+        int best = best(key, algos, millis, margin);
         TuningFile.Entry entry = new TuningFile.Entry(device, key);
-        TunedAlgorithm tuned = new TunedAlgorithm(TunedAlgorithm.hex(bytes(algos.get(best))), best, millis[best],
-                millis[0]);
+        TunedAlgorithm tuned = tuned(algos, millis, best);
         memory.put(entry, tuned);
         timed.incrementAndGet();
         LOG.log(System.Logger.Level.DEBUG, () -> "ubuf: tuned " + TuningFile.formatKey(key) + ": candidate " + best
@@ -255,6 +404,7 @@ public final class GemmTuner {
 
     @Override
     public String toString() {
-        return "GemmTuner[" + (settings.enabled() ? "on" : "off") + ", timed " + timed + ", reused " + reused + "]";
+        return "GemmTuner[" + (settings.enabled() ? "on" : "off") + ", " + policy + ", timed " + timed + ", reused "
+                + reused + ", untuned " + untuned + "]";
     }
 }

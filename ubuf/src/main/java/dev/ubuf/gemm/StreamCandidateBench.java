@@ -3,9 +3,9 @@ package dev.ubuf.gemm;
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaEvent;
 import dev.ubuf.cuda.CudaStream;
-import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.StreamOrderedBuffer;
 import dev.ubuf.cuda.StreamPriority;
+import java.time.Duration;
 import java.util.Arrays;
 
 /**
@@ -29,6 +29,11 @@ import java.util.Arrays;
 final class StreamCandidateBench implements CandidateBench {
     static final int WARMUPS = 2;
     static final int ROUNDS = 7;
+    /**
+     * How long timing may wait for the GPU. Far beyond any GEMM's candidates; reached only when the private stream sits
+     * behind work that waits on a peer (timing inside a step), which must end in an error, not a hang.
+     */
+    static final Duration DEADLINE = Duration.ofSeconds(60);
 
     private final CudaContext context;
     private final CudaStream caller;
@@ -47,7 +52,8 @@ final class StreamCandidateBench implements CandidateBench {
         double[][] runs = new double[count][ROUNDS];
         try (CudaStream s = context.createStream(StreamPriority.NORMAL);
              CudaStream releaser = context.createStream(StreamPriority.HIGH);
-             DeviceBuffer hold = context.allocate(Integer.BYTES);
+             // Stream-ordered, like the scratch: freeing them never waits for the whole device.
+             StreamOrderedBuffer hold = releaser.allocate(Integer.BYTES);
              StreamOrderedBuffer scratch = s.allocate(CandidateScratch.bytes(workspaceBytes, cBytes));
              CudaEvent start = context.createEvent(true);
              CudaEvent stop = context.createEvent(true)) {
@@ -56,7 +62,7 @@ final class StreamCandidateBench implements CandidateBench {
             long c = layout.c();
             s.fill8(c, (byte) 0, cBytes);
             releaser.fill32(hold.address(), 0, 1);
-            releaser.synchronize();
+            finish(releaser, "the set-up");
             int held = 0;
             for (int w = 0; w < WARMUPS; w++) {
                 for (int i = 0; i < count; i++) {
@@ -64,7 +70,7 @@ final class StreamCandidateBench implements CandidateBench {
                 }
             }
             // A candidate that breaks the context shows here, as a CudaFatalException: nothing to recover.
-            s.synchronize();
+            finish(s, "the warm-up runs");
             for (int round = 0; round < ROUNDS; round++) {
                 for (int i = 0; i < count; i++) {
                     if (failures[i] != null) {
@@ -79,14 +85,14 @@ final class StreamCandidateBench implements CandidateBench {
                     } finally {
                         releaser.writeValue32(hold.address(), v);
                     }
-                    stop.synchronize();
+                    finish(s, "a timed run"); // its last work is the stop event
                     if (failures[i] == null) {
                         runs[i][round] = stop.elapsedMillisSince(start);
                     }
                 }
             }
-            s.synchronize();
-            releaser.synchronize();
+            finish(s, "the last run");
+            finish(releaser, "the last release");
         }
         double[] best = new double[count];
         GemmException first = null;
@@ -105,6 +111,14 @@ final class StreamCandidateBench implements CandidateBench {
                     + "(the first failure is the cause); set UB_GEMM_TUNING=0 to run its first choice untimed", first);
         }
         return best;
+    }
+
+    private static void finish(CudaStream stream, String what) {
+        if (!stream.synchronize(DEADLINE)) {
+            throw new GemmException("timing cuBLASLt's candidates: " + what + " did not finish within "
+                    + DEADLINE.toSeconds() + " s; a stream of this GPU probably waits on a peer (GEMMs are tuned only "
+                    + "while none does: TpCommunicator.tuneGemms)");
+        }
     }
 
     /** {@code runs} launches of candidate {@code i}; a cuBLASLt refusal marks it failed instead of ending tuning. */

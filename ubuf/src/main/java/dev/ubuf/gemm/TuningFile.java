@@ -66,14 +66,7 @@ final class TuningFile {
                 continue;
             }
             try {
-                String[] f = line.split("\t", -1);
-                if (f.length != 8) {
-                    throw new IllegalArgumentException("expected 8 tab-separated fields, got " + f.length);
-                }
-                Entry entry = new Entry(new TuningDevice(f[0], Integer.parseInt(f[1]), Long.parseLong(f[2])),
-                        parseKey(f[3]));
-                entries.put(entry, new TunedAlgorithm(f[4], Integer.parseInt(f[5]), Double.parseDouble(f[6]),
-                        Double.parseDouble(f[7])));
+                parseLine(line).forEach(entries::put);
             } catch (IllegalArgumentException e) { // NumberFormatException included
                 throw corrupt(file, i + 1, e.getMessage(), e);
             }
@@ -126,6 +119,28 @@ final class TuningFile {
             }
             LockSupport.parkNanos(Duration.ofMillis(10).toNanos());
         }
+    }
+
+    /** One line of the file (see {@link #formatLine}) as its entry and algorithm, in a map of one. */
+    static Map<Entry, TunedAlgorithm> parseLine(String line) {
+        String[] f = fields(line);
+        Entry entry = new Entry(new TuningDevice(f[0], Integer.parseInt(f[1]), Long.parseLong(f[2])), parseKey(f[3]));
+        return Map.of(entry, new TunedAlgorithm(f[4], Integer.parseInt(f[5]), Double.parseDouble(f[6]),
+                Double.parseDouble(f[7])));
+    }
+
+    /** What a line is about (device, cuBLASLt version and GEMM), without its choice: lines of one kind share it. */
+    static String kindOf(String line) {
+        String[] f = fields(line);
+        return String.join("\t", f[0], f[1], f[2], f[3]);
+    }
+
+    private static String[] fields(String line) {
+        String[] f = line.split("\t", -1);
+        if (f.length != 8) {
+            throw new IllegalArgumentException("expected 8 tab-separated fields, got " + f.length);
+        }
+        return f;
     }
 
     static String formatLine(Entry entry, TunedAlgorithm a) {

@@ -80,6 +80,11 @@ public final class NcclReferenceOp implements OverlapOp {
     }
 
     @Override
+    public TpCommunicator communicator() {
+        return comm;
+    }
+
+    @Override
     public String methodName() {
         return "nccl";
     }

@@ -49,6 +49,19 @@ public sealed interface OverlapOp extends AutoCloseable permits PlanOp, NcclRefe
      */
     void forwardGemmsOnly(OperandBindings operands, CudaStream stream);
 
+    /**
+     * Initialisation (collective): tunes the GEMMs this op runs for {@code operands} (their shapes, views and SM
+     * budgets), running them alone with no communication, and has the ranks agree on each algorithm
+     * ({@link TpCommunicator#tuneGemms}). Call it before the first {@link #forward} with bindings of this kind, while
+     * no stream of this rank waits on a peer; afterwards a call never times a GEMM. Leaves the output as scratch.
+     */
+    default void tuneGemms(OperandBindings operands, CudaStream stream) {
+        communicator().tuneGemms(stream, () -> forwardGemmsOnly(operands, stream));
+    }
+
+    /** The domain this op belongs to. */
+    TpCommunicator communicator();
+
     /** Waits for {@code stream} with the UB_TIMEOUT deadline; a dead peer is reported, not waited for. */
     void await(CudaStream stream);
 

@@ -91,6 +91,11 @@ public final class PlanOp implements OverlapOp {
     }
 
     @Override
+    public TpCommunicator communicator() {
+        return comm;
+    }
+
+    @Override
     public String methodName() {
         return schedule.method().name();
     }

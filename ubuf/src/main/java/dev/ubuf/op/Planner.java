@@ -139,6 +139,10 @@ public final class Planner {
                 ops.add(op);
                 work.put(c.label(), () -> op.forward(operands.bindings(), s));
             }
+            // Each candidate's GEMMs tuned now, alone, so no measured call times a GEMM while its peers wait.
+            for (OverlapOp op : ops) {
+                op.tuneGemms(operands.bindings(), s);
+            }
             InterleavedTimer.Result r = timer.time(work, 3, settings.iters(), shape.key().hashCode());
             Map<String, Double> medians = new LinkedHashMap<>();
             r.stats().forEach((k, v) -> medians.put(k, v.getPercentile(50)));

@@ -110,6 +110,38 @@ class Fp8GemmRunnerTest {
     }
 
     @Test
+    void scalePointersOffSixteenBytesAreRefusedBeforeCublasLt() throws Throwable {
+        GemmSpec spec = GemmSpec.fp8(FP8_E4M3, FP8_E4M3, BF16, 64, 32, 48);
+        runner.run(spec, A, B, C, 1f, 0f, AB, STREAM);
+        String call = fake.lastCall();
+        // Scales packed 4 bytes apart in one table, as the FP8 layers first kept them: cuBLASLt refused every matmul.
+        for (long[] scales : new long[][]{{SCALE_A + 4, SCALE_B}, {SCALE_A, SCALE_B + 8}}) {
+            var e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> runner.run(
+                    spec, A, B, C, 1f, 0f, Gemm.Fp8Scales.of(scales[0], scales[1]), STREAM));
+            assertTrue(e.getMessage().contains("16-byte aligned (cuBLASLt refuses others)"), e.getMessage());
+            org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> runner.prepare(
+                    spec, A, B, C, 0f, Gemm.Fp8Scales.of(scales[0], scales[1]), CandidateBench.NONE));
+        }
+        assertEquals(call, fake.lastCall(), "nothing more reached cuBLASLt");
+    }
+
+    @Test
+    void theFakeRefusesAMisalignedScaleAsCublasLtDoes() {
+        GemmSpec spec = GemmSpec.fp8(FP8_E4M3, FP8_E4M3, BF16, 64, 32, 48);
+        MatmulPlan.Key key = new MatmulPlan.Key(spec, 256, 256, 256);
+        try (MatmulPlan plan = MatmulPlan.choose(library, handle.address(), key, Gemm.Fp8Scales.of(SCALE_A + 4,
+                SCALE_B), GemmRunner.RECOMMENDED_WORKSPACE_BYTES, (d, candidates) -> GemmTuner.Choice.FIRST);
+             java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            MemorySegment one = arena.allocateFrom(java.lang.foreign.ValueLayout.JAVA_FLOAT, 1f);
+            MatmulDescriptors d = plan.descriptors();
+            GemmException e = org.junit.jupiter.api.Assertions.assertThrows(GemmException.class, () -> library.matmul(
+                    handle.address(), d.matmulDesc(), one, B, d.aLayout(), A, d.bLayout(), one, C, d.cLayout(), C,
+                    d.dLayout(), plan.algo(), WORKSPACE, GemmRunner.RECOMMENDED_WORKSPACE_BYTES, STREAM));
+            assertTrue(e.getMessage().contains("CUBLAS_STATUS_NOT_SUPPORTED"), e.getMessage());
+        }
+    }
+
+    @Test
     void gradientsInE5m2TimesE4m3KeepEachOperandsOwnTypeAndScale() {
         runner.run(GemmSpec.fp8(FP8_E5M2, FP8_E4M3, BF16, 64, 32, 48), A, B, C, 1f, 0f, AB, STREAM);
         assertTrue(fake.lastCall().contains(seen(28, 29, 14, 14, 0, SCALE_B, SCALE_A, 0, 0)), fake.lastCall());

@@ -253,4 +253,75 @@ class GemmTunerTest {
         assertEquals(null, new GemmTuning(true, null, null).fileFor(H200), "no file: memory only");
         assertNotEquals(settings.fileFor(H200), settings.fileFor(new TuningDevice("NVIDIA H200", 90, 120804)));
     }
+
+    GemmTuner domain(GemmTuning settings) {
+        return new GemmTuner(settings, GemmTuner.Policy.AT_INITIALISATION);
+    }
+
+    @Test
+    void aDomainTunerNeverTimesOutsideAWindowAndSaysSoOnce() {
+        GemmTuner tuner = domain(new GemmTuning(true, null, null));
+        try (dev.ubuf.testutil.CapturedLog log = dev.ubuf.testutil.CapturedLog.of(GemmTuner.class.getName())) {
+            assertEquals(GemmTuner.Choice.FIRST, tuner.choose(H200, KEY, candidates(1, 2, 3), NEVER));
+            assertEquals(GemmTuner.Choice.FIRST, tuner.choose(H200, KEY, candidates(1, 2, 3), NEVER));
+            assertEquals(2, tuner.untunedCount());
+            assertEquals(0, tuner.timedCount());
+            List<String> warnings = log.messages().stream().filter(m -> m.startsWith("WARNING:")).toList();
+            assertEquals(1, warnings.size(), "one warning: " + log.messages());
+            assertTrue(warnings.get(0).contains("was not tuned at initialisation"), warnings.get(0));
+        }
+    }
+
+    @Test
+    void insideAWindowAKindIsTimedOnceAndStaysProvisionalUntilTheWindowCloses() {
+        GemmTuner tuner = domain(new GemmTuning(true, null, null));
+        FixedTimer timer = new FixedTimer(3.0, 1.5, 2.0);
+        try (GemmTuner.Window w = tuner.openWindow()) {
+            assertEquals(new GemmTuner.Choice(1, false), tuner.choose(H200, KEY, candidates(1, 2, 3), timer));
+            assertEquals(new GemmTuner.Choice(1, false), tuner.choose(H200, KEY, candidates(1, 2, 3), NEVER),
+                    "asked again in the window: the same answer, untimed");
+            assertEquals(1, w.choices().size());
+            assertThrows(IllegalStateException.class, tuner::openWindow, "one window at a time");
+        }
+        assertEquals(1, timer.calls);
+        assertEquals(new GemmTuner.Choice(1, true), tuner.choose(H200, KEY, candidates(1, 2, 3), NEVER));
+        assertEquals(0, tuner.untunedCount());
+        tuner.openWindow().close(); // the window closed: another may open
+    }
+
+    @Test
+    void settlingKeepsTheAgreedChoiceNotTheRanksOwn() throws IOException {
+        Path file = dir.resolve("tuning.tsv");
+        GemmTuner rank0 = domain(new GemmTuning(true, null, null));
+        GemmTuner rank1 = domain(new GemmTuning(true, file, null));
+        List<String> mine0;
+        try (GemmTuner.Window w = rank0.openWindow()) {
+            rank0.choose(H200, KEY, candidates(1, 2, 3), new FixedTimer(3.0, 1.0, 2.0));
+            mine0 = w.choices();
+        }
+        try (GemmTuner.Window w = rank1.openWindow()) {
+            rank1.choose(H200, KEY, candidates(1, 2, 3), new FixedTimer(3.0, 2.0, 1.0));
+            List<String> agreed = GemmTuner.agree(List.of(mine0, w.choices()));
+            assertEquals(mine0, agreed, "the lowest rank's choice wins");
+            w.settle(agreed);
+        }
+        assertEquals(new GemmTuner.Choice(1, true), rank1.choose(H200, KEY, candidates(1, 2, 3), NEVER),
+                "rank 1 runs rank 0's algorithm");
+        assertEquals(new GemmTuner.Choice(1, true), domain(new GemmTuning(true, file, null))
+                .choose(H200, KEY, candidates(1, 2, 3), NEVER), "and keeps it in its file");
+    }
+
+    @Test
+    void agreementTakesEachKindFromTheLowestRankThatTunedIt() {
+        MatmulPlan.Key other = new MatmulPlan.Key(GemmSpec.of(BF16, BF16, 512, 1024, 8192, false, true),
+                256, 256, 256, false);
+        String a0 = TuningFile.formatLine(new TuningFile.Entry(H200, KEY), new TunedAlgorithm("01".repeat(64), 1,
+                1.0, 2.0));
+        String a1 = TuningFile.formatLine(new TuningFile.Entry(H200, KEY), new TunedAlgorithm("02".repeat(64), 2,
+                1.0, 2.0));
+        String b1 = TuningFile.formatLine(new TuningFile.Entry(H200, other), new TunedAlgorithm("03".repeat(64), 3,
+                1.0, 2.0));
+        assertEquals(List.of(a0, b1), GemmTuner.agree(List.of(List.of(a0), List.of(a1, b1))));
+        assertEquals(List.of(a1, b1), GemmTuner.agree(List.of(List.of(), List.of(a1, b1))));
+    }
 }

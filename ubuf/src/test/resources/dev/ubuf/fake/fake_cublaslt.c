@@ -2,7 +2,11 @@
  * proposes four algorithms whose first word is 100..103, and cublasLtMatmul records which one it was given and where
  * it wrote. Descriptors are counted, so a test can see that every one created was destroyed. Matmul descriptors keep
  * the attributes set on them (with cuBLASLt's value sizes enforced) and layouts their type, so the matmul record also
- * shows the types, transposes and FP8 scale pointers cuBLASLt would have seen; the heuristic records the same. */
+ * shows the types, transposes and FP8 scale pointers cuBLASLt would have seen; the heuristic records the same.
+ * FP8 GEMMs are refused (CUBLAS_STATUS_NOT_SUPPORTED, 15) where the real library refuses them, so a CPU test sees
+ * what the GPU would say: cuBLAS's documented FP8 requirements for cublasLtMatmul (the "TN" layout, compute type
+ * 32F, scale type 32F, not both inputs E5M2, 16-byte aligned matrices) in the heuristic and the matmul, and scale
+ * pointers off 16 bytes in the matmul only, as cuBLASLt 13.1 did on H100 (Fp8ScalePointerGpuTest). */
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -39,6 +43,19 @@ static int describe(char* out, size_t size, const Desc* d, const Layout* a, cons
                   a->type, b->type, c->type, dd->type, d->compute, d->scale, d->transa, d->transb, d->fastAccum,
                   d->ptr[17], d->ptr[18], d->ptr[20], d->ptr[21]);
 }
+
+static int is_fp8(int type) { return type == 28 || type == 29; }
+
+/* 15 when cuBLASLt would refuse this FP8 GEMM whatever its pointers; 0 otherwise (and for other GEMMs). */
+static int fp8_layout_refused(const Desc* d, const Layout* a, const Layout* b) {
+  if (!is_fp8(a->type) && !is_fp8(b->type)) return 0;
+  if (d->transa != 1 || d->transb != 0) return 15;          /* only A transposed, B not */
+  if (d->compute != 68 || d->scale != 0) return 15;         /* CUBLAS_COMPUTE_32F, CUDA_R_32F */
+  if (a->type == 29 && b->type == 29) return 15;            /* E5M2 x E5M2 */
+  return 0;
+}
+
+static int misaligned16(const void* p) { return ((uintptr_t)p & 15u) != 0; }
 
 int cublasLtCreate(void** h) { return create(h); }
 int cublasLtDestroy(void* h) { return destroy(h); }
@@ -94,6 +111,7 @@ int cublasLtMatmulAlgoGetHeuristic(void* h, void* desc, void* a, void* b, void* 
   (void)h; (void)pref;
   describe(last_heuristic, sizeof last_heuristic, (const Desc*)desc, (const Layout*)a, (const Layout*)b,
            (const Layout*)c, (const Layout*)d);
+  if (fp8_layout_refused((const Desc*)desc, (const Layout*)a, (const Layout*)b)) { *returned = 0; return 15; }
   int n = requested < 4 ? requested : 4;
   memset(results, 0, sizeof(*results) * (size_t)requested);
   for (int i = 0; i < n; i++) {
@@ -112,6 +130,15 @@ int cublasLtMatmul(void* h, void* desc, const float* alpha, const void* a, void*
   char seen[512];
   describe(seen, sizeof seen, (const Desc*)desc, (const Layout*)ad, (const Layout*)bd, (const Layout*)cd,
            (const Layout*)dd);
+  const Desc* desc_ = (const Desc*)desc;
+  const Layout* al = (const Layout*)ad;
+  const Layout* bl = (const Layout*)bd;
+  if (fp8_layout_refused(desc_, al, bl)) return 15;
+  if (is_fp8(al->type) && (misaligned16(a) || misaligned16(b) || misaligned16(d) || misaligned16(desc_->ptr[17])
+                           || misaligned16(desc_->ptr[18]) || misaligned16(desc_->ptr[20])
+                           || misaligned16(desc_->ptr[21]))) {
+    return 15;
+  }
   snprintf(last, sizeof last, "matmul algo=%llu %s a=%p b=%p c=%p d=%p ws=%p/%zu stream=%p alpha=%g beta=%g",
            (unsigned long long)algo->data[0], seen, a, b, c, d, ws, wsSize, stream, *alpha, *beta);
   return 0;

@@ -223,10 +223,21 @@ public final class ColumnParallelLinear implements TpLayer {
      * Makes the ops of the maximum token count now (collective), so the first call does not: TE's
      * {@code initialize_ub}.
      */
+    @Override
     public void prepare() {
         long m = tc.maxTokens();
         fpropOp(m);
         dgradOps(m);
+    }
+
+    @Override
+    public Shape inputShape(long tokens) {
+        return new Shape(tokens / tc.tp(), in);
+    }
+
+    @Override
+    public Shape outputShape(long tokens) {
+        return new Shape(tokens, outPerRank);
     }
 
     private OverlapOp fpropOp(long m) {

@@ -57,9 +57,15 @@ final class Fp8DeviceScales implements AutoCloseable {
         return table.register(layer, role, shared);
     }
 
+    /**
+     * Floats from one scalar of the table to the next: cuBLASLt takes an FP8 GEMM's scale pointers only 16-byte
+     * aligned ({@link dev.ubuf.gemm.GemmRunner#FP8_SCALE_ALIGNMENT}), so every scalar starts a 16-byte cell.
+     */
+    static final int STRIDE = dev.ubuf.gemm.GemmRunner.FP8_SCALE_ALIGNMENT / Float.BYTES;
+
     private TensorView at(int region, Fp8ScaleTable.Slot s) {
         ensure(null);
-        long offset = ((long) region * table.size() + s.index()) * Float.BYTES;
+        long offset = ((long) region * table.size() + s.index()) * STRIDE * Float.BYTES;
         return new TensorView(device, offset, 1, 1, 1, DType.FP32);
     }
 
@@ -93,11 +99,11 @@ final class Fp8DeviceScales implements AutoCloseable {
             throw new IllegalStateException("no FP8 tensor was registered");
         }
         CudaContext ctx = tc.cuda();
-        long bytes = 3L * table.size() * Float.BYTES;
+        long bytes = 3L * table.size() * STRIDE * Float.BYTES;
         device = ctx.allocate(bytes, "fp8.scales");
         try {
             // Room for the table going down and the amaxes coming back, apart: a copy down may still be reading.
-            host = ctx.allocateHost(bytes + (long) table.size() * Float.BYTES);
+            host = ctx.allocateHost(bytes + (long) table.size() * STRIDE * Float.BYTES);
             uploaded = ctx.createEvent(false);
         } catch (RuntimeException e) {
             if (host != null) {
@@ -114,9 +120,11 @@ final class Fp8DeviceScales implements AutoCloseable {
     private void upload(CudaStream stream) {
         float[] image = table.deviceImage();
         for (int i = 0; i < image.length; i++) {
-            host.segment().setAtIndex(ValueLayout.JAVA_FLOAT, i, image[i]);
+            for (int j = 0; j < STRIDE; j++) {
+                host.segment().setAtIndex(ValueLayout.JAVA_FLOAT, (long) i * STRIDE + j, j == 0 ? image[i] : 0f);
+            }
         }
-        long bytes = (long) image.length * Float.BYTES;
+        long bytes = (long) image.length * STRIDE * Float.BYTES;
         if (stream != null) {
             stream.copyFromHost(device, 0, host, 0, bytes);
             uploaded.record(stream);
@@ -188,16 +196,17 @@ final class Fp8DeviceScales implements AutoCloseable {
             return; // nothing was quantized yet, or nothing carries over
         }
         int n = table.size();
-        long amaxOffset = 2L * n * Float.BYTES;
-        TensorView amaxes = new TensorView(device, amaxOffset, 1, n, n, DType.FP32);
+        long amaxOffset = 2L * n * STRIDE * Float.BYTES;
+        // The padding between the amaxes is zero: the maximum over the ranks keeps it so.
+        TensorView amaxes = new TensorView(device, amaxOffset, 1, (long) n * STRIDE, (long) n * STRIDE, DType.FP32);
         try (StepTracer.Scope t = tc.span("fp8 amax reduction and scale update", SpanKind.KERNEL, stream)) {
             tc.allReduceMaxFp32(amaxes, stream);
-            long back = 3L * n * Float.BYTES;
-            stream.copyToHost(host, back, device, amaxOffset, (long) n * Float.BYTES);
+            long back = 3L * n * STRIDE * Float.BYTES;
+            stream.copyToHost(host, back, device, amaxOffset, (long) n * STRIDE * Float.BYTES);
             tc.comm().await(stream, () -> "fp8 amax read-back");
             float[] a = new float[n];
             for (int i = 0; i < n; i++) {
-                a[i] = host.segment().getAtIndex(ValueLayout.JAVA_FLOAT, 3L * n + i);
+                a[i] = host.segment().getAtIndex(ValueLayout.JAVA_FLOAT, (3L * n + i) * STRIDE);
             }
             table.endStep(a);
             upload(stream);

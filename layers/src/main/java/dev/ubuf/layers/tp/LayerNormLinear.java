@@ -44,8 +44,19 @@ public final class LayerNormLinear implements TpLayer {
     }
 
     /** Makes the ops of the maximum token count now (collective). */
+    @Override
     public void prepare() {
         linear.prepare();
+    }
+
+    @Override
+    public Shape inputShape(long tokens) {
+        return linear.inputShape(tokens);
+    }
+
+    @Override
+    public Shape outputShape(long tokens) {
+        return linear.outputShape(tokens);
     }
 
     @Override

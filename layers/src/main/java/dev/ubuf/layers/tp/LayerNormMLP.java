@@ -80,9 +80,20 @@ public final class LayerNormMLP implements TpLayer {
     }
 
     /** Makes the ops of the maximum token count now (collective): TE's {@code initialize_ub}. */
+    @Override
     public void prepare() {
         fc1.prepare();
         fc2.prepare();
+    }
+
+    @Override
+    public Shape inputShape(long tokens) {
+        return fc1.inputShape(tokens);
+    }
+
+    @Override
+    public Shape outputShape(long tokens) {
+        return fc2.outputShape(tokens);
     }
 
     @Override

@@ -185,9 +185,20 @@ public final class RowParallelLinear implements TpLayer {
     }
 
     /** Makes the ops of the maximum token count now (collective). */
+    @Override
     public void prepare() {
         fpropOp(tc.maxTokens());
         dgradOp(tc.maxTokens());
+    }
+
+    @Override
+    public Shape inputShape(long tokens) {
+        return new Shape(tokens, inPerRank);
+    }
+
+    @Override
+    public Shape outputShape(long tokens) {
+        return new Shape(tokens / tc.tp(), out);
     }
 
     private OverlapOp fpropOp(long m) {

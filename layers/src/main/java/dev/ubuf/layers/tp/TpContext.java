@@ -4,6 +4,7 @@ import dev.ubuf.comm.TpCommunicator;
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaEvent;
 import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.KernelLibrary;
 import dev.ubuf.cuda.StreamPriority;
 import dev.ubuf.gemm.Gemm;
@@ -54,11 +55,10 @@ public final class TpContext implements AutoCloseable {
     private final MethodRegistry registry;
     /** The FP8 scales of the layers' tensors when the configuration turns FP8 on, else null. */
     private final Fp8DeviceScales fp8;
-    /**
-     * False only in a timing-only context ({@link #createWithoutCommunication}): every collective is skipped, so the
-     * layers compute on whatever their buffers hold (wrong numbers by design).
-     */
-    private final boolean communicate;
+    /** How this context's collectives run, as it was made: through NCCL and the ops, or none (timing only). */
+    private final Collectives configured;
+    /** How they run now: {@link #configured}, except during {@link #initialize}'s tuning pass (none). */
+    private Collectives collectives;
     private Planner planner;
     /** Where the layers' work is traced; null (the default) when not tracing. Not owned. */
     private StepTracer tracer;
@@ -67,7 +67,8 @@ public final class TpContext implements AutoCloseable {
     private TpContext(TpCommunicator comm, UbConfig config, DType dtype, long maxTokens, PlannerSettings ps,
                       boolean communicate) {
         this.comm = comm;
-        this.communicate = communicate;
+        this.configured = communicate ? new NcclCollectives() : new NoCollectives();
+        this.collectives = configured;
         this.config = config;
         this.dtype = dtype;
         this.maxTokens = maxTokens;
@@ -133,7 +134,64 @@ public final class TpContext implements AutoCloseable {
 
     /** False for a {@link #createWithoutCommunication timing-only} context. */
     public boolean communicates() {
-        return communicate;
+        return configured instanceof NcclCollectives;
+    }
+
+    /**
+     * Initialises this rank's layers (collective, TE's {@code initialize_ub}; call it once, after making every layer
+     * of the context and before the first step, with the stream the steps will use): makes every op for the maximum
+     * token count (the planner measures the candidates of {@code method: auto} GEMMs now), then tunes every GEMM a
+     * step at the maximum token count runs (fprop, dgrad and wgrad, each chunk of each overlapped op with its SM
+     * budget) in one forward and backward of each layer on zeros with its collectives off, and the ranks agree on
+     * each algorithm ({@link TpCommunicator#tuneGemms}). From then on no step times a GEMM or waits for the GPU to
+     * tune: a GEMM the initialisation did not see (another token count, an input at another alignment) runs
+     * cuBLASLt's first choice untimed and is reported ({@link dev.ubuf.gemm.GemmTuner#untunedCount()}).
+     *
+     * <p>Parameters keep their values and every gradient is zero afterwards. FP8 scales are as before: the zeros add
+     * nothing to an amax, and the weights' amaxes are the same ones the first step records.
+     */
+    public void initialize(java.util.List<? extends TpLayer> layers, CudaStream stream) {
+        Objects.requireNonNull(layers, "layers");
+        cuda();
+        for (TpLayer l : layers) {
+            l.prepare();
+        }
+        java.util.List<DeviceBuffer> zeros = new java.util.ArrayList<>();
+        try {
+            java.util.List<TensorView[]> operands = new java.util.ArrayList<>();
+            for (TpLayer l : layers) {
+                operands.add(new TensorView[]{zeros(zeros, l.inputShape(maxTokens), stream),
+                        zeros(zeros, l.outputShape(maxTokens), stream)});
+            }
+            collectives = new NoCollectives();
+            try {
+                comm.tuneGemms(stream, () -> {
+                    for (int i = 0; i < layers.size(); i++) {
+                        layers.get(i).forward(operands.get(i)[0], stream);
+                        layers.get(i).backward(operands.get(i)[1], stream);
+                    }
+                });
+            } finally {
+                collectives = configured;
+            }
+            for (TpLayer l : layers) {
+                l.zeroGrad(stream);
+            }
+            comm.await(stream, () -> "layer initialisation");
+        } finally {
+            cuda();
+            for (int i = zeros.size() - 1; i >= 0; i--) {
+                zeros.get(i).close();
+            }
+        }
+    }
+
+    private TensorView zeros(java.util.List<DeviceBuffer> owned, TpLayer.Shape shape, CudaStream stream) {
+        DeviceBuffer b = cuda().allocate(shape.rows() * shape.cols() * dtype.bytes(), "initialisation zeros");
+        owned.add(b);
+        TensorView v = TensorView.of(b, shape.rows(), shape.cols(), dtype);
+        kernels.fillBits(v, 0, stream);
+        return v;
     }
 
     /** What {@link #create} checks before touching the GPU. */
@@ -311,15 +369,7 @@ public final class TpContext implements AutoCloseable {
      * has none and is called without a weight, does nothing there).
      */
     void call(GemmName gemm, OverlapOp op, OperandBindings operands, CudaStream stream) {
-        if (communicate) {
-            try (StepTracer.Scope t = tracer == null ? StepTracer.Scope.NONE : tracer.op(stream, gemm.teName(), op)) {
-                op.forward(operands, stream);
-            }
-        } else if (operands.weight() != null) {
-            try (StepTracer.Scope t = span(gemm.teName() + " GEMMs only", SpanKind.GEMM, stream)) {
-                op.forwardGemmsOnly(operands, stream);
-            }
-        }
+        collectives.call(gemm, op, operands, stream);
     }
 
     /**
@@ -363,40 +413,81 @@ public final class TpContext implements AutoCloseable {
 
     /** NCCL all-gather of an FP8 tensor's bytes (rows of 16-byte multiples), as 2-byte words; not in timing-only. */
     void allGatherFp8(TensorView src, TensorView dst, CudaStream stream) {
-        if (communicate) {
-            try (StepTracer.Scope t = nccl("AllGather", dst, stream)) {
-                // NCCL has no FP8 type on every version; the bytes move unchanged as 16-bit words (even row bytes).
-                nccl().allGather(src.address(), dst.address(), src.elements() / 2, DType.FP16, stream.nativeHandle());
-            }
-        }
+        // NCCL has no FP8 type on every version; the bytes move unchanged as 16-bit words (even row bytes).
+        collectives.allGather(src, dst, src.elements() / 2, DType.FP16, stream);
     }
 
     /** In-place NCCL max of an fp32 tensor over the ranks (FP8 amaxes); nothing in a timing-only context. */
     void allReduceMaxFp32(TensorView t, CudaStream stream) {
-        if (communicate) {
-            try (StepTracer.Scope x = nccl("AllReduce", t, stream)) {
-                nccl().allReduce(t.address(), t.address(), t.elements(), DType.FP32, NcclRedOp.MAX,
-                        stream.nativeHandle());
-            }
-        }
+        collectives.allReduce(t, NcclRedOp.MAX, stream);
     }
 
     /** NCCL all-gather of {@code src} (this rank's rows) into {@code dst}; nothing in a timing-only context. */
     void allGather(TensorView src, TensorView dst, CudaStream stream) {
-        if (communicate) {
-            try (StepTracer.Scope t = nccl("AllGather", dst, stream)) {
-                nccl().allGather(src.address(), dst.address(), src.elements(), dtype, stream.nativeHandle());
-            }
-        }
+        collectives.allGather(src, dst, src.elements(), dtype, stream);
     }
 
     /** In-place NCCL sum of an fp32 tensor over the ranks; nothing in a timing-only context. */
     void allReduceSumFp32(TensorView t, CudaStream stream) {
-        if (communicate) {
-            try (StepTracer.Scope x = nccl("AllReduce", t, stream)) {
-                nccl().allReduce(t.address(), t.address(), t.elements(), DType.FP32, NcclRedOp.SUM,
-                        stream.nativeHandle());
+        collectives.allReduce(t, NcclRedOp.SUM, stream);
+    }
+
+    /** How the layers' communication runs: chosen when the context is made (see {@link #configured}). */
+    private interface Collectives {
+        /** Issues {@code op} ({@code gemm}'s) on {@code stream}. */
+        void call(GemmName gemm, OverlapOp op, OperandBindings operands, CudaStream stream);
+
+        /** All-gather of {@code count} words of type {@code words} per rank from {@code src} into {@code dst}. */
+        void allGather(TensorView src, TensorView dst, long count, DType words, CudaStream stream);
+
+        /** In-place all-reduce of an fp32 tensor over the ranks. */
+        void allReduce(TensorView t, NcclRedOp op, CudaStream stream);
+    }
+
+    /** Every collective through NCCL or the op, traced when tracing. */
+    private final class NcclCollectives implements Collectives {
+        @Override
+        public void call(GemmName gemm, OverlapOp op, OperandBindings operands, CudaStream stream) {
+            try (StepTracer.Scope t = tracer == null ? StepTracer.Scope.NONE : tracer.op(stream, gemm.teName(), op)) {
+                op.forward(operands, stream);
             }
+        }
+
+        @Override
+        public void allGather(TensorView src, TensorView dst, long count, DType words, CudaStream stream) {
+            try (StepTracer.Scope t = nccl("AllGather", dst, stream)) {
+                nccl().allGather(src.address(), dst.address(), count, words, stream.nativeHandle());
+            }
+        }
+
+        @Override
+        public void allReduce(TensorView t, NcclRedOp op, CudaStream stream) {
+            try (StepTracer.Scope x = nccl("AllReduce", t, stream)) {
+                nccl().allReduce(t.address(), t.address(), t.elements(), DType.FP32, op, stream.nativeHandle());
+            }
+        }
+    }
+
+    /**
+     * No collective at all: an op runs its GEMMs alone (a bulk op, called without a weight, has none), NCCL calls do
+     * nothing. What a timing-only context measures, and what initialisation tunes, since nothing then waits on a peer.
+     */
+    private final class NoCollectives implements Collectives {
+        @Override
+        public void call(GemmName gemm, OverlapOp op, OperandBindings operands, CudaStream stream) {
+            if (operands.weight() != null) {
+                try (StepTracer.Scope t = span(gemm.teName() + " GEMMs only", SpanKind.GEMM, stream)) {
+                    op.forwardGemmsOnly(operands, stream);
+                }
+            }
+        }
+
+        @Override
+        public void allGather(TensorView src, TensorView dst, long count, DType words, CudaStream stream) {
+        }
+
+        @Override
+        public void allReduce(TensorView t, NcclRedOp op, CudaStream stream) {
         }
     }
 

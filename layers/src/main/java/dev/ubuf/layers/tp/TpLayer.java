@@ -12,6 +12,27 @@ import java.util.List;
  * follows its forward.
  */
 public interface TpLayer extends AutoCloseable {
+    /** A matrix's rows and columns. */
+    record Shape(long rows, long cols) {
+        public Shape {
+            if (rows < 1 || cols < 1) {
+                throw new IllegalArgumentException("a shape is at least 1 x 1, got " + rows + " x " + cols);
+            }
+        }
+    }
+
+    /**
+     * Makes the layer's ops for the context's maximum token count now (collective: every rank, same order), so no
+     * call does: part of {@link TpContext#initialize}, TE's {@code initialize_ub}.
+     */
+    void prepare();
+
+    /** This rank's input (rows, features) for a call of {@code tokens} tokens. */
+    Shape inputShape(long tokens);
+
+    /** This rank's output, and so its output gradient, for a call of {@code tokens} tokens. */
+    Shape outputShape(long tokens);
+
     /** The layer's output for {@code x}, saving what the backward needs. */
     TensorView forward(TensorView x, CudaStream stream);
 

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The demo on GPUs as a new user runs it, each run from empty caches (GEMM tuning and plans: ~/.cache/ubuf):
+#   OUT=DIR bash .gpu/demo-runs.sh RUN...
+# RUN is TP:DIMS[:fp8][:trace][:xN], e.g. 2:8b 4:70b:fp8 2:8b:trace 4:8b:x5 (DIMS: 8b = Llama-3-8B's MLP, 4096/14336,
+# SwiGLU, 8192 tokens; 70b = 8192/28672, SwiGLU, 16384 tokens). Each run is bounded (RUN_TIMEOUT_S, default 240 s)
+# and writes $OUT/demo-<run>[-<i>].{txt,json} (and .trace.json/.png with trace); a line per run goes to
+# $OUT/demo-summary.txt: exit code, wall seconds, and the demo's own initialisation and start-to-first-step seconds.
+set -uo pipefail
+bundle=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+export UB_SKIPMC=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+summary="$OUT/demo-summary.txt"
+rc_all=0
+for run in "$@"; do
+  IFS=: read -r -a parts <<< "$run"
+  tp=${parts[0]}; dims=${parts[1]}; extra=(); times=1; tag="tp$tp-$dims"
+  case "$dims" in
+    8b) extra+=(--hidden 4096 --ffn 14336 --swiglu --tokens 8192) ;;
+    70b) extra+=(--hidden 8192 --ffn 28672 --swiglu --tokens 16384) ;;
+    *) echo "demo-runs: unknown dims '$dims' (8b or 70b)"; exit 2 ;;
+  esac
+  trace=0
+  for p in "${parts[@]:2}"; do
+    case "$p" in
+      fp8) extra+=(--fp8); tag="$tag-fp8" ;;
+      trace) trace=1; tag="$tag-trace" ;;
+      x[0-9]*) times=${p#x} ;;
+      *) echo "demo-runs: unknown part '$p'"; exit 2 ;;
+    esac
+  done
+  for i in $(seq 1 "$times"); do
+    name=$tag; [ "$times" -gt 1 ] && name="$tag-$i"
+    rm -rf "$HOME/.cache/ubuf" "${XDG_CACHE_HOME:-/nonexistent}/ubuf"
+    args=(demo --tp "$tp" "${extra[@]}" --iters "${DEMO_ITERS:-10}" --out "$OUT/demo-$name.json")
+    [ $trace -eq 1 ] && args+=(--trace "$OUT/demo-$name.trace.json")
+    start=$SECONDS
+    timeout -k 10 "${RUN_TIMEOUT_S:-240}" bash "$bundle/java.sh" -cp "$bundle/lib/*" dev.ubuf.cli.UbufCli "${args[@]}" \
+      > "$OUT/demo-$name.txt" 2>&1
+    rc=$?
+    [ $rc -ne 0 ] && rc_all=1
+    init=$(grep -o 'initialisation [0-9.]* s' "$OUT/demo-$name.txt" | head -1)
+    first=$(grep -o 'first timed step after [0-9.]* s' "$OUT/demo-$name.txt" | head -1)
+    echo "$name exit $rc wall $((SECONDS - start)) s; $init; $first" | tee -a "$summary"
+  done
+done
+exit $rc_all

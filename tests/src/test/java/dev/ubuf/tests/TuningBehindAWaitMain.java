@@ -1,0 +1,106 @@
+package dev.ubuf.tests;
+
+import dev.ubuf.cuda.CudaContext;
+import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.cuda.DeviceBuffer;
+import dev.ubuf.cuda.StreamPriority;
+import dev.ubuf.gemm.Gemm;
+import dev.ubuf.gemm.GemmTuner;
+import dev.ubuf.gemm.GemmTuning;
+import dev.ubuf.tensor.DType;
+import dev.ubuf.tensor.TensorView;
+import java.time.Duration;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import jcuda.Pointer;
+import jcuda.driver.CUdeviceptr;
+import jcuda.driver.JCudaDriver;
+
+/**
+ * A child JVM (run with CUDA_DEVICE_MAX_CONNECTIONS=1, so every stream of the GPU shares one hardware queue): one
+ * stream waits on a flag that only the host will raise, as a stream waits on a peer's flag inside an overlapped op,
+ * and then a GEMM of a kind never seen is issued on another stream through a tuner of the policy named in args[0].
+ * Prints "returned=true|false untuned=N timed=N" and exits 0 when the GEMM call returned within {@link #PATIENCE},
+ * 3 when it did not (the host was held: what deadlocked the demo, where the "peer" is another GPU's host thread).
+ * The flag is raised either way, so the child always ends.
+ */
+public final class TuningBehindAWaitMain {
+    static final Duration PATIENCE = Duration.ofSeconds(20);
+    static final int BLOCKED = 3;
+
+    private TuningBehindAWaitMain() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        GemmTuner.Policy policy = GemmTuner.Policy.valueOf(args[0]);
+        JCudaDriver.setExceptionsEnabled(true);
+        CudaContext ctx = CudaContext.retainPrimary(0).makeCurrent();
+        GemmTuner tuner = new GemmTuner(new GemmTuning(true, null, null), policy);
+        long n = 1024;
+        Pointer flagHost = new Pointer();
+        JCudaDriver.cuMemHostAlloc(flagHost, Integer.BYTES, JCudaDriver.CU_MEMHOSTALLOC_DEVICEMAP
+                | JCudaDriver.CU_MEMHOSTALLOC_PORTABLE);
+        flagHost.getByteBuffer(0, Integer.BYTES).order(java.nio.ByteOrder.nativeOrder()).putInt(0, 0);
+        CUdeviceptr flagDevice = new CUdeviceptr();
+        JCudaDriver.cuMemHostGetDevicePointer(flagDevice, flagHost, 0);
+        long flag = Handles.address(flagDevice);
+        ExecutorService caller = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "gemm-caller");
+            t.setDaemon(true);
+            return t;
+        });
+        boolean returned;
+        try (Gemm gemm = new Gemm(ctx, tuner);
+             CudaStream waiting = ctx.createStream(StreamPriority.NORMAL);
+             CudaStream s = ctx.createStream(StreamPriority.NORMAL);
+             DeviceBuffer a = ctx.allocate(n * n * 2, "a");
+             DeviceBuffer b = ctx.allocate(n * n * 2, "b");
+             DeviceBuffer c = ctx.allocate(n * n * 2, "c")) {
+            s.fill8(a.address(), (byte) 0, n * n * 2);
+            s.fill8(b.address(), (byte) 0, n * n * 2);
+            s.synchronize();
+            waiting.waitValue32(flag, 1); // the "peer" raises it later
+            Future<?> call = caller.submit(() -> {
+                ctx.makeCurrent();
+                gemm.multiply(TensorView.of(a, n, n, DType.BF16), TensorView.of(b, n, n, DType.BF16),
+                        TensorView.of(c, n, n, DType.BF16), s);
+            });
+            try {
+                call.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+                returned = true;
+            } catch (TimeoutException e) {
+                returned = false;
+            }
+            flagHost.getByteBuffer(0, Integer.BYTES).order(java.nio.ByteOrder.nativeOrder()).putInt(0, 1);
+            call.get(); // finishes now that the wait is released; a failure of the GEMM shows here
+            if (!waiting.synchronize(PATIENCE) || !s.synchronize(PATIENCE)) {
+                throw new IllegalStateException("the streams did not drain after the flag was raised");
+            }
+        } finally {
+            caller.shutdownNow();
+        }
+        JCudaDriver.cuMemFreeHost(flagHost);
+        System.out.println("returned=" + returned + " untuned=" + tuner.untunedCount() + " timed="
+                + tuner.timedCount());
+        System.out.flush();
+        System.exit(returned ? 0 : BLOCKED);
+    }
+
+    /** A CUdeviceptr's raw address (JCuda keeps it protected). */
+    private static final class Handles extends CUdeviceptr {
+        static long address(CUdeviceptr p) {
+            return new Handles(p).raw();
+        }
+
+        private Handles(CUdeviceptr p) {
+            super(p, 0);
+        }
+
+        private long raw() {
+            return getNativePointer() + getByteOffset();
+        }
+    }
+}
