@@ -3,6 +3,7 @@ package dev.ubuf.gemm;
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaEvent;
 import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.StreamOrderedBuffer;
 import dev.ubuf.cuda.StreamPriority;
 import java.time.Duration;
@@ -52,8 +53,10 @@ final class StreamCandidateBench implements CandidateBench {
         double[][] runs = new double[count][ROUNDS];
         try (CudaStream s = context.createStream(StreamPriority.NORMAL);
              CudaStream releaser = context.createStream(StreamPriority.HIGH);
-             // Stream-ordered, like the scratch: freeing them never waits for the whole device.
-             StreamOrderedBuffer hold = releaser.allocate(Integer.BYTES);
+             // An ordinary allocation: stream memory operations refuse pool (stream-ordered) memory
+             // (CUDA_ERROR_INVALID_VALUE, H100, 2026-11-26). Its free waits for the device: tuning runs only while
+             // nothing on it waits for a peer (GemmTuner.Policy).
+             DeviceBuffer hold = context.allocate(Integer.BYTES);
              StreamOrderedBuffer scratch = s.allocate(CandidateScratch.bytes(workspaceBytes, cBytes));
              CudaEvent start = context.createEvent(true);
              CudaEvent stop = context.createEvent(true)) {
