@@ -7,6 +7,7 @@ import dev.ubuf.gemm.GemmTuner;
 import dev.ubuf.testutil.GpuAssumptions;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -30,19 +31,25 @@ class TuningBehindAWaitGpuTest {
     }
 
     private static String child(GemmTuner.Policy policy, int expectedExit) throws IOException, InterruptedException {
-        ProcessBuilder b = new ProcessBuilder(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
-                .toString(), "--enable-native-access=ALL-UNNAMED", "-cp", ProcessRanks.testClasspath(),
-                TuningBehindAWaitMain.class.getName(), policy.name())).redirectErrorStream(true);
-        b.environment().put("CUDA_DEVICE_MAX_CONNECTIONS", "1");
-        Process p = b.start();
-        p.getOutputStream().close();
-        boolean exited = p.waitFor(3 * TuningBehindAWaitMain.PATIENCE.toSeconds(), TimeUnit.SECONDS);
-        if (!exited) {
-            p.destroyForcibly();
+        // Output to a file: reading a pipe only after the child ended lost its text ("Stream closed").
+        Path log = Files.createTempFile("tuning-behind-a-wait-", ".txt");
+        try {
+            ProcessBuilder b = new ProcessBuilder(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
+                    .toString(), "--enable-native-access=ALL-UNNAMED", "-cp", ProcessRanks.testClasspath(),
+                    TuningBehindAWaitMain.class.getName(), policy.name())).redirectErrorStream(true)
+                    .redirectOutput(log.toFile());
+            b.environment().put("CUDA_DEVICE_MAX_CONNECTIONS", "1");
+            Process p = b.start();
+            boolean exited = p.waitFor(3 * TuningBehindAWaitMain.PATIENCE.toSeconds(), TimeUnit.SECONDS);
+            if (!exited) {
+                p.destroyForcibly().waitFor();
+            }
+            String out = Files.readString(log, StandardCharsets.UTF_8);
+            assertTrue(exited, policy + ": the child did not end: " + out);
+            assertEquals(expectedExit, p.exitValue(), policy + ": " + out);
+            return out;
+        } finally {
+            Files.deleteIfExists(log);
         }
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(exited, policy + ": the child did not end: " + out);
-        assertEquals(expectedExit, p.exitValue(), policy + ": " + out);
-        return out;
     }
 }
