@@ -40,7 +40,7 @@ class TuningBehindAWaitGpuTest {
                     .redirectOutput(log.toFile());
             b.environment().put("CUDA_DEVICE_MAX_CONNECTIONS", "1");
             Process p = b.start();
-            boolean exited = p.waitFor(3 * TuningBehindAWaitMain.PATIENCE.toSeconds(), TimeUnit.SECONDS);
+            boolean exited = p.waitFor(8 * TuningBehindAWaitMain.PATIENCE.toSeconds(), TimeUnit.SECONDS);
             if (!exited) {
                 p.destroyForcibly().waitFor();
             }
