@@ -10,6 +10,8 @@ bundle=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 export UB_SKIPMC=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+UBUF_COMMIT=$(cat "$bundle/COMMIT" 2>/dev/null || echo unknown)
+export UBUF_COMMIT
 summary="$OUT/demo-summary.txt"
 rc_all=0
 for run in "$@"; do

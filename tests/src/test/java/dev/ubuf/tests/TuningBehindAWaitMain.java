@@ -23,13 +23,14 @@ import jcuda.driver.JCudaDriver;
  * A child JVM (run with CUDA_DEVICE_MAX_CONNECTIONS=1, so every stream of the GPU shares one hardware queue): one
  * stream waits on a flag that only the host will raise, as a stream waits on a peer's flag inside an overlapped op,
  * and then a GEMM of a kind never seen is issued on another stream through a tuner of the policy named in args[0].
- * Prints "returned=true|false untuned=N timed=N" and exits 0 when the GEMM call returned within {@link #PATIENCE},
- * 3 when it did not (the host was held: what deadlocked the demo, where the "peer" is another GPU's host thread).
- * The flag is raised either way, so the child always ends.
+ * Prints "returned=true|false untuned=N timed=N" once the GEMM call returned or {@link #PATIENCE} passed, then
+ * raises the flag, waits for the streams, prints "drained" and exits 0 when the call had returned in time, 3 when it
+ * had not (the host was held: what deadlocked the demo, where the "peer" is another GPU's host thread). A held child
+ * may not end even after the flag is raised (two H100s, 2026-11-26: it did not within 160 s); its parent kills it.
  */
 public final class TuningBehindAWaitMain {
     static final Duration PATIENCE = Duration.ofSeconds(20);
-    static final int BLOCKED = 3;
+    static final int BLOCKED = 3; // the exit status of a child whose call was held (when it gets to exit at all)
 
     private TuningBehindAWaitMain() {
     }
@@ -74,6 +75,10 @@ public final class TuningBehindAWaitMain {
             } catch (TimeoutException e) {
                 returned = false;
             }
+            // Said before the flag is raised: a held child may never get further (two H100s, 2026-11-26: it did not).
+            System.out.println("returned=" + returned + " untuned=" + tuner.untunedCount() + " timed="
+                    + tuner.timedCount());
+            System.out.flush();
             flagHost.getByteBuffer(0, Integer.BYTES).order(java.nio.ByteOrder.nativeOrder()).putInt(0, 1);
             call.get(); // finishes now that the wait is released; a failure of the GEMM shows here
             if (!waiting.synchronize(PATIENCE) || !s.synchronize(PATIENCE)) {
@@ -83,8 +88,7 @@ public final class TuningBehindAWaitMain {
             caller.shutdownNow();
         }
         JCudaDriver.cuMemFreeHost(flagHost);
-        System.out.println("returned=" + returned + " untuned=" + tuner.untunedCount() + " timed="
-                + tuner.timedCount());
+        System.out.println("drained");
         System.out.flush();
         System.exit(returned ? 0 : BLOCKED);
     }
