@@ -201,8 +201,9 @@ record LayerScenario(Block block, String overlap, DType dtype, int hidden, int f
                     checkFp8Step(on, off, s, where);
                 }
                 if (round == 0) {
-                    assertEquals(untunedAfterInit, comm.gemmTuner().untunedCount(), "a step at the maximum token "
-                            + "count ran a GEMM the initialisation did not tune, " + where);
+                    assertEquals(untunedAfterInit, comm.gemmTuner().untunedCount(), () -> "a step at the maximum "
+                            + "token count ran a GEMM the initialisation did not tune, " + where + "; untuned so far: "
+                            + comm.gemmTuner().untunedKinds());
                 }
                 if (round == 0 && dtype == DType.FP32 && !on.fp8() && a instanceof LayerNormMLP mlp) {
                     new MlpReference(ctx, s, boot, mlp, tokens, hidden, ffn).check(xs, dys, ysa, dxsa, where);

@@ -63,7 +63,8 @@ public final class GemmTuner {
     private final GemmTuning settings;
     private final Policy policy;
     private final Map<TuningFile.Entry, TunedAlgorithm> memory = new ConcurrentHashMap<>();
-    private final Set<TuningFile.Entry> reportedUntuned = ConcurrentHashMap.newKeySet();
+    /** Each GEMM kind run untuned, with why (never seen, or its tuned algorithm not among the candidates). */
+    private final Map<TuningFile.Entry, String> untunedKinds = new ConcurrentHashMap<>();
     private final AtomicInteger timed = new AtomicInteger();
     private final AtomicInteger reused = new AtomicInteger();
     private final AtomicInteger untuned = new AtomicInteger();
@@ -109,6 +110,12 @@ public final class GemmTuner {
      */
     public int untunedCount() {
         return untuned.get();
+    }
+
+    /** Every GEMM kind counted in {@link #untunedCount()}, one line each: the GEMM and why it was not tuned. */
+    public List<String> untunedKinds() {
+        return untunedKinds.entrySet().stream().map(e -> TuningFile.formatKey(e.getKey().key()) + ": "
+                + e.getValue()).sorted().toList();
     }
 
     /**
@@ -203,12 +210,15 @@ public final class GemmTuner {
             loadFile(device); // another runner, process or run may have tuned it since
             known = memory.get(entry);
         }
+        String why = "never tuned";
         if (known != null) {
             int index = indexOf(algos, known.algo());
             if (index >= 0) {
                 reused.incrementAndGet();
                 return new Choice(index, true);
             }
+            why = "its tuned algorithm (heuristic rank " + known.heuristicRank() + ") is not among the "
+                    + algos.size() + " candidates cuBLASLt proposes now";
             LOG.log(System.Logger.Level.DEBUG, () -> "ubuf: the tuned algorithm for " + TuningFile.formatKey(key)
                     + " is no longer among cuBLASLt's candidates");
         }
@@ -221,8 +231,8 @@ public final class GemmTuner {
             }
         } else if (policy == Policy.AT_INITIALISATION) {
             untuned.incrementAndGet();
-            if (reportedUntuned.add(entry)) {
-                LOG.log(reportedUntuned.size() == 1 ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG,
+            if (untunedKinds.putIfAbsent(entry, why) == null) {
+                LOG.log(untunedKinds.size() == 1 ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG,
                         () -> "ubuf: GEMM " + TuningFile.formatKey(key) + " was not tuned at initialisation: it runs "
                                 + "cuBLASLt's first choice, untimed (timing it now could deadlock with peers waiting "
                                 + "on this GPU). Initialise the layers (TpContext.initialize) or the op "

@@ -266,6 +266,7 @@ class GemmTunerTest {
             assertEquals(GemmTuner.Choice.FIRST, tuner.choose(H200, KEY, candidates(1, 2, 3), NEVER));
             assertEquals(2, tuner.untunedCount());
             assertEquals(0, tuner.timedCount());
+            assertEquals(List.of(TuningFile.formatKey(KEY) + ": never tuned"), tuner.untunedKinds());
             List<String> warnings = log.messages().stream().filter(m -> m.startsWith("WARNING:")).toList();
             assertEquals(1, warnings.size(), "one warning: " + log.messages());
             assertTrue(warnings.get(0).contains("was not tuned at initialisation"), warnings.get(0));
@@ -287,6 +288,18 @@ class GemmTunerTest {
         assertEquals(new GemmTuner.Choice(1, true), tuner.choose(H200, KEY, candidates(1, 2, 3), NEVER));
         assertEquals(0, tuner.untunedCount());
         tuner.openWindow().close(); // the window closed: another may open
+    }
+
+    @Test
+    void aTunedAlgorithmThatCublasLtNoLongerProposesCountsAsUntunedAndSaysWhy() {
+        GemmTuner tuner = domain(new GemmTuning(true, null, null));
+        try (GemmTuner.Window w = tuner.openWindow()) {
+            tuner.choose(H200, KEY, candidates(1, 2, 3), new FixedTimer(3.0, 1.0, 2.0));
+        }
+        assertEquals(GemmTuner.Choice.FIRST, tuner.choose(H200, KEY, candidates(1, 3, 4), NEVER));
+        assertEquals(1, tuner.untunedCount());
+        assertEquals(List.of(TuningFile.formatKey(KEY) + ": its tuned algorithm (heuristic rank 1) is not among the 3"
+                + " candidates cuBLASLt proposes now"), tuner.untunedKinds());
     }
 
     @Test
