@@ -29,8 +29,8 @@ import java.util.SequencedMap;
  * order from its own chunk r. The output is in natural row order.
  *
  * <p>Flags of rank r: ARRIVAL c = c (c = 0..tp-1, one signal per call: from rank r+1, or from r itself for its own
- * chunk, copied INPUT → UBUF on the GEMM's stream before the kernel), CREDIT = tp (from rank r-1, the rank this one writes into: "my
- * UBUF is free for this call", signalled at the start of every call). Requires bf16 (the kernel writes bf16 or
+ * chunk, copied INPUT → UBUF on the GEMM's stream before the kernel), CREDIT = tp (from rank r-1, the rank this one
+ * writes into: "my UBUF is free for this call", signalled at the start of every call). Requires bf16 (the kernel writes bf16 or
  * fp32), k and n multiples of 8, tp ≥ 2 and an sm_90a GPU.
  */
 public final class AtomicAllGatherGemm implements OverlapMethod {

@@ -4,7 +4,6 @@ import java.awt.Graphics2D;
 import java.awt.image.BufferedImage;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Run by {@link FontlessChartsTest} in a JVM whose fontconfig cannot be read: draws the trace timeline and the sweep
@@ -17,13 +16,7 @@ public final class FontlessChartsMain {
     public static void main(String[] args) throws Exception {
         Path dir = Path.of(args[0]);
         TimelineChart.write(TraceSamples.twoRanks(), dir.resolve("timeline.png"), 1200);
-        ResultsFile rf = new ResultsFile("2x test", "abc");
-        for (long m : new long[]{1024, 2048}) {
-            for (String method : List.of("auto", "ring", "nccl_seq")) {
-                rf.add(Map.of("op", "ag", "method", method, "tp", 2, "dtype", "bf16", "m", m, "n", 512, "k", 4096,
-                        "ms", method.equals("ring") ? 1.0 : 1.2, "ideal_ms", 0.9));
-            }
-        }
+        ResultsFile rf = SweepChartTest.agSweep();
         Path results = dir.resolve("sweep.json");
         rf.write(results);
         SweepChart.write(List.of(results), dir.resolve("sweep.png"), "sweep without fonts");

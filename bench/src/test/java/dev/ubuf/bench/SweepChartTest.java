@@ -18,8 +18,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The sweep chart is drawn from results files alone (no GPU): a PNG of the expected size. */
 class SweepChartTest {
-    @Test
-    void drawsOneBarPerShapeAndMethodFromResultsFiles(@TempDir Path dir) throws Exception {
+    /** Two AG shapes, three methods each (ring the fastest): what the chart tests and the fontless check draw. */
+    static ResultsFile agSweep() {
         ResultsFile rf = new ResultsFile("2x test", "abc");
         for (long m : new long[]{1024, 2048}) {
             for (String method : List.of("auto", "ring", "nccl_seq")) {
@@ -27,6 +27,12 @@ class SweepChartTest {
                         "ms", method.equals("ring") ? 1.0 : 1.2, "ideal_ms", 0.9));
             }
         }
+        return rf;
+    }
+
+    @Test
+    void drawsOneBarPerShapeAndMethodFromResultsFiles(@TempDir Path dir) throws Exception {
+        ResultsFile rf = agSweep();
         Path json = dir.resolve("r.json");
         rf.write(json);
         Path png = dir.resolve("r.png");

@@ -203,10 +203,15 @@ class DemoCommandTest {
         assertEquals(List.of(), Files.list(dir).toList(), "the checks leave nothing behind");
     }
 
+    /** A traced step of one rank with one GEMM span. */
+    private static StepTrace oneGemmStep() {
+        return new StepTrace("step", Map.of("tp", 2), List.of(new RankTrace(0, List.of("caller"),
+                List.of(new Span("caller", "gemm", SpanKind.GEMM, 1, 5, null)))));
+    }
+
     @Test
     void aTimelineThatCannotBeDrawnIsAWarningAfterTheTraceIsWritten(@TempDir Path dir) throws Exception {
-        StepTrace t = new StepTrace("step", Map.of("tp", 2), List.of(new RankTrace(0, List.of("caller"),
-                List.of(new Span("caller", "gemm", SpanKind.GEMM, 1, 5, null)))));
+        StepTrace t = oneGemmStep();
         Path json = dir.resolve("step.json");
         Path png = dir.resolve("step.png");
         StringWriter out = new StringWriter();
@@ -227,8 +232,7 @@ class DemoCommandTest {
 
     @Test
     void theTraceAndItsTimelineAreBothWritten(@TempDir Path dir) throws Exception {
-        StepTrace t = new StepTrace("step", Map.of("tp", 2), List.of(new RankTrace(0, List.of("caller"),
-                List.of(new Span("caller", "gemm", SpanKind.GEMM, 1, 5, null)))));
+        StepTrace t = oneGemmStep();
         Path json = dir.resolve("step.json");
         Path png = dir.resolve("step.png");
         StringWriter out = new StringWriter();

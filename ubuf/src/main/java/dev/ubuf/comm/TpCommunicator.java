@@ -11,6 +11,7 @@ import dev.ubuf.gemm.GemmTuner;
 import dev.ubuf.gemm.GemmTuning;
 
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -180,10 +181,10 @@ public final class TpCommunicator implements AutoCloseable {
             pass.run();
             context.makeCurrent();
             await(stream, () -> "the GEMM tuning pass");
-            byte[] mine = String.join("\n", window.choices()).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            byte[] mine = String.join("\n", window.choices()).getBytes(StandardCharsets.UTF_8);
             List<List<String>> byRank = new ArrayList<>();
             for (byte[] b : bootstrap.allGather(mine)) {
-                String text = new String(b, java.nio.charset.StandardCharsets.UTF_8);
+                String text = new String(b, StandardCharsets.UTF_8);
                 byRank.add(text.isEmpty() ? List.of() : List.of(text.split("\n")));
             }
             List<String> agreed = GemmTuner.agree(byRank);

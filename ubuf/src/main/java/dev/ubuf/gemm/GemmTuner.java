@@ -8,7 +8,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -105,8 +104,9 @@ public final class GemmTuner {
     }
 
     /**
-     * GEMM kinds that ran the heuristic's first choice untimed because they were first seen outside a window (only
-     * under {@link Policy#AT_INITIALISATION}, with tuning on): each is a GEMM the initialisation did not cover.
+     * How often a GEMM ran the heuristic's first choice untimed because its kind was not tuned and no window was open
+     * (only under {@link Policy#AT_INITIALISATION}, with tuning on): once per kind and runner, since a runner keeps the
+     * plan it made. Each is a GEMM the initialisation did not cover; {@link #untunedKinds()} names them.
      */
     public int untunedCount() {
         return untuned.get();

@@ -26,8 +26,10 @@ import dev.ubuf.tensor.TensorView;
 import dev.ubuf.trace.SpanKind;
 import dev.ubuf.trace.StepTracer;
 
+import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
@@ -150,15 +152,15 @@ public final class TpContext implements AutoCloseable {
      * <p>Parameters keep their values and every gradient is zero afterwards. FP8 scales are as before: the zeros add
      * nothing to an amax, and the weights' amaxes are the same ones the first step records.
      */
-    public void initialize(java.util.List<? extends TpLayer> layers, CudaStream stream) {
+    public void initialize(List<? extends TpLayer> layers, CudaStream stream) {
         Objects.requireNonNull(layers, "layers");
         cuda();
         for (TpLayer l : layers) {
             l.prepare();
         }
-        java.util.List<DeviceBuffer> zeros = new java.util.ArrayList<>();
+        List<DeviceBuffer> zeros = new ArrayList<>();
         try {
-            java.util.List<TensorView[]> operands = new java.util.ArrayList<>();
+            List<TensorView[]> operands = new ArrayList<>();
             for (TpLayer l : layers) {
                 operands.add(new TensorView[]{zeros(zeros, l.inputShape(maxTokens), stream),
                         zeros(zeros, l.outputShape(maxTokens), stream)});
@@ -186,7 +188,7 @@ public final class TpContext implements AutoCloseable {
         }
     }
 
-    private TensorView zeros(java.util.List<DeviceBuffer> owned, TpLayer.Shape shape, CudaStream stream) {
+    private TensorView zeros(List<DeviceBuffer> owned, TpLayer.Shape shape, CudaStream stream) {
         DeviceBuffer b = cuda().allocate(shape.rows() * shape.cols() * dtype.bytes(), "initialisation zeros");
         owned.add(b);
         TensorView v = TensorView.of(b, shape.rows(), shape.cols(), dtype);
