@@ -3,6 +3,7 @@ package dev.ubuf.info;
 import dev.ubuf.config.UbufEnvironment;
 import dev.ubuf.cuda.Cuda;
 import dev.ubuf.cuda.CudaDevice;
+import dev.ubuf.cuda.ModuleLoading;
 import dev.ubuf.gemm.CublasLt;
 import dev.ubuf.nccl.Nccl;
 
@@ -10,7 +11,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /** What `ubuf info` reports: devices, links, library versions and what sharing/multicast this machine allows. */
-public record SystemReport(int driverVersion, String cublasLt, String nccl, String kernels, List<Device> devices,
+public record SystemReport(int driverVersion, String moduleLoading, String cublasLt, String nccl, String kernels,
+                           List<Device> devices,
                            List<List<String>> peerMatrix, boolean multicastSupported, boolean multicastAllowed,
                            String multicastNote) {
 
@@ -50,7 +52,7 @@ public record SystemReport(int driverVersion, String cublasLt, String nccl, Stri
         String note = !mcHw ? "hardware does not support multicast; unicast peer copies are used"
                 : refusal != null ? refusal + "; unicast peer copies are used"
                 : "multicast available";
-        return new SystemReport(Cuda.driverVersion(), version(() -> {
+        return new SystemReport(Cuda.driverVersion(), ModuleLoading.requested(), version(() -> {
             long v = CublasLt.library().version();
             return (v / 10000) + "." + (v / 100 % 100) + "." + (v % 100) + " (" + CublasLt.library().libraryName() + ")";
         }), version(() -> Nccl.versionString(Nccl.version())),
@@ -69,6 +71,7 @@ public record SystemReport(int driverVersion, String cublasLt, String nccl, Stri
     public String toText() {
         StringBuilder sb = new StringBuilder();
         sb.append(String.format("CUDA driver  %d.%d%n", driverVersion / 1000, driverVersion % 1000 / 10));
+        sb.append("modules      ").append(moduleLoading).append(" (CUDA_MODULE_LOADING)\n");
         sb.append("cuBLASLt     ").append(cublasLt).append('\n');
         sb.append("NCCL         ").append(nccl).append('\n');
         sb.append("kernels      ").append(kernels).append('\n');

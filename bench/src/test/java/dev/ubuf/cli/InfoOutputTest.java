@@ -20,7 +20,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  */
 class InfoOutputTest {
     /** A two-GPU report, as SystemReport.gather returns on a GPU node. */
-    private static final SystemReport REPORT = new SystemReport(12040, "13.0.0 (libcublasLt.so.13)", "2.27.3",
+    private static final SystemReport REPORT = new SystemReport(12040, "EAGER", "13.0.0 (libcublasLt.so.13)", "2.27.3",
             "present", List.of(device(0), device(1)), List.of(List.of("X", "NV18"), List.of("NV18", "X")), true,
             false, "UB_SKIPMC=1; unicast peer copies are used");
 

@@ -3,6 +3,7 @@ package dev.ubuf.tests;
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.DeviceBuffer;
+import dev.ubuf.cuda.ModuleLoading;
 import dev.ubuf.cuda.StreamPriority;
 import dev.ubuf.gemm.Gemm;
 import dev.ubuf.gemm.GemmTuner;
@@ -39,6 +40,7 @@ public final class TuningBehindAWaitMain {
         GemmTuner.Policy policy = GemmTuner.Policy.valueOf(args[0]);
         JCudaDriver.setExceptionsEnabled(true);
         CudaContext ctx = CudaContext.retainPrimary(0).makeCurrent();
+        System.out.println("loading=" + ModuleLoading.requested());
         GemmTuner tuner = new GemmTuner(new GemmTuning(true, null, null), policy);
         long n = 1024;
         Pointer flagHost = new Pointer();

@@ -42,7 +42,8 @@ public final class Cuda {
     }
 
     /**
-     * Initialises the driver (idempotent in the driver) and returns the device count.
+     * Initialises the driver (idempotent in the driver), with eager module loading unless the user chose
+     * ({@link ModuleLoading}), and returns the device count.
      *
      * @throws CudaUnavailableException when there is no driver or no device
      */
@@ -50,6 +51,7 @@ public final class Cuda {
         if (DriverProbe.MISSING != null) {
             throw new CudaUnavailableException(DriverProbe.MISSING);
         }
+        ModuleLoading.eagerUnlessChosen();
         try {
             int rc = JCudaDriver.cuInit(0);
             if (rc != CUresult.CUDA_SUCCESS) {

@@ -117,6 +117,7 @@ public final class CudaVmm implements VmmDriver {
         Throwable cause = null;
         try {
             Symbols bound = new Symbols(NativeLibrary.open(List.of(soname)));
+            ModuleLoading.eagerUnlessChosen();
             int rc = (int) bound.cuInit.invokeExact(0);
             if (rc == 0) {
                 s = bound;
