@@ -52,7 +52,7 @@ public record SystemReport(int driverVersion, String moduleLoading, String cubla
         String note = !mcHw ? "hardware does not support multicast; unicast peer copies are used"
                 : refusal != null ? refusal + "; unicast peer copies are used"
                 : "multicast available";
-        return new SystemReport(Cuda.driverVersion(), ModuleLoading.requested(), version(() -> {
+        return new SystemReport(Cuda.driverVersion(), ModuleLoading.inEffect(), version(() -> {
             long v = CublasLt.library().version();
             return (v / 10000) + "." + (v / 100 % 100) + "." + (v % 100) + " (" + CublasLt.library().libraryName() + ")";
         }), version(() -> Nccl.versionString(Nccl.version())),

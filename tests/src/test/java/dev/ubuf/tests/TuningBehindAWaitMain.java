@@ -40,7 +40,7 @@ public final class TuningBehindAWaitMain {
         GemmTuner.Policy policy = GemmTuner.Policy.valueOf(args[0]);
         JCudaDriver.setExceptionsEnabled(true);
         CudaContext ctx = CudaContext.retainPrimary(0).makeCurrent();
-        System.out.println("loading=" + ModuleLoading.requested());
+        System.out.println("loading=" + ModuleLoading.inEffect());
         GemmTuner tuner = new GemmTuner(new GemmTuning(true, null, null), policy);
         long n = 1024;
         Pointer flagHost = new Pointer();

@@ -48,10 +48,10 @@ public final class Cuda {
      * @throws CudaUnavailableException when there is no driver or no device
      */
     public static int deviceCount() {
+        ModuleLoading.eagerUnlessChosen(); // before the driver library is even opened
         if (DriverProbe.MISSING != null) {
             throw new CudaUnavailableException(DriverProbe.MISSING);
         }
-        ModuleLoading.eagerUnlessChosen();
         try {
             int rc = JCudaDriver.cuInit(0);
             if (rc != CUresult.CUDA_SUCCESS) {

@@ -1,6 +1,8 @@
 package dev.ubuf.cuda;
 
 import dev.ubuf.posix.NativeEnvironment;
+import jcuda.driver.CUmoduleLoadingMode;
+import jcuda.driver.JCudaDriver;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -38,6 +40,15 @@ public final class ModuleLoading {
                     "could not set " + VARIABLE + "=EAGER (" + e + "); kernels load lazily, which may deadlock an"
                             + " overlapped step that launches a kernel for the first time");
         }
+    }
+
+    /** The mode the driver runs in (cuModuleGetLoadingMode), initialising the driver if needed. */
+    public static String inEffect() {
+        Cuda.deviceCount();
+        int[] mode = new int[1];
+        Cuda.check(JCudaDriver.cuModuleGetLoadingMode(mode), "cuModuleGetLoadingMode");
+        return mode[0] == CUmoduleLoadingMode.CU_MODULE_EAGER_LOADING ? "EAGER"
+                : mode[0] == CUmoduleLoadingMode.CU_MODULE_LAZY_LOADING ? "LAZY" : "mode " + mode[0];
     }
 
     /** The mode the process asked for: the C environment's value, or the driver's default ("LAZY"). */

@@ -121,6 +121,7 @@ public final class CublasLt {
     private final MethodHandle preferenceDestroy;
     private final MethodHandle preferenceSetAttribute;
     private final MethodHandle algoGetHeuristic;
+    private final MethodHandle algoCheck;
     private final MethodHandle matmul;
 
     private CublasLt(NativeLibrary b) {
@@ -148,6 +149,9 @@ public final class CublasLt {
         // (handle, desc, Adesc, Bdesc, Cdesc, Ddesc, pref, int requested, result[], int* returned)
         algoGetHeuristic = b.bind("cublasLtMatmulAlgoGetHeuristic", FunctionDescriptor.of(JAVA_INT,
                 ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS));
+        // (handle, desc, Adesc, Bdesc, Cdesc, Ddesc, const algo*, result*)
+        algoCheck = b.bind("cublasLtMatmulAlgoCheck", FunctionDescriptor.of(JAVA_INT,
+                ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
         // (handle, desc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo*, workspace, size_t, stream)
         matmul = b.bind("cublasLtMatmul", FunctionDescriptor.of(JAVA_INT,
                 ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS,
@@ -429,6 +433,26 @@ public final class CublasLt {
             }
             check(status, "cublasLtMatmulAlgoGetHeuristic");
             return returned.get(JAVA_INT, 0);
+        } catch (Throwable t) {
+            throw NativeLibrary.unchecked(t);
+        }
+    }
+
+    /**
+     * cublasLtMatmulAlgoCheck: the workspace {@code algo} needs for this GEMM, or -1 when cuBLASLt refuses it here
+     * (any status but success, or a result whose state is not success).
+     */
+    long algoCheck(long handle, long desc, long aDesc, long bDesc, long cDesc, long dDesc, MemorySegment algo) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment result = arena.allocate(HEURISTIC_RESULT);
+            MemorySegment nativeAlgo = arena.allocate(MATMUL_ALGO).copyFrom(algo.asSlice(0, MATMUL_ALGO_BYTES));
+            int status = (int) algoCheck.invokeExact(MemorySegment.ofAddress(handle), MemorySegment.ofAddress(desc),
+                    MemorySegment.ofAddress(aDesc), MemorySegment.ofAddress(bDesc), MemorySegment.ofAddress(cDesc),
+                    MemorySegment.ofAddress(dDesc), nativeAlgo, result);
+            if (status != CUBLAS_STATUS_SUCCESS || result.get(JAVA_INT, HEURISTIC_STATE_OFFSET) != CUBLAS_STATUS_SUCCESS) {
+                return -1;
+            }
+            return result.get(JAVA_LONG, HEURISTIC_WORKSPACE_SIZE_OFFSET);
         } catch (Throwable t) {
             throw NativeLibrary.unchecked(t);
         }

@@ -128,7 +128,7 @@ public final class GemmRunner implements AutoCloseable {
             return;
         }
         MatmulPlan plan = choosePlan(key, a, b, c, beta, scales, bench,
-                (algos, timer) -> tuner.choose(device, key, algos, timer));
+                (algos, timer, check) -> tuner.choose(device, key, algos, timer, check));
         if (plan.isProvisional()) {
             plan.close();
         } else {
@@ -198,13 +198,14 @@ public final class GemmRunner implements AutoCloseable {
     /** Hands the candidates to the tuner, with a way to time them on the operands' own addresses and layout. */
     private MatmulPlan.Chooser chooser(MatmulPlan.Key key, long a, long b, long c, MemorySegment alpha,
                                        MemorySegment beta, CandidateBench bench) {
-        return chooser(key, a, b, c, alpha, beta, bench, (algos, timer) -> tuner.choose(device, key, algos, timer));
+        return chooser(key, a, b, c, alpha, beta, bench,
+                (algos, timer, check) -> tuner.choose(device, key, algos, timer, check));
     }
 
     /** What the tuner does with a kind's candidates and a timer of them. */
     @FunctionalInterface
     private interface TunerCall {
-        GemmTuner.Choice choose(List<MemorySegment> algos, GemmTuner.Timer timer);
+        GemmTuner.Choice choose(List<MemorySegment> algos, GemmTuner.Timer timer, GemmTuner.Check check);
     }
 
     private MatmulPlan.Chooser chooser(MatmulPlan.Key key, long a, long b, long c, MemorySegment alpha,
@@ -219,7 +220,13 @@ public final class GemmRunner implements AutoCloseable {
                             scratchWorkspace, scratchWorkspaceBytes, stream);
             long neededWorkspace = candidates.stream().mapToLong(MatmulPlan.Candidate::workspaceBytes).max().orElse(0);
             List<MemorySegment> algos = candidates.stream().map(MatmulPlan.Candidate::algo).toList();
-            return tunerCall.choose(algos, count -> bench.time(count, key.spec().cBytes(), c, neededWorkspace, launch));
+            GemmTuner.Check check = algo -> {
+                long needs = library.algoCheck(handle.address(), d.matmulDesc(), d.aLayout(), d.bLayout(),
+                        d.cLayout(), d.dLayout(), algo);
+                return needs <= workspaceBytes ? needs : -1;
+            };
+            return tunerCall.choose(algos, count -> bench.time(count, key.spec().cBytes(), c, neededWorkspace, launch),
+                    check);
         };
     }
 
@@ -237,7 +244,7 @@ public final class GemmRunner implements AutoCloseable {
         MatmulPlan.Key key = checkedKey(spec, a, b, c, beta, scales);
         tuner.checkCanRetune(); // before cuBLASLt is asked for candidates
         GemmTuner.Retuned[] retuned = new GemmTuner.Retuned[1];
-        MatmulPlan plan = choosePlan(key, a, b, c, beta, scales, bench, (algos, timer) -> {
+        MatmulPlan plan = choosePlan(key, a, b, c, beta, scales, bench, (algos, timer, check) -> {
             retuned[0] = tuner.retune(device, key, algos, timer, margin);
             return new GemmTuner.Choice(retuned[0].chosen(), true);
         });

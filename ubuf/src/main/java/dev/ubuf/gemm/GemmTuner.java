@@ -5,6 +5,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -39,8 +40,24 @@ public final class GemmTuner {
     private static final System.Logger LOG = System.getLogger(GemmTuner.class.getName());
 
     /** The index of the chosen candidate, and whether it may be kept (false: used once, chosen again next time). */
-    record Choice(int index, boolean settled) {
+    /**
+     * A candidate's index in the heuristic's list, or (index -1) {@code outside} it: a tuned algorithm the heuristic
+     * no longer lists but cuBLASLt accepts for this GEMM (cublasLtMatmulAlgoCheck).
+     */
+    record Choice(int index, boolean settled, MatmulPlan.Candidate outside) {
         static final Choice FIRST = new Choice(0, true);
+
+        Choice(int index, boolean settled) {
+            this(index, settled, null);
+        }
+    }
+
+    /** Whether cuBLASLt runs an algorithm for this GEMM: the workspace it needs, or -1 when refused. */
+    @FunctionalInterface
+    interface Check {
+        Check NONE = algo -> -1;
+
+        long workspaceBytes(MemorySegment algo);
     }
 
     /** Times candidates on the GPU: milliseconds per run of each (NaN for one that failed), or null if not now. */
@@ -201,6 +218,16 @@ public final class GemmTuner {
      * @throws GemmException when every candidate failed to run
      */
     Choice choose(TuningDevice device, MatmulPlan.Key key, List<MemorySegment> algos, Timer timer) {
+        return choose(device, key, algos, timer, Check.NONE);
+    }
+
+    /**
+     * As {@link #choose(TuningDevice, MatmulPlan.Key, List, Timer)}; a remembered algorithm the heuristic does not
+     * list now is still used when {@code check} accepts it. cuBLASLt's heuristic does not always list the same
+     * algorithms for the same GEMM: on four H100s (2026-11-27) an FP32 GEMM tuned among 8 candidates had 7 in the
+     * step after, without the one chosen.
+     */
+    Choice choose(TuningDevice device, MatmulPlan.Key key, List<MemorySegment> algos, Timer timer, Check check) {
         if (!settings.enabled() || algos.size() == 1) {
             return Choice.FIRST;
         }
@@ -217,8 +244,14 @@ public final class GemmTuner {
                 reused.incrementAndGet();
                 return new Choice(index, true);
             }
+            MemorySegment algo = MemorySegment.ofArray(HexFormat.of().parseHex(known.algo()));
+            long workspace = check.workspaceBytes(algo);
+            if (workspace >= 0) {
+                reused.incrementAndGet();
+                return new Choice(-1, true, new MatmulPlan.Candidate(known.heuristicRank(), algo, workspace, 0f));
+            }
             why = "its tuned algorithm (heuristic rank " + known.heuristicRank() + ") is not among the "
-                    + algos.size() + " candidates cuBLASLt proposes now";
+                    + algos.size() + " candidates cuBLASLt proposes now, and cuBLASLt refuses it here";
             LOG.log(System.Logger.Level.DEBUG, () -> "ubuf: the tuned algorithm for " + TuningFile.formatKey(key)
                     + " is no longer among cuBLASLt's candidates");
         }

@@ -129,10 +129,14 @@ final class MatmulPlan implements AutoCloseable {
                             + " candidates returned)");
                 }
                 GemmTuner.Choice choice = chooser.choose(d, List.copyOf(candidates));
-                if (choice.index() < 0 || choice.index() >= candidates.size()) {
+                Candidate chosen;
+                if (choice.outside() != null) {
+                    chosen = choice.outside();
+                } else if (choice.index() < 0 || choice.index() >= candidates.size()) {
                     throw new IllegalStateException("chose candidate " + choice.index() + " of " + candidates.size());
+                } else {
+                    chosen = candidates.get(choice.index());
                 }
-                Candidate chosen = candidates.get(choice.index());
                 MemorySegment algo = arena.allocate(CublasLt.MATMUL_ALGO);
                 algo.copyFrom(chosen.algo());
                 return new MatmulPlan(key, d, arena, algo,

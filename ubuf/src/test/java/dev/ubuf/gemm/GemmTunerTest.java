@@ -291,15 +291,38 @@ class GemmTunerTest {
     }
 
     @Test
-    void aTunedAlgorithmThatCublasLtNoLongerProposesCountsAsUntunedAndSaysWhy() {
+    void aTunedAlgorithmThatCublasLtNoLongerProposesNorAcceptsCountsAsUntunedAndSaysWhy() {
         GemmTuner tuner = domain(new GemmTuning(true, null, null));
         try (GemmTuner.Window w = tuner.openWindow()) {
             tuner.choose(H200, KEY, candidates(1, 2, 3), new FixedTimer(3.0, 1.0, 2.0));
         }
-        assertEquals(GemmTuner.Choice.FIRST, tuner.choose(H200, KEY, candidates(1, 3, 4), NEVER));
+        List<MemorySegment> checked = new ArrayList<>();
+        GemmTuner.Check refuses = algo -> {
+            checked.add(algo);
+            return -1;
+        };
+        assertEquals(GemmTuner.Choice.FIRST, tuner.choose(H200, KEY, candidates(1, 3, 4), NEVER, refuses));
+        assertEquals(1, checked.size(), "cuBLASLt was asked about the tuned algorithm");
+        assertTrue(candidates(2).get(0).mismatch(checked.get(0)) < 0, "the tuned algorithm's bytes were checked");
         assertEquals(1, tuner.untunedCount());
         assertEquals(List.of(TuningFile.formatKey(KEY) + ": its tuned algorithm (heuristic rank 1) is not among the 3"
-                + " candidates cuBLASLt proposes now"), tuner.untunedKinds());
+                + " candidates cuBLASLt proposes now, and cuBLASLt refuses it here"), tuner.untunedKinds());
+    }
+
+    @Test
+    void aTunedAlgorithmThatTheHeuristicNoLongerListsButCublasLtAcceptsIsStillUsed() {
+        GemmTuner tuner = domain(new GemmTuning(true, null, null));
+        try (GemmTuner.Window w = tuner.openWindow()) {
+            tuner.choose(H200, KEY, candidates(1, 2, 3), new FixedTimer(3.0, 1.0, 2.0));
+        }
+        GemmTuner.Choice choice = tuner.choose(H200, KEY, candidates(1, 3, 4), NEVER, algo -> 4096);
+        assertEquals(-1, choice.index());
+        assertTrue(choice.settled());
+        assertEquals(-1, candidates(2).get(0).mismatch(choice.outside().algo()), "the tuned algorithm itself");
+        assertEquals(4096, choice.outside().workspaceBytes(), "with the workspace cuBLASLt says it needs");
+        assertEquals(1, choice.outside().heuristicRank());
+        assertEquals(0, tuner.untunedCount());
+        assertEquals(1, tuner.reusedCount());
     }
 
     @Test

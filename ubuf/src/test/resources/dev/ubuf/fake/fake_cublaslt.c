@@ -123,6 +123,19 @@ int cublasLtMatmulAlgoGetHeuristic(void* h, void* desc, void* a, void* b, void* 
   return 0;
 }
 
+// The real library checks the algorithm against this GEMM; the fake knows only the four it proposes (100..103).
+int cublasLtMatmulAlgoCheck(void* h, void* desc, void* a, void* b, void* c, void* d, const cublasLtMatmulAlgo_t* algo,
+                            cublasLtMatmulHeuristicResult_t* result) {
+  (void)h; (void)c; (void)d;
+  if (fp8_layout_refused((const Desc*)desc, (const Layout*)a, (const Layout*)b)) return 15;
+  if (algo->data[0] < 100 || algo->data[0] > 103) return 15;
+  memset(result, 0, sizeof(*result));
+  result->algo = *algo;
+  result->workspaceSize = (size_t)(algo->data[0] - 100) * 1024;
+  result->wavesCount = 1.0f;
+  return 0;
+}
+
 int cublasLtMatmul(void* h, void* desc, const float* alpha, const void* a, void* ad, const void* b, void* bd,
                    const float* beta, const void* c, void* cd, void* d, void* dd, const cublasLtMatmulAlgo_t* algo,
                    void* ws, size_t wsSize, void* stream) {
