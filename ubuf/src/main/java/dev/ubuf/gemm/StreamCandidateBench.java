@@ -3,7 +3,6 @@ package dev.ubuf.gemm;
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaEvent;
 import dev.ubuf.cuda.CudaStream;
-import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.StreamOrderedBuffer;
 import dev.ubuf.cuda.StreamPriority;
 import java.time.Duration;
@@ -23,9 +22,12 @@ import java.util.Arrays;
  * <p>Each candidate runs {@value #WARMUPS} times untimed (first-launch costs), then {@value #ROUNDS} single runs are
  * timed, candidates interleaved run by run; a candidate's time is the median of its runs. Single runs, as GEMMs run in
  * the ops and the benchmarks: timed as 5 runs back to back, the tuner chose a kernel that then ran up to 8% slower
- * alone than one in its own list (the one PyTorch's cuBLAS runs; H200, 2026-11-23). The
- * private stream is held on a device flag while a run is enqueued, so the events time the GPU's work and not the
- * host's launch (tens of microseconds from Java, as long as a small GEMM runs).
+ * alone than one in its own list (the one PyTorch's cuBLAS runs; H200, 2026-11-23). So that the events time the
+ * GPU's work and not the host's launch (tens of microseconds from Java, as long as a small GEMM runs), each timed run
+ * follows untimed runs of the same candidate that keep the GPU busy for at least {@value #LEAD_MICROS} µs while the
+ * host enqueues the events and the run. Nothing on the stream waits for the host: an earlier version held the stream
+ * on a flag the host raised after enqueuing, and with two ranks tuning in one process (a thread per GPU) both hung,
+ * one inside cublasLtMatmul, the other recording an event behind its held stream (four H100s, 2026-11-27).
  */
 final class StreamCandidateBench implements CandidateBench {
     static final int WARMUPS = 2;
@@ -35,6 +37,10 @@ final class StreamCandidateBench implements CandidateBench {
      * behind work that waits on a peer (timing inside a step), which must end in an error, not a hang.
      */
     static final Duration DEADLINE = Duration.ofSeconds(60);
+    /** How long the untimed runs before a timed one keep the GPU busy, at least. */
+    static final int LEAD_MICROS = 100;
+    /** The most untimed runs before a timed one. */
+    static final int MAX_LEAD_RUNS = 64;
 
     private final CudaContext context;
     private final CudaStream caller;
@@ -52,11 +58,6 @@ final class StreamCandidateBench implements CandidateBench {
         GemmException[] failures = new GemmException[count];
         double[][] runs = new double[count][ROUNDS];
         try (CudaStream s = context.createStream(StreamPriority.NORMAL);
-             CudaStream releaser = context.createStream(StreamPriority.HIGH);
-             // An ordinary allocation: stream memory operations refuse pool (stream-ordered) memory
-             // (CUDA_ERROR_INVALID_VALUE, H100, 2026-11-26). Its free waits for the device: tuning runs only while
-             // nothing on it waits for a peer (GemmTuner.Policy).
-             DeviceBuffer hold = context.allocate(Integer.BYTES);
              StreamOrderedBuffer scratch = s.allocate(CandidateScratch.bytes(workspaceBytes, cBytes));
              CudaEvent start = context.createEvent(true);
              CudaEvent stop = context.createEvent(true)) {
@@ -64,30 +65,29 @@ final class StreamCandidateBench implements CandidateBench {
             long workspace = layout.workspace();
             long c = layout.c();
             s.fill8(c, (byte) 0, cBytes);
-            releaser.fill32(hold.address(), 0, 1);
-            finish(releaser, "the set-up");
-            int held = 0;
-            for (int w = 0; w < WARMUPS; w++) {
-                for (int i = 0; i < count; i++) {
-                    run(launch, i, 1, c, workspace, workspaceBytes, s, failures);
+            int[] lead = new int[count];
+            for (int i = 0; i < count; i++) {
+                run(launch, i, 1, c, workspace, workspaceBytes, s, failures); // first-launch costs
+                if (failures[i] != null) {
+                    continue;
                 }
+                start.record(s);
+                run(launch, i, WARMUPS, c, workspace, workspaceBytes, s, failures);
+                stop.record(s);
+                finish(s, "the warm-up runs");
+                // A candidate that breaks the context shows here, as a CudaFatalException: nothing to recover.
+                double perRunMicros = Math.max(1e-3, stop.elapsedMillisSince(start) * 1000 / WARMUPS);
+                lead[i] = (int) Math.min(MAX_LEAD_RUNS, Math.max(1, Math.ceil(LEAD_MICROS / perRunMicros)));
             }
-            // A candidate that breaks the context shows here, as a CudaFatalException: nothing to recover.
-            finish(s, "the warm-up runs");
             for (int round = 0; round < ROUNDS; round++) {
                 for (int i = 0; i < count; i++) {
                     if (failures[i] != null) {
                         continue;
                     }
-                    int v = ++held;
-                    s.waitValue32(hold.address(), v);
-                    try {
-                        start.record(s);
-                        run(launch, i, 1, c, workspace, workspaceBytes, s, failures);
-                        stop.record(s);
-                    } finally {
-                        releaser.writeValue32(hold.address(), v);
-                    }
+                    run(launch, i, lead[i], c, workspace, workspaceBytes, s, failures);
+                    start.record(s);
+                    run(launch, i, 1, c, workspace, workspaceBytes, s, failures);
+                    stop.record(s);
                     finish(s, "a timed run"); // its last work is the stop event
                     if (failures[i] == null) {
                         runs[i][round] = stop.elapsedMillisSince(start);
@@ -95,7 +95,6 @@ final class StreamCandidateBench implements CandidateBench {
                 }
             }
             finish(s, "the last run");
-            finish(releaser, "the last release");
         }
         double[] best = new double[count];
         GemmException first = null;

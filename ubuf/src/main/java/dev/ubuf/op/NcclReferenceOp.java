@@ -100,12 +100,6 @@ public final class NcclReferenceOp implements OverlapOp {
         }
         require(b.input(), "input", shape.inputRows(), shape.k(), shape.inputDtype());
         require(b.output(), "output", shape.outputRows(), shape.n(), shape.outputDtype());
-        if (shape.fp8Output().isPresent() != (b.outputScaling() != null)) {
-            throw new IllegalArgumentException(shape.fp8Output().isPresent()
-                    ? "nccl: this op writes an fp8 output: bind its scale (OperandBindings.withOutputScaling)"
-                    : "nccl: this op writes a " + shape.dtype().shortName() + " output, but an fp8 output scaling was"
-                    + " given");
-        }
         if (b.weight() == null) {
             throw new IllegalArgumentException("nccl: needs a weight tensor");
         }
@@ -121,6 +115,13 @@ public final class NcclReferenceOp implements OverlapOp {
             }
         } else if (b.scales() != null) {
             throw new IllegalArgumentException("nccl: this op is not fp8, but fp8 scales were given");
+        }
+        // After the operands' scales, as the planned methods check: whichever method auto picks says the same.
+        if (shape.fp8Output().isPresent() != (b.outputScaling() != null)) {
+            throw new IllegalArgumentException(shape.fp8Output().isPresent()
+                    ? "nccl: this op writes an fp8 output: bind its scale (OperandBindings.withOutputScaling)"
+                    : "nccl: this op writes a " + shape.dtype().shortName() + " output, but an fp8 output scaling was"
+                    + " given");
         }
         if (shape.bias() != (b.bias() != null)) {
             throw new IllegalArgumentException(shape.bias() ? "nccl: this op adds a bias: pass one"
