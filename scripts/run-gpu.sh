@@ -27,6 +27,11 @@
 #                      $OUT/parity/ (gemm-r<r>.json, torch-gemm-r<r>.json). Shapes: the sweep's per-rank GEMMs, or
 #                      PARITY_SHAPES (M,K,N words). Budget: ALT_BUDGET_S as for alternate.
 #                      E.g. "parity=3 --iters 30 --heat-ms 300 -- --iters 30 --heat-ms 300"
+#   "kernels=ROUNDS [ARGS...] [-- TORCH_ARGS...]"   as one quoted word: ubuf bench kernels ARGS and
+#                      torch_kernels.py TORCH_ARGS (its PyTorch twin, one GPU) in turn, A B A B ..., ROUNDS times each,
+#                      into $OUT/kernels-r<r>.json and $OUT/torch-kernels-r<r>.json. Give both sides the same shape
+#                      options (--models, --tp, --tokens, --kernels, --dtype). Budget: ALT_BUDGET_S as for alternate.
+#                      E.g. "kernels=2 --iters 30 -- --iters 30"
 # In $OUT (default ./gpu-out): log.txt (all output), summary.txt (a line per stage), tests.txt (the JUnit console's
 # report), tests-summary.txt (its counts), junit/ (its XML reports) and the results files.
 set -uo pipefail
@@ -166,6 +171,34 @@ parity() {
     --torch "python3 '$bundle/torch_gemm_serve.py' ${torch_args[*]}"
 }
 
+kernels() {
+  local rounds=$1 java_args=() torch_args=() in_torch=0 w r rc=0 jrc trc t0
+  shift
+  if ! [[ "$rounds" =~ ^[1-9][0-9]*$ ]]; then echo "kernels: ROUNDS is a positive number, got '$rounds'"; return 2; fi
+  for w in "$@"; do
+    if [ $in_torch -eq 0 ] && [ "$w" = -- ]; then in_torch=1
+    elif [ $in_torch -eq 0 ]; then java_args+=("$w")
+    else torch_args+=("$w"); fi
+  done
+  for w in "${java_args[@]}" "${torch_args[@]}"; do
+    case "$w" in --out | --out=* | --json | --json=*) echo "kernels: leave out $w: the stage adds it"; return 2 ;; esac
+  done
+  local budget=${ALT_BUDGET_S:-570}
+  for ((r = 1; r <= rounds; r++)); do
+    t0=$SECONDS
+    alternate_part $((budget - SECONDS)) bash "$bundle/java.sh" -cp "$bundle/lib/*" dev.ubuf.cli.UbufCli \
+      bench kernels "${java_args[@]}" --out "$OUT/kernels-r$r.json"
+    jrc=$?
+    PYTHONUNBUFFERED=1 alternate_part $((budget - SECONDS)) python3 "$bundle/torch_kernels.py" "${torch_args[@]}" \
+      --json "$OUT/torch-kernels-r$r.json"
+    trc=$?
+    echo "kernels: round $r: ubuf exit $jrc, torch exit $trc, $((SECONDS - t0))s"
+    printf '  round %-3d kernels exit %3d   torch exit %3d  %4ds\n' "$r" "$jrc" "$trc" "$((SECONDS - t0))" >> "$summary"
+    [ $jrc -eq 0 ] && [ $trc -eq 0 ] || rc=1
+  done
+  return $rc
+}
+
 failed=0
 for stage in "$@"; do
   echo "=== $stage ($(date +%T))" | tee -a "$log"
@@ -178,8 +211,10 @@ for stage in "$@"; do
     torch | torch=*) args=${stage#torch}; logged torch_baseline "${args#=}" ;;
     "alternate="*) read -r -a words <<< "${stage#alternate=}"; logged alternate "${words[@]}" ;;
     "parity="*) read -r -a words <<< "${stage#parity=}"; logged parity "${words[@]}" ;;
+    "kernels="*) read -r -a words <<< "${stage#kernels=}"; logged kernels "${words[@]}" ;;
     *) echo "unknown stage '$stage' (stages: info, tests[=REGEX], gemm, p2p, \"bench ARGS\", torch[=ARGS]," \
-         "\"alternate=ROUNDS BENCH ARGS [-- TORCH_ARGS]\", \"parity=ROUNDS [ARGS] [-- TORCH_ARGS]\")" \
+         "\"alternate=ROUNDS BENCH ARGS [-- TORCH_ARGS]\", \"parity=ROUNDS [ARGS] [-- TORCH_ARGS]\"," \
+         "\"kernels=ROUNDS [ARGS] [-- TORCH_ARGS]\")" \
          | tee -a "$log"; false ;;
   esac
   rc=$?

@@ -9,14 +9,26 @@ __device__ __forceinline__ void add_bias_rows(T* out, i64 rows, i64 cols, i64 ld
     if (rows <= 0 || cols <= 0) return;
     constexpr int N = VecWidth<T, T>::N;
     if (cols % N == 0 && rows_aligned16<T>(out, ld) && aligned16(bias)) {
-        for (RowColIter it(cols / N); it.row < rows; it.next()) {
-            T* o = out + it.row * ld + it.col * N;
-            float v[N], b[N];
-            load_vec<T, N>(o, v);
-            load_vec<T, N>(bias + it.col * N, b);
+        // Two items per thread per step, both loaded before either is stored: twice the loads in flight.
+        for (RowColPair it(cols / N); it.a.row < rows; it.next()) {
+            const bool hasB = it.b.row < rows;
+            T* oa = out + it.a.row * ld + it.a.col * N;
+            T* ob = out + it.b.row * ld + it.b.col * N;
+            float va[N], ba[N], vb[N], bb[N];
+            load_vec<T, N>(oa, va);
+            load_vec<T, N>(bias + it.a.col * N, ba);
+            if (hasB) {
+                load_vec<T, N>(ob, vb);
+                load_vec<T, N>(bias + it.b.col * N, bb);
+            }
 #pragma unroll
-            for (int i = 0; i < N; ++i) v[i] += b[i];
-            store_vec<T, N>(o, v);
+            for (int i = 0; i < N; ++i) va[i] += ba[i];
+            store_vec<T, N>(oa, va);
+            if (hasB) {
+#pragma unroll
+                for (int i = 0; i < N; ++i) vb[i] += bb[i];
+                store_vec<T, N>(ob, vb);
+            }
         }
     } else {
         for (RowColIter it(cols); it.row < rows; it.next()) {

@@ -41,33 +41,123 @@ __device__ __forceinline__ void store_scale_inverse(const float* scale, float* s
 }
 
 // y = fp8(x * scale); *amax = max(*amax, max |x|) when amax is given; *scaleInv = 1 / scale when given.
+// Vector path (cols a multiple of 16, x's rows 16-byte aligned, y's rows 16-byte aligned): 16 elements per item,
+// one 16-byte store of y; otherwise one element per item. Both give the same bytes.
 template <class T, int KIND>
 __device__ __forceinline__ void quantize(i64 rows, i64 cols, const T* x, i64 ldX, const float* scale, fp8_t* y,
                                          i64 ldY, float* amax, float* scaleInv) {
     if (rows <= 0 || cols <= 0) return;
     const float s = *scale;
     int local = 0;
-    for (RowColIter it(cols); it.row < rows; it.next()) {
-        const float v = Elem<T>::load(x[it.row * ldX + it.col]);
-        local = max(local, abs_bits(v));
-        y[it.row * ldY + it.col] = fp8_store<KIND>(v * s);
+    constexpr int V = 16;
+    if (cols % V == 0 && rows_aligned16<T>(x, ldX) && rows_aligned16<fp8_t>(y, ldY)) {
+        for (RowColIter it(cols / V); it.row < rows; it.next()) {
+            float v[V];
+            load_vec<T, V>(x + it.row * ldX + it.col * V, v);
+            uint4 u;
+            fp8_t* q = reinterpret_cast<fp8_t*>(&u);
+#pragma unroll
+            for (int i = 0; i < V; ++i) {
+                local = max(local, abs_bits(v[i]));
+                q[i] = fp8_store<KIND>(v[i] * s);
+            }
+            *reinterpret_cast<uint4*>(y + it.row * ldY + it.col * V) = u;
+        }
+    } else {
+        for (RowColIter it(cols); it.row < rows; it.next()) {
+            const float v = Elem<T>::load(x[it.row * ldX + it.col]);
+            local = max(local, abs_bits(v));
+            y[it.row * ldY + it.col] = fp8_store<KIND>(v * s);
+        }
     }
     if (amax != nullptr) amax_commit(amax, local);
     store_scale_inverse(scale, scaleInv);
 }
 
-// The transpose tile: 32 x 32 elements, one 32-column row of threads per tile row.
+// The scalar transpose tile: 32 x 32 elements, one 32-column row of threads per tile row.
 constexpr int TILE = 32;
+// The vector transpose tile: 64 x 64 elements; x is read 8 elements (one 16-byte load of bf16/fp16, two of fp32)
+// per thread, y written 8 bytes and yT 16 bytes (16 rows of x) per thread.
+constexpr int VTILE = 64;
+// Shared rows of VTILE + 4 bytes: 17 words, so the column reads of the yT phase are at most 2-way bank conflicts.
+constexpr int VTILE_LD = VTILE + 4;
 
-// As quantize, and yT [cols, rows] = the transpose of y; y itself only when given. Tiles of 32 x 32 go through
-// shared memory so both the reads of x and the writes of yT are row-wise. blockDim.x must be a multiple of 32.
+// The vector path of quantize_transpose: rows a multiple of 16, cols of 8, x's rows 16-byte aligned, y's (when
+// given) 8-byte aligned, yT's 16-byte aligned. Returns this thread's amax bits. blockDim.x must be 256.
+template <class T, int KIND>
+__device__ __forceinline__ int quantize_transpose_vec(i64 rows, i64 cols, const T* x, i64 ldX, float s, fp8_t* y,
+                                                      i64 ldY, fp8_t* yT, i64 ldYT) {
+    __shared__ __align__(16) fp8_t tile[VTILE][VTILE_LD];
+    const i64 tileRows = (rows + VTILE - 1) / VTILE;
+    const i64 tileCols = (cols + VTILE - 1) / VTILE;
+    int local = 0;
+    // The loop bounds are the same for every thread of a block, so every thread reaches each barrier.
+    for (i64 t = blockIdx.x; t < tileRows * tileCols; t += gridDim.x) {
+        const i64 r0 = (t / tileCols) * VTILE;
+        const i64 c0 = (t % tileCols) * VTILE;
+        // 64 rows x 8 groups of 8 columns: two items per thread.
+#pragma unroll
+        for (int pass = 0; pass < 2; ++pass) {
+            const int item = (int)threadIdx.x + pass * 256;
+            const int i = item >> 3;
+            const int j = item & 7;
+            const i64 r = r0 + i;
+            const i64 c = c0 + 8 * j;
+            if (r < rows && c < cols) {
+                float v[8];
+                load_vec<T, 8>(x + r * ldX + c, v);
+                uint2 u;
+                fp8_t* q = reinterpret_cast<fp8_t*>(&u);
+#pragma unroll
+                for (int e = 0; e < 8; ++e) {
+                    local = max(local, abs_bits(v[e]));
+                    q[e] = fp8_store<KIND>(v[e] * s);
+                }
+                if (y != nullptr) *reinterpret_cast<uint2*>(y + r * ldY + c) = u;
+                // 4-byte stores: a shared row is 68 bytes, so 8-byte alignment holds only for even rows.
+                reinterpret_cast<unsigned*>(&tile[i][8 * j])[0] = u.x;
+                reinterpret_cast<unsigned*>(&tile[i][8 * j])[1] = u.y;
+            }
+        }
+        __syncthreads();
+        {
+            // 64 columns x 4 chunks of 16 rows: one item per thread, a yT row's 4 chunks on adjacent threads.
+            const int cc = (int)(threadIdx.x >> 2);
+            const int k = (int)(threadIdx.x & 3);
+            const i64 tr = c0 + cc;       // a row of yT is a column of x
+            const i64 tc = r0 + 16 * k;
+            if (tr < cols && tc < rows) {
+                uint4 u;
+                fp8_t* q = reinterpret_cast<fp8_t*>(&u);
+#pragma unroll
+                for (int e = 0; e < 16; ++e) q[e] = tile[16 * k + e][cc];
+                *reinterpret_cast<uint4*>(yT + tr * ldYT + tc) = u;
+            }
+        }
+        __syncthreads();
+    }
+    return local;
+}
+
+// As quantize, and yT [cols, rows] = the transpose of y; y itself only when given. Tiles go through shared memory
+// so both the reads of x and the writes of yT are row-wise: 64 x 64 with 8- and 16-byte accesses where the shapes
+// and alignments allow (see quantize_transpose_vec) and blockDim is 256, else 32 x 32 element by element
+// (blockDim.x a multiple of 32). Both give the same bytes.
 template <class T, int KIND>
 __device__ __forceinline__ void quantize_transpose(i64 rows, i64 cols, const T* x, i64 ldX, const float* scale,
                                                    fp8_t* y, i64 ldY, fp8_t* yT, i64 ldYT, float* amax,
                                                    float* scaleInv) {
     if (rows <= 0 || cols <= 0 || (blockDim.x & 31u) != 0) return;
-    __shared__ fp8_t tile[TILE][TILE + 4];
     const float s = *scale;
+    const bool yOk = y == nullptr || (((reinterpret_cast<uintptr_t>(y) | (uintptr_t)ldY) & 7u) == 0);
+    if (blockDim.x == 256 && rows % 16 == 0 && cols % 8 == 0 && rows_aligned16<T>(x, ldX) && yOk
+        && rows_aligned16<fp8_t>(yT, ldYT)) {
+        const int local = quantize_transpose_vec<T, KIND>(rows, cols, x, ldX, s, y, ldY, yT, ldYT);
+        if (amax != nullptr) amax_commit(amax, local);
+        store_scale_inverse(scale, scaleInv);
+        return;
+    }
+    __shared__ fp8_t tile[TILE][TILE + 4];
     const int lane = (int)(threadIdx.x & 31u);
     const int rowsPerPass = (int)(blockDim.x / 32u);
     const i64 tileRows = (rows + TILE - 1) / TILE;

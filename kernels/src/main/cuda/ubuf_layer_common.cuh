@@ -82,6 +82,27 @@ struct ColGroups {
     }
 };
 
+// One column group kept as its raw 16-byte word (4 registers, whatever T is), so a row kernel can hold its row in
+// registers between the reduction and the write: the vector path loads the word, the scalar path assembles it from
+// the group's valid elements (the rest are 0). unpack gives the same floats ColGroups::load would.
+template <class T>
+struct RawGroup {
+    static constexpr int N = VecWidth<T, T>::N;
+    static __device__ __forceinline__ uint4 load(const T* row, i64 g, int valid, bool vec) {
+        if (vec) return reinterpret_cast<const uint4*>(row + g * N)[0];
+        uint4 u;
+        T* e = reinterpret_cast<T*>(&u);
+#pragma unroll
+        for (int i = 0; i < N; ++i) e[i] = i < valid ? row[g * N + i] : Elem<T>::store(0.f);
+        return u;
+    }
+    static __device__ __forceinline__ void unpack(const uint4& u, float (&v)[N]) {
+        const T* e = reinterpret_cast<const T*>(&u);
+#pragma unroll
+        for (int i = 0; i < N; ++i) v[i] = Elem<T>::load(e[i]);
+    }
+};
+
 // out_j[r][c] = op(in_0[r][c], ..., in_{NIN-1}[r][c]) for j < NOUT, over rows x cols, in fp32, each output rounded
 // once. An input with ld 0 is a row broadcast (a bias). Every input of an element is read before any output of it
 // is written, by the same thread, so an output may be an input exactly (same pointer and ld); partial overlaps are
@@ -98,10 +119,8 @@ __device__ __forceinline__ void map_elements(i64 rows, i64 cols, const T* const 
 #pragma unroll
     for (int j = 0; j < NOUT; ++j) vec = vec && rows_aligned16<T>(out[j], ldOut[j]);
     if (vec) {
-        for (RowColIter it(cols / N); it.row < rows; it.next()) {
-            float x[NIN][N];
-#pragma unroll
-            for (int j = 0; j < NIN; ++j) load_vec<T, N>(in[j] + it.row * ldIn[j] + it.col * N, x[j]);
+        // Two items per thread per step, both loaded before either is stored: twice the loads in flight.
+        auto apply = [&](const float (&x)[NIN][N], i64 row, i64 col) {
             float y[NOUT][N];
 #pragma unroll
             for (int i = 0; i < N; ++i) {
@@ -113,7 +132,19 @@ __device__ __forceinline__ void map_elements(i64 rows, i64 cols, const T* const 
                 for (int j = 0; j < NOUT; ++j) y[j][i] = yi[j];
             }
 #pragma unroll
-            for (int j = 0; j < NOUT; ++j) store_vec<T, N>(out[j] + it.row * ldOut[j] + it.col * N, y[j]);
+            for (int j = 0; j < NOUT; ++j) store_vec<T, N>(out[j] + row * ldOut[j] + col * N, y[j]);
+        };
+        for (RowColPair it(cols / N); it.a.row < rows; it.next()) {
+            const bool hasB = it.b.row < rows;
+            float xa[NIN][N], xb[NIN][N];
+#pragma unroll
+            for (int j = 0; j < NIN; ++j) load_vec<T, N>(in[j] + it.a.row * ldIn[j] + it.a.col * N, xa[j]);
+            if (hasB) {
+#pragma unroll
+                for (int j = 0; j < NIN; ++j) load_vec<T, N>(in[j] + it.b.row * ldIn[j] + it.b.col * N, xb[j]);
+            }
+            apply(xa, it.a.row, it.a.col);
+            if (hasB) apply(xb, it.b.row, it.b.col);
         }
     } else {
         for (RowColIter it(cols); it.row < rows; it.next()) {

@@ -152,6 +152,7 @@ struct K;
         static constexpr auto lnFwd = ubuf_layernorm_fwd_##S;                                             \
         static constexpr auto lnBwdDx = ubuf_layernorm_bwd_dx_##S;                                        \
         static constexpr auto lnBwdParams = ubuf_layernorm_bwd_params_partial_##S;                        \
+        static constexpr auto lnBwd = ubuf_layernorm_bwd_##S;                                             \
         static constexpr auto colSumsPartial = ubuf_col_sums_partial_##S;                                 \
         static constexpr auto colSums = ubuf_col_sums_f32_to_##S;                                         \
         static constexpr auto geluFwd = ubuf_gelu_fwd_##S;                                                \
@@ -174,8 +175,10 @@ void checkGuards(const char* what, Mat<T>& m) {
     }
 }
 
-// LayerNorm forward then backward (the launch sequence LayerKernels uses), on views with leading dimension ld and
-// `offset` elements of misalignment; blocks of `block` threads, `grid` blocks.
+// LayerNorm forward then backward on views with leading dimension ld and `offset` elements of misalignment; blocks
+// of `block` threads, `grid` blocks. The backward runs as LayerKernels chooses (fused where the row fits
+// LN_BWD_GROUPS groups per thread, else the partial-sums and dx kernels), and also always as the two kernels
+// (dx_two, dgamma_two, dbeta_two), so the test can check that the fused kernel gives the same bits.
 template <class T>
 void layerNorm(const char* name, long long rows, long long cols, long long ld, int offset, unsigned block,
                unsigned grid, int zeroCentered, unsigned long long seed) {
@@ -199,21 +202,41 @@ void layerNorm(const char* name, long long rows, long long cols, long long ld, i
     const long long rowsPerPart = 3;
     const long long parts = (rows + rowsPerPart - 1) / rowsPerPart;
     const long long ldPart = cols + 5;
-    std::vector<float> ws((size_t)(2 * parts * ldPart), NAN);
-    launch(grid, block, [&] {
-        K<T>::lnBwdParams(rows, cols, dy.base, ld, x.base, ld, mean.data(), rstd.data(), rowsPerPart, ws.data(),
-                          ws.data() + parts * ldPart, ldPart);
-    });
-    launch(grid, block, [&] {
-        K<T>::lnBwdDx(rows, cols, dy.base, ld, x.base, ld, mean.data(), rstd.data(), gamma.base, zeroCentered,
-                      dx.base, ld);
-    });
-    launch(2, 64, [&] { K<T>::colSums(parts, cols, ws.data(), ldPart, dgamma.base, 0); });
-    launch(2, 64, [&] { K<T>::colSums(parts, cols, ws.data() + parts * ldPart, ldPart, dbeta.base, 0); });
+    const long long groups = (cols + ubuf::ColGroups<T>::N - 1) / ubuf::ColGroups<T>::N;
+    const int fused = groups <= (long long)ubuf::LN_BWD_GROUPS * block ? 1 : 0;
+    const int registers = groups <= (long long)ubuf::LN_FWD_GROUPS * block ? 1 : 0;
+    Mat<T> dxTwo(rows, cols, ld, offset), dgammaTwo(1, cols, cols, 0), dbetaTwo(1, cols, cols, 0);
+    auto twoKernels = [&](Mat<T>& dxOut, Mat<T>& dgOut, Mat<T>& dbOut) {
+        std::vector<float> ws((size_t)(2 * parts * ldPart), NAN);
+        launch(grid, block, [&] {
+            K<T>::lnBwdParams(rows, cols, dy.base, ld, x.base, ld, mean.data(), rstd.data(), rowsPerPart, ws.data(),
+                              ws.data() + parts * ldPart, ldPart);
+        });
+        launch(grid, block, [&] {
+            K<T>::lnBwdDx(rows, cols, dy.base, ld, x.base, ld, mean.data(), rstd.data(), gamma.base, zeroCentered,
+                          dxOut.base, ld);
+        });
+        launch(2, 64, [&] { K<T>::colSums(parts, cols, ws.data(), ldPart, dgOut.base, 0); });
+        launch(2, 64, [&] { K<T>::colSums(parts, cols, ws.data() + parts * ldPart, ldPart, dbOut.base, 0); });
+    };
+    if (fused) {
+        std::vector<float> ws((size_t)(2 * parts * ldPart), NAN);
+        launch(grid, block, [&] {
+            K<T>::lnBwd(rows, cols, dy.base, ld, x.base, ld, mean.data(), rstd.data(), gamma.base, zeroCentered,
+                        dx.base, ld, rowsPerPart, ws.data(), ws.data() + parts * ldPart, ldPart);
+        });
+        launch(2, 64, [&] { K<T>::colSums(parts, cols, ws.data(), ldPart, dgamma.base, 0); });
+        launch(2, 64, [&] { K<T>::colSums(parts, cols, ws.data() + parts * ldPart, ldPart, dbeta.base, 0); });
+    } else {
+        twoKernels(dx, dgamma, dbeta);
+    }
+    twoKernels(dxTwo, dgammaTwo, dbetaTwo);
+    checkGuards(name, dxTwo);
     checkGuards(name, y);
     checkGuards(name, dx);
-    printf("case %s layernorm %s %lld %lld eps=%a zero_centered=%d ld=%lld offset=%d block=%u grid=%u\n", name,
-           suffix<T>(), rows, cols, (double)eps, zeroCentered, ld, offset, block, grid);
+    printf("case %s layernorm %s %lld %lld eps=%a zero_centered=%d ld=%lld offset=%d block=%u grid=%u fused=%d "
+           "registers=%d\n", name, suffix<T>(), rows, cols, (double)eps, zeroCentered, ld, offset, block, grid, fused,
+           registers);
     put("x", x);
     put("gamma", gamma);
     put("beta", beta);
@@ -224,6 +247,9 @@ void layerNorm(const char* name, long long rows, long long cols, long long ld, i
     put("dx", dx);
     put("dgamma", dgamma);
     put("dbeta", dbeta);
+    put("dx_two", dxTwo);
+    put("dgamma_two", dgammaTwo);
+    put("dbeta_two", dbetaTwo);
     printf("end\n");
 }
 
@@ -323,6 +349,10 @@ void all(unsigned long long seed) {
     layerNorm<T>(n("ln_ragged").c_str(), 10, 1003, 1010, 0, 64, 16, 1, seed + 1);
     // One warp per block, one column group per thread, a single row.
     layerNorm<T>(n("ln_small").c_str(), 1, 24, 24, 0, 32, 1, 0, seed + 2);
+    // Rows longer than the registers hold at one warp: the looped forward and the two-kernel backward.
+    layerNorm<T>(n("ln_long").c_str(), 5, 2000, 2008, 0, 32, 2, 0, seed + 9);
+    // Fused backward with a partial last part, more parts than blocks, a block of three warps.
+    layerNorm<T>(n("ln_fused_parts").c_str(), 37, 520, 520, 0, 96, 3, 1, seed + 10);
     biasGrad<T>(n("bgrad_vec").c_str(), 37, 520, 520, 0, 3, seed + 3);
     biasGrad<T>(n("bgrad_strided").c_str(), 9, 130, 133, 1, 40, seed + 4);
     gelu<T>(n("gelu_vec").c_str(), 6, 512, 512, 0, 2, seed + 5);

@@ -95,7 +95,7 @@ class HelpTest {
     void withoutABenchmarkTheUsageGoesToStderrWithExitTwo() {
         Ubuf bench = Ubuf.run("bench");
         assertEquals(2, bench.exitCode(), bench::toString);
-        assertTrue(bench.err().contains("name a benchmark: gemm, p2p, ag, rs, sweep or ce"), bench::toString);
+        assertTrue(bench.err().contains("name a benchmark: gemm, p2p, ag, rs, sweep, ce, fp8 or kernels"), bench::toString);
         assertTrue(bench.err().contains("Usage: ubuf bench"), bench::toString);
         Ubuf none = Ubuf.run();
         assertEquals(2, none.exitCode(), none::toString);

@@ -22,6 +22,11 @@ public final class LayerKernelNames {
         return "ubuf_layernorm_bwd_dx_" + suffix(type);
     }
 
+    /** LayerNorm backward in one pass: dx, and fp32 partial dgamma and dbeta per part of rows. */
+    public static String layerNormBackward(KernelType type) {
+        return "ubuf_layernorm_bwd_" + suffix(type);
+    }
+
     /** LayerNorm backward, fp32 partial dgamma and dbeta per part of rows. */
     public static String layerNormBackwardParamsPartial(KernelType type) {
         return "ubuf_layernorm_bwd_params_partial_" + suffix(type);
@@ -73,6 +78,7 @@ public final class LayerKernelNames {
         for (KernelType t : KernelType.values()) {
             names.add(layerNormForward(t));
             names.add(layerNormBackwardDx(t));
+            names.add(layerNormBackward(t));
             names.add(layerNormBackwardParamsPartial(t));
             names.add(colSumsPartial(t));
             names.add(colSumsF32To(t));

@@ -23,11 +23,11 @@ class KernelNamesTest {
     }
 
     @Test
-    void allHasSeventyEightDistinctKernelsThirtySixOfThemLayerKernelsAndTwentyTwoFp8Kernels() {
+    void allHasEightyOneDistinctKernelsThirtyNineOfThemLayerKernelsAndTwentyTwoFp8Kernels() {
         List<String> all = KernelNames.all();
-        assertEquals(78, all.size());
-        assertEquals(78, all.stream().distinct().count());
-        assertEquals(36, LayerKernelNames.all().size());
+        assertEquals(81, all.size());
+        assertEquals(81, all.stream().distinct().count());
+        assertEquals(39, LayerKernelNames.all().size());
         assertTrue(all.containsAll(LayerKernelNames.all()));
         assertEquals(22, Fp8KernelNames.all().size());
         assertTrue(all.containsAll(Fp8KernelNames.all()));
@@ -47,6 +47,7 @@ class KernelNamesTest {
     void layerKernelNamesFollowTheReadme() {
         assertEquals("ubuf_layernorm_fwd_bf16", LayerKernelNames.layerNormForward(KernelType.BF16));
         assertEquals("ubuf_layernorm_bwd_dx_f16", LayerKernelNames.layerNormBackwardDx(KernelType.F16));
+        assertEquals("ubuf_layernorm_bwd_bf16", LayerKernelNames.layerNormBackward(KernelType.BF16));
         assertEquals("ubuf_mse_grad_bf16", LayerKernelNames.mseGrad(KernelType.BF16));
         assertEquals("ubuf_sgd_f32", LayerKernelNames.sgd(KernelType.F32));
         assertEquals("ubuf_layernorm_bwd_params_partial_f32",

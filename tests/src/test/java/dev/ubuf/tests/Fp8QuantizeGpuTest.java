@@ -85,15 +85,17 @@ class Fp8QuantizeGpuTest {
         return m;
     }
 
-    @ParameterizedTest(name = "{0} -> {1}")
-    @CsvSource({"BF16, FP8_E4M3", "FP32, FP8_E4M3", "FP16, FP8_E4M3", "BF16, FP8_E5M2", "FP32, FP8_E5M2",
-            "FP16, FP8_E5M2"})
-    void quantizeMatchesTheHostEncoderBitForBitWithTheExactAmaxAndInverse(DType in, DType out) {
+    // Scalar path (cols not a multiple of 16), and the 16-element vector path, with a padded ld and with rows that
+    // do not fill the grid's last step.
+    @ParameterizedTest(name = "{0} -> {1}, {2}x{3} ld {4}")
+    @CsvSource({"BF16, FP8_E4M3, 77, 200, 232", "FP32, FP8_E4M3, 77, 200, 232", "FP16, FP8_E4M3, 77, 200, 232",
+            "BF16, FP8_E5M2, 77, 200, 232", "FP32, FP8_E5M2, 77, 200, 232", "FP16, FP8_E5M2, 77, 200, 232",
+            "BF16, FP8_E4M3, 1000, 4096, 4096", "BF16, FP8_E5M2, 33, 1024, 1040", "FP32, FP8_E4M3, 7, 4112, 4112",
+            "FP16, FP8_E4M3, 3001, 16, 24"})
+    void quantizeMatchesTheHostEncoderBitForBitWithTheExactAmaxAndInverse(DType in, DType out, int rows, int cols,
+                                                                          int ldX) {
         Fp8Format f = Fp8Format.of(out);
         float scale = 37.3f;
-        int rows = 77;
-        int cols = 200;
-        int ldX = 232;
         float[] x = inputs(new SplittableRandom(), rows * cols, in, f, scale);
         try (DeviceBuffer dx = ctx.allocate((long) rows * ldX * in.bytes());
              DeviceBuffer dy = ctx.allocate((long) rows * cols);
@@ -116,8 +118,11 @@ class Fp8QuantizeGpuTest {
         }
     }
 
+    // Scalar tiles (rows not a multiple of 16 or cols not of 8) and the 64 x 64 vector tiles, whole and partial.
     @ParameterizedTest(name = "{0} -> {1}, {2}x{3}")
-    @CsvSource({"BF16, FP8_E4M3, 100, 70", "FP32, FP8_E5M2, 64, 128", "FP16, FP8_E4M3, 33, 1"})
+    @CsvSource({"BF16, FP8_E4M3, 100, 70", "FP32, FP8_E5M2, 64, 128", "FP16, FP8_E4M3, 33, 1",
+            "BF16, FP8_E4M3, 2048, 1024", "BF16, FP8_E5M2, 2000, 1000", "FP16, FP8_E4M3, 48, 24",
+            "FP32, FP8_E4M3, 160, 8", "BF16, FP8_E4M3, 16, 4104", "BF16, FP8_E5M2, 1008, 7"})
     void theTransposedQuantizeWritesTheTransposeOfTheSameCodes(DType in, DType out, int rows, int cols) {
         Fp8Format f = Fp8Format.of(out);
         float scale = 0.75f;

@@ -25,6 +25,21 @@ public final class LayerKernels {
     static final int MAX_PARTS = 256;
     /** ... of at least this many rows each, so a part's partial sum amortises its store. */
     static final int MIN_ROWS_PER_PART = 32;
+    /**
+     * The fused LayerNorm backward runs a block per part, so it takes more, shorter parts than the column sums: at
+     * most this many ...
+     */
+    static final int MAX_LAYER_NORM_PARTS = 512;
+    /** ... of at least this many rows each (the fp32 partial rows stay small beside the rows they sum). */
+    static final int MIN_LAYER_NORM_ROWS_PER_PART = 8;
+    /** Column groups (16 bytes' worth of columns) per thread that the LayerNorm forward holds in registers. */
+    static final int LAYER_NORM_FORWARD_GROUPS = 4;
+    /** ... and the fused backward (it also holds dy and the per-column dgamma/dbeta sums). */
+    static final int LAYER_NORM_BACKWARD_GROUPS = 2;
+    /** The most threads per block the kernels take (kernels/README.md). */
+    static final int MAX_BLOCK = 512;
+    /** The row kernels launch one block per row up to this many blocks, grid-stride beyond. */
+    static final int MAX_ROW_BLOCKS = 1 << 20;
 
     /** Launches one kernel: the {@link KernelLibrary} on a GPU, a recorder in CPU tests. */
     @FunctionalInterface
@@ -74,14 +89,41 @@ public final class LayerKernels {
         return Math.min(MAX_PARTS, ceilDiv(maxRows, MIN_ROWS_PER_PART));
     }
 
+    /** Rows of each part of {@link #layerNormBackward}'s partial sums for {@code rows} rows. */
+    public static long layerNormRowsPerPart(long rows) {
+        requirePositive(rows, "rows");
+        return Math.max(MIN_LAYER_NORM_ROWS_PER_PART, ceilDiv(rows, MAX_LAYER_NORM_PARTS));
+    }
+
+    /** Parts of {@code rows} rows in {@link #layerNormBackward}: half the rows of its workspace. */
+    public static long layerNormParts(long rows) {
+        return ceilDiv(rows, layerNormRowsPerPart(rows));
+    }
+
     /** Rows of a {@link #layerNormBackward} workspace that serves every row count up to {@code maxRows}. */
     public static long layerNormBackwardWorkspaceRowsUpTo(long maxRows) {
-        return 2 * biasGradWorkspaceRowsUpTo(maxRows);
+        requirePositive(maxRows, "maxRows");
+        return 2 * Math.min(MAX_LAYER_NORM_PARTS, ceilDiv(maxRows, MIN_LAYER_NORM_ROWS_PER_PART));
     }
 
     /** Rows of the fp32 workspace (of {@code cols} columns) that {@link #layerNormBackward} needs. */
     public static long layerNormBackwardWorkspaceRows(long rows) {
-        return 2 * parts(rows);
+        return 2 * layerNormParts(rows);
+    }
+
+    /**
+     * Threads per block of a LayerNorm kernel that holds {@code groupsPerThread} column groups of a row of
+     * {@code cols} columns of {@code t} per thread: whole warps, enough to hold the row, at most {@link #MAX_BLOCK}.
+     */
+    static int layerNormBlock(long cols, DType t, int groupsPerThread) {
+        long groups = ceilDiv(cols, 16 / t.bytes());
+        long threads = ceilDiv(ceilDiv(groups, groupsPerThread), 32) * 32;
+        return (int) Math.min(MAX_BLOCK, Math.max(32, threads));
+    }
+
+    /** Whether the fused LayerNorm backward holds a row of {@code cols} columns of {@code t} (else two kernels). */
+    static boolean layerNormBackwardFused(long cols, DType t) {
+        return ceilDiv(cols, 16 / t.bytes()) <= (long) LAYER_NORM_BACKWARD_GROUPS * MAX_BLOCK;
     }
 
     /**
@@ -113,7 +155,9 @@ public final class LayerKernels {
         Overlaps o = new Overlaps().input(x, "x").input(gamma, "gamma").input(beta, "beta")
                 .output(y, "y", x).output(mean, "mean").output(rstd, "rstd");
         o.check();
-        launcher.launch(LayerKernelNames.layerNormForward(t), rowGrid(x.rows()), BLOCK, stream,
+        // One block per row; rows up to LAYER_NORM_FORWARD_GROUPS * MAX_BLOCK groups are read once into registers.
+        launcher.launch(LayerKernelNames.layerNormForward(t), layerNormGrid(x.rows()),
+                layerNormBlock(x.cols(), x.dtype(), LAYER_NORM_FORWARD_GROUPS), stream,
                 x.rows(), x.cols(), x.address(), x.ld(), gamma.address(), beta.address(), eps,
                 zeroCenteredGamma ? 1 : 0, y.address(), y.ld(), address(mean), address(rstd));
     }
@@ -138,19 +182,30 @@ public final class LayerKernels {
         requireLike(dx, x, "dx");
         KernelType dgammaType = paramGradType(dgamma, x, "dgamma");
         KernelType dbetaType = paramGradType(dbeta, x, "dbeta");
-        long parts = parts(x.rows());
+        long parts = layerNormParts(x.rows());
         requireWorkspace(workspace, 2 * parts, x.cols(), "layerNormBackward");
         new Overlaps().input(dy, "dy").input(x, "x").input(mean, "mean").input(rstd, "rstd").input(gamma, "gamma")
                 .output(dx, "dx", dy, x).output(dgamma, "dgamma").output(dbeta, "dbeta").output(workspace, "workspace")
                 .check();
         TensorView dgammaPart = workspace.rows(0, parts);
         TensorView dbetaPart = workspace.rows(parts, parts);
-        launcher.launch(LayerKernelNames.layerNormBackwardParamsPartial(t), partialGrid(parts, x.cols()), BLOCK, stream,
-                x.rows(), x.cols(), dy.address(), dy.ld(), x.address(), x.ld(), mean.address(), rstd.address(),
-                rowsPerPart(x.rows()), dgammaPart.address(), dbetaPart.address(), workspace.ld());
-        launcher.launch(LayerKernelNames.layerNormBackwardDx(t), rowGrid(x.rows()), BLOCK, stream,
-                x.rows(), x.cols(), dy.address(), dy.ld(), x.address(), x.ld(), mean.address(), rstd.address(),
-                gamma.address(), zeroCenteredGamma ? 1 : 0, dx.address(), dx.ld());
+        long rowsPerPart = layerNormRowsPerPart(x.rows());
+        if (layerNormBackwardFused(x.cols(), x.dtype())) {
+            // One pass over dy and x: dx and the partial sums, a block per part.
+            launcher.launch(LayerKernelNames.layerNormBackward(t), (int) Math.min(parts, MAX_ROW_BLOCKS),
+                    layerNormBlock(x.cols(), x.dtype(), LAYER_NORM_BACKWARD_GROUPS), stream,
+                    x.rows(), x.cols(), dy.address(), dy.ld(), x.address(), x.ld(), mean.address(), rstd.address(),
+                    gamma.address(), zeroCenteredGamma ? 1 : 0, dx.address(), dx.ld(), rowsPerPart,
+                    dgammaPart.address(), dbetaPart.address(), workspace.ld());
+        } else {
+            // Rows too long for registers: the partial sums first, as dx may overwrite dy or x.
+            launcher.launch(LayerKernelNames.layerNormBackwardParamsPartial(t), partialGrid(parts, x.cols()), BLOCK,
+                    stream, x.rows(), x.cols(), dy.address(), dy.ld(), x.address(), x.ld(), mean.address(),
+                    rstd.address(), rowsPerPart, dgammaPart.address(), dbetaPart.address(), workspace.ld());
+            launcher.launch(LayerKernelNames.layerNormBackwardDx(t), layerNormGrid(x.rows()), BLOCK, stream,
+                    x.rows(), x.cols(), dy.address(), dy.ld(), x.address(), x.ld(), mean.address(), rstd.address(),
+                    gamma.address(), zeroCenteredGamma ? 1 : 0, dx.address(), dx.ld());
+        }
         colSums(dgammaType, parts, dgammaPart, dgamma, accumulateParams, stream);
         colSums(dbetaType, parts, dbetaPart, dbeta, accumulateParams, stream);
     }
@@ -168,7 +223,8 @@ public final class LayerKernels {
         long parts = parts(dy.rows());
         requireWorkspace(workspace, parts, dy.cols(), "biasGrad");
         new Overlaps().input(dy, "dy").output(dbias, "dbias").output(workspace, "workspace").check();
-        launcher.launch(LayerKernelNames.colSumsPartial(t), partialGrid(parts, dy.cols()), BLOCK, stream,
+        launcher.launch(LayerKernelNames.colSumsPartial(t), groupPartialGrid(parts, dy.cols(), dy.dtype()), BLOCK,
+                stream,
                 dy.rows(), dy.cols(), dy.address(), dy.ld(), rowsPerPart(dy.rows()), workspace.address(),
                 workspace.ld());
         colSums(out, parts, workspace.rows(0, parts), dbias, accumulate, stream);
@@ -285,14 +341,24 @@ public final class LayerKernels {
         return (int) Math.min(rows, maxBlocks);
     }
 
+    // One block per row: the block scheduler starts a row as soon as a block's slot frees.
+    private static int layerNormGrid(long rows) {
+        return (int) Math.min(rows, MAX_ROW_BLOCKS);
+    }
+
+    // One (part, tile of BLOCK column groups of 16 bytes) item per block, grid-stride.
+    private int groupPartialGrid(long parts, long cols, DType t) {
+        return (int) Math.min(parts * ceilDiv(ceilDiv(cols, 16 / t.bytes()), BLOCK), maxBlocks);
+    }
+
     // One (part, tile of BLOCK columns) item per block, grid-stride.
     private int partialGrid(long parts, long cols) {
         return (int) Math.min(parts * ceilDiv(cols, BLOCK), maxBlocks);
     }
 
-    // A thread per column: each adds up to MAX_PARTS partial sums.
+    // A block per 32 columns, its warps splitting the parts.
     private int columnGrid(long cols) {
-        return (int) Math.min(ceilDiv(cols, BLOCK), maxBlocks);
+        return (int) Math.min(ceilDiv(cols, 32), maxBlocks);
     }
 
     // About 8 elements per thread, grid-stride.

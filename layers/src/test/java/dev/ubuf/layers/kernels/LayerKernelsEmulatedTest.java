@@ -168,7 +168,7 @@ class LayerKernelsEmulatedTest {
     void theEmulatorRanEveryCaseWithoutWritingOutsideItsViews() {
         assumeTrue(unavailable == null, () -> "kernel emulation skipped: " + unavailable);
         assertEquals("", emulatorFailures);
-        assertEquals(30, CASES.size(), "10 cases for each of fp32, fp16, bf16");
+        assertEquals(36, CASES.size(), "12 cases for each of fp32, fp16, bf16");
     }
 
     @TestFactory
@@ -186,6 +186,27 @@ class LayerKernelsEmulatedTest {
             assertArrayEquals(vec.a("x"), scalar.a("x"), "same input");
             for (String out : List.of("y", "mean", "rstd", "dx", "dgamma", "dbeta")) {
                 assertArrayEquals(vec.a(out), scalar.a(out), out + ": the same columns in the same order");
+            }
+        }));
+    }
+
+    @TestFactory
+    Stream<DynamicTest> theFusedLayerNormBackwardGivesTheTwoKernelsBits() {
+        assumeTrue(unavailable == null, () -> "kernel emulation skipped: " + unavailable);
+        return Stream.of("f32", "f16", "bf16").map(t -> DynamicTest.dynamicTest(t, () -> {
+            List<Case> fused = CASES.values().stream()
+                    .filter(c -> c.family().equals("layernorm") && c.dtype().equals(t) && c.param("fused") == 1).toList();
+            // Both paths of each kernel must have run for this dtype.
+            assertTrue(fused.size() >= 2, "fused cases: " + fused.size());
+            assertTrue(CASES.values().stream().anyMatch(c -> c.family().equals("layernorm") && c.dtype().equals(t)
+                    && c.param("fused") == 0), "a two-kernel case");
+            assertTrue(CASES.values().stream().anyMatch(c -> c.family().equals("layernorm") && c.dtype().equals(t)
+                    && c.param("registers") == 0), "a looped forward case");
+            for (Case c : fused) {
+                for (String out : List.of("dx", "dgamma", "dbeta")) {
+                    assertArrayEquals(c.a(out + "_two"), c.a(out), c.name() + " " + out
+                            + ": the same sums in the same order");
+                }
             }
         }));
     }
@@ -208,6 +229,9 @@ class LayerKernelsEmulatedTest {
                 assertClose(b.dx(), c.a("dx"), tol, "dx");
                 assertClose(b.dgamma(), c.a("dgamma"), tol, "dgamma");
                 assertClose(b.dbeta(), c.a("dbeta"), tol, "dbeta");
+                assertClose(b.dx(), c.a("dx_two"), tol, "dx (two kernels)");
+                assertClose(b.dgamma(), c.a("dgamma_two"), tol, "dgamma (two kernels)");
+                assertClose(b.dbeta(), c.a("dbeta_two"), tol, "dbeta (two kernels)");
             }
             case "bias_grad" -> {
                 double[] expected = HostLayerMath.columnSums(c.a("dy"), rows, cols);

@@ -176,6 +176,16 @@ class LayerKernelsGpuTest {
             "FP32, 33, 1003, 1010, false",
             "BF16, 512, 16384, 16384, false",
             "BF16, 2000, 1024, 1024, true",
+            // The demo's shard (8B dims, tp 2) and 70B dims at tp 4: fused backward, 256 and 512 threads.
+            "BF16, 4096, 4096, 4096, false",
+            "BF16, 2048, 8192, 8192, true",
+            // Odd sizes: cols not a multiple of 8 (scalar path), rows not a multiple of the 8-row parts.
+            "BF16, 37, 1003, 1003, true",
+            "FP16, 1, 24, 24, false",
+            "FP32, 4099, 4096, 4096, false",
+            // Rows too long for the registers: the looped forward and the two-kernel backward.
+            "FP32, 19, 8200, 8200, false",
+            "BF16, 17, 20000, 20008, true",
     })
     void layerNormForwardAndBackwardMatchTheReference(DType t, int rows, int cols, int ld, boolean zc) {
         float eps = 1e-5f;
@@ -253,6 +263,9 @@ class LayerKernelsGpuTest {
             "BF16, 16384, 4096, 4096, FP32",
             "FP32, 37, 130, 133, FP32",
             "FP16, 1, 8, 8, FP16",
+            "BF16, 8192, 1792, 1792, FP32",
+            "BF16, 1000, 1003, 1003, FP32",
+            "FP16, 33, 4104, 4112, FP16",
     })
     void biasGradAccumulatesColumnSums(DType t, int rows, int cols, int ld, DType out) {
         double[] dy = random((long) rows * cols, t, 1);
@@ -272,6 +285,8 @@ class LayerKernelsGpuTest {
             "BF16, 128, 4096, 4096",
             "FP16, 7, 77, 80",
             "FP32, 64, 1000, 1000",
+            "BF16, 1001, 4104, 4104",
+            "BF16, 9, 1003, 1003",
     })
     void geluBiasGeluAndTheirBackwardMatchTheReference(DType t, int rows, int cols, int ld) {
         double[] x = random((long) rows * cols, t, 5);
@@ -301,6 +316,9 @@ class LayerKernelsGpuTest {
             "BF16, 128, 4096, 8192, 4096",
             "FP16, 64, 1408, 2816, 1408",
             "FP32, 5, 45, 93, 50",
+            "BF16, 77, 7168, 14336, 7168",
+            "BF16, 3, 1001, 2002, 1001",
+            "FP16, 1025, 24, 48, 24",
     })
     void swigluAndItsBackwardMatchTheReference(DType t, int rows, int f, int ldX, int ldY) {
         double[] x = random((long) rows * 2 * f, t, 4);

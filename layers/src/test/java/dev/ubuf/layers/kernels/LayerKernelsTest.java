@@ -83,22 +83,40 @@ class LayerKernelsTest {
         TensorView mean = vector(100, DType.FP32);
         TensorView rstd = vector(100, DType.FP32);
         kernels.layerNormForward(x, gamma, beta, 1e-5f, true, y, mean, rstd, stream);
-        assertEquals(List.of(new Launch("ubuf_layernorm_fwd_bf16", 100, 256, List.of(100L, 4096L, x.address(), 4096L,
+        // 4096 bf16 columns = 512 groups of 8, four per thread: 128 threads hold the row.
+        assertEquals(List.of(new Launch("ubuf_layernorm_fwd_bf16", 100, 128, List.of(100L, 4096L, x.address(), 4096L,
                 gamma.address(), beta.address(), 1e-5f, 1, y.address(), 4096L, mean.address(), rstd.address()))),
                 launches);
     }
 
     @Test
-    void rowKernelsUseAtMostEightBlocksPerSm() {
+    void layerNormLaunchesOneBlockPerRowOfWarpsThatHoldTheRow() {
         TensorView x = matrix(16384, 64, DType.FP32);
         kernels.layerNormForward(x, vector(64, DType.FP32), vector(64, DType.FP32), 0f, false, x, null, null, stream);
-        assertEquals(SMS * 8, launches.getFirst().grid());
+        assertEquals(16384, launches.getFirst().grid());
+        assertEquals(32, launches.getFirst().block(), "16 groups of 4 fp32: at least one warp");
         assertEquals(0L, launches.getFirst().args().get(10), "no mean: a null pointer");
         assertEquals(0L, launches.getFirst().args().get(11), "no rstd: a null pointer");
     }
 
     @Test
-    void layerNormBackwardReadsDyAndXForTheParametersBeforeDxMayOverwriteThem() {
+    void layerNormBlocksHoldTheRowInRegistersUpTo512Threads() {
+        assertEquals(128, LayerKernels.layerNormBlock(4096, DType.BF16, LayerKernels.LAYER_NORM_FORWARD_GROUPS));
+        assertEquals(256, LayerKernels.layerNormBlock(8192, DType.BF16, LayerKernels.LAYER_NORM_FORWARD_GROUPS));
+        assertEquals(256, LayerKernels.layerNormBlock(4096, DType.BF16, LayerKernels.LAYER_NORM_BACKWARD_GROUPS));
+        assertEquals(512, LayerKernels.layerNormBlock(8192, DType.BF16, LayerKernels.LAYER_NORM_BACKWARD_GROUPS));
+        assertEquals(64, LayerKernels.layerNormBlock(1003, DType.FP32, LayerKernels.LAYER_NORM_FORWARD_GROUPS),
+                "251 groups of 4 (the last partial): 63 threads, rounded up to whole warps");
+        assertEquals(512, LayerKernels.layerNormBlock(1 << 20, DType.FP32, LayerKernels.LAYER_NORM_FORWARD_GROUPS),
+                "longer rows: 512 threads and the looped path");
+        assertTrue(LayerKernels.layerNormBackwardFused(8192, DType.BF16));
+        assertTrue(LayerKernels.layerNormBackwardFused(4096, DType.FP32));
+        assertFalse(LayerKernels.layerNormBackwardFused(4100, DType.FP32));
+        assertFalse(LayerKernels.layerNormBackwardFused(8200, DType.FP16));
+    }
+
+    @Test
+    void layerNormBackwardIsOneFusedKernelAndTheFinishingColumnSums() {
         long rows = 1000;
         long cols = 300;
         TensorView dy = matrix(rows, cols, DType.FP16);
@@ -108,20 +126,49 @@ class LayerKernelsTest {
         TensorView gamma = vector(cols, DType.FP16);
         TensorView dgamma = vector(cols, DType.FP32);
         TensorView dbeta = vector(cols, DType.FP16);
-        long parts = LayerKernels.parts(rows);
-        assertEquals(32, LayerKernels.rowsPerPart(rows));
-        assertEquals(32, parts);
+        long parts = LayerKernels.layerNormParts(rows);
+        assertEquals(8, LayerKernels.layerNormRowsPerPart(rows));
+        assertEquals(125, parts);
         TensorView ws = matrix(LayerKernels.layerNormBackwardWorkspaceRows(rows), cols, DType.FP32);
         kernels.layerNormBackward(dy, x, mean, rstd, gamma, false, dy, dgamma, dbeta, true, ws, stream);
         long dbetaPart = ws.address() + parts * cols * 4;
+        // 300 fp16 columns = 38 groups, two per thread: one warp; a block per part; 10 tiles of 32 columns.
         assertEquals(List.of(
-                new Launch("ubuf_layernorm_bwd_params_partial_f16", 64, 256, List.of(rows, cols, dy.address(), cols,
-                        x.address(), cols, mean.address(), rstd.address(), 32L, ws.address(), dbetaPart, cols)),
-                new Launch("ubuf_layernorm_bwd_dx_f16", 1000, 256, List.of(rows, cols, dy.address(), cols, x.address(),
-                        cols, mean.address(), rstd.address(), gamma.address(), 0, dy.address(), cols)),
-                new Launch("ubuf_col_sums_f32_to_f32", 2, 256, List.of(parts, cols, ws.address(), cols,
+                new Launch("ubuf_layernorm_bwd_f16", 125, 32, List.of(rows, cols, dy.address(), cols, x.address(),
+                        cols, mean.address(), rstd.address(), gamma.address(), 0, dy.address(), cols, 8L, ws.address(),
+                        dbetaPart, cols)),
+                new Launch("ubuf_col_sums_f32_to_f32", 10, 256, List.of(parts, cols, ws.address(), cols,
                         dgamma.address(), 1)),
-                new Launch("ubuf_col_sums_f32_to_f16", 2, 256, List.of(parts, cols, dbetaPart, cols,
+                new Launch("ubuf_col_sums_f32_to_f16", 10, 256, List.of(parts, cols, dbetaPart, cols,
+                        dbeta.address(), 1))), launches);
+    }
+
+    @Test
+    void layerNormBackwardOfLongRowsReadsDyAndXForTheParametersBeforeDxMayOverwriteThem() {
+        long rows = 100;
+        long cols = 4100; // 1025 fp32 groups: more than 2 per thread of 512
+        TensorView dy = matrix(rows, cols, DType.FP32);
+        TensorView x = matrix(rows, cols, DType.FP32);
+        TensorView mean = vector(rows, DType.FP32);
+        TensorView rstd = vector(rows, DType.FP32);
+        TensorView gamma = vector(cols, DType.FP32);
+        TensorView dgamma = vector(cols, DType.FP32);
+        TensorView dbeta = vector(cols, DType.FP32);
+        long parts = LayerKernels.layerNormParts(rows);
+        assertEquals(8, LayerKernels.layerNormRowsPerPart(rows));
+        assertEquals(13, parts);
+        TensorView ws = matrix(LayerKernels.layerNormBackwardWorkspaceRows(rows), cols, DType.FP32);
+        kernels.layerNormBackward(dy, x, mean, rstd, gamma, false, dy, dgamma, dbeta, true, ws, stream);
+        long dbetaPart = ws.address() + parts * cols * 4;
+        // Partial sums: 13 parts x ceil(4100 / 256) column tiles; then one block per row.
+        assertEquals(List.of(
+                new Launch("ubuf_layernorm_bwd_params_partial_f32", 13 * 17, 256, List.of(rows, cols, dy.address(),
+                        cols, x.address(), cols, mean.address(), rstd.address(), 8L, ws.address(), dbetaPart, cols)),
+                new Launch("ubuf_layernorm_bwd_dx_f32", 100, 256, List.of(rows, cols, dy.address(), cols, x.address(),
+                        cols, mean.address(), rstd.address(), gamma.address(), 0, dy.address(), cols)),
+                new Launch("ubuf_col_sums_f32_to_f32", 129, 256, List.of(parts, cols, ws.address(), cols,
+                        dgamma.address(), 1)),
+                new Launch("ubuf_col_sums_f32_to_f32", 129, 256, List.of(parts, cols, dbetaPart, cols,
                         dbeta.address(), 1))), launches);
     }
 
@@ -134,11 +181,18 @@ class LayerKernelsTest {
         assertEquals(64, LayerKernels.rowsPerPart(16384));
         assertEquals(256, LayerKernels.parts(16384));
         assertEquals(256, LayerKernels.parts(16383));
-        assertEquals(512, LayerKernels.layerNormBackwardWorkspaceRows(16384));
+        assertEquals(2 * 512, LayerKernels.layerNormBackwardWorkspaceRows(16384));
+        assertEquals(32, LayerKernels.layerNormRowsPerPart(16384));
+        assertEquals(2 * 3, LayerKernels.layerNormBackwardWorkspaceRows(17), "3 parts of 8 rows");
         for (long rows = 1; rows < 5000; rows += 7) {
             long parts = LayerKernels.parts(rows);
             assertTrue(parts <= 256 && (parts - 1) * LayerKernels.rowsPerPart(rows) < rows
                     && parts * LayerKernels.rowsPerPart(rows) >= rows, "rows " + rows);
+            long lnParts = LayerKernels.layerNormParts(rows);
+            long lnRows = LayerKernels.layerNormRowsPerPart(rows);
+            assertTrue(lnParts <= 512 && lnRows >= 8 && (lnParts - 1) * lnRows < rows && lnParts * lnRows >= rows,
+                    "rows " + rows);
+            assertTrue(2 * lnParts <= LayerKernels.layerNormBackwardWorkspaceRowsUpTo(rows + 100), "rows " + rows);
         }
     }
 
@@ -149,9 +203,10 @@ class LayerKernelsTest {
         TensorView ws = matrix(LayerKernels.biasGradWorkspaceRows(4096), 1024, DType.FP32);
         kernels.biasGrad(dy, db, false, ws, stream);
         assertEquals(List.of(
-                new Launch("ubuf_col_sums_partial_bf16", 128 * 4, 256, List.of(4096L, 1024L, dy.address(), 1024L, 32L,
+                // 128 parts x one tile of 256 groups of 8 columns; 32 tiles of 32 columns
+                new Launch("ubuf_col_sums_partial_bf16", 128, 256, List.of(4096L, 1024L, dy.address(), 1024L, 32L,
                         ws.address(), 1024L)),
-                new Launch("ubuf_col_sums_f32_to_bf16", 4, 256, List.of(128L, 1024L, ws.address(), 1024L,
+                new Launch("ubuf_col_sums_f32_to_bf16", 32, 256, List.of(128L, 1024L, ws.address(), 1024L,
                         db.address(), 0))), launches);
     }
 
@@ -205,6 +260,12 @@ class LayerKernelsTest {
         TensorView dbeta = vector(cols, t);
         kernels.layerNormForward(x, vec, beta, 1e-5f, false, out, mean, rstd, stream);
         kernels.layerNormBackward(dy, x, mean, rstd, vec, false, out, dgamma, dbeta, false, ws, stream);
+        // Rows too long for the fused backward: the two-kernel path.
+        long longCols = 8200;
+        TensorView lx = matrix(rows, longCols, t);
+        TensorView lws = matrix(LayerKernels.layerNormBackwardWorkspaceRows(rows), longCols, DType.FP32);
+        kernels.layerNormBackward(matrix(rows, longCols, t), lx, mean, rstd, vector(longCols, t), false,
+                matrix(rows, longCols, t), vector(longCols, DType.FP32), vector(longCols, t), false, lws, stream);
         kernels.biasGrad(dy, dgamma, false, ws, stream);
         kernels.biasGrad(dy, dbeta, true, ws, stream);
         kernels.gelu(x, out, stream);
@@ -321,7 +382,7 @@ class LayerKernelsTest {
         assertRejected("biasGrad workspace must be fp32, got bf16",
                 () -> kernels.biasGrad(dy, db, false, matrix(32, 64, DType.BF16), stream));
         TensorView x = matrix(1000, 64, DType.BF16);
-        assertRejected("layerNormBackward workspace must be at least 64x64", () -> kernels.layerNormBackward(dy, x,
+        assertRejected("layerNormBackward workspace must be at least 250x64", () -> kernels.layerNormBackward(dy, x,
                 vector(1000, DType.FP32), vector(1000, DType.FP32), vector(64, DType.BF16), false,
                 matrix(1000, 64, DType.BF16), vector(64, DType.FP32), vector(64, DType.FP32), false,
                 matrix(32, 64, DType.FP32), stream));
