@@ -13,18 +13,20 @@ import dev.ubuf.cuda.PinnedHostBuffer;
 import dev.ubuf.cuda.StreamPriority;
 import dev.ubuf.layers.config.UbConfig;
 import dev.ubuf.layers.tp.Activation;
-import dev.ubuf.layers.tp.DataParallelGroup;
-import dev.ubuf.layers.tp.LayerNormMLP;
-import dev.ubuf.layers.tp.Parameter;
 import dev.ubuf.layers.tp.TpContext;
 import dev.ubuf.layers.tp.TpLayer;
+import dev.ubuf.layers.train.DataParallelGroup;
+import dev.ubuf.layers.train.LayerStack;
+import dev.ubuf.layers.train.MlpSpec;
+import dev.ubuf.layers.train.ReplicaCheck;
+import dev.ubuf.layers.train.Trainer;
 import dev.ubuf.op.PlannerSettings;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 import dev.ubuf.trace.RankTrace;
-import dev.ubuf.trace.SpanKind;
 import dev.ubuf.trace.StepTrace;
 import dev.ubuf.trace.StepTracer;
+import dev.ubuf.trace.Tracer;
 import org.apache.commons.math3.stat.descriptive.DescriptiveStatistics;
 
 import java.io.PrintWriter;
@@ -38,13 +40,13 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.StringJoiner;
 import java.util.function.IntConsumer;
-import java.util.zip.CRC32C;
 
 /**
- * {@code ubuf demo} on GPUs: a stack of sequence-parallel LayerNormMLP blocks trained with SGD on random batches
- * (MSE against a random target), a thread and a GPU per rank. Three stacks per rank, built from the same seed (so the
- * same weights): with the configuration's overlap, with every overlap off, and a timing-only copy that skips every
- * collective ({@link TpContext#createWithoutCommunication}; its numbers are wrong by design). Each iteration runs
+ * {@code ubuf demo} on GPUs, a harness over the layers' training ({@link LayerStack}, {@link Trainer}): a stack of
+ * sequence-parallel LayerNormMLP blocks trained with SGD on random batches (MSE against a random target), a thread
+ * and a GPU per rank. Three stacks per rank, built from the same seed (so the same weights): with the
+ * configuration's overlap, with every overlap off, and a timing-only copy that skips every collective
+ * ({@link NoCommunication}; its numbers are wrong by design). Each iteration runs
  * one step of each, in the fixed order overlap, no_overlap, no_comm, on the same batch, so the GPU's drift hits all
  * three alike; a step is timed with CUDA events on every rank and its time is the maximum over ranks.
  *
@@ -101,6 +103,11 @@ public final class LayerDemo {
             return List.copyOf(m);
         }
 
+        /** The model every stack trains. */
+        public MlpSpec spec() {
+            return new MlpSpec(hidden, ffn, activation, layers);
+        }
+
         /** How the world of replicas x tp ranks splits into TP and DP groups. */
         public DomainLayout layout() {
             return new DomainLayout(Math.multiplyExact(replicas, tp), tp);
@@ -118,7 +125,7 @@ public final class LayerDemo {
      * {@code untunedGemms}: GEMMs the steps ran untuned because the initialisation had not seen them (max over ranks).
      */
     public record Result(String device, double[] lossOverlap, double[] lossNoOverlap, double[][] replicaLossOverlap,
-                         double[][] replicaLossNoOverlap, double[][] stepMs, int warmup, WeightCheck replicaWeights,
+                         double[][] replicaLossNoOverlap, double[][] stepMs, int warmup, ReplicaCheck replicaWeights,
                          StepTrace trace, double[] lossCompare, double initSeconds, double secondsToFirstStep,
                          int untunedGemms) {
         public double median(int mode) {
@@ -188,15 +195,6 @@ public final class LayerDemo {
      */
     public static final double FP8_VS_BF16_LOSS_TOLERANCE = 5e-2;
 
-    /**
-     * The replicas' parameters after the last step, compared through a CRC32C of each rank's parameter bytes.
-     *
-     * @param identical whether, for every TP position, every replica's overlap and no_overlap hashes equal replica 0's
-     * @param detail    one line: the hashes per replica, or the first difference
-     */
-    public record WeightCheck(boolean identical, String detail) {
-    }
-
     private LayerDemo() {
     }
 
@@ -226,7 +224,7 @@ public final class LayerDemo {
         DomainLayout layout = st.layout();
         Outputs o = new Outputs(new double[total], new double[total], new double[total][st.replicas()],
                 new double[total][st.replicas()], new double[st.modes().size()][total], new String[1],
-                new WeightCheck[1], new RankTrace[layout.worldSize()],
+                new ReplicaCheck[1], new RankTrace[layout.worldSize()],
                 st.compareConfig() == null ? null : new double[total], new double[2],
                 new int[layout.worldSize()]);
         // One thread and GPU per world rank; each rank then splits the world bootstrap into its TP and DP groups.
@@ -291,26 +289,21 @@ public final class LayerDemo {
      * is written by every rank at its world rank.
      */
     private record Outputs(double[] lossOn, double[] lossOff, double[][] replicaLossOn, double[][] replicaLossOff,
-                           double[][] ms, String[] device, WeightCheck[] weights, RankTrace[] traces,
+                           double[][] ms, String[] device, ReplicaCheck[] weights, RankTrace[] traces,
                            double[] lossCompare, double[] initSeconds, int[] untuned) {
     }
 
-    /** One stack of LayerNormMLP blocks on one context; closed (collectively) last block first, then the context. */
+    /** One mode's stack and its trainer; closed (collectively) trainer first, then the stack and its context. */
     private static final class Stack implements AutoCloseable {
-        final TpContext context;
-        /** Whether its gradients are averaged over the DP group: false for the timing-only no_comm stack. */
-        final boolean averageOverReplicas;
-        final List<LayerNormMLP> blocks = new ArrayList<>();
+        final LayerStack layers;
+        final Trainer trainer;
 
-        Stack(TpContext context, Settings st) {
-            this.context = context;
-            this.averageOverReplicas = context.communicates();
+        Stack(TpContext context, Settings st, DataParallelGroup dp) {
+            this.layers = LayerStack.create(context, st.spec());
             try {
-                for (int l = 0; l < st.layers(); l++) {
-                    blocks.add(new LayerNormMLP(context, st.hidden(), st.ffn(), st.activation(), true));
-                }
+                this.trainer = Trainer.create(layers, dp, st.lr());
             } catch (RuntimeException e) {
-                close();
+                layers.close();
                 throw e;
             }
         }
@@ -318,11 +311,9 @@ public final class LayerDemo {
         @Override
         public void close() {
             try {
-                for (int i = blocks.size() - 1; i >= 0; i--) {
-                    blocks.get(i).close();
-                }
+                trainer.close();
             } finally {
-                context.close();
+                layers.close();
             }
         }
     }
@@ -336,8 +327,6 @@ public final class LayerDemo {
         long rows = st.tokens() / tp;
         long hidden = st.hidden();
         long bytes = rows * hidden * st.dtype().bytes();
-        // dy = 2 (y - t) / numel: numel of the replica's whole loss, every rank of its TP group.
-        float scale = (float) (2.0 / ((double) st.tokens() * hidden));
         int modes = st.modes().size();
         // The TP communicator (user buffers, TP NCCL) spans the TP group only; the DP group has its own NCCL.
         try (TpCommunicator comm = TpCommunicator.create(tpGroup, ctx, env, null);
@@ -345,34 +334,29 @@ public final class LayerDemo {
              CudaStream s = ctx.createStream(StreamPriority.NORMAL);
              DeviceBuffer xb = ctx.allocate(bytes, "demo.x");
              DeviceBuffer tb = ctx.allocate(bytes, "demo.target");
-             DeviceBuffer dyb = ctx.allocate(bytes, "demo.dy");
              DeviceBuffer sqb = ctx.allocate((long) modes * rows * Float.BYTES, "demo.rowSquares");
              PinnedHostBuffer sqHost = ctx.allocateHost((long) modes * rows * Float.BYTES);
              CudaEvent start = ctx.createEvent(true);
              CudaEvent end = ctx.createEvent(true);
-             Stack on = new Stack(TpContext.create(comm, st.overlapConfig(), st.dtype(), st.tokens(), planner), st);
+             Stack on = new Stack(TpContext.create(comm, st.overlapConfig(), st.dtype(), st.tokens(), planner), st,
+                     dp);
              Stack off = new Stack(TpContext.create(comm, st.noOverlapConfig(), st.dtype(), st.tokens(), planner),
-                     st);
-             Stack none = new Stack(TpContext.createWithoutCommunication(comm, st.overlapConfig(), st.dtype(),
-                     st.tokens(), planner), st);
+                     st, dp);
+             Stack none = new Stack(TpContext.create(comm, st.overlapConfig(), st.dtype(), st.tokens(), planner,
+                     NoCommunication.INSTANCE), st, dp);
              Stack cmp = st.compareConfig() == null ? null : new Stack(TpContext.create(comm, st.compareConfig(),
-                     st.dtype(), st.tokens(), planner), st)) {
+                     st.dtype(), st.tokens(), planner), st, dp)) {
             try {
                 Stack[] stacks = cmp == null ? new Stack[]{on, off, none} : new Stack[]{on, off, none, cmp};
                 TensorView x = TensorView.of(xb, rows, hidden, st.dtype());
                 TensorView target = TensorView.of(tb, rows, hidden, st.dtype());
-                TensorView dy = TensorView.of(dyb, rows, hidden, st.dtype());
                 TensorView sq = TensorView.of(sqb, 1, (long) modes * rows, DType.FP32);
                 long initStart = System.nanoTime();
                 for (Stack k : stacks) {
                     // Every op made and every GEMM tuned now, collectively, never inside a step (TE's
-                    // initialize_ub).
-                    k.context.initialize(k.blocks, s);
-                    for (int l = 0; l < k.blocks.size(); l++) {
-                        // The same seed in every stack and every replica: the same weights, so their losses can be
-                        // compared and the replicas start identical.
-                        k.blocks.get(l).initialize(st.seed() + 1000L * l, s);
-                    }
+                    // initialize_ub); the same seed in every stack and every replica: the same weights, so their
+                    // losses can be compared and the replicas start identical.
+                    k.layers.initialize(st.seed(), s);
                 }
                 comm.await(s, () -> "demo set-up");
                 if (rank == 0) {
@@ -385,8 +369,8 @@ public final class LayerDemo {
                     // A fresh batch per iteration, different on every world rank (its replica's tokens of its TP rank;
                     // with one replica the world rank is the TP rank), the same for all modes.
                     long batchSeed = TpLayer.shardSeed(st.seed() * 7919L + it, rank);
-                    on.context.kernels().fillRandom(x, batchSeed, 1f, s);
-                    on.context.kernels().fillRandom(target, batchSeed ^ 0x5DEECE66DL, 1f, s);
+                    on.layers.context().kernels().fillRandom(x, batchSeed, 1f, s);
+                    on.layers.context().kernels().fillRandom(target, batchSeed ^ 0x5DEECE66DL, 1f, s);
                     comm.await(s, () -> "demo batch");
                     double[] mine = new double[2 * modes];
                     for (int m = 0; m < modes; m++) {
@@ -398,7 +382,7 @@ public final class LayerDemo {
                                     .orElse(Double.NaN);
                         }
                         start.record(s);
-                        step(stacks[m], dp, st, x, target, dy, sq.cols(m * rows, rows), scale, s);
+                        stacks[m].trainer.step(x, target, sq.cols(m * rows, rows), s);
                         end.record(s);
                         int mode = m;
                         comm.await(s, () -> "demo step " + st.modes().get(mode));
@@ -437,12 +421,11 @@ public final class LayerDemo {
                 o.untuned()[rank] = comm.gemmTuner().untunedCount() - untunedAtInit;
                 if (st.trace()) {
                     // Before the replicas' weights are compared, so the check covers the traced step too.
-                    o.traces()[rank] = traceStep(on, dp, st, world, ctx, s, x, target, dy, sq.cols(0, rows), scale,
-                            comm);
+                    o.traces()[rank] = traceStep(on, world, ctx, s, x, target, sq.cols(0, rows), comm);
                 }
                 if (replicas > 1) {
-                    WeightCheck check = compareReplicas(st.layout(), world,
-                            new long[]{hash(on, ctx, s, comm), hash(off, ctx, s, comm)});
+                    ReplicaCheck check = ReplicaCheck.compare(st.layout(), world, MODES.subList(0, 2),
+                            new long[]{ReplicaCheck.hash(on.layers, s), ReplicaCheck.hash(off.layers, s)});
                     if (rank == 0) {
                         o.weights()[0] = check;
                     }
@@ -466,39 +449,23 @@ public final class LayerDemo {
      * that started early would show the others' lateness as a long all-reduce. Training goes on with it like any
      * other step (the DP all-reduce included, so the replicas stay identical). The trace's rank is the world rank.
      */
-    private static RankTrace traceStep(Stack on, DataParallelGroup dp, Settings st, Bootstrap world,
-                                       CudaContext ctx, CudaStream s, TensorView x, TensorView target, TensorView dy,
-                                       TensorView sq, float scale, TpCommunicator comm) {
+    private static RankTrace traceStep(Stack on, Bootstrap world, CudaContext ctx, CudaStream s, TensorView x,
+                                       TensorView target, TensorView sq, TpCommunicator comm) {
+        TpContext tc = on.layers.context();
         try (StepTracer tracer = new StepTracer(ctx, world.rank())) {
             tracer.nameStream(s, "caller");
-            on.context.trace(tracer);
+            tc.trace(tracer);
             try {
                 comm.await(s, () -> "demo trace set-up");
                 world.barrier();
                 tracer.start(s);
-                step(on, dp, st, x, target, dy, sq, scale, s);
+                on.trainer.step(x, target, sq, s);
                 comm.await(s, () -> "demo traced step");
                 return tracer.collect();
             } finally {
-                on.context.trace(null);
+                tc.trace(Tracer.NOOP);
             }
         }
-    }
-
-    /** The DP gradient all-reduce's detail in the trace file. */
-    private static Map<String, Object> dpSpanArgs(List<Parameter> grads, DataParallelGroup dp) {
-        long bytes = 0;
-        for (Parameter p : grads) {
-            bytes += p.grad().elements() * Float.BYTES;
-        }
-        Map<String, Object> args = new LinkedHashMap<>();
-        args.put("collective", "AllReduce");
-        args.put("op", "avg");
-        args.put("group", "data parallel: " + dp.size() + " replicas, this rank is replica " + dp.rank());
-        args.put("tensors", grads.size());
-        args.put("dtype", "fp32");
-        args.put("bytes", bytes);
-        return args;
     }
 
     /** Rank 0: records iteration {@code it}'s times and losses and prints its line. */
@@ -565,106 +532,11 @@ public final class LayerDemo {
         return j.toString();
     }
 
-    /** A CRC32C of every parameter value of {@code k} on this rank, in order (their bytes, read back to the host). */
-    private static long hash(Stack k, CudaContext ctx, CudaStream s, TpCommunicator comm) {
-        CRC32C crc = new CRC32C();
-        ctx.makeCurrent();
-        for (LayerNormMLP b : k.blocks) {
-            for (Parameter p : b.parameters()) {
-                TensorView v = p.value();
-                long n = v.spanBytes();
-                try (PinnedHostBuffer host = ctx.allocateHost(n)) {
-                    s.copyToHost(host, 0, v.memory(), v.byteOffset(), n);
-                    comm.await(s, () -> "demo weight read-back of " + p.name());
-                    crc.update(host.segment().asSlice(0, n).asByteBuffer());
-                }
-            }
-        }
-        return crc.getValue();
-    }
-
-    /**
-     * Gathers every rank's hashes (overlap, no_overlap) over the world and compares, for each TP position, every
-     * replica's with replica 0's (collective over the world; every rank returns the same verdict).
-     */
-    private static WeightCheck compareReplicas(DomainLayout layout, Bootstrap world, long[] mine) {
-        ByteBuffer b = ByteBuffer.allocate(mine.length * Long.BYTES);
-        for (long v : mine) {
-            b.putLong(v);
-        }
-        byte[][] all = world.allGather(b.array());
-        long[][] hashes = new long[all.length][];
-        for (int r = 0; r < all.length; r++) {
-            ByteBuffer rb = ByteBuffer.wrap(all[r]);
-            hashes[r] = new long[]{rb.getLong(), rb.getLong()};
-        }
-        return compareHashes(layout, hashes);
-    }
-
     /**
      * The verdict on the replicas' parameter hashes: {@code hashes[worldRank] = {overlap, no_overlap}}; every rank of
      * TP position t must match rank t (replica 0).
      */
-    static WeightCheck compareHashes(DomainLayout layout, long[][] hashes) {
-        for (int r = 0; r < layout.worldSize(); r++) {
-            int first = layout.tpRank(r);
-            for (int m = 0; m < 2; m++) {
-                if (hashes[r][m] != hashes[first][m]) {
-                    return new WeightCheck(false, String.format(java.util.Locale.ROOT,
-                            "%s parameters of rank %d (replica %d) differ from rank %d's (replica 0): CRC32C %08x vs"
-                                    + " %08x", MODES.get(m), r, layout.tpGroupOf(r), first, hashes[r][m],
-                            hashes[first][m]));
-                }
-            }
-        }
-        StringJoiner j = new StringJoiner(" ");
-        for (int t = 0; t < layout.tp(); t++) {
-            j.add(String.format(java.util.Locale.ROOT, "tp rank %d: %08x/%08x", t, hashes[t][0], hashes[t][1]));
-        }
-        return new WeightCheck(true, "all " + layout.dp() + " replicas hold bit-identical overlap and no_overlap"
-                + " parameters (CRC32C overlap/no_overlap per TP rank, " + j + ")");
-    }
-
-    /**
-     * One training step of {@code k}: forward, MSE gradient, backward, the gradients' mean over the DP group (not in
-     * the no_comm stack), SGD, zeroGrad, all on {@code s}.
-     */
-    private static void step(Stack k, DataParallelGroup dp, Settings st, TensorView x, TensorView target,
-                             TensorView dy, TensorView sq, float scale, CudaStream s) {
-        TensorView h = x;
-        for (LayerNormMLP b : k.blocks) {
-            h = b.forward(h, s);
-        }
-        k.context.comm().context().makeCurrent();
-        try (StepTracer.Scope t = k.context.span("mse grad", SpanKind.KERNEL, s)) {
-            k.context.layerKernels().mseGrad(h, target, scale, dy, sq, s);
-        }
-        TensorView g = dy;
-        for (int l = k.blocks.size() - 1; l >= 0; l--) {
-            g = k.blocks.get(l).backward(g, s);
-        }
-        k.context.comm().context().makeCurrent();
-        if (k.averageOverReplicas && dp.size() > 1) {
-            List<Parameter> all = new ArrayList<>();
-            for (LayerNormMLP b : k.blocks) {
-                all.addAll(b.parameters());
-            }
-            // Traced as one NCCL span on the caller's stream (the group call's all-reduces run there).
-            try (StepTracer.Scope t = k.context.tracing() ? k.context.span("NCCL DP AllReduce avg of " + all.size()
-                    + " gradients", SpanKind.NCCL, dpSpanArgs(all, dp), s) : StepTracer.Scope.NONE) {
-                dp.averageGradients(all, s);
-            }
-            k.context.comm().context().makeCurrent();
-        }
-        try (StepTracer.Scope t = k.context.span("sgd + zero grads", SpanKind.KERNEL, s)) {
-            for (LayerNormMLP b : k.blocks) {
-                for (Parameter p : b.parameters()) {
-                    k.context.layerKernels().sgdStep(p.value(), p.grad(), st.lr(), s);
-                }
-                b.zeroGrad(s);
-            }
-        }
-        // FP8 delayed scaling: the step's amaxes set the next step's scales (nothing without FP8 or under current).
-        k.context.fp8EndStep(s);
+    static ReplicaCheck compareHashes(DomainLayout layout, long[][] hashes) {
+        return ReplicaCheck.of(layout, MODES.subList(0, 2), hashes);
     }
 }

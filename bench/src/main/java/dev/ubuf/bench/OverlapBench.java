@@ -7,8 +7,6 @@ import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.KernelLibrary;
 import dev.ubuf.cuda.StreamPriority;
-import dev.ubuf.exec.ExecutionSettings;
-import dev.ubuf.exec.OperandBindings;
 import dev.ubuf.nccl.NcclCommunicator;
 import dev.ubuf.nccl.NcclRedOp;
 import dev.ubuf.op.Collective;
@@ -140,16 +138,16 @@ public final class OverlapBench {
     private void benchShape(int rank, TpCommunicator comm, CudaContext ctx, DeviceKernels kernels,
                             MethodRegistry registry, Planner plans, InterleavedTimer timer, CudaStream s,
                             OverlapShape shape, ResultsFile rf) {
-        ExecutionSettings exec = ExecutionSettings.DEFAULT.withCopyEngine(settings.copyEngine());
+        boolean copyEngine = settings.copyEngine();
         List<OverlapOp> ops = new ArrayList<>();
         Map<String, String> ran = new LinkedHashMap<>();
         try (OperandBuffers operands = new OperandBuffers(ctx, kernels, shape, settings.seed() + rank, s)) {
-            OperandBindings b = operands.bindings();
+            var b = operands.bindings();
             OverlapOp reference = OverlapOp.ncclReference(comm, shape, kernels);
             ops.add(reference);
-            OverlapOp bulk = OverlapOp.create(comm, registry.schedule(commShape(shape), "bulk"), kernels, exec);
+            OverlapOp bulk = OverlapOp.create(comm, registry.schedule(commShape(shape), "bulk"), kernels, copyEngine);
             ops.add(bulk);
-            OperandBindings bulkOperands = operands.forMethod(false, shape.collective());
+            var bulkOperands = operands.forMethod(false, shape.collective());
             Map<String, Runnable> c = new LinkedHashMap<>();
             c.put("gemm", () -> reference.forwardGemmsOnly(b, s));
             c.put("comm", () -> bulk.forward(bulkOperands, s));
@@ -165,9 +163,9 @@ public final class OverlapBench {
             c.put("nccl_seq", () -> reference.forward(b, s));
             for (String v : settings.variantsOf(shape)) {
                 OverlapOp op = switch (v) {
-                    case "auto" -> plans.planned(comm, shape, kernels, exec);
+                    case "auto" -> plans.planned(comm, shape, kernels, copyEngine);
                     case "nccl" -> OverlapOp.ncclReference(comm, shape, kernels);
-                    default -> OverlapOp.create(comm, registry.schedule(shape, v), kernels, exec);
+                    default -> OverlapOp.create(comm, registry.schedule(shape, v), kernels, copyEngine);
                 };
                 ops.add(op);
                 ran.put(v, op.label());

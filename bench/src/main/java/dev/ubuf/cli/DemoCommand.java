@@ -2,7 +2,6 @@ package dev.ubuf.cli;
 
 import dev.ubuf.bench.ChromeTrace;
 import dev.ubuf.bench.LayerDemo;
-import dev.ubuf.bench.LayerSimulation;
 import dev.ubuf.bench.ResultsFile;
 import dev.ubuf.bench.TimelineChart;
 import dev.ubuf.config.UbufEnvironment;
@@ -11,6 +10,7 @@ import dev.ubuf.tensor.DType;
 import dev.ubuf.cuda.Cuda;
 import dev.ubuf.layers.config.Fp8Key;
 import dev.ubuf.layers.config.UbConfig;
+import dev.ubuf.layers.reference.LayerSimulation;
 import dev.ubuf.layers.tp.LayerNormMLP;
 import dev.ubuf.layers.tp.Activation;
 import dev.ubuf.trace.StepTrace;

@@ -5,7 +5,6 @@ import dev.ubuf.comm.ThreadDomain;
 import dev.ubuf.comm.TpCommunicator;
 import dev.ubuf.config.UbufEnvironment;
 import dev.ubuf.cuda.KernelLibrary;
-import dev.ubuf.exec.ExecutionSettings;
 import dev.ubuf.op.Collective;
 import dev.ubuf.op.Fp8Operands;
 import dev.ubuf.op.MethodRegistry;
@@ -104,7 +103,7 @@ final class PlanCommand implements Callable<Integer> {
         ThreadDomain.run(tp, env.timeout(), (rank, boot, ctx) -> {
             try (TpCommunicator comm = TpCommunicator.create(boot, ctx, env, null);
                  KernelLibrary lib = KernelLibrary.load(ctx)) {
-                var d = planner.measure(comm, s, new DeviceKernels(lib), ExecutionSettings.DEFAULT,
+                var d = planner.measure(comm, s, new DeviceKernels(lib),
                         planner.candidates(s));
                 if (rank == 0) {
                     System.out.println(d.describe());

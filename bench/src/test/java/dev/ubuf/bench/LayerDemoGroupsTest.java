@@ -3,6 +3,7 @@ package dev.ubuf.bench;
 import dev.ubuf.bootstrap.DomainLayout;
 import dev.ubuf.layers.config.UbConfig;
 import dev.ubuf.layers.tp.Activation;
+import dev.ubuf.layers.train.ReplicaCheck;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.trace.RankTrace;
 import dev.ubuf.trace.Span;
@@ -71,11 +72,11 @@ class LayerDemoGroupsTest {
     void theWeightCheckPassesOnlyWhenEveryReplicaMatchesReplicaZeroAtEachTpPosition() {
         DomainLayout layout = new DomainLayout(4, 2);
         long[][] same = {{0xA, 0xB}, {0xC, 0xD}, {0xA, 0xB}, {0xC, 0xD}};
-        LayerDemo.WeightCheck ok = LayerDemo.compareHashes(layout, same);
+        ReplicaCheck ok = LayerDemo.compareHashes(layout, same);
         assertTrue(ok.identical(), ok.detail());
         assertTrue(ok.detail().contains("2 replicas"), ok.detail());
         long[][] drift = {{0xA, 0xB}, {0xC, 0xD}, {0xA, 0xB}, {0xC, 0xE}};
-        LayerDemo.WeightCheck bad = LayerDemo.compareHashes(layout, drift);
+        ReplicaCheck bad = LayerDemo.compareHashes(layout, drift);
         assertFalse(bad.identical(), bad.detail());
         assertTrue(bad.detail().contains("no_overlap parameters of rank 3 (replica 1) differ from rank 1's"),
                 bad.detail());

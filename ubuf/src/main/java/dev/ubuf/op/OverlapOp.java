@@ -27,6 +27,14 @@ public sealed interface OverlapOp extends AutoCloseable permits PlanOp, NcclRefe
         return new PlanOp(comm, schedule, kernels, settings);
     }
 
+    /**
+     * A plan-backed op running {@code schedule} with the default execution settings, its copies on the copy engines
+     * or, with {@code useCopyEngine} false, by an SM copy kernel (TE's {@code use_ce}).
+     */
+    static OverlapOp create(TpCommunicator comm, Schedule schedule, DeviceKernels kernels, boolean useCopyEngine) {
+        return create(comm, schedule, kernels, ExecutionSettings.DEFAULT.withCopyEngine(useCopyEngine));
+    }
+
     /** The unoverlapped reference: NCCL AllGather + GEMM, or GEMM + NCCL ReduceScatter (+ bias). */
     static OverlapOp ncclReference(TpCommunicator comm, OverlapShape shape, DeviceKernels kernels) {
         return new NcclReferenceOp(comm, shape, kernels);

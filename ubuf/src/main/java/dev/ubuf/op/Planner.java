@@ -99,6 +99,12 @@ public final class Planner {
         return decide(comm, shape, kernels, exec).chosen().create(comm, shape, kernels, exec);
     }
 
+    /** {@link #planned(TpCommunicator, OverlapShape, DeviceKernels, ExecutionSettings)} with the default settings and
+     * the copies on the copy engines or, with {@code useCopyEngine} false, by an SM copy kernel (TE's {@code use_ce}). */
+    public OverlapOp planned(TpCommunicator comm, OverlapShape shape, DeviceKernels kernels, boolean useCopyEngine) {
+        return planned(comm, shape, kernels, ExecutionSettings.DEFAULT.withCopyEngine(useCopyEngine));
+    }
+
     /** Decides for {@code shape} (collective): rank 0's cached choice, else a measurement when tuning is on. */
     public Decision decide(TpCommunicator comm, OverlapShape shape, DeviceKernels kernels, ExecutionSettings exec) {
         List<Candidate> all = candidates(shape, comm.context().device());
@@ -123,6 +129,12 @@ public final class Planner {
             System.err.println("ubuf: " + d.describe());
         }
         return d;
+    }
+
+    /** Measures every candidate with the default execution settings (collective). */
+    public Decision measure(TpCommunicator comm, OverlapShape shape, DeviceKernels kernels,
+                            List<Candidate> candidates) {
+        return measure(comm, shape, kernels, ExecutionSettings.DEFAULT, candidates);
     }
 
     /** Measures every candidate (collective), returns rank 0's choice on every rank. */

@@ -24,17 +24,7 @@ import java.util.Objects;
  * a timed one. One tracer serves one step at a time on one thread, like the rank's layers; its events are made on
  * first use, reused by the next step and freed by {@link #close()}.
  */
-public final class StepTracer implements AutoCloseable {
-    /** Ends a span: records its end event on the span's stream. */
-    public interface Scope extends AutoCloseable {
-        /** What a tracer that is off hands out: does nothing. */
-        Scope NONE = () -> {
-        };
-
-        @Override
-        void close();
-    }
-
+public final class StepTracer implements Tracer, AutoCloseable {
     private record Bracket(String stream, String name, SpanKind kind, Map<String, Object> args, CudaEvent start,
                            CudaEvent end) {
     }
@@ -69,6 +59,7 @@ public final class StepTracer implements AutoCloseable {
     }
 
     /** Names {@code stream} in the trace ("caller", "side", ...); unnamed streams are called "stream N". */
+    @Override
     public void nameStream(CudaStream stream, String name) {
         names.put(Objects.requireNonNull(stream, "stream"), Objects.requireNonNull(name, "name"));
     }
@@ -93,6 +84,7 @@ public final class StepTracer implements AutoCloseable {
      * Opens a span of {@code kind} on {@code stream}: what is issued on the stream until the returned scope is
      * closed. {@code args} (may be null) is the span's detail in trace files.
      */
+    @Override
     public Scope span(CudaStream stream, String name, SpanKind kind, Map<String, Object> args) {
         Bracket b = open(stream, name, kind, args);
         return () -> b.end().record(stream);
@@ -103,6 +95,7 @@ public final class StepTracer implements AutoCloseable {
      * each of its steps from this step's origin, on its own streams ("NAME: comm 1", ...), and the caller's stream
      * shows the op from fork to join. An op called twice in one step shows its last call only.
      */
+    @Override
     public Scope op(CudaStream stream, String name, OverlapOp op) {
         op.enableTrace();
         Bracket b = open(stream, name + " (" + op.label() + ")", SpanKind.OP, Map.of("op", op.shape().key()));

@@ -14,7 +14,7 @@ import dev.ubuf.rs.RsShape;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 import dev.ubuf.trace.SpanKind;
-import dev.ubuf.trace.StepTracer;
+import dev.ubuf.trace.Tracer;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -292,7 +292,7 @@ public final class ColumnParallelLinear implements TpLayer {
             tc.call(gemm(GemmName.Pass.FPROP), fpropOp(m), new OperandBindings(x, weight.value(), true, y, null), s);
         }
         if (bias != null) {
-            try (StepTracer.Scope t = tc.span(layer.teName() + " bias", SpanKind.KERNEL, s)) {
+            try (Tracer.Scope t = tc.span(layer.teName() + " bias", SpanKind.KERNEL, s)) {
                 tc.kernels().addBias(y, bias.value(), s);
             }
         }
@@ -361,7 +361,7 @@ public final class ColumnParallelLinear implements TpLayer {
      */
     private TensorView finishWeightGradients(TensorView dy, TensorView dxm, boolean bulkRs, CudaStream s) {
         if (bias != null) {
-            try (StepTracer.Scope t = tc.span(layer.teName() + " bias grad", SpanKind.KERNEL, s)) {
+            try (Tracer.Scope t = tc.span(layer.teName() + " bias grad", SpanKind.KERNEL, s)) {
                 tc.layerKernels().biasGrad(dy, bias.grad(), true, biasWorkspace, s);
             }
         }

@@ -11,7 +11,7 @@ import dev.ubuf.ops.Fp8Kernels;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 import dev.ubuf.trace.SpanKind;
-import dev.ubuf.trace.StepTracer;
+import dev.ubuf.trace.Tracer;
 
 import java.lang.foreign.ValueLayout;
 import java.util.Objects;
@@ -145,7 +145,7 @@ final class Fp8DeviceScales implements AutoCloseable {
      */
     void quantize(Fp8ScaleTable.Slot s, TensorView x, TensorView y, TensorView yT, CudaStream stream) {
         ensure(stream);
-        try (StepTracer.Scope t = tc.span("fp8 quantize " + s.describe(), SpanKind.KERNEL, stream)) {
+        try (Tracer.Scope t = tc.span("fp8 quantize " + s.describe(), SpanKind.KERNEL, stream)) {
             if (table.delayed()) {
                 launch(x, scale(s), y, yT, amax(s), stream);
                 return;
@@ -180,7 +180,7 @@ final class Fp8DeviceScales implements AutoCloseable {
      */
     void transpose(Fp8ScaleTable.Slot s, TensorView q, TensorView scratch, TensorView qT, CudaStream stream) {
         ensure(stream);
-        try (StepTracer.Scope t = tc.span("fp8 transpose " + s.describe(), SpanKind.KERNEL, stream)) {
+        try (Tracer.Scope t = tc.span("fp8 transpose " + s.describe(), SpanKind.KERNEL, stream)) {
             kernels.dequantize(q, scaleInverse(s), scratch, stream);
             kernels.quantizeTransposed(scratch, scale(s), null, qT, null, null, stream);
         }
@@ -199,7 +199,7 @@ final class Fp8DeviceScales implements AutoCloseable {
         long amaxOffset = 2L * n * STRIDE * Float.BYTES;
         // The padding between the amaxes is zero: the maximum over the ranks keeps it so.
         TensorView amaxes = new TensorView(device, amaxOffset, 1, (long) n * STRIDE, (long) n * STRIDE, DType.FP32);
-        try (StepTracer.Scope t = tc.span("fp8 amax reduction and scale update", SpanKind.KERNEL, stream)) {
+        try (Tracer.Scope t = tc.span("fp8 amax reduction and scale update", SpanKind.KERNEL, stream)) {
             tc.allReduceMaxFp32(amaxes, stream);
             long back = 3L * n * STRIDE * Float.BYTES;
             stream.copyToHost(host, back, device, amaxOffset, (long) n * STRIDE * Float.BYTES);

@@ -4,7 +4,7 @@ import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.layers.config.GemmName;
 import dev.ubuf.tensor.TensorView;
 import dev.ubuf.trace.SpanKind;
-import dev.ubuf.trace.StepTracer;
+import dev.ubuf.trace.Tracer;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -115,7 +115,7 @@ public final class LayerNormMLP implements TpLayer {
         TensorView h = fc1.forward(x, s);
         TensorView a = act.rows(0, h.rows());
         tc.cuda();
-        try (StepTracer.Scope t = tc.span(activation.name().toLowerCase(java.util.Locale.ROOT), SpanKind.KERNEL,
+        try (Tracer.Scope t = tc.span(activation.name().toLowerCase(java.util.Locale.ROOT), SpanKind.KERNEL,
                 s)) {
             if (activation == Activation.GELU) {
                 tc.layerKernels().gelu(h, a, s);
@@ -135,7 +135,7 @@ public final class LayerNormMLP implements TpLayer {
         TensorView da = fc2.backward(dy, s);
         tc.cuda();
         // In place: fc1's output (the pre-activation) is not needed after this.
-        try (StepTracer.Scope t = tc.span(activation.name().toLowerCase(java.util.Locale.ROOT) + " backward",
+        try (Tracer.Scope t = tc.span(activation.name().toLowerCase(java.util.Locale.ROOT) + " backward",
                 SpanKind.KERNEL, s)) {
             if (activation == Activation.GELU) {
                 tc.layerKernels().geluBackward(da, pre, pre, s);

@@ -12,7 +12,7 @@ import dev.ubuf.rs.RsShape;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 import dev.ubuf.trace.SpanKind;
-import dev.ubuf.trace.StepTracer;
+import dev.ubuf.trace.Tracer;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -265,7 +265,7 @@ public final class RowParallelLinear implements TpLayer {
         TensorView dyFull = op.userBuffer();
         tc.multiply(gemm(GemmName.Pass.WGRAD), dyFull, savedInput, weight.grad(), 1f, tc.options(true, false, 0), s);
         if (bias != null) {
-            try (StepTracer.Scope t = tc.span(layer.teName() + " bias grad", SpanKind.KERNEL, s)) {
+            try (Tracer.Scope t = tc.span(layer.teName() + " bias grad", SpanKind.KERNEL, s)) {
                 tc.layerKernels().biasGrad(dyFull, bias.grad(), true, biasWorkspace, s);
             }
         }
@@ -286,7 +286,7 @@ public final class RowParallelLinear implements TpLayer {
         tc.multiplyFp8(gemm(GemmName.Pass.WGRAD), dyFullT, ColumnParallelLinear.dense(fp8.xqT, inPerRank, m),
                 weight.grad(), 1f, 0, sc.scaleInverse(fp8.grad), sc.scaleInverse(fp8.input), s);
         if (bias != null) {
-            try (StepTracer.Scope t = tc.span(layer.teName() + " bias grad", SpanKind.KERNEL, s)) {
+            try (Tracer.Scope t = tc.span(layer.teName() + " bias grad", SpanKind.KERNEL, s)) {
                 tc.layerKernels().biasGrad(dy, fp8.biasPartial, false, biasWorkspace, s);
                 tc.allReduceSumFp32(fp8.biasPartial, s);
                 tc.kernels().sum(List.of(fp8.biasPartial), bias.grad(), true, s);

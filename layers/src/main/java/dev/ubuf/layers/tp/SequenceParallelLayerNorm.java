@@ -5,7 +5,7 @@ import dev.ubuf.layers.kernels.LayerKernels;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 import dev.ubuf.trace.SpanKind;
-import dev.ubuf.trace.StepTracer;
+import dev.ubuf.trace.Tracer;
 
 import java.util.List;
 
@@ -64,7 +64,7 @@ final class SequenceParallelLayerNorm {
     TensorView forward(TensorView x, CudaStream s) {
         long r = rows(x, "LayerNorm input");
         TensorView out = y.rows(0, r);
-        try (StepTracer.Scope t = tc.span(name + " forward", SpanKind.KERNEL, s)) {
+        try (Tracer.Scope t = tc.span(name + " forward", SpanKind.KERNEL, s)) {
             tc.layerKernels().layerNormForward(x, gamma.value(), beta.value(), EPS, false, out, mean.cols(0, r),
                     rstd.cols(0, r), s);
         }
@@ -76,12 +76,12 @@ final class SequenceParallelLayerNorm {
         long r = savedInput.rows();
         dy.requireShape(r, hidden, "LayerNorm output gradient");
         TensorView d = dx.rows(0, r);
-        try (StepTracer.Scope t = tc.span(name + " backward", SpanKind.KERNEL, s)) {
+        try (Tracer.Scope t = tc.span(name + " backward", SpanKind.KERNEL, s)) {
             tc.layerKernels().layerNormBackward(dy, savedInput, mean.cols(0, r), rstd.cols(0, r), gamma.value(),
                     false, d, partial.rows(0, 1), partial.rows(1, 1), false, workspace, s);
         }
         tc.allReduceSumFp32(partial, s);
-        try (StepTracer.Scope t = tc.span(name + " grads +=", SpanKind.KERNEL, s)) {
+        try (Tracer.Scope t = tc.span(name + " grads +=", SpanKind.KERNEL, s)) {
             tc.kernels().sum(List.of(partial), paramGrads, true, s);
         }
         return d;

@@ -24,7 +24,7 @@ import dev.ubuf.ops.Fp8Kernels;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 import dev.ubuf.trace.SpanKind;
-import dev.ubuf.trace.StepTracer;
+import dev.ubuf.trace.Tracer;
 
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -57,19 +57,19 @@ public final class TpContext implements AutoCloseable {
     private final MethodRegistry registry;
     /** The FP8 scales of the layers' tensors when the configuration turns FP8 on, else null. */
     private final Fp8DeviceScales fp8;
-    /** How this context's collectives run, as it was made: through NCCL and the ops, or none (timing only). */
+    /** How this context's collectives run, chosen when it was made. */
     private final Collectives configured;
     /** How they run now: {@link #configured}, except during {@link #initialize}'s tuning pass (none). */
     private Collectives collectives;
     private Planner planner;
-    /** Where the layers' work is traced; null (the default) when not tracing. Not owned. */
-    private StepTracer tracer;
+    /** Where the layers' work is traced. Not owned. */
+    private Tracer tracer = Tracer.NOOP;
     private boolean closed;
 
     private TpContext(TpCommunicator comm, UbConfig config, DType dtype, long maxTokens, PlannerSettings ps,
-                      boolean communicate) {
+                      Collectives collectives) {
         this.comm = comm;
-        this.configured = communicate ? new NcclCollectives() : new NoCollectives();
+        this.configured = collectives;
         this.collectives = configured;
         this.config = config;
         this.dtype = dtype;
@@ -117,26 +117,24 @@ public final class TpContext implements AutoCloseable {
                                    PlannerSettings planner) {
         Objects.requireNonNull(comm, "comm");
         checkArguments(comm.tp(), config, dtype, maxTokens);
-        return new TpContext(comm, config, dtype, maxTokens, Objects.requireNonNull(planner, "planner"), true);
+        return create(comm, config, dtype, maxTokens, planner, Collectives.nccl());
     }
 
     /**
-     * A TIMING-ONLY context: its layers run the same kernels and GEMMs as under {@code config}, but every collective
-     * is skipped (an overlapped op runs its GEMMs alone, {@link OverlapOp#forwardGemmsOnly}; a bulk op, an NCCL
-     * all-gather or all-reduce does nothing). Outputs, gradients and a training run on it are WRONG BY DESIGN: it
-     * measures the step's compute, the lower bound an overlap can approach ({@code ubuf demo}'s no_comm mode).
-     * Making and closing its ops is still collective.
+     * A context whose layers communicate as {@code collectives} says ({@link #create} uses
+     * {@link Collectives#nccl()}). Making and closing the layers' ops is collective whatever it says.
      */
-    public static TpContext createWithoutCommunication(TpCommunicator comm, UbConfig config, DType dtype,
-                                                       long maxTokens, PlannerSettings planner) {
+    public static TpContext create(TpCommunicator comm, UbConfig config, DType dtype, long maxTokens,
+                                   PlannerSettings planner, Collectives collectives) {
         Objects.requireNonNull(comm, "comm");
         checkArguments(comm.tp(), config, dtype, maxTokens);
-        return new TpContext(comm, config, dtype, maxTokens, Objects.requireNonNull(planner, "planner"), false);
+        return new TpContext(comm, config, dtype, maxTokens, Objects.requireNonNull(planner, "planner"),
+                Objects.requireNonNull(collectives, "collectives"));
     }
 
-    /** False for a {@link #createWithoutCommunication timing-only} context. */
-    public boolean communicates() {
-        return configured instanceof NcclCollectives;
+    /** How this context's layers communicate (as it was made). */
+    public Collectives collectives() {
+        return configured;
     }
 
     /**
@@ -165,7 +163,7 @@ public final class TpContext implements AutoCloseable {
                 operands.add(new TensorView[]{zeros(zeros, l.inputShape(maxTokens), stream),
                         zeros(zeros, l.outputShape(maxTokens), stream)});
             }
-            collectives = new NoCollectives();
+            collectives = TuningPass.INSTANCE;
             try {
                 comm.tuneGemms(stream, () -> {
                     for (int i = 0; i < layers.size(); i++) {
@@ -338,40 +336,28 @@ public final class TpContext implements AutoCloseable {
 
     /**
      * Traces the layers' work into {@code tracer} from now on: every op call (with its steps on the op's streams),
-     * every GEMM, NCCL collective and kernel they issue; null stops. Names the side stream "side" in the trace.
-     * Tracing adds two event records per span, so trace a step of its own, not a timed one.
+     * every GEMM, NCCL collective and kernel they issue; {@link Tracer#NOOP} (the default) stops. Names the side
+     * stream "side" in the trace. A {@link dev.ubuf.trace.StepTracer} adds two event records per span, so trace a
+     * step of its own, not a timed one.
      */
-    public void trace(StepTracer tracer) {
-        this.tracer = tracer;
-        if (tracer != null) {
-            tracer.nameStream(side, "side");
-        }
+    public void trace(Tracer tracer) {
+        this.tracer = Objects.requireNonNull(tracer, "tracer");
+        tracer.nameStream(side, "side");
     }
 
-    /**
-     * A span around what is issued on {@code stream} until the scope closes, when tracing; otherwise a scope that
-     * does nothing. For the layers' kernels and for callers' own work of a traced step (loss, optimizer).
-     */
-    public StepTracer.Scope span(String name, SpanKind kind, CudaStream stream) {
-        return tracer == null ? StepTracer.Scope.NONE : tracer.span(stream, name, kind, null);
+    /** Where the layers' work is traced now ({@link Tracer#NOOP} when it is not). */
+    public Tracer tracer() {
+        return tracer;
     }
 
-    /** Like {@link #span(String, SpanKind, CudaStream)}, with the span's detail ({@code args}) for trace files. */
-    public StepTracer.Scope span(String name, SpanKind kind, Map<String, Object> args, CudaStream stream) {
-        return tracer == null ? StepTracer.Scope.NONE : tracer.span(stream, name, kind, args);
+    /** A span around what is issued on {@code stream} until the scope closes, in the context's tracer. */
+    public Tracer.Scope span(String name, SpanKind kind, CudaStream stream) {
+        return tracer.span(stream, name, kind, null);
     }
 
-    /** Whether the layers' work is being traced (a tracer is set): callers skip building span details otherwise. */
-    public boolean tracing() {
-        return tracer != null;
-    }
-
-    /**
-     * Issues {@code op} ({@code gemm}'s) on {@code stream}; in a timing-only context only its GEMMs (a bulk op, which
-     * has none and is called without a weight, does nothing there).
-     */
+    /** Issues {@code op} ({@code gemm}'s) on {@code stream} as the context's {@link Collectives} say. */
     void call(GemmName gemm, OverlapOp op, OperandBindings operands, CudaStream stream) {
-        collectives.call(gemm, op, operands, stream);
+        collectives.call(new OverlapCall(gemm, op, operands), tracer, stream);
     }
 
     /**
@@ -380,8 +366,7 @@ public final class TpContext implements AutoCloseable {
      */
     void multiply(GemmName gemm, TensorView a, TensorView b, TensorView c, float beta, Gemm.Options o,
                   CudaStream stream) {
-        try (StepTracer.Scope t = tracer == null ? StepTracer.Scope.NONE : tracer.span(stream, gemm.teName()
-                + " GEMM", SpanKind.GEMM, gemmArgs(a, c, o))) {
+        try (Tracer.Scope t = tracer.span(stream, gemm.teName() + " GEMM", SpanKind.GEMM, gemmArgs(a, c, o))) {
             this.gemm.multiply(a, b, c, 1f, beta, o, stream);
         }
     }
@@ -406,8 +391,7 @@ public final class TpContext implements AutoCloseable {
     void multiplyFp8(GemmName gemm, TensorView a, TensorView b, TensorView c, float beta, int margin,
                      TensorView aScaleInverse, TensorView bScaleInverse, CudaStream stream) {
         Gemm.Options o = options(false, true, margin);
-        try (StepTracer.Scope t = tracer == null ? StepTracer.Scope.NONE : tracer.span(stream, gemm.teName()
-                + " FP8 GEMM", SpanKind.GEMM, gemmArgs(a, c, o))) {
+        try (Tracer.Scope t = tracer.span(stream, gemm.teName() + " FP8 GEMM", SpanKind.GEMM, gemmArgs(a, c, o))) {
             this.gemm.multiply(a, b, c, 1f, beta, o, Gemm.Fp8Scales.of(aScaleInverse.address(),
                     bScaleInverse.address()), stream);
         }
@@ -416,93 +400,50 @@ public final class TpContext implements AutoCloseable {
     /** NCCL all-gather of an FP8 tensor's bytes (rows of 16-byte multiples), as 2-byte words; not in timing-only. */
     void allGatherFp8(TensorView src, TensorView dst, CudaStream stream) {
         // NCCL has no FP8 type on every version; the bytes move unchanged as 16-bit words (even row bytes).
-        collectives.allGather(src, dst, src.elements() / 2, DType.FP16, stream);
+        collectives.allGather(nccl(), src, dst, src.elements() / 2, DType.FP16, tracer, stream);
     }
 
     /** In-place NCCL max of an fp32 tensor over the ranks (FP8 amaxes); nothing in a timing-only context. */
     void allReduceMaxFp32(TensorView t, CudaStream stream) {
-        collectives.allReduce(t, NcclRedOp.MAX, stream);
+        collectives.allReduce(nccl(), t, NcclRedOp.MAX, tracer, stream);
     }
 
     /** NCCL all-gather of {@code src} (this rank's rows) into {@code dst}; nothing in a timing-only context. */
     void allGather(TensorView src, TensorView dst, CudaStream stream) {
-        collectives.allGather(src, dst, src.elements(), dtype, stream);
+        collectives.allGather(nccl(), src, dst, src.elements(), dtype, tracer, stream);
     }
 
     /** In-place NCCL sum of an fp32 tensor over the ranks; nothing in a timing-only context. */
     void allReduceSumFp32(TensorView t, CudaStream stream) {
-        collectives.allReduce(t, NcclRedOp.SUM, stream);
-    }
-
-    /** How the layers' communication runs: chosen when the context is made (see {@link #configured}). */
-    private interface Collectives {
-        /** Issues {@code op} ({@code gemm}'s) on {@code stream}. */
-        void call(GemmName gemm, OverlapOp op, OperandBindings operands, CudaStream stream);
-
-        /** All-gather of {@code count} words of type {@code words} per rank from {@code src} into {@code dst}. */
-        void allGather(TensorView src, TensorView dst, long count, DType words, CudaStream stream);
-
-        /** In-place all-reduce of an fp32 tensor over the ranks. */
-        void allReduce(TensorView t, NcclRedOp op, CudaStream stream);
-    }
-
-    /** Every collective through NCCL or the op, traced when tracing. */
-    private final class NcclCollectives implements Collectives {
-        @Override
-        public void call(GemmName gemm, OverlapOp op, OperandBindings operands, CudaStream stream) {
-            try (StepTracer.Scope t = tracer == null ? StepTracer.Scope.NONE : tracer.op(stream, gemm.teName(), op)) {
-                op.forward(operands, stream);
-            }
-        }
-
-        @Override
-        public void allGather(TensorView src, TensorView dst, long count, DType words, CudaStream stream) {
-            try (StepTracer.Scope t = nccl("AllGather", dst, stream)) {
-                nccl().allGather(src.address(), dst.address(), count, words, stream.nativeHandle());
-            }
-        }
-
-        @Override
-        public void allReduce(TensorView t, NcclRedOp op, CudaStream stream) {
-            try (StepTracer.Scope x = nccl("AllReduce", t, stream)) {
-                nccl().allReduce(t.address(), t.address(), t.elements(), DType.FP32, op, stream.nativeHandle());
-            }
-        }
+        collectives.allReduce(nccl(), t, NcclRedOp.SUM, tracer, stream);
     }
 
     /**
      * No collective at all: an op runs its GEMMs alone (a bulk op, called without a weight, has none), NCCL calls do
-     * nothing. What a timing-only context measures, and what initialisation tunes, since nothing then waits on a peer.
+     * nothing. What initialisation tunes with, since nothing then waits on a peer.
      */
-    private final class NoCollectives implements Collectives {
+    private static final class TuningPass implements Collectives {
+        static final TuningPass INSTANCE = new TuningPass();
+
         @Override
-        public void call(GemmName gemm, OverlapOp op, OperandBindings operands, CudaStream stream) {
-            if (operands.weight() != null) {
-                try (StepTracer.Scope t = span(gemm.teName() + " GEMMs only", SpanKind.GEMM, stream)) {
-                    op.forwardGemmsOnly(operands, stream);
-                }
+        public void call(OverlapCall call, Tracer tracer, CudaStream stream) {
+            if (call.hasGemm()) {
+                call.forwardGemmsOnly(stream);
             }
         }
 
         @Override
-        public void allGather(TensorView src, TensorView dst, long count, DType words, CudaStream stream) {
+        public void allGather(NcclCommunicator nccl, TensorView src, TensorView dst, long count, DType words,
+                              Tracer tracer, CudaStream stream) {
         }
 
         @Override
-        public void allReduce(TensorView t, NcclRedOp op, CudaStream stream) {
+        public void allReduce(NcclCommunicator nccl, TensorView t, NcclRedOp op, Tracer tracer, CudaStream stream) {
         }
-    }
 
-    private StepTracer.Scope nccl(String collective, TensorView result, CudaStream stream) {
-        if (tracer == null) {
-            return StepTracer.Scope.NONE;
+        @Override
+        public void dataParallel(DataParallelCollective collective, Tracer tracer, CudaStream stream) {
         }
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("collective", collective);
-        m.put("shape", result.rows() + "x" + result.cols());
-        m.put("bytes", result.elements() * result.dtype().bytes());
-        return tracer.span(stream, "NCCL " + collective + " " + result.rows() + "x" + result.cols(), SpanKind.NCCL,
-                m);
     }
 
     /** The op for {@code gemm}'s communication on {@code shape}, as this context's choice says (collective). */

@@ -1,4 +1,4 @@
-package dev.ubuf.bench;
+package dev.ubuf.layers.reference;
 
 import dev.ubuf.ag.AgShape;
 import dev.ubuf.fp8.Fp8Format;
@@ -47,6 +47,15 @@ public final class LayerSimulation {
     }
 
     private LayerSimulation() {
+    }
+
+    /**
+     * The method the host runs for a GEMM chosen as {@code c}: a planner-chosen GEMM (the planner measures on GPUs)
+     * runs the TE default method of its collective.
+     */
+    public static String hostVariant(OverlapChoice c, OverlapShape shape) {
+        return c.kind() == OverlapChoice.Kind.PLANNER
+                ? (shape.collective() == Collective.ALL_GATHER ? "ring" : "pipeline") : c.variant().orElseThrow();
     }
 
     /** Steps of an FP8 check: the recipe's scales change between them. */
@@ -105,9 +114,7 @@ public final class LayerSimulation {
                 out.add(new Result(g, "nccl", true, "not overlapped: " + c.why(), ""));
                 continue;
             }
-            // The planner measures on GPUs; the simulation runs the TE default method for its collective.
-            String variant = c.kind() == OverlapChoice.Kind.PLANNER
-                    ? (shape.collective() == Collective.ALL_GATHER ? "ring" : "pipeline") : c.variant().orElseThrow();
+            String variant = hostVariant(c, shape);
             List<Plan> plans = registry.schedule(shape, variant).plans();
             String mismatch = shape.fp8().isPresent()
                     ? checkFp8(plans, shape, step.inputRole(), config.fp8().orElseThrow(), seed)

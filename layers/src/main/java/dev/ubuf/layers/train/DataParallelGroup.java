@@ -1,16 +1,20 @@
-package dev.ubuf.layers.tp;
+package dev.ubuf.layers.train;
 
 import dev.ubuf.bootstrap.Bootstrap;
 import dev.ubuf.bootstrap.BootstrapException;
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.layers.tp.Collectives;
+import dev.ubuf.layers.tp.Parameter;
 import dev.ubuf.nccl.NcclCommunicator;
 import dev.ubuf.nccl.NcclRedOp;
 import dev.ubuf.nccl.NcclUniqueId;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -104,6 +108,41 @@ public final class DataParallelGroup implements AutoCloseable {
         } finally {
             NcclCommunicator.groupEnd();
         }
+    }
+
+    /**
+     * {@link #averageGradients} of {@code parameters} as a data-parallel collective, which a context's
+     * {@link Collectives} runs (traced as one NCCL span) or skips.
+     */
+    public Collectives.DataParallelCollective averaging(List<Parameter> parameters) {
+        List<Parameter> ps = List.copyOf(parameters);
+        return new Collectives.DataParallelCollective() {
+            @Override
+            public String name() {
+                return "NCCL DP AllReduce avg of " + ps.size() + " gradients";
+            }
+
+            @Override
+            public Map<String, Object> traceArgs() {
+                long bytes = 0;
+                for (Parameter p : ps) {
+                    bytes += p.grad().elements() * Float.BYTES;
+                }
+                Map<String, Object> args = new LinkedHashMap<>();
+                args.put("collective", "AllReduce");
+                args.put("op", "avg");
+                args.put("group", "data parallel: " + size() + " replicas, this rank is replica " + rank());
+                args.put("tensors", ps.size());
+                args.put("dtype", "fp32");
+                args.put("bytes", bytes);
+                return args;
+            }
+
+            @Override
+            public void issue(CudaStream stream) {
+                averageGradients(ps, stream);
+            }
+        };
     }
 
     /**

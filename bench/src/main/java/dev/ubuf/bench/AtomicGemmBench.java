@@ -1,5 +1,10 @@
-package dev.ubuf.atomic;
+package dev.ubuf.bench;
 
+import dev.ubuf.atomic.AtomicGemmConfig;
+import dev.ubuf.atomic.AtomicGemmKernel;
+import dev.ubuf.atomic.BLayout;
+import dev.ubuf.atomic.TileConfig;
+import dev.ubuf.atomic.TileSchedule;
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaEvent;
 import dev.ubuf.cuda.CudaStream;

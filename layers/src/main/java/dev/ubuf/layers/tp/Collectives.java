@@ -1,0 +1,47 @@
+package dev.ubuf.layers.tp;
+
+import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.nccl.NcclCommunicator;
+import dev.ubuf.nccl.NcclRedOp;
+import dev.ubuf.tensor.DType;
+import dev.ubuf.tensor.TensorView;
+import dev.ubuf.trace.Tracer;
+
+import java.util.Map;
+
+/**
+ * How a context's layers communicate, chosen once when the {@link TpContext} is made: {@link #nccl()} (every
+ * collective through NCCL or the overlapped op) for training. A harness that measures something else (e.g. the
+ * compute alone, skipping every collective) implements its own. Each call traces itself into {@code tracer}.
+ */
+public interface Collectives {
+    /** Every collective through NCCL or the overlapped op. */
+    static Collectives nccl() {
+        return NcclCollectives.INSTANCE;
+    }
+
+    /** Issues one call of a layer GEMM's overlapped op on {@code stream}. */
+    void call(OverlapCall call, Tracer tracer, CudaStream stream);
+
+    /** All-gather over the TP group of {@code count} words of type {@code words} per rank from src into dst. */
+    void allGather(NcclCommunicator nccl, TensorView src, TensorView dst, long count, DType words, Tracer tracer,
+                   CudaStream stream);
+
+    /** In-place all-reduce of an fp32 tensor over the TP group. */
+    void allReduce(NcclCommunicator nccl, TensorView t, NcclRedOp op, Tracer tracer, CudaStream stream);
+
+    /** Issues a collective of another group of ranks (the data-parallel gradient average). */
+    void dataParallel(DataParallelCollective collective, Tracer tracer, CudaStream stream);
+
+    /** A collective over a data-parallel group, which the context's strategy runs or skips as a whole. */
+    interface DataParallelCollective {
+        /** The span's name in a trace. */
+        String name();
+
+        /** The span's detail in a trace. */
+        Map<String, Object> traceArgs();
+
+        /** Enqueues the collective on {@code stream}. */
+        void issue(CudaStream stream);
+    }
+}

@@ -1,0 +1,124 @@
+package dev.ubuf.layers.train;
+
+import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.layers.tp.LayerNormMLP;
+import dev.ubuf.layers.tp.Parameter;
+import dev.ubuf.layers.tp.TpContext;
+import dev.ubuf.tensor.TensorView;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * One rank's stack of LayerNormMLP blocks on one {@link TpContext}, which the stack owns: closed (collectively) last
+ * block first, then the context. Not thread-safe: one rank's thread drives it.
+ */
+public final class LayerStack implements AutoCloseable {
+    private final TpContext context;
+    private final MlpSpec spec;
+    private final List<LayerNormMLP> blocks;
+
+    private LayerStack(TpContext context, MlpSpec spec, List<LayerNormMLP> blocks) {
+        this.context = context;
+        this.spec = spec;
+        this.blocks = blocks;
+    }
+
+    /**
+     * Makes the blocks of {@code spec} on {@code context} and takes the context over (closing it when the stack
+     * closes, or now if a block cannot be made). Collective only through {@link #initialize}.
+     */
+    public static LayerStack create(TpContext context, MlpSpec spec) {
+        Objects.requireNonNull(context, "context");
+        Objects.requireNonNull(spec, "spec");
+        List<LayerNormMLP> blocks = new ArrayList<>();
+        try {
+            spec.checkFor(context.tp(), context.fp8());
+            for (int l = 0; l < spec.layers(); l++) {
+                blocks.add(new LayerNormMLP(context, spec.hidden(), spec.ffn(), spec.activation(), true));
+            }
+        } catch (RuntimeException e) {
+            try {
+                closeAll(blocks, context);
+            } catch (RuntimeException c) {
+                e.addSuppressed(c);
+            }
+            throw e;
+        }
+        return new LayerStack(context, spec, List.copyOf(blocks));
+    }
+
+    /**
+     * Initialise, then run (collective, once, before the first step, on the stream the steps will use): makes every
+     * op and tunes every GEMM ({@link TpContext#initialize}), then sets the parameters from {@code seed}
+     * ({@link MlpSpec#layerSeed}: the same weights in every stack and replica made from the same seed).
+     */
+    public void initialize(long seed, CudaStream stream) {
+        context.initialize(blocks, stream);
+        for (int l = 0; l < blocks.size(); l++) {
+            blocks.get(l).initialize(MlpSpec.layerSeed(seed, l), stream);
+        }
+    }
+
+    public TpContext context() {
+        return context;
+    }
+
+    public MlpSpec spec() {
+        return spec;
+    }
+
+    public List<LayerNormMLP> blocks() {
+        return blocks;
+    }
+
+    /** Every block's parameters, in order (the order every rank all-reduces and hashes them in). */
+    public List<Parameter> parameters() {
+        List<Parameter> all = new ArrayList<>();
+        for (LayerNormMLP b : blocks) {
+            all.addAll(b.parameters());
+        }
+        return all;
+    }
+
+    /** The stack's output for {@code x} ([tokens/tp, hidden]), saving what backward needs. */
+    public TensorView forward(TensorView x, CudaStream stream) {
+        TensorView h = x;
+        for (LayerNormMLP b : blocks) {
+            h = b.forward(h, stream);
+        }
+        return h;
+    }
+
+    /** The input gradient for {@code gradOutput}; adds every parameter's gradient. */
+    public TensorView backward(TensorView gradOutput, CudaStream stream) {
+        TensorView g = gradOutput;
+        for (int l = blocks.size() - 1; l >= 0; l--) {
+            g = blocks.get(l).backward(g, stream);
+        }
+        return g;
+    }
+
+    public void zeroGrad(CudaStream stream) {
+        for (LayerNormMLP b : blocks) {
+            b.zeroGrad(stream);
+        }
+    }
+
+    /** Collective: every rank closes its blocks in the same order, then the context. */
+    @Override
+    public void close() {
+        closeAll(blocks, context);
+    }
+
+    private static void closeAll(List<LayerNormMLP> blocks, TpContext context) {
+        try {
+            for (int i = blocks.size() - 1; i >= 0; i--) {
+                blocks.get(i).close();
+            }
+        } finally {
+            context.close();
+        }
+    }
+}

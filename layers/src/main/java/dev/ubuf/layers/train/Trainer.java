@@ -1,0 +1,162 @@
+package dev.ubuf.layers.train;
+
+import dev.ubuf.comm.TpCommunicator;
+import dev.ubuf.cuda.CudaContext;
+import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.cuda.DeviceBuffer;
+import dev.ubuf.cuda.PinnedHostBuffer;
+import dev.ubuf.layers.tp.LayerNormMLP;
+import dev.ubuf.layers.tp.Parameter;
+import dev.ubuf.layers.tp.TpContext;
+import dev.ubuf.tensor.DType;
+import dev.ubuf.tensor.TensorView;
+import dev.ubuf.trace.SpanKind;
+import dev.ubuf.trace.Tracer;
+
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.util.Objects;
+
+/**
+ * One rank's training step of a {@link LayerStack} with SGD on a mean-squared-error loss: forward, the MSE gradient,
+ * backward, the gradients' mean over the data-parallel group, the SGD update, zeroed gradients, and FP8's end of
+ * step. Everything is issued on the caller's stream; nothing waits for the GPU except {@link #loss}. The stack's
+ * {@link dev.ubuf.layers.tp.Collectives} decide how every collective runs (the DP average included), and its
+ * context's tracer sees every span. Owns the output gradient and the loss's partial sums; not the stack or the group.
+ */
+public final class Trainer implements AutoCloseable {
+    private final LayerStack stack;
+    private final DataParallelGroup dp;
+    private final float lr;
+    private final DeviceBuffer gradOutput;
+    private final DeviceBuffer rowSquares;
+    private final PinnedHostBuffer rowSquaresHost;
+    private long lastRows;
+    private boolean closed;
+
+    private Trainer(LayerStack stack, DataParallelGroup dp, float lr, DeviceBuffer gradOutput,
+                    DeviceBuffer rowSquares, PinnedHostBuffer rowSquaresHost) {
+        this.stack = stack;
+        this.dp = dp;
+        this.lr = lr;
+        this.gradOutput = gradOutput;
+        this.rowSquares = rowSquares;
+        this.rowSquaresHost = rowSquaresHost;
+    }
+
+    /** A trainer of {@code stack} whose replicas form {@code dp}, with learning rate {@code lr}. */
+    public static Trainer create(LayerStack stack, DataParallelGroup dp, float lr) {
+        Objects.requireNonNull(stack, "stack");
+        Objects.requireNonNull(dp, "dp");
+        if (!(lr > 0) || !Float.isFinite(lr)) {
+            throw new IllegalArgumentException("lr must be finite and > 0, got " + lr);
+        }
+        TpContext tc = stack.context();
+        long rows = tc.maxTokens() / tc.tp();
+        CudaContext ctx = tc.comm().context().makeCurrent();
+        DeviceBuffer dy = ctx.allocate(rows * stack.spec().hidden() * tc.dtype().bytes(), "train.dy");
+        DeviceBuffer sq = null;
+        try {
+            sq = ctx.allocate(rows * Float.BYTES, "train.rowSquares");
+            return new Trainer(stack, dp, lr, dy, sq, ctx.allocateHost(rows * Float.BYTES));
+        } catch (RuntimeException e) {
+            if (sq != null) {
+                sq.close();
+            }
+            dy.close();
+            throw e;
+        }
+    }
+
+    /** One step on this rank's rows {@code x} and their {@code target} ([tokens/tp, hidden] each). */
+    public void step(TensorView x, TensorView target, CudaStream stream) {
+        lastRows = x.rows();
+        step(x, target, TensorView.of(rowSquares, 1, x.rows(), DType.FP32), stream);
+    }
+
+    /**
+     * One step, the loss's partial sums (each row's sum of squared errors, fp32, 1 x rows) into the caller's
+     * {@code rowSquares}: for a caller that reads several steps' losses back at once.
+     */
+    public void step(TensorView x, TensorView target, TensorView rowSquares, CudaStream stream) {
+        if (closed) {
+            throw new IllegalStateException("the trainer is closed");
+        }
+        TpContext tc = stack.context();
+        Tracer tracer = tc.tracer();
+        TensorView y = stack.forward(x, stream);
+        TensorView dy = TensorView.of(gradOutput, x.rows(), stack.spec().hidden(), tc.dtype());
+        // dy = 2 (y - t) / numel, numel of the replica's whole loss: every rank of its TP group.
+        float scale = (float) (2.0 / ((double) x.rows() * tc.tp() * stack.spec().hidden()));
+        current();
+        try (Tracer.Scope t = tc.span("mse grad", SpanKind.KERNEL, stream)) {
+            tc.layerKernels().mseGrad(y, target, scale, dy, rowSquares, stream);
+        }
+        stack.backward(dy, stream);
+        current();
+        if (dp.size() > 1) {
+            tc.collectives().dataParallel(dp.averaging(stack.parameters()), tracer, stream);
+            current();
+        }
+        try (Tracer.Scope t = tc.span("sgd + zero grads", SpanKind.KERNEL, stream)) {
+            for (LayerNormMLP b : stack.blocks()) {
+                for (Parameter p : b.parameters()) {
+                    tc.layerKernels().sgdStep(p.value(), p.grad(), lr, stream);
+                }
+                b.zeroGrad(stream);
+            }
+        }
+        // FP8 delayed scaling: the step's amaxes set the next step's scales (nothing without FP8 or under current).
+        tc.fp8EndStep(stream);
+    }
+
+    /**
+     * The mean squared error of the last {@link #step(TensorView, TensorView, CudaStream)} over the replica (every
+     * rank of the TP group): waits for {@code stream}, then sums over the group (collective over the TP group).
+     */
+    public double loss(CudaStream stream) {
+        if (lastRows == 0) {
+            throw new IllegalStateException("no step of this trainer has kept its loss yet");
+        }
+        TpCommunicator comm = stack.context().comm();
+        current();
+        stream.copyToHost(rowSquaresHost, 0, rowSquares, 0, lastRows * Float.BYTES);
+        comm.await(stream, () -> "training loss read-back");
+        double mine = 0;
+        for (long r = 0; r < lastRows; r++) {
+            mine += rowSquaresHost.segment().getAtIndex(ValueLayout.JAVA_FLOAT, r);
+        }
+        double sum = 0;
+        for (byte[] b : comm.bootstrap().allGather(ByteBuffer.allocate(Double.BYTES).putDouble(mine).array())) {
+            sum += ByteBuffer.wrap(b).getDouble();
+        }
+        return sum / ((double) lastRows * comm.tp() * stack.spec().hidden());
+    }
+
+    public LayerStack stack() {
+        return stack;
+    }
+
+    private void current() {
+        stack.context().comm().context().makeCurrent();
+    }
+
+    /** Frees the trainer's buffers; the stream must have finished its last step. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        current();
+        try {
+            rowSquaresHost.close();
+        } finally {
+            try {
+                rowSquares.close();
+            } finally {
+                gradOutput.close();
+            }
+        }
+    }
+}
