@@ -1,8 +1,17 @@
 #!/usr/bin/env python3
-"""Prints README's results tables (markdown) from results files, so the README can be regenerated from them.
+"""Prints the results tables (markdown) of docs/results.md from results files, and keeps that page in step with them.
 
     python3 scripts/results-tables.py COMBINED.json
     python3 scripts/results-tables.py OVERLAP.json [OVERLAP.json ...] [--torch TORCH.json]
+    python3 scripts/results-tables.py --update docs/results.md
+    python3 scripts/results-tables.py --check docs/results.md
+
+--update rewrites every generated block of a markdown page: the lines between a line
+`<!-- results-tables: FILE... [--torch FILE] -->` and a line `<!-- /results-tables -->` become the tables of the
+files the marker names (paths relative to the repository root; shell patterns such as
+bench/results/RUN/demo-*.json allowed). --check changes nothing and exits 1, naming the blocks, when a page's
+tables differ from what their files give, so docs/results.md cannot drift from bench/results/
+(scripts/test_results_tables.py checks it).
 
 COMBINED comes from scripts/combine-rounds.py (ubuf's and PyTorch's medians over alternating rounds in one file);
 OVERLAP files from `ubuf bench ag|rs|sweep --out`, TORCH from bench/torch/torch_baseline.py (same shapes, same
@@ -11,10 +20,20 @@ communication alone (the faster of copy engines and NCCL), NCCL sequential, PyTo
 async-TP (torch_async) when present, the planned op ("auto") with the method it ran, its % of the honest ideal, and
 its speed against NCCL sequential, torch_seq and torch_async (their time over auto's). A record the benchmark
 flagged as a measurement fault is marked with "(!)". Where the files hold GEMM records timed one after another
-(`ubuf bench gemm`, the baseline's gemm:M,K,N words), a GEMM table follows: cuBLASLt against torch.matmul.
+(`ubuf bench gemm`, the baseline's gemm:M,K,N words), a GEMM table follows: cuBLASLt against torch.matmul. Files of
+`ubuf demo --out` (op "layer") give a demo table: a row per file, its overlap, no_overlap and no_comm step times and
+the hidden share.
 """
+import glob
+import io
 import json
+import os
+import re
 import sys
+from contextlib import redirect_stdout
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+BLOCK = re.compile(r"^(<!-- results-tables: ([^\n]*?) -->\n)(.*?)^(<!-- /results-tables -->)", re.S | re.M)
 
 
 def load(path):
@@ -31,6 +50,62 @@ def ratio(a, b):
 
 
 def main(argv):
+    if argv and argv[0] in ("--update", "--check"):
+        if len(argv) != 2:
+            print(__doc__, file=sys.stderr)
+            return 2
+        return update(argv[1], check=argv[0] == "--check")
+    return tables(argv)
+
+
+def render(args, root=ROOT):
+    """The tables of one marker's arguments (paths relative to root), as a block's text."""
+    words = []
+    for w in args.split():
+        if w == "--torch":
+            words.append(w)
+            continue
+        found = sorted(glob.glob(os.path.join(root, w)))
+        if not found:
+            raise ValueError(f"no file matches {w} (marker '{args}')")
+        words += found
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = tables(words)
+    if code != 0:
+        raise ValueError("bad marker arguments: " + args)
+    return out.getvalue().lstrip("\n") + "\n"
+
+
+def update(page, check=False, root=ROOT):
+    """Regenerates (or, with check, compares) every generated block of a markdown page; 1 when check finds drift."""
+    with open(page) as f:
+        text = f.read()
+    stale = []
+
+    def fresh(m):
+        body = render(m.group(2), root)
+        if body != m.group(3):
+            stale.append(m.group(2))
+        return m.group(1) + body + m.group(4)
+
+    new = BLOCK.sub(fresh, text)
+    if not BLOCK.search(text):
+        print(f"{page}: no <!-- results-tables: ... --> block", file=sys.stderr)
+        return 1
+    if check:
+        for args in stale:
+            print(f"{page}: tables of '{args}' differ from the files: run "
+                  f"python3 scripts/results-tables.py --update {page}", file=sys.stderr)
+        return 1 if stale else 0
+    if new != text:
+        with open(page, "w") as f:
+            f.write(new)
+    print(f"{page}: {len(stale)} block(s) rewritten")
+    return 0
+
+
+def tables(argv):
     paths = list(argv)
     if "--torch" in paths:
         i = paths.index("--torch")
@@ -45,9 +120,17 @@ def main(argv):
     rows = {}
     gemm = {}
     rounds = set()
+    layers = []
     for path in paths:
         doc = load(path)
+        if "records" not in doc:
+            continue  # not a results file (e.g. a Chrome trace beside one, matched by a pattern)
+        steps = {r["method"]: r for r in doc["records"] if r["op"] == "layer"}
+        if steps:
+            layers.append((os.path.basename(path)[:-len(".json")], doc, steps))
         for r in doc["records"]:
+            if r["op"] == "layer":
+                continue
             key = (r["op"], r["m"], r["k"], r["n"])
             if r["method"] in ("torch_async", "torch_seq"):
                 torch[(r["method"],) + key] = r["ms"]
@@ -71,6 +154,20 @@ def main(argv):
             print(f"| {r['m']}×{r['k']}×{r['n']} | {r['gemm_ms']:.3f} | {r['comm_ms']:.3f} | {r['nccl_seq_ms']:.3f} | "
                   f"{ms(ts)} | {ms(ta)} | **{r['ms']:.3f}** ({r.get('ran', 'auto')}) | {r['pct_of_ideal']:.1f}{fault} | "
                   f"{r['vs_nccl_seq']:.2f}x | {ratio(ts, r['ms'])} | {ratio(ta, r['ms'])} |")
+    if layers:
+        print("\nLayerNormMLP training step (`ubuf demo`), median ms, max over ranks:\n")
+        print("| run | device | tp | hidden/ffn/tokens | GEMMs | overlap | no_overlap | no_comm | speedup | hidden share |"
+              " init s | first step s | untuned |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for name, doc, by in sorted(layers, key=lambda e: e[0]):
+            o = by.get("overlap", {})
+            t = lambda m: ms(by[m]["ms"]) if m in by else "-"
+            opt = lambda f, fmt: fmt % o[f] if o.get(f) is not None else "-"
+            print(f"| {name} | {doc.get('device', '-')} | {o.get('tp', '-')} | "
+                  f"{o.get('hidden', '-')}/{o.get('ffn', '-')}/{o.get('tokens', '-')} | {o.get('gemm_dtype', o.get('dtype', '-'))} | "
+                  f"{t('overlap')} | {t('no_overlap')} | {t('no_comm')} | {opt('speedup', '%.2fx')} | "
+                  f"{opt('hidden_share', '%.2f')} | {opt('init_s', '%.1f')} | {opt('start_to_first_step_s', '%.1f')} | "
+                  f"{opt('gemms_untuned', '%d')} |")
     if gemm:
         print("\nGEMM, one GPU, calls one after another (ms; cuBLASLt / torch.matmul: at most 1.01 is parity):\n")
         print("| dtype | M×K×N | cuBLASLt | TFLOP/s | torch.matmul | cuBLASLt / torch |")

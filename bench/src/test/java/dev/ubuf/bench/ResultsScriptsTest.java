@@ -13,9 +13,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * The Python scripts that turn results files into the combined file and README's tables, and the PyTorch baselines'
- * GEMM timing, inputs and serving, run their own checks (scripts/test_combine_rounds.py,
- * bench/torch/test_gemm_timing.py, bench/torch/test_ubuf_random.py, bench/torch/test_torch_gemm_serve.py) here, where python3 is on the PATH; elsewhere this test is skipped.
+ * The Python scripts that turn results files into the combined file and docs/results.md's tables, and the PyTorch
+ * baselines' GEMM timing, inputs and serving, run their own checks (scripts/test_combine_rounds.py,
+ * scripts/test_results_tables.py, bench/torch/test_gemm_timing.py, bench/torch/test_ubuf_random.py,
+ * bench/torch/test_torch_gemm_serve.py) here, where python3 is on the PATH; elsewhere this test is skipped.
  */
 class ResultsScriptsTest {
     private static final Path SCRIPTS = Path.of("..", "scripts");
@@ -23,6 +24,12 @@ class ResultsScriptsTest {
     @Test
     void combineRoundsPassesItsChecks() throws Exception {
         passesItsChecks(SCRIPTS.resolve("test_combine_rounds.py"));
+    }
+
+    /** Also fails when docs/results.md's generated tables differ from the results files they name. */
+    @Test
+    void resultsTablesPassItsChecks() throws Exception {
+        passesItsChecks(SCRIPTS.resolve("test_results_tables.py"));
     }
 
     @Test
