@@ -64,6 +64,13 @@ public final class TuningBehindAWaitMain {
              DeviceBuffer c = ctx.allocate(n * n * 2, "c")) {
             s.fill8(a.address(), (byte) 0, n * n * 2);
             s.fill8(b.address(), (byte) 0, n * n * 2);
+            // cuBLASLt's one-time set-up happens before the wait, as initialisation runs GEMMs before any step: a GEMM
+            // of another kind, untuned. Without it the domain tuner's untimed call was held too (four H100s,
+            // 2026-11-27): what holds it then is cuBLASLt's first use in the process, not the tuner.
+            try (Gemm setUp = new Gemm(ctx, GemmTuner.disabled())) {
+                setUp.multiply(TensorView.of(a, n / 2, n / 2, DType.BF16), TensorView.of(b, n / 2, n / 2, DType.BF16),
+                        TensorView.of(c, n / 2, n / 2, DType.BF16), s);
+            }
             s.synchronize();
             waiting.waitValue32(flag, 1); // the "peer" raises it later
             Future<?> call = caller.submit(() -> {
