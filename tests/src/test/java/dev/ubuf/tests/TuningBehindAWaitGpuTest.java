@@ -15,39 +15,43 @@ import org.junit.jupiter.api.Test;
 /**
  * The rule behind the demo's deadlock at tp 4 (GEMM tuning inside a step), on one GPU: with every stream in one
  * hardware queue, a stream waiting on a flag that is raised later holds the queue, and timing a GEMM then holds the
- * host thread that would raise it. A tuner that times at first use (what a domain's tuner did) is held; a domain's
- * tuner ({@link GemmTuner.Policy#AT_INITIALISATION}) runs the GEMM untimed and returns. The first half shows the
- * hazard is real on this GPU, so the second half is evidence, not luck.
+ * host thread that would raise it. A tuner that times at first use is held: the hazard is real on this GPU. A kind
+ * the initialisation tuned runs behind the wait without holding the host: that is the guarantee steps rely on.
+ *
+ * <p>A kind never seen is not covered by the guarantee: the domain tuner does not time it (checked), but on four H100s
+ * (2026-11-27, eager module loading) its untimed first run still held the host until the flag was raised; cuBLASLt's
+ * first launch of a kernel waits for the queue. So initialisation must cover every kind a step runs, which the layer
+ * tests check (no untuned GEMM at the maximum token count); this test reports the unseen case without asserting it.
  */
 class TuningBehindAWaitGpuTest {
     @Test
-    void aDomainTunerDoesNotTimeWhileAStreamWaits() throws Exception {
+    void aKindTunedAtInitialisationRunsBehindAWaitAndTimingAtFirstUseIsHeld() throws Exception {
         GpuAssumptions.assumeGpus(1);
-        String held = child(GemmTuner.Policy.ON_FIRST_USE, null);
+        String held = child(GemmTuner.Policy.ON_FIRST_USE, null, "unseen");
         assertTrue(held.contains("loading=EAGER"), "the library chose eager module loading: " + held);
         assertTrue(held.contains("returned=false"), "timing at first use is held behind the wait: " + held);
-        String free = child(GemmTuner.Policy.AT_INITIALISATION, null);
-        assertTrue(free.contains("returned=true untuned=1 timed=0"), "the domain tuner runs it untimed: " + free);
+        String free = child(GemmTuner.Policy.AT_INITIALISATION, null, "initialised");
+        assertTrue(free.contains("returned=true untuned=0 timed=1"),
+                "the kind tuned before the wait runs behind it, untimed there: " + free);
         assertTrue(free.contains("drained"), "and its streams drain once the flag is raised: " + free);
-        // Evidence for ModuleLoading's choice, not a rule of the library: with lazy loading the untimed first launch
-        // of a kernel may itself wait for the context, and so for the flag.
-        String lazy = child(GemmTuner.Policy.AT_INITIALISATION, "LAZY");
-        System.out.println("with CUDA_MODULE_LOADING=LAZY the domain tuner's untimed first launch: "
-                + lazy.lines().filter(l -> l.startsWith("returned=")).findFirst().orElse(lazy));
+        String unseen = child(GemmTuner.Policy.AT_INITIALISATION, null, "unseen");
+        assertTrue(unseen.contains("untuned=1 timed=0"), "a domain tuner never times an unseen kind: " + unseen);
+        System.out.println("an unseen kind behind the wait (domain tuner, eager loading): "
+                + unseen.lines().filter(l -> l.startsWith("returned=")).findFirst().orElse(unseen));
     }
 
     /**
      * The child's output once it said whether the call returned; a child that has not ended a while later (a held
      * one) is killed. Output goes to a file: reading a pipe only after the child ended lost its text.
      */
-    private static String child(GemmTuner.Policy policy, String moduleLoading)
+    private static String child(GemmTuner.Policy policy, String moduleLoading, String kind)
             throws IOException, InterruptedException {
         Path log = Files.createTempFile("tuning-behind-a-wait-", ".txt");
         Process p = null;
         try {
             ProcessBuilder b = new ProcessBuilder(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
                     .toString(), "--enable-native-access=ALL-UNNAMED", "-cp", ProcessRanks.testClasspath(),
-                    TuningBehindAWaitMain.class.getName(), policy.name())).redirectErrorStream(true)
+                    TuningBehindAWaitMain.class.getName(), policy.name(), kind)).redirectErrorStream(true)
                     .redirectOutput(log.toFile());
             b.environment().put("CUDA_DEVICE_MAX_CONNECTIONS", "1");
             if (moduleLoading == null) {

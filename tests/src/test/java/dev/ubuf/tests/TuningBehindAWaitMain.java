@@ -23,7 +23,8 @@ import jcuda.driver.JCudaDriver;
 /**
  * A child JVM (run with CUDA_DEVICE_MAX_CONNECTIONS=1, so every stream of the GPU shares one hardware queue): one
  * stream waits on a flag that only the host will raise, as a stream waits on a peer's flag inside an overlapped op,
- * and then a GEMM of a kind never seen is issued on another stream through a tuner of the policy named in args[0].
+ * and then a GEMM is issued on another stream through a tuner of the policy named in args[0]: of a kind never seen, or
+ * (args[1] "initialised") of a kind tuned and settled in a window before the wait, as initialisation does.
  * Prints "returned=true|false untuned=N timed=N" once the GEMM call returned or {@link #PATIENCE} passed, then
  * raises the flag, waits for the streams, prints "drained" and exits 0 when the call had returned in time, 3 when it
  * had not (the host was held: what deadlocked the demo, where the "peer" is another GPU's host thread). A held child
@@ -38,6 +39,7 @@ public final class TuningBehindAWaitMain {
 
     public static void main(String[] args) throws Exception {
         GemmTuner.Policy policy = GemmTuner.Policy.valueOf(args[0]);
+        boolean initialised = args.length > 1 && args[1].equals("initialised");
         JCudaDriver.setExceptionsEnabled(true);
         CudaContext ctx = CudaContext.retainPrimary(0).makeCurrent();
         System.out.println("loading=" + ModuleLoading.inEffect());
@@ -70,6 +72,15 @@ public final class TuningBehindAWaitMain {
             try (Gemm setUp = new Gemm(ctx, GemmTuner.disabled())) {
                 setUp.multiply(TensorView.of(a, n / 2, n / 2, DType.BF16), TensorView.of(b, n / 2, n / 2, DType.BF16),
                         TensorView.of(c, n / 2, n / 2, DType.BF16), s);
+            }
+            if (initialised) {
+                // What TpContext.initialize does before any step: the kind is tuned in a window and settled.
+                try (GemmTuner.Window w = tuner.openWindow()) {
+                    gemm.multiply(TensorView.of(a, n, n, DType.BF16), TensorView.of(b, n, n, DType.BF16),
+                            TensorView.of(c, n, n, DType.BF16), s);
+                    s.synchronize();
+                    w.settle(w.choices());
+                }
             }
             s.synchronize();
             waiting.waitValue32(flag, 1); // the "peer" raises it later
