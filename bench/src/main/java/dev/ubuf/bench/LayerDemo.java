@@ -123,15 +123,26 @@ public final class LayerDemo {
      * {@code initSeconds}: rank 0's initialisation of every stack (ops made, GEMMs tuned, weights set);
      * {@code secondsToFirstStep}: from the JVM's start to the first timed step's start on rank 0 (after the warm-up);
      * {@code untunedGemms}: GEMMs the steps ran untuned because the initialisation had not seen them (max over ranks).
+     * {@code hostMs}: per mode and iteration, the host's time to enqueue the step (the call returning; max over ranks):
+     * where it is close to the step's GPU time, the host, not the GPU, sets the pace.
      */
     public record Result(String device, double[] lossOverlap, double[] lossNoOverlap, double[][] replicaLossOverlap,
                          double[][] replicaLossNoOverlap, double[][] stepMs, int warmup, ReplicaCheck replicaWeights,
                          StepTrace trace, double[] lossCompare, double initSeconds, double secondsToFirstStep,
-                         int untunedGemms) {
+                         int untunedGemms, double[][] hostMs) {
         public double median(int mode) {
+            return medianAfterWarmup(stepMs[mode]);
+        }
+
+        /** The median host enqueue time of {@code mode}'s timed iterations, ms. */
+        public double hostMedian(int mode) {
+            return medianAfterWarmup(hostMs[mode]);
+        }
+
+        private double medianAfterWarmup(double[] values) {
             DescriptiveStatistics d = new DescriptiveStatistics();
-            for (int i = warmup; i < stepMs[mode].length; i++) {
-                d.addValue(stepMs[mode][i]);
+            for (int i = warmup; i < values.length; i++) {
+                d.addValue(values[i]);
             }
             return d.getPercentile(50);
         }
@@ -226,7 +237,7 @@ public final class LayerDemo {
                 new double[total][st.replicas()], new double[st.modes().size()][total], new String[1],
                 new ReplicaCheck[1], new RankTrace[layout.worldSize()],
                 st.compareConfig() == null ? null : new double[total], new double[2],
-                new int[layout.worldSize()]);
+                new int[layout.worldSize()], new double[st.modes().size()][total]);
         // One thread and GPU per world rank; each rank then splits the world bootstrap into its TP and DP groups.
         ThreadDomain.run(layout.worldSize(), env.timeout(), (rank, world, ctx) -> {
             if (rank == 0) {
@@ -240,7 +251,7 @@ public final class LayerDemo {
         return new Result(o.device()[0], o.lossOn(), o.lossOff(), o.replicaLossOn(), o.replicaLossOff(), o.ms(),
                 st.warmup(), o.weights()[0], st.trace() ? stepTrace(st, o.device()[0], List.of(o.traces())) : null,
                 o.lossCompare(), o.initSeconds()[0], o.initSeconds()[1],
-                java.util.Arrays.stream(o.untuned()).max().orElse(0));
+                java.util.Arrays.stream(o.untuned()).max().orElse(0), o.hostMs());
     }
 
     /** The ranks' traces (one per world rank) with what a reader of the trace file needs to know about them. */
@@ -290,7 +301,7 @@ public final class LayerDemo {
      */
     private record Outputs(double[] lossOn, double[] lossOff, double[][] replicaLossOn, double[][] replicaLossOff,
                            double[][] ms, String[] device, ReplicaCheck[] weights, RankTrace[] traces,
-                           double[] lossCompare, double[] initSeconds, int[] untuned) {
+                           double[] lossCompare, double[] initSeconds, int[] untuned, double[][] hostMs) {
     }
 
     /** One mode's stack and its trainer; closed (collectively) trainer first, then the stack and its context. */
@@ -372,7 +383,7 @@ public final class LayerDemo {
                     on.layers.context().kernels().fillRandom(x, batchSeed, 1f, s);
                     on.layers.context().kernels().fillRandom(target, batchSeed ^ 0x5DEECE66DL, 1f, s);
                     comm.await(s, () -> "demo batch");
-                    double[] mine = new double[2 * modes];
+                    double[] mine = new double[3 * modes]; // per mode: GPU ms, loss, host enqueue ms
                     for (int m = 0; m < modes; m++) {
                         // Every rank of the world starts each step together, so the maximum over ranks is its time.
                         world.barrier();
@@ -382,7 +393,9 @@ public final class LayerDemo {
                                     .orElse(Double.NaN);
                         }
                         start.record(s);
+                        long enqueue = System.nanoTime();
                         stacks[m].trainer.step(x, target, sq.cols(m * rows, rows), s);
+                        mine[2 * modes + m] = (System.nanoTime() - enqueue) / 1e6;
                         end.record(s);
                         int mode = m;
                         comm.await(s, () -> "demo step " + st.modes().get(mode));
@@ -405,15 +418,20 @@ public final class LayerDemo {
                     }
                     byte[][] all = world.allGather(b.array());
                     double[] maxMs = new double[modes];
+                    double[] maxHostMs = new double[modes];
                     double[][] replicaSum = new double[modes][replicas];
                     for (int r = 0; r < all.length; r++) {
                         ByteBuffer rb = ByteBuffer.wrap(all[r]);
                         for (int m = 0; m < modes; m++) {
                             maxMs[m] = Math.max(maxMs[m], rb.getDouble(m * Double.BYTES));
+                            maxHostMs[m] = Math.max(maxHostMs[m], rb.getDouble((2 * modes + m) * Double.BYTES));
                             replicaSum[m][r / tp] += rb.getDouble((modes + m) * Double.BYTES);
                         }
                     }
                     if (rank == 0) {
+                        for (int m = 0; m < modes; m++) {
+                            o.hostMs()[m][it] = maxHostMs[m];
+                        }
                         report(st, it, maxMs, replicaSum, o, log);
                         onIteration.accept(it);
                     }

@@ -3,6 +3,7 @@ package dev.ubuf.cli;
 import dev.ubuf.bench.ChromeTrace;
 import dev.ubuf.bench.LayerDemo;
 import dev.ubuf.bench.ResultsFile;
+import dev.ubuf.bench.StepFlops;
 import dev.ubuf.bench.TimelineChart;
 import dev.ubuf.config.UbufEnvironment;
 import dev.ubuf.op.PlannerSettings;
@@ -337,6 +338,20 @@ final class DemoCommand implements Callable<Integer> {
         }
         w.printf(java.util.Locale.ROOT, "speedup no_overlap/overlap %.3f; hidden share (T_no_overlap - T_overlap) / (T_no_overlap -"
                 + " T_no_comm) %.3f%n", r.speedup(), r.hiddenShare());
+        double flops = StepFlops.perGpu(h, f, act, layers, m, ranks);
+        java.util.OptionalDouble peak = StepFlops.peakTflops(r.device());
+        double[] host = new double[modes.size()];
+        for (int i = 0; i < host.length; i++) {
+            host[i] = r.hostMedian(i);
+        }
+        w.printf(java.util.Locale.ROOT, "host enqueue per step (median, max over ranks): %s%n",
+                java.util.stream.IntStream.range(0, host.length).mapToObj(i -> String.format(java.util.Locale.ROOT,
+                        "%s %.3f ms", modes.get(i), host[i])).collect(java.util.stream.Collectors.joining(", ")));
+        if (peak.isPresent()) {
+            w.printf(java.util.Locale.ROOT, "MFU of the overlap step %.1f%% (%.3g model FLOPs per GPU, peak %.1f dense"
+                    + " bf16 TFLOP/s)%n", 100 * StepFlops.mfu(flops, med[0], peak.getAsDouble()), flops,
+                    peak.getAsDouble());
+        }
         double diff = r.lossMaxRelDiff();
         double tol = LayerDemo.lossTolerance(dtype);
         boolean agree = diff <= tol;
@@ -390,6 +405,12 @@ final class DemoCommand implements Callable<Integer> {
                 rec.put("init_s", r.initSeconds());
                 rec.put("start_to_first_step_s", r.secondsToFirstStep());
                 rec.put("gemms_untuned", r.untunedGemms());
+                rec.put("host_enqueue_ms", host[i]);
+                rec.put("model_flops_per_gpu", flops);
+                if (peak.isPresent()) {
+                    rec.put("mfu", StepFlops.mfu(flops, med[i], peak.getAsDouble()));
+                    rec.put("mfu_peak_tflops", peak.getAsDouble());
+                }
                 rf.add(rec);
             }
             rf.write(results.get());
