@@ -286,10 +286,12 @@ public final class ColumnParallelLinear implements TpLayer {
             TensorView xq = fp8.xq.rows(0, m / tc.tp());
             fp8.scales.quantize(fp8.input, x, xq, null, s);
             fp8.scales.quantize(fp8.weight, weight.value(), fp8.wq, fp8.wqT, s);
-            tc.call(gemm(GemmName.Pass.FPROP), fpropOp(m), new OperandBindings(xq, fp8.wq, true, y, null)
+            tc.call(gemm(GemmName.Pass.FPROP), fpropOp(m), OperandBindings.of(xq, fp8.wq).withWeightTransposed()
+                    .withOutput(y)
                     .withScales(fp8.scales.dequant(fp8.input, fp8.weight)), s);
         } else {
-            tc.call(gemm(GemmName.Pass.FPROP), fpropOp(m), new OperandBindings(x, weight.value(), true, y, null), s);
+            tc.call(gemm(GemmName.Pass.FPROP), fpropOp(m), OperandBindings.of(x, weight.value()).withWeightTransposed()
+                    .withOutput(y), s);
         }
         if (bias != null) {
             try (Tracer.Scope t = tc.span(layer.teName() + " bias", SpanKind.KERNEL, s)) {
@@ -324,7 +326,7 @@ public final class ColumnParallelLinear implements TpLayer {
         TensorView xFull;
         boolean sideBusy = false;
         if (o[0] != null && !rsDgrad()) {
-            tc.call(dg, o[0], new OperandBindings(x, null, false, null, null), tc.fork(s));
+            tc.call(dg, o[0], OperandBindings.inputOnly(x), tc.fork(s));
             xFull = o[0].userBuffer();
             sideBusy = true;
         } else {
@@ -336,19 +338,19 @@ public final class ColumnParallelLinear implements TpLayer {
         }
         // 2. dgrad: dX = RS(dy W).
         if (rsDgrad()) {
-            tc.call(dg, o[0], new OperandBindings(dy, weight.value(), false, dxm, null), s);
+            tc.call(dg, o[0], OperandBindings.of(dy, weight.value()).withOutput(dxm), s);
         } else if (bulkRs) {
             tc.multiply(dg, dy, weight.value(), o[1].userBuffer(), 0f,
                     tc.options(false, false, tc.choice(dg).gemmSmMargin()), s);
         } else {
-            tc.call(wg, o[1], new OperandBindings(dy, weight.value(), false, dxm, null), s);
+            tc.call(wg, o[1], OperandBindings.of(dy, weight.value()).withOutput(dxm), s);
         }
         if (sideBusy) {
             tc.join(s);
         }
         // 3. wgrad, beside the bulk reduce-scatter of the dgrad's result.
         if (bulkRs) {
-            tc.call(wg, o[1], new OperandBindings(null, null, false, dxm, null), tc.fork(s));
+            tc.call(wg, o[1], OperandBindings.outputOnly(dxm), tc.fork(s));
         }
         tc.multiply(wg, dy, xFull, weight.grad(), 1f,
                 tc.options(true, false, bulkRs ? tc.choice(wg).gemmSmMargin() : 0), s);
@@ -389,7 +391,7 @@ public final class ColumnParallelLinear implements TpLayer {
         TensorView xFull;
         boolean sideBusy;
         if (o[0] != null && !rsDgrad()) {
-            tc.call(dg, o[0], new OperandBindings(xq, null, false, null, null), tc.fork(s));
+            tc.call(dg, o[0], OperandBindings.inputOnly(xq), tc.fork(s));
             xFull = o[0].userBuffer();
             sideBusy = true;
         } else {
@@ -400,19 +402,21 @@ public final class ColumnParallelLinear implements TpLayer {
         }
         // 2. dgrad: dX = RS(dY_q W_q), W_q^T stored [K, N/tp] as cuBLASLt's FP8 layout wants.
         if (rsDgrad()) {
-            tc.call(dg, o[0], new OperandBindings(dyq, fp8.wqT, true, dxm, null).withScales(dgradScales), s);
+            tc.call(dg, o[0], OperandBindings.of(dyq, fp8.wqT).withWeightTransposed().withOutput(dxm)
+                    .withScales(dgradScales), s);
         } else if (bulkRs) {
             tc.multiplyFp8(dg, dyq, fp8.wqT, o[1].userBuffer(), 0f, tc.choice(dg).gemmSmMargin(),
                     sc.scaleInverse(fp8.grad), sc.scaleInverse(fp8.weight), s);
         } else {
-            tc.call(wg, o[1], new OperandBindings(dyq, fp8.wqT, true, dxm, null).withScales(dgradScales), s);
+            tc.call(wg, o[1], OperandBindings.of(dyq, fp8.wqT).withWeightTransposed().withOutput(dxm)
+                    .withScales(dgradScales), s);
         }
         if (sideBusy) {
             tc.join(s);
         }
         // 3. wgrad, beside the bulk reduce-scatter of the dgrad's result: dW += dY_q^T x_full.
         if (bulkRs) {
-            tc.call(wg, o[1], new OperandBindings(null, null, false, dxm, null), tc.fork(s));
+            tc.call(wg, o[1], OperandBindings.outputOnly(dxm), tc.fork(s));
         }
         TensorView xFullT = dense(fp8.xFullT, in, m);
         sc.transpose(fp8.input, xFull, fp8.scratch.rows(0, m), xFullT, s);
