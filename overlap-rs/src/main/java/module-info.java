@@ -5,8 +5,8 @@ module dev.ubuf.rs {
     exports dev.ubuf.rs;
 
     provides dev.ubuf.op.OverlapMethod with
-            dev.ubuf.rs.RingExchangeGemmReduceScatter.Method,
-            dev.ubuf.rs.PipelinedGemmReduceScatter.Method,
-            dev.ubuf.rs.OneShotGemmReduceScatter.Method,
-            dev.ubuf.rs.BulkReduceScatter.Method;
+            dev.ubuf.rs.RingExchangeGemmReduceScatter,
+            dev.ubuf.rs.PipelinedGemmReduceScatter,
+            dev.ubuf.rs.OneShotGemmReduceScatter,
+            dev.ubuf.rs.BulkReduceScatter;
 }

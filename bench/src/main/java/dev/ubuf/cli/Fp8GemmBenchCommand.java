@@ -107,7 +107,7 @@ final class Fp8GemmBenchCommand implements Callable<Integer> {
             // Uniform in [-1, 1): inside E4M3's range with scale 1, so quantization neither saturates nor underflows.
             kernels.fillRandom(av, System.nanoTime(), 1f, s);
             kernels.fillRandom(bv, System.nanoTime() + 1, 1f, s);
-            Fp8Operands q = Fp8Operands.quantize(kernels, fp8, av, bv, a8, b8, scalars, s);
+            QuantizedGemmOperands q = QuantizedGemmOperands.quantize(kernels, fp8, av, bv, a8, b8, scalars, s);
             TensorView a8v = q.a8();
             TensorView b8v = q.b8();
             Gemm.Fp8Scales scales = q.scales();

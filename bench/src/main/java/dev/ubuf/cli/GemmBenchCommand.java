@@ -312,7 +312,7 @@ final class GemmBenchCommand implements Callable<Integer> {
                     kernels.fillRandom(bv, seed + 1, 1f / (float) Math.sqrt(sk), s);
                     Runnable multiply;
                     if (fp8) {
-                        Fp8Operands q = Fp8Operands.quantize(kernels, fp8Kernels, av, bv, a8, b8, scalars, s);
+                        QuantizedGemmOperands q = QuantizedGemmOperands.quantize(kernels, fp8Kernels, av, bv, a8, b8, scalars, s);
                         multiply = () -> gemm.multiply(q.a8(), q.b8(), cv, 1f, 0f, callOptions, q.scales(), s);
                     } else {
                         multiply = () -> gemm.multiply(av, bv, cv, 1f, 0f, callOptions, s);

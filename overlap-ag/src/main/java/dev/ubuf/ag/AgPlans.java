@@ -11,16 +11,13 @@ public final class AgPlans {
     private AgPlans() {
     }
 
-    public static Plan plan(AgMethod method, AgShape shape, int rank, AgOptions options) {
-        return Objects.requireNonNull(method, "method").schedule().plan(shape, rank, options);
+    public static Plan plan(AgOverlapMethod method, AgShape shape, int rank, AgOptions options) {
+        return Objects.requireNonNull(method, "method").plan(shape, rank, options);
     }
 
     /** The plans of ranks 0..tp-1, validated together with {@link Plan#validateDomain}. */
-    public static List<Plan> domain(AgMethod method, AgShape shape, AgOptions options) {
-        return domain(Objects.requireNonNull(method, "method").schedule(), shape, options);
-    }
-
-    static List<Plan> domain(AgSchedule method, AgShape shape, AgOptions options) {
+    public static List<Plan> domain(AgOverlapMethod method, AgShape shape, AgOptions options) {
+        Objects.requireNonNull(method, "method");
         List<Plan> plans = new ArrayList<>();
         for (int r = 0; r < shape.tp(); r++) {
             plans.add(method.plan(shape, r, options));

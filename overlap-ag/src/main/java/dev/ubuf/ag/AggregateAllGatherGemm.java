@@ -15,7 +15,7 @@ import dev.ubuf.plan.StreamRole;
  * <p>Flags of rank r: PAIR (1 per call, from the partner), PAIR_CREDIT (1, from the partner), and with tp &gt; 2
  * RING (tp/2 - 1, from r-2) and RING_CREDIT (1, from r+2). Credits are signalled at the start of every call.
  */
-public final class AggregateAllGatherGemm implements AgSchedule {
+public final class AggregateAllGatherGemm implements AgOverlapMethod {
     static final int PAIR = 0;
     static final int PAIR_CREDIT = 1;
     static final int RING = 2;

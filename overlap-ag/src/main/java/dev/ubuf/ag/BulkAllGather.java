@@ -10,7 +10,7 @@ import dev.ubuf.plan.StreamRole;
  * gathered for wgrad). Each rank pushes its shard into chunk {@code rank} of every peer's UBUF, starting with r+1 so
  * that the ranks push to different peers at once, and the call ends when all tp-1 peers' shards have arrived.
  */
-public final class BulkAllGather implements AgSchedule {
+public final class BulkAllGather implements AgOverlapMethod {
     /** For {@link java.util.ServiceLoader}, which makes the method through this constructor. */
     public BulkAllGather() {
     }
@@ -18,6 +18,12 @@ public final class BulkAllGather implements AgSchedule {
     @Override
     public String name() {
         return "bulk";
+    }
+
+    /** Bulk only gathers: the caller runs its own GEMM beside it. */
+    @Override
+    public boolean hasGemm() {
+        return false;
     }
 
     @Override

@@ -8,7 +8,7 @@ import dev.ubuf.plan.StreamRole;
  * For shapes where decomposition cannot pay (small m): push the shard to every peer as {@link BulkAllGather} does,
  * wait for all tp-1 arrivals, then one GEMM over the whole gathered buffer.
  */
-public final class OneShotAllGatherGemm implements AgSchedule {
+public final class OneShotAllGatherGemm implements AgOverlapMethod {
     /** For {@link java.util.ServiceLoader}, which makes the method through this constructor. */
     public OneShotAllGatherGemm() {
     }

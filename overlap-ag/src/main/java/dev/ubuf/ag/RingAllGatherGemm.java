@@ -15,7 +15,7 @@ import dev.ubuf.plan.StreamRole;
  * <p>Flags of rank r: DATA (tp-1 signals per call, from r-1) and CREDIT (1 per call, from r+1: "my UBUF is free for
  * this call"), signalled at the start of every call and awaited before the first write into r+1.
  */
-public final class RingAllGatherGemm implements AgSchedule {
+public final class RingAllGatherGemm implements AgOverlapMethod {
     static final int DATA = 0;
     static final int CREDIT = 1;
 

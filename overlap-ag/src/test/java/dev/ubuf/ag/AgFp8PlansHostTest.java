@@ -15,6 +15,7 @@ import dev.ubuf.plan.Plan;
 import dev.ubuf.plan.PlanStep;
 import dev.ubuf.tensor.DType;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Named;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -41,13 +42,14 @@ class AgFp8PlansHostTest {
 
     static Stream<Arguments> domains() {
         List<Arguments> all = new ArrayList<>();
-        for (AgMethod method : AgMethod.values()) {
+        for (AgOverlapMethod method : AgPlansTest.registered()) {
             for (int tp : new int[]{2, 3, 4}) {
-                if (method == AgMethod.AGGREGATE && tp % 2 != 0) {
+                if (method instanceof AggregateAllGatherGemm && tp % 2 != 0) {
                     continue;
                 }
-                all.add(Arguments.of(method, tp, 1, Fp8Operands.E4M3));
-                all.add(Arguments.of(method, tp, 3, new Fp8Operands(DType.FP8_E5M2, DType.FP8_E4M3)));
+                all.add(Arguments.of(Named.of(method.name(), method), tp, 1, Fp8Operands.E4M3));
+                all.add(Arguments.of(Named.of(method.name(), method), tp, 3,
+                        new Fp8Operands(DType.FP8_E5M2, DType.FP8_E4M3)));
             }
         }
         return all.stream();
@@ -55,7 +57,7 @@ class AgFp8PlansHostTest {
 
     @ParameterizedTest(name = "{0} tp={1} chunk rows {2} {3}")
     @MethodSource("domains")
-    void exactAgainstTheDequantizedProductInEveryInterleaving(AgMethod method, int tp, int rows, Fp8Operands fp8) {
+    void exactAgainstTheDequantizedProductInEveryInterleaving(AgOverlapMethod method, int tp, int rows, Fp8Operands fp8) {
         AgShape shape = new AgShape(tp, (long) rows * tp, 32, 16, DType.BF16).withFp8(fp8);
         long base = System.nanoTime();
         for (int seed = 0; seed < SEEDS; seed++) {
@@ -72,13 +74,14 @@ class AgFp8PlansHostTest {
     @Test
     void everyFp8GemmOfThePlansIsScaledByTheInputAndWeightScales() {
         AgShape shape = new AgShape(4, 8, 32, 16, DType.FP32).withFp8(Fp8Operands.E4M3);
-        for (AgMethod method : new AgMethod[]{AgMethod.RING, AgMethod.AGGREGATE, AgMethod.ONESHOT}) {
+        for (AgOverlapMethod method : List.of(new RingAllGatherGemm(), new AggregateAllGatherGemm(),
+                new OneShotAllGatherGemm())) {
             for (Plan p : AgPlans.domain(method, shape, AgOptions.defaults())) {
                 long gemms = p.steps().stream().filter(s -> s instanceof PlanStep.Gemm).count();
                 long fp8 = p.steps().stream().filter(s -> s instanceof PlanStep.Gemm g
                         && Fp8Scaling.INPUT_X_WEIGHT.equals(g.fp8())).count();
                 assertTrue(gemms > 0);
-                assertEquals(gemms, fp8, method + ": " + p.describe());
+                assertEquals(gemms, fp8, method.name() + ": " + p.describe());
                 assertEquals(DType.FP32, p.matrix(BufferRole.OUTPUT).dtype());
                 assertEquals(DType.FP8_E4M3, p.matrix(BufferRole.WEIGHT).dtype());
             }

@@ -22,8 +22,9 @@ class AgMethodRegistrationTest {
 
     @Test
     void everyAgMethodOfThisModuleIsRegistered() {
+        // containsAll, not equals: a new method is its class and its registration, no edit here
         List<String> names = registry.of(Collective.ALL_GATHER).stream().map(OverlapMethod::name).toList();
-        assertEquals(List.of("aggregate", "bulk", "oneshot", "ring"), names);
+        assertTrue(names.containsAll(List.of("aggregate", "bulk", "oneshot", "ring")), names.toString());
         assertFalse(registry.get(Collective.ALL_GATHER, "bulk").hasGemm(), "bulk only gathers");
     }
 
@@ -31,7 +32,7 @@ class AgMethodRegistrationTest {
     void aVariantStringCompilesToTheSamePlansAsTheTypedOptions() {
         Schedule s = registry.schedule(shape, "ring:cs=2");
         assertEquals("ring:cs=2", s.label());
-        assertEquals(AgPlans.domain(AgMethod.RING, shape, AgOptions.defaults().withComputeStreams(2)), s.plans());
+        assertEquals(AgPlans.domain(new RingAllGatherGemm(), shape, AgOptions.defaults().withComputeStreams(2)), s.plans());
     }
 
     @Test
@@ -43,7 +44,9 @@ class AgMethodRegistrationTest {
         e = assertThrows(IllegalArgumentException.class, () -> registry.schedule(shape, "ring:splits=2"));
         assertTrue(e.getMessage().contains("no option 'splits'") && e.getMessage().contains("cs ="), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> registry.schedule(shape, "atomic"));
-        assertTrue(e.getMessage().contains("registered: aggregate, bulk, oneshot, ring"), e.getMessage());
+        assertTrue(e.getMessage().contains("registered: " + String.join(", ", registry.of(Collective.ALL_GATHER)
+                .stream().map(OverlapMethod::name).toList())),
+                e.getMessage());
     }
 
     @Test

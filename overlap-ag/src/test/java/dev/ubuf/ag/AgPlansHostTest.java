@@ -5,6 +5,7 @@ import dev.ubuf.plan.Plan;
 import dev.ubuf.plan.PlanBuilder;
 import dev.ubuf.plan.PlanStep;
 import dev.ubuf.tensor.DType;
+import org.junit.jupiter.api.Named;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -28,13 +29,14 @@ class AgPlansHostTest {
 
     static Stream<Arguments> domains() {
         List<Arguments> all = new ArrayList<>();
-        for (AgMethod method : AgMethod.values()) {
+        for (AgOverlapMethod method : AgPlansTest.registered()) {
             for (int tp : new int[] {1, 2, 3, 4, 8}) {
-                if (method == AgMethod.AGGREGATE && tp % 2 != 0) {
+                if (method instanceof AggregateAllGatherGemm && tp % 2 != 0) {
                     continue;
                 }
                 for (long[] s : SHAPES) {
-                    all.add(Arguments.of(method, new AgShape(tp, s[0] * tp, s[1], s[2], DType.BF16)));
+                    all.add(Arguments.of(Named.of(method.name(), method),
+                            new AgShape(tp, s[0] * tp, s[1], s[2], DType.BF16)));
                 }
             }
         }
@@ -48,7 +50,7 @@ class AgPlansHostTest {
 
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("domains")
-    void exactInEveryInterleaving(AgMethod method, AgShape shape) {
+    void exactInEveryInterleaving(AgOverlapMethod method, AgShape shape) {
         long base = System.nanoTime();
         for (int seed = 0; seed < SEEDS; seed++) {
             AgOptions options = optionsFor(seed);
@@ -66,7 +68,7 @@ class AgPlansHostTest {
 
     /** RING plans where {@code rank} lost the first step matching {@code drop}. */
     private static List<Plan> ringWithout(int rank, Predicate<PlanStep> drop) {
-        List<Plan> plans = new ArrayList<>(AgPlans.domain(AgMethod.RING, RING_SHAPE, AgOptions.defaults()));
+        List<Plan> plans = new ArrayList<>(AgPlans.domain(new RingAllGatherGemm(), RING_SHAPE, AgOptions.defaults()));
         Plan p = plans.get(rank);
         List<PlanStep> steps = new ArrayList<>(p.steps());
         int at = -1;
@@ -128,7 +130,7 @@ class AgPlansHostTest {
         // The other credit design: rank 1 signals its credit at the end of its call (after every stream), and
         // rank 0 waits for count 0 (the credits of all earlier calls). Rank 0 may then write call e+1's chunks
         // while rank 1's caller still reads the buffer call e handed out: a race in every interleaving.
-        List<Plan> plans = new ArrayList<>(AgPlans.domain(AgMethod.RING, RING_SHAPE, AgOptions.defaults()));
+        List<Plan> plans = new ArrayList<>(AgPlans.domain(new RingAllGatherGemm(), RING_SHAPE, AgOptions.defaults()));
         Plan p1 = plans.get(1);
         List<PlanStep> steps = new ArrayList<>(p1.steps());
         PlanStep credit = steps.removeFirst();

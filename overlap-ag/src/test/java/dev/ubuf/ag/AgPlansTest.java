@@ -1,5 +1,7 @@
 package dev.ubuf.ag;
 
+import dev.ubuf.op.Collective;
+import dev.ubuf.op.MethodRegistry;
 import dev.ubuf.plan.BufferRole;
 import dev.ubuf.plan.Plan;
 import dev.ubuf.plan.PlanStep;
@@ -41,20 +43,20 @@ class AgPlansTest {
     @Test
     void aggregateRejectsOddTp() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> AgPlans.domain(AgMethod.AGGREGATE, new AgShape(3, 9, 4, 4, DType.BF16), AgOptions.defaults()));
+                () -> AgPlans.domain(new AggregateAllGatherGemm(), new AgShape(3, 9, 4, 4, DType.BF16), AgOptions.defaults()));
         assertTrue(e.getMessage().contains("even tp"), e.getMessage());
     }
 
     @Test
     void rankOutsideTheDomainIsRejected() {
         assertThrows(IllegalArgumentException.class,
-                () -> AgPlans.plan(AgMethod.RING, new AgShape(2, 4, 4, 4, DType.BF16), 2, AgOptions.defaults()));
+                () -> AgPlans.plan(new RingAllGatherGemm(), new AgShape(2, 4, 4, 4, DType.BF16), 2, AgOptions.defaults()));
     }
 
     @Test
     void ringMultipliesEveryChunkOnceAndForwardsAllButTheLast() {
         AgShape shape = new AgShape(8, 24, 4, 4, DType.BF16);
-        for (Plan p : AgPlans.domain(AgMethod.RING, shape, AgOptions.defaults())) {
+        for (Plan p : AgPlans.domain(new RingAllGatherGemm(), shape, AgOptions.defaults())) {
             assertEquals("ring", p.method());
             assertEquals(List.of(7, 1), p.flagsReceivedPerCall());
             assertEquals(8, count(p, PlanStep.Gemm.class));
@@ -77,24 +79,24 @@ class AgPlansTest {
     @Test
     void inputInUbufDropsTheInputMatrixAndTheLocalCopy() {
         AgShape shape = new AgShape(4, 8, 4, 4, DType.BF16);
-        for (AgMethod m : AgMethod.values()) {
+        for (AgOverlapMethod m : registered()) {
             Plan withInput = AgPlans.plan(m, shape, 1, AgOptions.defaults());
             Plan inUbuf = AgPlans.plan(m, shape, 1, AgOptions.defaults().withInputInUbuf(true));
-            assertTrue(withInput.matrices().containsKey(BufferRole.INPUT), m.toString());
-            assertFalse(inUbuf.matrices().containsKey(BufferRole.INPUT), m.toString());
-            assertEquals(count(withInput, PlanStep.Copy.class) - 1, count(inUbuf, PlanStep.Copy.class), m.toString());
+            assertTrue(withInput.matrices().containsKey(BufferRole.INPUT), m.name());
+            assertFalse(inUbuf.matrices().containsKey(BufferRole.INPUT), m.name());
+            assertEquals(count(withInput, PlanStep.Copy.class) - 1, count(inUbuf, PlanStep.Copy.class), m.name());
         }
     }
 
     @Test
     void bulkGathersWithoutGemmAndOneShotRunsOneGemm() {
         AgShape shape = new AgShape(4, 8, 4, 4, DType.BF16);
-        Plan bulk = AgPlans.plan(AgMethod.BULK, shape, 2, AgOptions.defaults());
+        Plan bulk = AgPlans.plan(new BulkAllGather(), shape, 2, AgOptions.defaults());
         assertFalse(bulk.matrices().containsKey(BufferRole.WEIGHT));
         assertFalse(bulk.matrices().containsKey(BufferRole.OUTPUT));
         assertEquals(0, count(bulk, PlanStep.Gemm.class));
         assertTrue(bulk.streams().stream().allMatch(s -> s == StreamRole.COMM));
-        Plan oneShot = AgPlans.plan(AgMethod.ONESHOT, shape, 2, AgOptions.defaults().withCommStreams(3));
+        Plan oneShot = AgPlans.plan(new OneShotAllGatherGemm(), shape, 2, AgOptions.defaults().withCommStreams(3));
         assertEquals(1, count(oneShot, PlanStep.Gemm.class));
         assertEquals(3, oneShot.streams().stream().filter(s -> s == StreamRole.COMM).count());
         PlanStep.Gemm g = (PlanStep.Gemm) oneShot.steps().getLast();
@@ -104,7 +106,7 @@ class AgPlansTest {
     @Test
     void aggregateMovesTwoChunkBlocksBetweenRanksOfTheSameParity() {
         AgShape shape = new AgShape(8, 16, 4, 4, DType.BF16);
-        Plan p = AgPlans.plan(AgMethod.AGGREGATE, shape, 3, AgOptions.defaults());
+        Plan p = AgPlans.plan(new AggregateAllGatherGemm(), shape, 3, AgOptions.defaults());
         assertEquals(2 + 3, count(p, PlanStep.Gemm.class), "own chunk, partner chunk, 3 blocks");
         assertEquals(1, p.signalsSentPerCall(2, AggregateAllGatherGemm.PAIR));
         assertEquals(3, p.signalsSentPerCall(5, AggregateAllGatherGemm.RING));
@@ -117,9 +119,15 @@ class AgPlansTest {
 
     @Test
     void methodNamesAreTheResultsVocabulary() {
-        assertEquals("oneshot", AgMethod.ONESHOT.resultName());
-        assertEquals(AgMethod.AGGREGATE, AgMethod.parse("Aggregate"));
-        assertEquals("ring", AgMethod.RING.schedule().name());
-        assertThrows(IllegalArgumentException.class, () -> AgMethod.parse("atomic"));
+        MethodRegistry registry = MethodRegistry.load();
+        assertEquals("oneshot", new OneShotAllGatherGemm().name());
+        assertEquals(AggregateAllGatherGemm.class, registry.get(Collective.ALL_GATHER, "Aggregate").getClass());
+        assertEquals("ring", new RingAllGatherGemm().name());
+        assertThrows(IllegalArgumentException.class, () -> registry.get(Collective.ALL_GATHER, "atomic"));
+    }
+
+    /** Every AG method registered for ServiceLoader (this module's, on the module path of its tests). */
+    static List<AgOverlapMethod> registered() {
+        return MethodRegistry.load().of(Collective.ALL_GATHER).stream().map(AgOverlapMethod.class::cast).toList();
     }
 }

@@ -15,7 +15,7 @@ class FlagSendersTest {
     @Test
     void eachWaitedFlagIsAttributedToItsOnlySender() {
         int tp = 3;
-        List<Plan> domain = AgPlans.domain(AgMethod.RING, new AgShape(tp, 3 * 64, 32, 16, DType.BF16), AgOptions.defaults());
+        List<Plan> domain = AgPlans.domain(new RingAllGatherGemm(), new AgShape(tp, 3 * 64, 32, 16, DType.BF16), AgOptions.defaults());
         for (Plan mine : domain) {
             int[] senders = PlanOp.sendersOf(domain, mine);
             for (PlanStep step : mine.steps()) {

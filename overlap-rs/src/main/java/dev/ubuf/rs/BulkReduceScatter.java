@@ -1,16 +1,12 @@
 package dev.ubuf.rs;
 
-import dev.ubuf.exec.ExecutionSettings;
-import java.util.Map;
-import java.util.List;
-import java.util.ArrayList;
-import dev.ubuf.op.OverlapShape;
 import dev.ubuf.plan.BufferRole;
 import dev.ubuf.plan.Plan;
 import dev.ubuf.plan.PlanBuilder;
 import dev.ubuf.plan.StreamRole;
 
-import java.util.Objects;
+import java.util.List;
+import java.util.Optional;
 
 /**
  * Bulk reduce-scatter of a partial [m, n] that the caller has already written into the user buffer (for example a
@@ -22,23 +18,35 @@ import java.util.Objects;
  * last wait is what makes the caller's next write safe: the caller fills the buffer before the next call, outside
  * the plan, so the call must not return (join its caller's stream) while a peer may still read the buffer.
  */
-public record BulkReduceScatter(RsShape shape, RsOptions options) implements RsSchedule {
-
-    public BulkReduceScatter {
-        Objects.requireNonNull(shape, "shape");
-        Objects.requireNonNull(options, "options");
-        PlanParts.requireSupported(RsMethod.BULK, shape, options);
+public final class BulkReduceScatter implements RsOverlapMethod {
+    /** For {@link java.util.ServiceLoader}, which makes the method through this constructor. */
+    public BulkReduceScatter() {
     }
 
     @Override
-    public RsMethod method() {
-        return RsMethod.BULK;
+    public String name() {
+        return "bulk";
+    }
+
+    /** Bulk only reduce-scatters: the caller's GEMM wrote the partial. */
+    @Override
+    public boolean hasGemm() {
+        return false;
     }
 
     @Override
-    public Plan plan(int rank) {
+    public Optional<String> whyUnsupported(RsShape shape, RsOptions options) {
+        if (shape.fp8().isPresent()) {
+            return Optional.of("bulk: runs no GEMM, so fp8 operands mean nothing to it (reduce-scatter the partial in "
+                    + shape.dtype().shortName() + ")");
+        }
+        return Optional.ofNullable(PlanParts.pullLimit(name(), shape));
+    }
+
+    @Override
+    public Plan plan(RsShape shape, RsOptions options, int rank) {
         PlanParts.checkRank(shape, rank);
-        PlanBuilder b = new PlanBuilder("rs", method().shortName(), rank, shape.tp());
+        PlanBuilder b = new PlanBuilder("rs", name(), rank, shape.tp());
         PlanParts.declareOutput(b, shape);
         b.matrix(BufferRole.UBUF, shape.dtype(), shape.m(), shape.n());
         PlanParts.declarePullFlags(b, 1);
@@ -52,20 +60,8 @@ public record BulkReduceScatter(RsShape shape, RsOptions options) implements RsS
         return shape.finish(b.build());
     }
 
-    /** The registered {@link dev.ubuf.op.OverlapMethod}: compiles this schedule for a shape. */
-    public static final class Method implements RsOverlapMethod {
-        /** For {@link java.util.ServiceLoader}, which makes the method through this constructor. */
-        public Method() {
-        }
-
-        @Override
-        public RsMethod kind() {
-            return RsMethod.BULK;
-        }
-
-        @Override
-        public List<String> keys() {
-            return List.of();
-        }
+    @Override
+    public List<String> keys() {
+        return List.of();
     }
 }

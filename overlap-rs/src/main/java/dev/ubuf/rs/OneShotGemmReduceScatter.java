@@ -1,10 +1,5 @@
 package dev.ubuf.rs;
 
-import dev.ubuf.exec.ExecutionSettings;
-import java.util.Map;
-import java.util.List;
-import java.util.ArrayList;
-import dev.ubuf.op.OverlapShape;
 import dev.ubuf.plan.BufferRole;
 import dev.ubuf.plan.Plan;
 import dev.ubuf.plan.PlanBuilder;
@@ -12,30 +7,33 @@ import dev.ubuf.plan.PlanStep;
 import dev.ubuf.plan.Region;
 import dev.ubuf.plan.StreamRole;
 
-import java.util.Objects;
+import java.util.List;
+import java.util.Optional;
 
 /**
  * One-shot GEMM→ReduceScatter for small m, where splitting cannot pay: one GEMM X·W into the user buffer [m, n],
  * "ready" to every peer, then one pull-reduce of this rank's rows from all ranks into OUTPUT (+ bias), then a
  * credit to every peer. The next call's GEMM first waits for all credits of this call. One COMPUTE stream.
  */
-public record OneShotGemmReduceScatter(RsShape shape, RsOptions options) implements RsSchedule {
-
-    public OneShotGemmReduceScatter {
-        Objects.requireNonNull(shape, "shape");
-        Objects.requireNonNull(options, "options");
-        PlanParts.requireSupported(RsMethod.ONESHOT, shape, options);
+public final class OneShotGemmReduceScatter implements RsOverlapMethod {
+    /** For {@link java.util.ServiceLoader}, which makes the method through this constructor. */
+    public OneShotGemmReduceScatter() {
     }
 
     @Override
-    public RsMethod method() {
-        return RsMethod.ONESHOT;
+    public String name() {
+        return "oneshot";
     }
 
     @Override
-    public Plan plan(int rank) {
+    public Optional<String> whyUnsupported(RsShape shape, RsOptions options) {
+        return Optional.ofNullable(PlanParts.pullLimit(name(), shape));
+    }
+
+    @Override
+    public Plan plan(RsShape shape, RsOptions options, int rank) {
         PlanParts.checkRank(shape, rank);
-        PlanBuilder b = new PlanBuilder("rs", method().shortName(), rank, shape.tp());
+        PlanBuilder b = new PlanBuilder("rs", name(), rank, shape.tp());
         PlanParts.declareOperands(b, shape);
         PlanParts.declareOutput(b, shape);
         b.matrix(BufferRole.UBUF, shape.dtype(), shape.m(), shape.n());
@@ -54,20 +52,8 @@ public record OneShotGemmReduceScatter(RsShape shape, RsOptions options) impleme
         return shape.finish(b.build());
     }
 
-    /** The registered {@link dev.ubuf.op.OverlapMethod}: compiles this schedule for a shape. */
-    public static final class Method implements RsOverlapMethod {
-        /** For {@link java.util.ServiceLoader}, which makes the method through this constructor. */
-        public Method() {
-        }
-
-        @Override
-        public RsMethod kind() {
-            return RsMethod.ONESHOT;
-        }
-
-        @Override
-        public List<String> keys() {
-            return List.of();
-        }
+    @Override
+    public List<String> keys() {
+        return List.of();
     }
 }

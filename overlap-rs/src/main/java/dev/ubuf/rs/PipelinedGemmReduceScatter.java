@@ -1,9 +1,6 @@
 package dev.ubuf.rs;
 
 import dev.ubuf.exec.ExecutionSettings;
-import java.util.Map;
-import java.util.List;
-import java.util.ArrayList;
 import dev.ubuf.op.OverlapShape;
 import dev.ubuf.plan.BufferRole;
 import dev.ubuf.plan.Plan;
@@ -12,7 +9,10 @@ import dev.ubuf.plan.PlanStep;
 import dev.ubuf.plan.Region;
 import dev.ubuf.plan.StreamRole;
 
-import java.util.Objects;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 
 /**
  * Pipelined ("split") GEMM→ReduceScatter: the GEMM runs in {@code numSplits} column blocks; block j of every
@@ -30,31 +30,43 @@ import java.util.Objects;
  * per peer per call, sent after the last block's reduce. Before its first GEMM of a call, each compute stream
  * waits for every credit of the previous call: no peer is still reading this buffer when it is overwritten.
  */
-public record PipelinedGemmReduceScatter(RsShape shape, RsOptions options) implements RsSchedule {
-
-    public PipelinedGemmReduceScatter {
-        Objects.requireNonNull(shape, "shape");
-        Objects.requireNonNull(options, "options");
-        PlanParts.requireSupported(RsMethod.PIPELINE, shape, options);
+public final class PipelinedGemmReduceScatter implements RsOverlapMethod {
+    /** For {@link java.util.ServiceLoader}, which makes the method through this constructor. */
+    public PipelinedGemmReduceScatter() {
     }
 
     @Override
-    public RsMethod method() {
-        return RsMethod.PIPELINE;
+    public String name() {
+        return "pipeline";
+    }
+
+    @Override
+    public Optional<String> whyUnsupported(RsShape shape, RsOptions options) {
+        // cuBLASLt's fp8 kernels write 16-byte rows: a column block of the partial must be a multiple of that
+        if (shape.fp8().isPresent() && shape.n() % options.numSplits() == 0
+                && (shape.n() / options.numSplits()) * shape.dtype().bytes() % 16 != 0) {
+            return Optional.of("pipeline: fp8 GEMMs write 16-byte rows, but a block of n/numSplits=" + shape.n()
+                    / options.numSplits() + " " + shape.dtype().shortName() + " columns is not");
+        }
+        String pullLimit = PlanParts.pullLimit(name(), shape);
+        return Optional.ofNullable(pullLimit != null ? pullLimit
+                : shape.n() % options.numSplits() != 0
+                ? "pipeline: n=" + shape.n() + " is not divisible by numSplits=" + options.numSplits()
+                : null);
     }
 
     /** Columns per block: n / numSplits. */
-    public long blockCols() {
+    public static long blockCols(RsShape shape, RsOptions options) {
         return shape.n() / options.numSplits();
     }
 
     @Override
-    public Plan plan(int rank) {
+    public Plan plan(RsShape shape, RsOptions options, int rank) {
         PlanParts.checkRank(shape, rank);
         int splits = options.numSplits();
-        long cols = blockCols();
+        long cols = blockCols(shape, options);
 
-        PlanBuilder b = new PlanBuilder("rs", method().shortName(), rank, shape.tp());
+        PlanBuilder b = new PlanBuilder("rs", name(), rank, shape.tp());
         PlanParts.declareOperands(b, shape);
         PlanParts.declareOutput(b, shape);
         b.matrix(BufferRole.UBUF, shape.dtype(), shape.m(), shape.n());
@@ -87,44 +99,32 @@ public record PipelinedGemmReduceScatter(RsShape shape, RsOptions options) imple
         return shape.finish(b.build());
     }
 
-    /** The registered {@link dev.ubuf.op.OverlapMethod}: compiles this schedule for a shape. */
-    public static final class Method implements RsOverlapMethod {
-        /** For {@link java.util.ServiceLoader}, which makes the method through this constructor. */
-        public Method() {
-        }
+    @Override
+    public List<String> keys() {
+        return List.of("cs", "splits", "margin");
+    }
 
-        @Override
-        public RsMethod kind() {
-            return RsMethod.PIPELINE;
+    /** 2, 4 and 8 column blocks, where they divide n. */
+    @Override
+    public List<Map<String, String>> tuningSpace(OverlapShape shape) {
+        if (!(shape instanceof RsShape rs)) {
+            return List.of();
         }
-
-        @Override
-        public List<String> keys() {
-            return List.of("cs", "splits", "margin");
-        }
-
-        /** 2, 4 and 8 column blocks, where they divide n. */
-        @Override
-        public List<Map<String, String>> tuningSpace(OverlapShape shape) {
-            if (!(shape instanceof RsShape rs)) {
-                return List.of();
+        List<Map<String, String>> space = new ArrayList<>();
+        for (int splits : new int[]{2, 4, 8}) {
+            if (whyUnsupported(rs, RsOptions.DEFAULTS.withNumSplits(splits)).isEmpty()) {
+                space.add(Map.of("splits", Integer.toString(splits)));
             }
-            List<Map<String, String>> space = new ArrayList<>();
-            for (int splits : new int[]{2, 4, 8}) {
-                if (RsSchedule.whyUnsupported(RsMethod.PIPELINE, rs, RsOptions.DEFAULTS.withNumSplits(splits)).isEmpty()) {
-                    space.add(Map.of("splits", Integer.toString(splits)));
-                }
-            }
-            return space;
         }
+        return space;
+    }
 
-        /** The GEMMs leave {@code margin} SMs to the pull-reduce kernel that runs beside the next block. */
-        @Override
-        public ExecutionSettings settings(RsSchedule schedule, ExecutionSettings base, int smCount) {
-            if (base.gemmSmBudget() != 0) {
-                return base;
-            }
-            return base.withGemmSmBudget(Math.max(1, smCount - schedule.options().gemmSmMargin()));
+    /** The GEMMs leave {@code margin} SMs to the pull-reduce kernel that runs beside the next block. */
+    @Override
+    public ExecutionSettings settings(RsSchedule schedule, ExecutionSettings base, int smCount) {
+        if (base.gemmSmBudget() != 0) {
+            return base;
         }
+        return base.withGemmSmBudget(Math.max(1, smCount - schedule.rsOptions().gemmSmMargin()));
     }
 }

@@ -20,10 +20,15 @@ final class PlanParts {
     private PlanParts() {
     }
 
-    static void requireSupported(RsMethod method, RsShape shape, RsOptions options) {
-        RsSchedule.whyUnsupported(method, shape, options).ifPresent(why -> {
-            throw new IllegalArgumentException(why + " (" + shape + ")");
-        });
+    /** The pull-reduce kernel reads at most this many sources in one pass. */
+    static final int MAX_PULL_SOURCES = 8;
+
+    /** Why a pull method named {@code method} cannot run {@code shape}'s tp, or null when it can. */
+    static String pullLimit(String method, RsShape shape) {
+        return shape.tp() > MAX_PULL_SOURCES
+                ? method + " pull-reduces from every rank; tp=" + shape.tp() + " exceeds " + MAX_PULL_SOURCES
+                  + " sources (use ring)"
+                : null;
     }
 
     static void checkRank(RsShape shape, int rank) {

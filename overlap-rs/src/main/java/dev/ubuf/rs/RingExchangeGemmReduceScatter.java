@@ -1,8 +1,5 @@
 package dev.ubuf.rs;
 
-import dev.ubuf.exec.ExecutionSettings;
-import java.util.Map;
-import java.util.ArrayList;
 import dev.ubuf.op.OverlapShape;
 import dev.ubuf.plan.BufferRole;
 import dev.ubuf.plan.Plan;
@@ -11,8 +8,10 @@ import dev.ubuf.plan.PlanStep;
 import dev.ubuf.plan.Region;
 import dev.ubuf.plan.StreamRole;
 
+import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
+import java.util.Map;
+import java.util.Optional;
 
 /**
  * Ring-exchange GEMM→ReduceScatter with the reduction folded into the GEMMs, so no tail reduction is exposed.
@@ -52,42 +51,47 @@ import java.util.Objects;
  * Streams: {@code computeStreams} COMPUTE streams (GEMMs round-robin, the final cast rides on its GEMM's stream),
  * then one COMM stream for copies, data signals and credits.
  */
-public record RingExchangeGemmReduceScatter(RsShape shape, RsOptions options) implements RsSchedule {
-
+public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
     /** Flag on which a rank receives running sums from rank r+1. */
     public static final int DATA_FLAG = 0;
     /** Flag on which a rank receives credits (slot free) from rank r-1. */
     public static final int CREDIT_FLAG = 1;
 
-    public RingExchangeGemmReduceScatter {
-        Objects.requireNonNull(shape, "shape");
-        Objects.requireNonNull(options, "options");
-        PlanParts.requireSupported(RsMethod.RING, shape, options);
+    /** For {@link java.util.ServiceLoader}, which makes the method through this constructor. */
+    public RingExchangeGemmReduceScatter() {
     }
 
     @Override
-    public RsMethod method() {
-        return RsMethod.RING;
+    public String name() {
+        return "ring";
+    }
+
+    @Override
+    public Optional<String> whyUnsupported(RsShape shape, RsOptions options) {
+        return options.ringSubChunks() > shape.rowsPerRank()
+                ? Optional.of("ring: ringSubChunks=" + options.ringSubChunks() + " exceeds m/tp=" + shape.rowsPerRank()
+                              + " rows per chunk")
+                : Optional.empty();
     }
 
     /** Receive slots in each rank's user buffer. */
-    public int slots() {
+    public static int slots(RsShape shape, RsOptions options) {
         return Math.min(options.ringSlots(), shape.tp() - 1);
     }
 
     @Override
-    public Plan plan(int rank) {
+    public Plan plan(RsShape shape, RsOptions options, int rank) {
         PlanParts.checkRank(shape, rank);
         int tp = shape.tp();
         long mc = shape.rowsPerRank();
         long n = shape.n();
         int subChunks = options.ringSubChunks();
-        int slots = slots();
+        int slots = slots(shape, options);
         int left = (rank - 1 + tp) % tp;
         int right = (rank + 1) % tp;
         int perCall = (tp - 1) * subChunks;
 
-        PlanBuilder b = new PlanBuilder("rs", method().shortName(), rank, tp);
+        PlanBuilder b = new PlanBuilder("rs", name(), rank, tp);
         PlanParts.declareOperands(b, shape);
         PlanParts.declareOutput(b, shape);
         b.matrix(BufferRole.UBUF, options.ringPartialDtype(), slots * mc, n);
@@ -118,14 +122,14 @@ public record RingExchangeGemmReduceScatter(RsShape shape, RsOptions options) im
                 if (step == 0) {
                     sum = Region.rows(BufferRole.SCRATCH, rank, lo, rows, n);
                 } else {
-                    sum = Region.rows(BufferRole.UBUF, rank, slotRow(step, mc) + lo, rows, n);
+                    sum = Region.rows(BufferRole.UBUF, rank, slotRow(slots, step, mc) + lo, rows, n);
                 }
                 if (last && outputTypedSums) {
                     // The own partial is rounded to the output type and then added to the received sum, as an
                     // unoverlapped GEMM + reduce-scatter in that type does; and the GEMM need not wait for the data.
                     Region out = Region.rows(BufferRole.OUTPUT, rank, lo, rows, n);
                     b.add(PlanParts.gemm(shape, stream, x, w, out, false));
-                    b.add(new PlanStep.WaitSignal(stream, dataFlag, sequence(step, j)));
+                    b.add(new PlanStep.WaitSignal(stream, dataFlag, sequence(subChunks, step, j)));
                     b.add(new PlanStep.Reduce(stream, List.of(sum), out, true));
                     if (shape.bias()) {
                         b.add(new PlanStep.AddBias(stream, out));
@@ -135,19 +139,19 @@ public record RingExchangeGemmReduceScatter(RsShape shape, RsOptions options) im
                     continue;
                 }
                 if (step > 0) {
-                    b.add(new PlanStep.WaitSignal(stream, dataFlag, sequence(step, j)));
+                    b.add(new PlanStep.WaitSignal(stream, dataFlag, sequence(subChunks, step, j)));
                 }
                 b.add(PlanParts.gemm(shape, stream, x, w, sum, step > 0));
                 if (!last) {
                     b.order(stream, comm);
                     int next = step + 1;
                     int reused = next - slots;
-                    int credit = reused >= 1 ? sequence(reused, j) : 0;
+                    int credit = reused >= 1 ? sequence(subChunks, reused, j) : 0;
                     if (credit > creditAwaited) {
                         b.add(new PlanStep.WaitSignal(comm, creditFlag, credit));
                         creditAwaited = credit;
                     }
-                    Region dst = Region.rows(BufferRole.UBUF, left, slotRow(next, mc) + lo, rows, n);
+                    Region dst = Region.rows(BufferRole.UBUF, left, slotRow(slots, next, mc) + lo, rows, n);
                     b.add(new PlanStep.Copy(comm, sum, dst));
                     b.add(new PlanStep.Signal(comm, left, dataFlag));
                     if (step > 0) {
@@ -173,49 +177,37 @@ public record RingExchangeGemmReduceScatter(RsShape shape, RsOptions options) im
     }
 
     /** Signal number (1-based, within a call) of sub-chunk j of ring step i >= 1. */
-    private int sequence(int step, int j) {
-        return (step - 1) * options.ringSubChunks() + j + 1;
+    private static int sequence(int subChunks, int step, int j) {
+        return (step - 1) * subChunks + j + 1;
     }
 
     /** First UBUF row of the receive slot of ring step i >= 1. */
-    private long slotRow(int step, long mc) {
-        return ((step - 1) % slots()) * mc;
+    private static long slotRow(int slots, int step, long mc) {
+        return ((step - 1) % slots) * mc;
     }
 
-    /** The registered {@link dev.ubuf.op.OverlapMethod}: compiles this schedule for a shape. */
-    public static final class Method implements RsOverlapMethod {
-        /** For {@link java.util.ServiceLoader}, which makes the method through this constructor. */
-        public Method() {
-        }
+    @Override
+    public List<String> keys() {
+        return List.of("cs", "sub", "slots", "lowp");
+    }
 
-        @Override
-        public RsMethod kind() {
-            return RsMethod.RING;
+    /** Sub-chunks 1, 2 and 4 (as m/tp allows); with two ranks also partials in the op's dtype (one hop, so one
+     *  rounding, as a reduce-scatter of rounded partials does), which halves the bytes on the link. */
+    @Override
+    public List<Map<String, String>> tuningSpace(OverlapShape shape) {
+        if (!(shape instanceof RsShape rs) || whyUnsupported(rs, RsOptions.DEFAULTS
+                .withRingSubChunks(1)).isPresent()) {
+            return List.of();
         }
-
-        @Override
-        public List<String> keys() {
-            return List.of("cs", "sub", "slots", "lowp");
-        }
-
-        /** Sub-chunks 1, 2 and 4 (as m/tp allows); with two ranks also partials in the op's dtype (one hop, so one
-         *  rounding, as a reduce-scatter of rounded partials does), which halves the bytes on the link. */
-        @Override
-        public List<Map<String, String>> tuningSpace(OverlapShape shape) {
-            if (!(shape instanceof RsShape rs) || RsSchedule.whyUnsupported(RsMethod.RING, rs, RsOptions.DEFAULTS
-                    .withRingSubChunks(1)).isPresent()) {
-                return List.of();
-            }
-            List<Map<String, String>> space = new ArrayList<>();
-            for (int sub : new int[]{1, 2, 4}) {
-                if (sub <= rs.rowsPerRank()) {
-                    space.add(Map.of("sub", Integer.toString(sub)));
-                    if (rs.tp() == 2) {
-                        space.add(Map.of("sub", Integer.toString(sub), "lowp", "1"));
-                    }
+        List<Map<String, String>> space = new ArrayList<>();
+        for (int sub : new int[]{1, 2, 4}) {
+            if (sub <= rs.rowsPerRank()) {
+                space.add(Map.of("sub", Integer.toString(sub)));
+                if (rs.tp() == 2) {
+                    space.add(Map.of("sub", Integer.toString(sub), "lowp", "1"));
                 }
             }
-            return space;
         }
+        return space;
     }
 }

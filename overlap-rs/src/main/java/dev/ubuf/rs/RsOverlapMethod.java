@@ -6,39 +6,39 @@ import dev.ubuf.op.MethodOptions;
 import dev.ubuf.op.OverlapMethod;
 import dev.ubuf.op.OverlapShape;
 import dev.ubuf.op.Schedule;
+import dev.ubuf.plan.Plan;
 
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.SequencedMap;
 
 /**
- * The {@link OverlapMethod} side of this module's methods, written once: the option keys a method reads (a subset
- * of {@link #ALL_KEYS}), their parsing into {@link RsOptions}, and compiling into an {@link RsSchedule}. Each method
- * is one nested {@code Method} class of its schedule record, registered in META-INF/services.
+ * A GEMM→ReduceScatter method of this module. A method is one class implementing this interface ({@link #name()},
+ * the keys it reads, {@link #whyUnsupported} and {@link #plan}), registered in META-INF/services and module-info;
+ * the {@link OverlapMethod} side is written once here: the option keys (a subset of {@link #ALL_KEYS}), their
+ * parsing into {@link RsOptions}, and compiling into an {@link RsSchedule}.
  */
 public interface RsOverlapMethod extends OverlapMethod {
     /** Every RS option key, in the order they are listed, with what it sets and its default. */
     SequencedMap<String, String> ALL_KEYS = allKeys();
 
-    RsMethod kind();
-
     /** The keys of {@link #ALL_KEYS} this method reads. */
     List<String> keys();
 
-    @Override
-    default String name() {
-        return kind().shortName();
-    }
+    /** Why this method cannot run {@code shape} with {@code options}, or empty when it can. */
+    Optional<String> whyUnsupported(RsShape shape, RsOptions options);
+
+    /**
+     * The plan of rank {@code rank} (0..tp-1) for a shape and options this method supports (made through
+     * {@link RsSchedule}, which checks {@link #whyUnsupported} first).
+     */
+    Plan plan(RsShape shape, RsOptions options, int rank);
 
     @Override
     default Collective collective() {
         return Collective.REDUCE_SCATTER;
-    }
-
-    @Override
-    default boolean hasGemm() {
-        return kind() != RsMethod.BULK;
     }
 
     @Override
@@ -67,12 +67,12 @@ public interface RsOverlapMethod extends OverlapMethod {
         if (!(shape instanceof RsShape rs)) {
             throw new IllegalArgumentException("rs/" + name() + " needs an RsShape, got " + shape.key());
         }
-        return new RsCompiledSchedule(this, RsSchedule.of(kind(), rs, options(rs, options)), options);
+        return new RsSchedule(this, rs, options(rs, options), options);
     }
 
     /** Typed form: this method for {@code shape} with {@code options}. */
-    default Schedule schedule(RsShape shape, RsOptions options) {
-        return new RsCompiledSchedule(this, RsSchedule.of(kind(), shape, options), Map.of());
+    default RsSchedule schedule(RsShape shape, RsOptions options) {
+        return new RsSchedule(this, shape, options, Map.of());
     }
 
     /** How the executor runs a schedule of this method; the default leaves the caller's settings. */

@@ -15,7 +15,7 @@ import java.util.Optional;
  *
  * @param tp    ranks in the domain (at least 2: with one rank there is nothing to reduce)
  * @param m     rows (tokens) of the full product, divisible by tp
- * @param k     inner dimension on each rank (ignored by {@link RsMethod#BULK}, which runs no GEMM)
+ * @param k     inner dimension on each rank (ignored by {@link BulkReduceScatter}, which runs no GEMM)
  * @param n     columns of the product and of the output
  * @param dtype element type of X, W, the user buffer of the pull methods, the output and the bias
  * @param bias  whether a bias row [1, n] is added after the reduction

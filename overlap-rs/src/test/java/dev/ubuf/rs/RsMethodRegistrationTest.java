@@ -26,8 +26,9 @@ class RsMethodRegistrationTest {
 
     @Test
     void everyRsMethodOfThisModuleIsRegistered() {
+        // containsAll, not equals: a new method is its class and its registration, no edit here
         List<String> names = registry.of(Collective.REDUCE_SCATTER).stream().map(OverlapMethod::name).toList();
-        assertEquals(List.of("bulk", "oneshot", "pipeline", "ring"), names);
+        assertTrue(names.containsAll(List.of("bulk", "oneshot", "pipeline", "ring")), names.toString());
         assertFalse(registry.get(Collective.REDUCE_SCATTER, "bulk").hasGemm(), "bulk only reduce-scatters");
     }
 
@@ -36,10 +37,10 @@ class RsMethodRegistrationTest {
         RsShape s = shape(2, 4096, 1024, 1024);
         Schedule ring = registry.schedule(s, "ring:sub=4,lowp=1");
         RsOptions typed = RsOptions.DEFAULTS.withRingSubChunks(4).withRingPartialDtype(DType.BF16);
-        assertEquals(RsSchedule.of(RsMethod.RING, s, typed).plans(), ring.plans());
+        assertEquals(new RingExchangeGemmReduceScatter().schedule(s, typed).plans(), ring.plans());
         assertEquals("ring:sub=4,lowp=1", ring.label());
         Schedule pipe = registry.schedule(s, "pipeline:splits=8,margin=24");
-        assertEquals(RsSchedule.of(RsMethod.PIPELINE, s, RsOptions.DEFAULTS.withNumSplits(8).withGemmSmMargin(24))
+        assertEquals(new PipelinedGemmReduceScatter().schedule(s, RsOptions.DEFAULTS.withNumSplits(8).withGemmSmMargin(24))
                 .plans(), pipe.plans());
     }
 
@@ -63,7 +64,9 @@ class RsMethodRegistrationTest {
         e = assertThrows(IllegalArgumentException.class, () -> registry.schedule(s, "ring:lowp=yes"));
         assertTrue(e.getMessage().contains("must be 0 or 1"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> registry.schedule(s, "bogus"));
-        assertTrue(e.getMessage().contains("registered: bulk, oneshot, pipeline, ring"), e.getMessage());
+        assertTrue(e.getMessage().contains("registered: " + String.join(", ", registry.of(Collective.REDUCE_SCATTER)
+                .stream().map(OverlapMethod::name).toList())),
+                e.getMessage());
     }
 
     @Test

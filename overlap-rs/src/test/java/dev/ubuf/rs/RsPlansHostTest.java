@@ -22,19 +22,23 @@ class RsPlansHostTest {
     private static final int SEEDS = 50;
     private static final long SEED_BASE = Long.getLong("rs.seed", System.nanoTime());
 
-    record Case(RsMethod method, RsShape shape, RsOptions options) {
+    record Case(RsOverlapMethod method, RsShape shape, RsOptions options) {
         @Override
         public String toString() {
             String opts = switch (method) {
-                case RING -> "subChunks=" + options.ringSubChunks() + " slots=" + options.ringSlots()
-                        + " streams=" + options.computeStreams();
-                case PIPELINE -> "splits=" + options.numSplits() + " streams=" + options.computeStreams();
-                case BULK, ONESHOT -> "";
+                case RingExchangeGemmReduceScatter _ -> "subChunks=" + options.ringSubChunks() + " slots="
+                        + options.ringSlots() + " streams=" + options.computeStreams();
+                case PipelinedGemmReduceScatter _ -> "splits=" + options.numSplits() + " streams="
+                        + options.computeStreams();
+                default -> "";
             };
-            return method.shortName() + " tp=" + shape.tp() + " m=" + shape.m() + " k=" + shape.k() + " n="
+            return method.name() + " tp=" + shape.tp() + " m=" + shape.m() + " k=" + shape.k() + " n="
                     + shape.n() + (shape.bias() ? " bias " : " ") + opts;
         }
     }
+
+    private static final RsOverlapMethod RING = new RingExchangeGemmReduceScatter();
+    private static final RsOverlapMethod PIPELINE = new PipelinedGemmReduceScatter();
 
     static List<Case> cases() {
         RsOptions d = RsOptions.DEFAULTS;
@@ -57,21 +61,21 @@ class RsPlansHostTest {
                 for (boolean bias : new boolean[]{false, true}) {
                     RsShape shape = new RsShape(tp, tp * dim[0], dim[1], dim[2], DType.BF16, bias);
                     for (RsOptions o : ring) {
-                        add(cases, RsMethod.RING, shape, o);
+                        add(cases, RING, shape, o);
                     }
                     for (RsOptions o : pipeline) {
-                        add(cases, RsMethod.PIPELINE, shape, o);
+                        add(cases, PIPELINE, shape, o);
                     }
-                    add(cases, RsMethod.BULK, shape, d);
-                    add(cases, RsMethod.ONESHOT, shape, d);
+                    add(cases, new BulkReduceScatter(), shape, d);
+                    add(cases, new OneShotGemmReduceScatter(), shape, d);
                 }
             }
         }
         return cases;
     }
 
-    private static void add(List<Case> cases, RsMethod method, RsShape shape, RsOptions options) {
-        if (RsSchedule.whyUnsupported(method, shape, options).isEmpty()) {
+    private static void add(List<Case> cases, RsOverlapMethod method, RsShape shape, RsOptions options) {
+        if (method.whyUnsupported(shape, options).isEmpty()) {
             cases.add(new Case(method, shape, options));
         }
     }
@@ -79,7 +83,7 @@ class RsPlansHostTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("cases")
     void matchesTheFloat64ReferenceInEveryInterleaving(Case c) {
-        List<Plan> plans = RsSchedule.of(c.method(), c.shape(), c.options()).plans();
+        List<Plan> plans = c.method().schedule(c.shape(), c.options()).plans();
         for (int i = 0; i < SEEDS; i++) {
             long seed = SEED_BASE + i;
             String failure;
@@ -97,9 +101,10 @@ class RsPlansHostTest {
     @org.junit.jupiter.api.Test
     void everyMethodIsCoveredAtEveryTp() {
         List<Case> all = cases();
-        for (RsMethod m : RsMethod.values()) {
+        for (RsOverlapMethod m : RsPlansTest.registered()) {
             for (int tp : new int[]{2, 3, 4, 8}) {
-                assertFalse(all.stream().noneMatch(c -> c.method() == m && c.shape().tp() == tp), m + " tp=" + tp);
+                assertFalse(all.stream().noneMatch(c -> c.method().getClass() == m.getClass() && c.shape().tp() == tp),
+                        m.name() + " tp=" + tp);
             }
         }
     }

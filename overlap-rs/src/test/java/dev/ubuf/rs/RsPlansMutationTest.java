@@ -27,11 +27,12 @@ class RsPlansMutationTest {
 
     static List<RsSchedule> schedules() {
         return List.of(
-                RsSchedule.of(RsMethod.RING, shape(4, 3, true), D),                      // in-call slot reuse
-                RsSchedule.of(RsMethod.RING, shape(3, 2, false), D.withRingSubChunks(1).withComputeStreams(1)),
-                RsSchedule.of(RsMethod.PIPELINE, shape(3, 3, true), D.withNumSplits(3).withComputeStreams(2)),
-                RsSchedule.of(RsMethod.BULK, shape(3, 3, true), D),
-                RsSchedule.of(RsMethod.ONESHOT, shape(3, 3, true), D));
+                new RingExchangeGemmReduceScatter().schedule(shape(4, 3, true), D),         // in-call slot reuse
+                new RingExchangeGemmReduceScatter().schedule(shape(3, 2, false),
+                        D.withRingSubChunks(1).withComputeStreams(1)),
+                new PipelinedGemmReduceScatter().schedule(shape(3, 3, true), D.withNumSplits(3).withComputeStreams(2)),
+                new BulkReduceScatter().schedule(shape(3, 3, true), D),
+                new OneShotGemmReduceScatter().schedule(shape(3, 3, true), D));
     }
 
     private static RsShape shape(int tp, long rowsPerRank, boolean bias) {
@@ -139,7 +140,7 @@ class RsPlansMutationTest {
      */
     @Test
     void ringWithoutTheCreditFromThePreviousCallFails() {
-        RsSchedule ring = RsSchedule.of(RsMethod.RING, new RsShape(2, 4, 2, 3, DType.BF16, false),
+        RsSchedule ring = new RingExchangeGemmReduceScatter().schedule(new RsShape(2, 4, 2, 3, DType.BF16, false),
                 D.withRingSubChunks(1));
         valueCheckCatches(ring, s -> s instanceof PlanStep.WaitSignal w && w.flag() == CREDIT && w.count() == 0, 500);
     }
@@ -159,25 +160,25 @@ class RsPlansMutationTest {
 
     @Test
     void pipelineWithoutAPeersReadySignalFails() {
-        valueCheckCatches(RsSchedule.of(RsMethod.PIPELINE, PAIR, D.withNumSplits(3).withComputeStreams(2)),
+        valueCheckCatches(new PipelinedGemmReduceScatter().schedule(PAIR, D.withNumSplits(3).withComputeStreams(2)),
                 s -> s instanceof PlanStep.WaitSignal w && w.flag() < 2 && w.count() > 0, 200);
     }
 
     @Test
     void pipelineWithoutTheCreditsFails() {
-        valueCheckCatches(RsSchedule.of(RsMethod.PIPELINE, PAIR, D.withNumSplits(3).withComputeStreams(2)),
+        valueCheckCatches(new PipelinedGemmReduceScatter().schedule(PAIR, D.withNumSplits(3).withComputeStreams(2)),
                 s -> s instanceof PlanStep.WaitSignal w && w.flag() >= 2, 200);
     }
 
     @Test
     void bulkWithoutTheEndOfCallCreditFails() {
-        valueCheckCatches(RsSchedule.of(RsMethod.BULK, PAIR, D),
+        valueCheckCatches(new BulkReduceScatter().schedule(PAIR, D),
                 s -> s instanceof PlanStep.WaitSignal w && w.flag() >= 2, 200);
     }
 
     @Test
     void oneShotWithoutTheCreditsFails() {
-        valueCheckCatches(RsSchedule.of(RsMethod.ONESHOT, PAIR, D),
+        valueCheckCatches(new OneShotGemmReduceScatter().schedule(PAIR, D),
                 s -> s instanceof PlanStep.WaitSignal w && w.flag() >= 2, 200);
     }
 }

@@ -1,5 +1,7 @@
 package dev.ubuf.rs;
 
+import dev.ubuf.op.Collective;
+import dev.ubuf.op.MethodRegistry;
 import dev.ubuf.plan.BufferRole;
 import dev.ubuf.plan.Plan;
 import dev.ubuf.plan.PlanStep;
@@ -26,9 +28,9 @@ class RsPlansTest {
 
     @Test
     void ringAccumulatesFp32PartialsInTwoSlotsAndCastsOnce() {
-        RingExchangeGemmReduceScatter ring = new RingExchangeGemmReduceScatter(SHAPE, RsOptions.DEFAULTS);
+        RsSchedule ring = new RingExchangeGemmReduceScatter().schedule(SHAPE, RsOptions.DEFAULTS);
         Plan p = ring.plan(1);
-        assertEquals(2, ring.slots());
+        assertEquals(2, RingExchangeGemmReduceScatter.slots(ring.shape(), ring.rsOptions()));
         assertEquals(DType.FP32, p.matrix(BufferRole.UBUF).dtype());
         assertEquals(2 * 6, p.matrix(BufferRole.UBUF).rows());
         assertEquals(DType.FP32, p.matrix(BufferRole.SCRATCH).dtype());
@@ -68,19 +70,20 @@ class RsPlansTest {
 
     @Test
     void ringSlotsAreClampedToTheStepsThatReceiveAndThePartialTypeIsAnOption() {
-        RingExchangeGemmReduceScatter ring = new RingExchangeGemmReduceScatter(SHAPE,
+        RsSchedule ring = new RingExchangeGemmReduceScatter().schedule(SHAPE,
                 RsOptions.DEFAULTS.withRingSlots(10).withRingPartialDtype(DType.BF16));
-        assertEquals(3, ring.slots());
+        assertEquals(3, RingExchangeGemmReduceScatter.slots(ring.shape(), ring.rsOptions()));
         assertEquals(DType.BF16, ring.plan(0).matrix(BufferRole.UBUF).dtype());
         assertEquals(3 * 6, ring.plan(0).matrix(BufferRole.UBUF).rows());
-        assertEquals(1, new RingExchangeGemmReduceScatter(new RsShape(2, 4, 2, 2, DType.FP16, false),
-                RsOptions.DEFAULTS).slots());
+        assertEquals(1, RingExchangeGemmReduceScatter.slots(new RsShape(2, 4, 2, 2, DType.FP16, false),
+                RsOptions.DEFAULTS));
     }
 
     @Test
     void aRingWithSumsInTheOutputTypeRoundsItsOwnPartialIntoTheOutputThenAddsTheReceivedSum() {
         RsShape two = new RsShape(2, 8, 4, 6, DType.BF16, false);
-        Plan p = new RingExchangeGemmReduceScatter(two, RsOptions.DEFAULTS.withRingPartialDtype(DType.BF16)).plan(0);
+        Plan p = new RingExchangeGemmReduceScatter().schedule(two, RsOptions.DEFAULTS.withRingPartialDtype(DType.BF16))
+                .plan(0);
         List<PlanStep.Gemm> gemms = steps(p, PlanStep.Gemm.class);
         assertEquals(4, gemms.size(), "2 steps x 2 sub-chunks");
         for (PlanStep.Gemm g : gemms.subList(2, 4)) {
@@ -95,14 +98,14 @@ class RsPlansTest {
             assertEquals(BufferRole.OUTPUT, r.dst().buffer());
         }
         // fp32 sums keep the accumulating GEMM: the own partial is never rounded before the add.
-        Plan wide = new RingExchangeGemmReduceScatter(two, RsOptions.DEFAULTS).plan(0);
+        Plan wide = new RingExchangeGemmReduceScatter().schedule(two, RsOptions.DEFAULTS).plan(0);
         assertTrue(steps(wide, PlanStep.Gemm.class).stream().noneMatch(g -> g.c().buffer() == BufferRole.OUTPUT));
     }
 
     @Test
     void ringSubChunksSplitUnevenRowCountsWithoutGaps() {
         RsShape odd = new RsShape(3, 3 * 7, 2, 4, DType.BF16, false);
-        Plan p = new RingExchangeGemmReduceScatter(odd, RsOptions.DEFAULTS.withRingSubChunks(3)).plan(2);
+        Plan p = new RingExchangeGemmReduceScatter().schedule(odd, RsOptions.DEFAULTS.withRingSubChunks(3)).plan(2);
         List<PlanStep.Reduce> casts = steps(p, PlanStep.Reduce.class);
         long next = 0;
         for (PlanStep.Reduce r : casts) {
@@ -115,9 +118,9 @@ class RsPlansTest {
     @Test
     void pipelineComputesColumnBlocksAndPullsOwnRowsFromEveryRank() {
         RsOptions o = RsOptions.DEFAULTS.withNumSplits(3).withComputeStreams(2);
-        PipelinedGemmReduceScatter pipe = new PipelinedGemmReduceScatter(SHAPE, o);
+        RsSchedule pipe = new PipelinedGemmReduceScatter().schedule(SHAPE, o);
         Plan p = pipe.plan(2);
-        assertEquals(4, pipe.blockCols());
+        assertEquals(4, PipelinedGemmReduceScatter.blockCols(pipe.shape(), pipe.rsOptions()));
         assertEquals(List.of(StreamRole.COMPUTE, StreamRole.COMPUTE, StreamRole.COMM, StreamRole.COMM), p.streams());
         assertEquals(DType.BF16, p.matrix(BufferRole.UBUF).dtype());
         assertEquals(SHAPE.m(), p.matrix(BufferRole.UBUF).rows());
@@ -145,7 +148,7 @@ class RsPlansTest {
 
     @Test
     void bulkReducesTheCallersBufferWithoutAGemmAndEndsOnTheCredits() {
-        Plan p = new BulkReduceScatter(SHAPE, RsOptions.DEFAULTS).plan(0);
+        Plan p = new BulkReduceScatter().schedule(SHAPE, RsOptions.DEFAULTS).plan(0);
         assertTrue(steps(p, PlanStep.Gemm.class).isEmpty());
         assertFalse(p.matrices().containsKey(BufferRole.INPUT));
         assertFalse(p.matrices().containsKey(BufferRole.WEIGHT));
@@ -158,7 +161,7 @@ class RsPlansTest {
 
     @Test
     void oneShotIsOneGemmAndOneReduce() {
-        Plan p = new OneShotGemmReduceScatter(SHAPE, RsOptions.DEFAULTS).plan(3);
+        Plan p = new OneShotGemmReduceScatter().schedule(SHAPE, RsOptions.DEFAULTS).plan(3);
         assertEquals(1, steps(p, PlanStep.Gemm.class).size());
         assertEquals(1, steps(p, PlanStep.Reduce.class).size());
         assertEquals(4, steps(p, PlanStep.Reduce.class).getFirst().sources().size());
@@ -167,13 +170,18 @@ class RsPlansTest {
 
     @Test
     void everyScheduleNamesItsMethodInItsPlans() {
-        for (RsMethod m : RsMethod.values()) {
-            RsSchedule s = RsSchedule.of(m, SHAPE, RsOptions.DEFAULTS.withNumSplits(3));
+        for (RsOverlapMethod m : registered()) {
+            RsSchedule s = m.schedule(SHAPE, RsOptions.DEFAULTS.withNumSplits(3));
             assertEquals(m, s.method());
             for (Plan p : s.plans()) {
                 assertEquals("rs", p.op());
-                assertEquals(m.shortName(), p.method());
+                assertEquals(m.name(), p.method());
             }
         }
+    }
+
+    /** Every RS method registered for ServiceLoader (this module's, on the module path of its tests). */
+    static List<RsOverlapMethod> registered() {
+        return MethodRegistry.load().of(Collective.REDUCE_SCATTER).stream().map(RsOverlapMethod.class::cast).toList();
     }
 }

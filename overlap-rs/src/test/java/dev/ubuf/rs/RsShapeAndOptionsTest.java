@@ -3,6 +3,8 @@ package dev.ubuf.rs;
 import dev.ubuf.tensor.DType;
 import org.junit.jupiter.api.Test;
 
+import java.util.List;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -61,28 +63,29 @@ class RsShapeAndOptionsTest {
     void pipelineRejectsSplitsNotDividingN() {
         RsShape s = new RsShape(2, 8, 8, 10, DType.BF16, false);
         assertRejected("n=10 is not divisible by numSplits=4",
-                () -> RsSchedule.of(RsMethod.PIPELINE, s, RsOptions.DEFAULTS.withNumSplits(4)));
+                () -> new PipelinedGemmReduceScatter().schedule(s, RsOptions.DEFAULTS.withNumSplits(4)));
     }
 
     @Test
     void pullMethodsRejectMoreThanEightRanks() {
         RsShape s = new RsShape(16, 32, 8, 8, DType.BF16, false);
-        for (RsMethod m : new RsMethod[]{RsMethod.PIPELINE, RsMethod.BULK, RsMethod.ONESHOT}) {
-            assertRejected("exceeds 8 sources", () -> RsSchedule.of(m, s, RsOptions.DEFAULTS.withNumSplits(1)));
+        for (RsOverlapMethod m : List.of(new PipelinedGemmReduceScatter(), new BulkReduceScatter(),
+                new OneShotGemmReduceScatter())) {
+            assertRejected("exceeds 8 sources", () -> m.schedule(s, RsOptions.DEFAULTS.withNumSplits(1)));
         }
-        assertEquals(16, RsSchedule.of(RsMethod.RING, s, RsOptions.DEFAULTS).plans().size());
+        assertEquals(16, new RingExchangeGemmReduceScatter().schedule(s, RsOptions.DEFAULTS).plans().size());
     }
 
     @Test
     void ringRejectsMoreSubChunksThanRows() {
         RsShape s = new RsShape(4, 8, 8, 8, DType.BF16, false);
         assertRejected("ringSubChunks=3 exceeds m/tp=2",
-                () -> RsSchedule.of(RsMethod.RING, s, RsOptions.DEFAULTS.withRingSubChunks(3)));
+                () -> new RingExchangeGemmReduceScatter().schedule(s, RsOptions.DEFAULTS.withRingSubChunks(3)));
     }
 
     @Test
     void planRejectsRankOutsideDomain() {
-        RsSchedule s = RsSchedule.of(RsMethod.ONESHOT, new RsShape(2, 8, 8, 8, DType.BF16, false),
+        RsSchedule s = new OneShotGemmReduceScatter().schedule(new RsShape(2, 8, 8, 8, DType.BF16, false),
                 RsOptions.DEFAULTS);
         assertRejected("rank 2 outside domain", () -> s.plan(2));
         assertRejected("rank -1 outside domain", () -> s.plan(-1));

@@ -98,9 +98,9 @@ class AtomicOpsGpuTest {
                         ExecutionSettings.DEFAULT);
                 try {
                     if (rank == 0) {
-                        op.forward(new OperandBindings(TensorView.of(xb, shape.inputRows(), shape.k(), DType.BF16),
-                                TensorView.of(wb, shape.k(), shape.n(), DType.BF16), false,
-                                TensorView.of(ob, shape.outputRows(), shape.n(), DType.BF16), null), s);
+                        op.forward(OperandBindings.of(TensorView.of(xb, shape.inputRows(), shape.k(), DType.BF16),
+                                TensorView.of(wb, shape.k(), shape.n(), DType.BF16))
+                                .withOutput(TensorView.of(ob, shape.outputRows(), shape.n(), DType.BF16)), s);
                         RuntimeException e = assertThrows(RuntimeException.class, () -> op.await(s));
                         seen.set(e);
                     } else {

@@ -85,18 +85,17 @@ class BulkOpsGpuTest {
                         kernels, ExecutionSettings.DEFAULT);
                      OverlapOp rs = OverlapOp.create(comm, methods.schedule(new RsShape(tp, m, k, n, t, true), "bulk"),
                              kernels, ExecutionSettings.DEFAULT)) {
-                    assertThrows(IllegalArgumentException.class, () -> ag.forward(new OperandBindings(x, b, false, c,
-                            null), other), "bulk takes no weight: it only gathers");
+                    assertThrows(IllegalArgumentException.class, () -> ag.forward(OperandBindings.of(x, b).withOutput(c), other), "bulk takes no weight: it only gathers");
                     for (int call = 0; call < 3; call++) {
                         kernels.poison(c, s);
                         kernels.poison(out, s);
                         s.copy(rs.userBuffer().address(), partial.address(), (long) m * n * t.bytes());
                         s.synchronize();
                         boot.barrier();
-                        ag.forward(new OperandBindings(x, null, false, null, null), other);                // on the comm stream, forked from `other`
+                        ag.forward(OperandBindings.inputOnly(x), other);                // on the comm stream, forked from `other`
                         gemm.multiply(a, b, c, s);           // meanwhile, unrelated, on the caller's stream
                         ag.await(other);
-                        rs.forward(new OperandBindings(null, null, false, out, bias), other);  // the reduce-scatter of this rank's partial
+                        rs.forward(OperandBindings.outputOnly(out).withBias(bias), other);  // the reduce-scatter of this rank's partial
                         gemm.multiply(a, b, c, 1f, 1f, Gemm.Options.NN, s); // c = 2ab, beside it
                         rs.await(other);
                         s.synchronize();

@@ -214,8 +214,10 @@ class Fp8OverlapGpuTest {
                 TensorView[] scaleInv = {new TensorView(sb, 160, 1, 1, 1, DType.FP32),
                         new TensorView(sb, 192, 1, 1, 1, DType.FP32)};
                 HostTensors.upload(ctx, s, new float[]{OUTPUT_SCALE}, so);
-                OperandBindings bindings = new OperandBindings(x, w, true, out, bv, scales);
-                OperandBindings refBindings = new OperandBindings(x, w, true, ref, bv, scales);
+                OperandBindings bindings = OperandBindings.of(x, w).withWeightTransposed().withOutput(out).withBias(bv)
+                        .withScales(scales);
+                OperandBindings refBindings = OperandBindings.of(x, w).withWeightTransposed().withOutput(ref).withBias(bv)
+                        .withScales(scales);
                 if (c.quantized() != null) {
                     var plain = bindings;
                     var refused = assertThrows(IllegalArgumentException.class, () -> op.forward(plain, s));
@@ -227,10 +229,10 @@ class Fp8OverlapGpuTest {
                 // Refused before any GPU work: no scales, the weight not in the NT layout (and above, an fp8 output
                 // without its scaling).
                 var e = assertThrows(IllegalArgumentException.class,
-                        () -> op.forward(new OperandBindings(x, w, true, out, bv), s));
+                        () -> op.forward(OperandBindings.of(x, w).withWeightTransposed().withOutput(out).withBias(bv), s));
                 assertTrue(e.getMessage().contains("scales"), e.getMessage());
                 e = assertThrows(IllegalArgumentException.class, () -> op.forward(
-                        new OperandBindings(x, TensorView.of(wb, k, n, wt), false, out, bv, scales), s));
+                        OperandBindings.of(x, TensorView.of(wb, k, n, wt)).withOutput(out).withBias(bv).withScales(scales), s));
                 assertTrue(e.getMessage().contains("[n, k]"), e.getMessage());
 
                 for (int call = 0; call < 3; call++) {

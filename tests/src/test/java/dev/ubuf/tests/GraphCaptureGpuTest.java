@@ -64,7 +64,7 @@ class GraphCaptureGpuTest {
                 TensorView bias = shape.bias() ? TensorView.of(bb, 1, n, t) : null;
                 TensorView out = TensorView.of(ob, shape.outputRows(), n, t);
                 TensorView ref = TensorView.of(rb, shape.outputRows(), n, t);
-                OperandBindings operands = new OperandBindings(x, w, false, out, bias);
+                OperandBindings operands = OperandBindings.of(x, w).withOutput(out).withBias(bias);
                 Schedule schedule = MethodRegistry.load().schedule(shape, variant);
                 try (OverlapOp eager = OverlapOp.create(comm, schedule, kernels, ExecutionSettings.DEFAULT)) {
                     s.beginCapture();
@@ -98,7 +98,7 @@ class GraphCaptureGpuTest {
                             boot.barrier();
                             graph.launch(s);
                             op.await(s);
-                            reference.forward(new OperandBindings(x, w, false, ref, bias), s);
+                            reference.forward(OperandBindings.of(x, w).withOutput(ref).withBias(bias), s);
                             reference.await(s);
                             if (c == Collective.ALL_GATHER) {
                                 assertArrayEquals(HostTensors.download(ctx, s, reference.userBuffer()),

@@ -8,7 +8,7 @@ import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.StreamPriority;
 import dev.ubuf.layers.config.GemmName;
-import dev.ubuf.layers.config.OverlapMethod;
+import dev.ubuf.layers.config.UbMethod;
 import dev.ubuf.layers.config.UbConfig;
 import dev.ubuf.layers.reference.HostLayerMath;
 import dev.ubuf.layers.tp.Activation;
@@ -94,7 +94,7 @@ record LayerScenario(Block block, String overlap, DType dtype, int hidden, int f
             case "rs_dgrad" -> b.overlapRsDgrad(true);
             case "ring" -> {
                 for (GemmName g : new GemmName[]{GemmName.FC2_FPROP, GemmName.PROJ_FPROP}) {
-                    b.gemm(g, s -> s.method(OverlapMethod.RING_EXCHANGE).numSplits(tp));
+                    b.gemm(g, s -> s.method(UbMethod.RING_EXCHANGE).numSplits(tp));
                 }
                 for (GemmName g : new GemmName[]{GemmName.FC1_FPROP, GemmName.QKV_FPROP, GemmName.FC2_DGRAD}) {
                     b.gemm(g, s -> s.aggregate(true));
@@ -102,7 +102,7 @@ record LayerScenario(Block block, String overlap, DType dtype, int hidden, int f
             }
             case "sm" -> {
                 for (GemmName g : GemmName.values()) {
-                    if (g.teDefaultMethod() != OverlapMethod.NONE) {
+                    if (g.teDefaultMethod() != UbMethod.NONE) {
                         b.gemm(g, s -> s.useCe(false));
                     }
                 }
@@ -110,7 +110,7 @@ record LayerScenario(Block block, String overlap, DType dtype, int hidden, int f
             case "auto" -> {
                 for (GemmName g : new GemmName[]{GemmName.FC1_FPROP, GemmName.FC2_FPROP, GemmName.FC2_DGRAD,
                         GemmName.QKV_FPROP, GemmName.PROJ_FPROP, GemmName.PROJ_DGRAD}) {
-                    b.gemm(g, s -> s.method(OverlapMethod.AUTO));
+                    b.gemm(g, s -> s.method(UbMethod.AUTO));
                 }
             }
             default -> throw new IllegalArgumentException("unknown overlap '" + overlap + "'");

@@ -102,13 +102,15 @@ record OverlapScenario(Collective collective, String variant, DType dtype, int m
                  OverlapOp reference = nccl ? OverlapOp.ncclReference(comm, shape, kernels) : null) {
                 TensorView x = TensorView.of(xb, shape.inputRows(), k, t);
                 TensorView w = weightTransposed ? TensorView.of(wb, n, k, t) : TensorView.of(wb, k, n, t);
+                OperandBindings xw = weightTransposed ? OperandBindings.of(x, w).withWeightTransposed()
+                        : OperandBindings.of(x, w);
                 TensorView bv = TensorView.of(bb, 1, n, t);
                 TensorView out = TensorView.of(ob, shape.outputRows(), n, t);
                 TensorView ref = TensorView.of(rb, shape.outputRows(), n, t);
                 TensorView b = shape.bias() ? bv : null;
                 if (!shape.bias()) {
                     var e = assertThrows(IllegalArgumentException.class, () -> op.forward(
-                            new OperandBindings(x, w, weightTransposed, out, bv), s), "a bias the op was not made with");
+                            xw.withOutput(out).withBias(bv), s), "a bias the op was not made with");
                     assertTrue(e.getMessage().contains("bias"), e.getMessage());
                 }
                 for (int call = 0; call < 3; call++) {
@@ -125,9 +127,9 @@ record OverlapScenario(Collective collective, String variant, DType dtype, int m
                     HostTensors.upload(ctx, s, bs, bv);
                     if (call == 0) {
                         // Initialisation: every GEMM tuned and its kernel loaded before a call waits on a peer.
-                        op.tuneGemms(new OperandBindings(x, w, weightTransposed, out, b), caller);
+                        op.tuneGemms(xw.withOutput(out).withBias(b), caller);
                         if (nccl) {
-                            reference.tuneGemms(new OperandBindings(x, w, weightTransposed, ref, b), s);
+                            reference.tuneGemms(xw.withOutput(ref).withBias(b), s);
                         }
                     }
                     kernels.poison(out, s);
@@ -139,7 +141,7 @@ record OverlapScenario(Collective collective, String variant, DType dtype, int m
                     }
                     s.synchronize();
                     boot.barrier();
-                    OperandBindings operands = new OperandBindings(x, w, weightTransposed, out, b);
+                    OperandBindings operands = xw.withOutput(out).withBias(b);
                     op.forward(operands, caller);
                     op.await(caller);
                     String where = op.label() + " rank " + rank + " call " + call + " (seed " + seed + ")";
@@ -148,7 +150,7 @@ record OverlapScenario(Collective collective, String variant, DType dtype, int m
                     byte[][] xsAll = boot.allGather(floats(xs));
                     byte[][] wsAll = boot.allGather(floats(ws));
                     if (nccl) {
-                        reference.forward(new OperandBindings(x, w, weightTransposed, ref, b), s);
+                        reference.forward(xw.withOutput(ref).withBias(b), s);
                         reference.await(s);
                         float[] want = HostTensors.download(ctx, s, ref);
                         double err = HostTensors.relativeError(got, toDouble(want));

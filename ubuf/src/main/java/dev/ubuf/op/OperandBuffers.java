@@ -57,7 +57,7 @@ public final class OperandBuffers implements AutoCloseable {
             bias = matrix(ctx, 1, shape.n(), shape);
             kernels.fillRandom(bias, seed + 2, 1f, stream);
         }
-        return new OperandBindings(x, w, false, out, bias);
+        return OperandBindings.of(x, w).withOutput(out).withBias(bias);
     }
 
     private TensorView matrix(CudaContext ctx, long rows, long cols, OverlapShape shape) {
@@ -94,7 +94,8 @@ public final class OperandBuffers implements AutoCloseable {
             bias = matrix(ctx, 1, shape.n(), shape.dtype());
             kernels.fillRandom(bias, seed + 2, 1f, stream);
         }
-        return new OperandBindings(x, w, true, out, bias, new DequantScales(one, one));
+        return OperandBindings.of(x, w).withWeightTransposed().withOutput(out).withBias(bias)
+                .withScales(new DequantScales(one, one));
     }
 
     public OperandBindings bindings() {
@@ -106,9 +107,9 @@ public final class OperandBuffers implements AutoCloseable {
         if (hasGemm) {
             return bindings;
         }
-        return c == Collective.ALL_GATHER ? new OperandBindings(bindings.input(), null, false, null, null)
-                : new OperandBindings(null, null, false, bindings.output(), bindings.bias(), null,
-                bindings.outputScaling());
+        return c == Collective.ALL_GATHER ? OperandBindings.inputOnly(bindings.input())
+                : OperandBindings.outputOnly(bindings.output()).withBias(bindings.bias())
+                .withOutputScaling(bindings.outputScaling());
     }
 
     @Override

@@ -13,11 +13,18 @@
  * </ul>
  *
  * <h2>Adding a method</h2>
- * One class in the module that owns it, implementing {@link dev.ubuf.op.OverlapMethod} (name, collective, option
- * keys, {@code schedule(shape, options)} building each rank's {@link dev.ubuf.plan.Plan}, and the option sets worth
- * measuring in {@code tuningSpace}), and one line naming it in that module's
- * {@code META-INF/services/dev.ubuf.op.OverlapMethod}. Nothing else changes: the planner measures it against the
- * other candidates, the benchmark and the GPU scenario run it by name ({@code --methods name:key=value}), and the
- * host executor checks its plans in CPU tests ({@code HostPlanExecutor}).
+ * A method is one class in the module that owns it, implementing {@link dev.ubuf.op.OverlapMethod} (name,
+ * collective, option keys, {@code schedule(shape, options)} returning the {@link dev.ubuf.op.Schedule} of each rank's
+ * {@link dev.ubuf.plan.Plan}, and the option sets worth measuring in {@code tuningSpace}); in overlap-ag and
+ * overlap-rs it implements that family's {@code AgOverlapMethod} or {@code RsOverlapMethod}, which write the rest
+ * once. The files it touches, all in its module:
+ * <ol>
+ *   <li>the class;</li>
+ *   <li>one line naming it in {@code src/main/resources/META-INF/services/dev.ubuf.op.OverlapMethod} (class path);</li>
+ *   <li>one entry in {@code module-info.java}'s {@code provides dev.ubuf.op.OverlapMethod with ...} (module path).</li>
+ * </ol>
+ * Nothing else names it: the planner measures it against the other candidates, the benchmark and the GPU scenario
+ * run it by name ({@code --methods name:key=value}), and the host-executor tests of its family, which iterate
+ * {@link dev.ubuf.op.MethodRegistry}, check its plans in CPU tests ({@code HostPlanExecutor}).
  */
 package dev.ubuf.op;

@@ -168,15 +168,15 @@ public enum GemmName {
 
     /**
      * TE's default method ({@code initialize_ub}): ring_exchange for the all-gather GEMMs, pipeline for proj/fc2
-     * fprop, bulk for qkv/fc1 dgrad and wgrad; {@link OverlapMethod#NONE} for proj/fc2 wgrad, which have no
+     * fprop, bulk for qkv/fc1 dgrad and wgrad; {@link UbMethod#NONE} for proj/fc2 wgrad, which have no
      * communication of their own (recent TE's {@code external} method there serves MXFP8 only).
      */
-    public OverlapMethod teDefaultMethod() {
+    public UbMethod teDefaultMethod() {
         return switch (role()) {
-            case ALL_GATHER -> OverlapMethod.RING_EXCHANGE;
-            case REDUCE_SCATTER -> OverlapMethod.PIPELINE;
-            case BULK_ALL_GATHER, BULK_REDUCE_SCATTER -> OverlapMethod.BULK;
-            case NONE -> OverlapMethod.NONE;
+            case ALL_GATHER -> UbMethod.RING_EXCHANGE;
+            case REDUCE_SCATTER -> UbMethod.PIPELINE;
+            case BULK_ALL_GATHER, BULK_REDUCE_SCATTER -> UbMethod.BULK;
+            case NONE -> UbMethod.NONE;
         };
     }
 

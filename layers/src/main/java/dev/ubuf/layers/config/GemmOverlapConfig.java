@@ -20,7 +20,7 @@ import java.util.Set;
  * {@code fp8: true} it is true for every GEMM whose communication is an all-gather (qkv/fc1 fprop, proj/fc2 dgrad, and
  * qkv/fc1 dgrad's bulk all-gather unless {@code ub_overlap_rs_dgrad} makes those reduce-scatters), false otherwise.
  *
- * @param method             {@link OverlapMethod#NONE} only for proj/fc2 wgrad, which have no communication
+ * @param method             {@link UbMethod#NONE} only for proj/fc2 wgrad, which have no communication
  * @param numSm              SMs the communication kernels may use (TE's {@code num_sm}); also the GEMM's SM
  *                           margin when {@code setSmMargin}
  * @param cgaSize            thread-block cluster size of the communication kernels: 1, 2, 4 or 8
@@ -40,7 +40,7 @@ import java.util.Set;
  */
 public record GemmOverlapConfig(
         GemmName gemm,
-        OverlapMethod method,
+        UbMethod method,
         int numSm,
         int cgaSize,
         int numSplits,
@@ -68,7 +68,7 @@ public record GemmOverlapConfig(
         Objects.requireNonNull(gemmPriority, "gemmPriority");
         Objects.requireNonNull(explicitKeys, "explicitKeys");
         String key = gemm.teName() + ".";
-        if ((method == OverlapMethod.NONE) != (gemm.teDefaultMethod() == OverlapMethod.NONE)) {
+        if ((method == UbMethod.NONE) != (gemm.teDefaultMethod() == UbMethod.NONE)) {
             throw new IllegalArgumentException(key + "method: " + method + " is not possible for " + gemm
                     + " (none is the method of proj_wgrad and fc2_wgrad only, which have no communication)");
         }
@@ -82,10 +82,10 @@ public record GemmOverlapConfig(
         if (problem != null) {
             throw new IllegalArgumentException(key + problem);
         }
-        if (atomicGemm && method != OverlapMethod.RING_EXCHANGE && method != OverlapMethod.PIPELINE) {
+        if (atomicGemm && method != UbMethod.RING_EXCHANGE && method != UbMethod.PIPELINE) {
             throw new IllegalArgumentException(key + GemmKey.ATOMIC_GEMM + ": true applies to ring_exchange and "
                     + "pipeline GEMMs (it runs ubuf's \"atomic\" method on the sm_90a atomic GEMM), not to " + method
-                    + (method == OverlapMethod.AUTO ? " (the planner already measures the atomic method where the GPU"
+                    + (method == UbMethod.AUTO ? " (the planner already measures the atomic method where the GPU"
                     + " can run it)" : ""));
         }
         if (pipelineRsOverlapFirstGemm) {
@@ -120,9 +120,9 @@ public record GemmOverlapConfig(
     }
 
     /** Defaults of the method {@code basis} (see the class comment), for a GEMM that runs {@code method}. */
-    static GemmOverlapConfig defaults(GemmName gemm, OverlapMethod method, OverlapMethod basis, int tp,
+    static GemmOverlapConfig defaults(GemmName gemm, UbMethod method, UbMethod basis, int tp,
                                       boolean fp8Buf) {
-        boolean ring = basis == OverlapMethod.RING_EXCHANGE;
+        boolean ring = basis == UbMethod.RING_EXCHANGE;
         return new GemmOverlapConfig(gemm, method,
                 ring ? 1 : TE_DEFAULT_NUM_SM,
                 ring ? 1 : TE_DEFAULT_CGA_SIZE,

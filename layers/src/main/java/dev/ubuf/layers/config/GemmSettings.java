@@ -25,7 +25,7 @@ public final class GemmSettings {
         return gemm;
     }
 
-    public GemmSettings method(OverlapMethod method) {
+    public GemmSettings method(UbMethod method) {
         return set(GemmKey.METHOD, Objects.requireNonNull(method, "method"), ConfigOrigin.BUILDER);
     }
 
@@ -78,7 +78,7 @@ public final class GemmSettings {
     }
 
     /**
-     * Sets {@code key} to {@code value}: an {@link OverlapMethod} for {@code method}, a Boolean or an Integer as
+     * Sets {@code key} to {@code value}: an {@link UbMethod} for {@code method}, a Boolean or an Integer as
      * {@link GemmKey#kind()} says.
      *
      * @throws UbConfigException when the value is out of range or one ubuf cannot honour yet
@@ -86,7 +86,7 @@ public final class GemmSettings {
     GemmSettings set(GemmKey key, Object value, ConfigOrigin origin) {
         String path = path(key);
         Class<?> expected = switch (key.kind()) {
-            case METHOD -> OverlapMethod.class;
+            case METHOD -> UbMethod.class;
             case BOOLEAN -> Boolean.class;
             case INTEGER -> Integer.class;
         };
@@ -94,7 +94,7 @@ public final class GemmSettings {
             throw new UbConfigException(path, origin, "expected a " + expected.getSimpleName() + ", got " + value);
         }
         String problem = switch (key) {
-            case METHOD -> value == OverlapMethod.NONE
+            case METHOD -> value == UbMethod.NONE
                     ? "none is not a method a configuration can name: to run " + gemm + " unoverlapped, turn off"
                     + " the flag that overlaps it" : null;
             case NUM_SM -> GemmOverlapConfig.numSmProblem((Integer) value);

@@ -6,7 +6,7 @@ import java.util.Optional;
 
 /**
  * What runs for each GEMM of a resolved {@link UbConfig}: the overlap method and its options, or
- * {@link OverlapMethod#NONE} with the reason (a flag is off, no sequence parallelism, tp = 1, no communication).
+ * {@link UbMethod#NONE} with the reason (a flag is off, no sequence parallelism, tp = 1, no communication).
  */
 public record MethodTable(UbConfig config, List<Entry> entries) {
 
@@ -18,12 +18,12 @@ public record MethodTable(UbConfig config, List<Entry> entries) {
     /**
      * One GEMM's line.
      *
-     * @param method        what runs; {@link OverlapMethod#NONE} when not overlapped
+     * @param method        what runs; {@link UbMethod#NONE} when not overlapped
      * @param options       the settings the method runs with; empty when not overlapped
      * @param communication the collective the GEMM carries under sequence parallelism
      * @param reason        why this method (the flag that enables it) or why none
      */
-    public record Entry(GemmName gemm, OverlapMethod method, Optional<GemmOverlapConfig> options,
+    public record Entry(GemmName gemm, UbMethod method, Optional<GemmOverlapConfig> options,
                         String communication, String reason) {
         public Entry {
             Objects.requireNonNull(gemm, "gemm");
@@ -31,17 +31,17 @@ public record MethodTable(UbConfig config, List<Entry> entries) {
             Objects.requireNonNull(options, "options");
             Objects.requireNonNull(communication, "communication");
             Objects.requireNonNull(reason, "reason");
-            if ((method == OverlapMethod.NONE) != options.isEmpty()) {
+            if ((method == UbMethod.NONE) != options.isEmpty()) {
                 throw new IllegalArgumentException(gemm + ": options exist exactly when the GEMM is overlapped");
             }
         }
 
         static Entry unoverlapped(GemmName gemm, String communication, String reason) {
-            return new Entry(gemm, OverlapMethod.NONE, Optional.empty(), communication, reason);
+            return new Entry(gemm, UbMethod.NONE, Optional.empty(), communication, reason);
         }
 
         public boolean overlapped() {
-            return method != OverlapMethod.NONE;
+            return method != UbMethod.NONE;
         }
     }
 

@@ -238,11 +238,11 @@ public record UbConfig(
         if (!flag(flag)) {
             return MethodTable.Entry.unoverlapped(g, communication, flag + " is false; " + ncclPath(g, role));
         }
-        OverlapMethod method = cfg.method();
+        UbMethod method = cfg.method();
         String why = "by " + flag + (cfg.isExplicit(GemmKey.METHOD) ? ", method configured" : ", TE's default method");
-        if (role == GemmName.Role.REDUCE_SCATTER && method == OverlapMethod.BULK) {
+        if (role == GemmName.Role.REDUCE_SCATTER && method == UbMethod.BULK) {
             // TE keeps a bulk entry's communicator and runs its pipelined reduce-scatter (split_overlap_rs).
-            method = OverlapMethod.PIPELINE;
+            method = UbMethod.PIPELINE;
             why += " (bulk entry run as a pipelined reduce-scatter, as TE does under " + UbFlag.UB_OVERLAP_RS_DGRAD + ")";
         }
         return new MethodTable.Entry(g, method, Optional.of(cfg), communication, why);
@@ -612,15 +612,15 @@ public record UbConfig(
             throw new UbConfigException(path, n.origin(), "must be a string, got " + ConfigTree.describe(n));
         }
 
-        private static OverlapMethod method(String path, ConfigTree.Node n) {
+        private static UbMethod method(String path, ConfigTree.Node n) {
             String name = string(path, n);
             if (name.equals("external")) {
                 throw new UbConfigException(path, n.origin(), "\"external\" is not supported: TE uses it to"
                         + " overlap the MXFP8 wgrad all-gather with the dgrad's ring exchange, and ubuf's FP8 scales"
                         + " whole tensors (no MXFP8)");
             }
-            return OverlapMethod.parse(name).orElseThrow(() -> new UbConfigException(path, n.origin(),
-                    "unknown method \"" + name + "\" (expected " + OverlapMethod.configurable() + ")"));
+            return UbMethod.parse(name).orElseThrow(() -> new UbConfigException(path, n.origin(),
+                    "unknown method \"" + name + "\" (expected " + UbMethod.configurable() + ")"));
         }
 
         /**
@@ -735,11 +735,11 @@ public record UbConfig(
             if (s == null) {
                 return GemmOverlapConfig.teDefault(g, tp, fp8, rsDgrad);
             }
-            OverlapMethod method = s.get(GemmKey.METHOD).map(v -> (OverlapMethod) v.value()).orElse(g.teDefaultMethod());
+            UbMethod method = s.get(GemmKey.METHOD).map(v -> (UbMethod) v.value()).orElse(g.teDefaultMethod());
             // TE moves a qkv/fc1 dgrad configured with a non-bulk method to that method's list, so it takes that
             // method's defaults; every other GEMM takes its default method's defaults, whatever is configured.
-            OverlapMethod basis = g.canReduceScatterDgrad()
-                    && (method == OverlapMethod.RING_EXCHANGE || method == OverlapMethod.PIPELINE)
+            UbMethod basis = g.canReduceScatterDgrad()
+                    && (method == UbMethod.RING_EXCHANGE || method == UbMethod.PIPELINE)
                     ? method : g.teDefaultMethod();
             GemmOverlapConfig d = GemmOverlapConfig.defaults(g, g.teDefaultMethod(), basis, tp,
                     GemmOverlapConfig.teFp8Buf(g, fp8, rsDgrad));
@@ -750,13 +750,13 @@ public record UbConfig(
                 }
             }
             // proj/fc2 wgrad have no method: a configured one is reported by the checks, not stored.
-            OverlapMethod stored = g.teDefaultMethod() == OverlapMethod.NONE ? OverlapMethod.NONE : method;
+            UbMethod stored = g.teDefaultMethod() == UbMethod.NONE ? UbMethod.NONE : method;
             var atomic = s.get(GemmKey.ATOMIC_GEMM);
-            if (atomic.isPresent() && atomic.get().bool() && stored != OverlapMethod.RING_EXCHANGE
-                    && stored != OverlapMethod.PIPELINE) {
+            if (atomic.isPresent() && atomic.get().bool() && stored != UbMethod.RING_EXCHANGE
+                    && stored != UbMethod.PIPELINE) {
                 throw new UbConfigException(g.teName() + "." + GemmKey.ATOMIC_GEMM.teName(), atomic.get().origin(),
                         "true applies to ring_exchange and pipeline GEMMs (it runs ubuf's \"atomic\" method on the"
-                        + " sm_90a atomic GEMM), not to " + stored + (stored == OverlapMethod.AUTO ? " (the planner "
+                        + " sm_90a atomic GEMM), not to " + stored + (stored == UbMethod.AUTO ? " (the planner "
                         + "already measures the atomic method where the GPU can run it)" : ""));
             }
             return new GemmOverlapConfig(g, stored,
@@ -790,7 +790,7 @@ public record UbConfig(
         private void checkAlone(GemmSettings s, boolean rsDgrad) {
             GemmName g = s.gemm();
             Optional<Sourced> method = s.get(GemmKey.METHOD);
-            if (method.isPresent() && g.teDefaultMethod() == OverlapMethod.NONE) {
+            if (method.isPresent() && g.teDefaultMethod() == UbMethod.NONE) {
                 throw new UbConfigException(s.path(GemmKey.METHOD), method.get().origin(), method.get().value()
                         + ": " + g + " has no communication of its own to overlap (it uses dY as all-gathered for "
                         + g.withPass(GemmName.Pass.DGRAD) + ")");
@@ -822,7 +822,7 @@ public record UbConfig(
             for (GemmName dgrad : new GemmName[] {GemmName.QKV_DGRAD, GemmName.FC1_DGRAD}) {
                 GemmOverlapConfig c = gemms.get(dgrad);
                 GemmName wgrad = dgrad.withPass(GemmName.Pass.WGRAD);
-                if (c.isExplicit(GemmKey.METHOD) && c.method() != OverlapMethod.BULK && c.method() != OverlapMethod.AUTO
+                if (c.isExplicit(GemmKey.METHOD) && c.method() != UbMethod.BULK && c.method() != UbMethod.AUTO
                         && declared.test(wgrad)) {
                     throw new UbConfigException(wgrad.teName(), origins.apply(wgrad.teName()),
                             "cannot be configured while " + dgrad + ".method is " + c.method() + " ("
@@ -837,7 +837,7 @@ public record UbConfig(
             if (!c.isExplicit(GemmKey.METHOD)) {
                 return; // TE's defaults fit every role
             }
-            OverlapMethod m = c.method();
+            UbMethod m = c.method();
             String path = g + ".method";
             String problem = switch (g.role(rsDgrad)) {
                 case ALL_GATHER -> switch (m) {
@@ -874,8 +874,8 @@ public record UbConfig(
             return "bulk overlaps only the dgrad and wgrad of qkv and fc1, not " + g;
         }
 
-        private static String wgradBulkOnly(GemmName g, OverlapMethod m) {
-            return m == OverlapMethod.BULK || m == OverlapMethod.AUTO ? null
+        private static String wgradBulkOnly(GemmName g, UbMethod m) {
+            return m == UbMethod.BULK || m == UbMethod.AUTO ? null
                     : g + " overlaps the bulk reduce-scatter of dX from " + g.withPass(GemmName.Pass.DGRAD)
                     + "; only bulk (or auto) applies";
         }
@@ -887,7 +887,7 @@ public record UbConfig(
             }
             String path = g + ".aggregate";
             boolean ringAllGather = g.isAllGather()
-                    && (c.method() == OverlapMethod.RING_EXCHANGE || c.method() == OverlapMethod.AUTO);
+                    && (c.method() == UbMethod.RING_EXCHANGE || c.method() == UbMethod.AUTO);
             if (!ringAllGather) {
                 throw new UbConfigException(path, origins.apply(path), "true applies only to ring_exchange"
                         + " all-gather overlaps (qkv/fc1 fprop, proj/fc2 dgrad), not to " + g + " with method "
@@ -929,7 +929,7 @@ public record UbConfig(
 
         private static void checkSplits(GemmName g, GemmOverlapConfig c, int tp,
                                         Function<String, ConfigOrigin> origins) {
-            if (c.isExplicit(GemmKey.NUM_SPLITS) && c.method() == OverlapMethod.RING_EXCHANGE && tp > 1
+            if (c.isExplicit(GemmKey.NUM_SPLITS) && c.method() == UbMethod.RING_EXCHANGE && tp > 1
                     && c.numSplits() != tp) {
                 String path = g + ".num_splits";
                 throw new UbConfigException(path, origins.apply(path), c.numSplits() + " contradicts ring_exchange,"

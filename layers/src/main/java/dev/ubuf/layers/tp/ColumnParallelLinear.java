@@ -227,7 +227,7 @@ public final class ColumnParallelLinear implements TpLayer {
     public void prepare() {
         long m = tc.maxTokens();
         fpropOp(m);
-        dgradOps(m);
+        backwardOps(m);
     }
 
     @Override
@@ -246,8 +246,15 @@ public final class ColumnParallelLinear implements TpLayer {
                 : new AgShape(tc.tp(), m, in, outPerRank, tc.dtype()).withFp8(fp8.forward())));
     }
 
-    /** [dgrad-side op or null, wgrad-side op or null] for m tokens, as the configuration says. */
-    private OverlapOp[] dgradOps(long m) {
+    /**
+     * The backward's ops for m tokens, as the configuration says, each null where none runs: {@code dgradSide} runs
+     * under the dgrad's name (the dgrad GEMM's reduce-scatter, or the bulk all-gather of x for the wgrad),
+     * {@code wgradSide} under the wgrad's (the bulk reduce-scatter of dX beside the wgrad, or the NCCL reference).
+     */
+    private record BackwardOps(OverlapOp dgradSide, OverlapOp wgradSide) {
+    }
+
+    private BackwardOps backwardOps(long m) {
         GemmName dg = gemm(GemmName.Pass.DGRAD);
         GemmName wg = gemm(GemmName.Pass.WGRAD);
         RsShape plain = new RsShape(tc.tp(), m, outPerRank, in, tc.dtype(), false);
@@ -255,14 +262,14 @@ public final class ColumnParallelLinear implements TpLayer {
         // the layer's own (bf16/fp32) partial sums, so its shape stays plain.
         RsShape rs = fp8 == null ? plain : plain.withFp8(fp8.dgrad());
         if (rsDgrad()) {
-            return new OverlapOp[]{ops.get(dg, m, () -> tc.makeOp(dg, rs)), null};
+            return new BackwardOps(ops.get(dg, m, () -> tc.makeOp(dg, rs)), null);
         }
         AgShape gather = new AgShape(tc.tp(), m, in, outPerRank, tc.dtype());
         OverlapOp ag = tc.choice(dg).bulk()
                 ? ops.get(dg, m, () -> tc.makeOp(dg, fp8 == null ? gather : gather.withFp8(fp8.forward()))) : null;
         // Not bulk: the NCCL reference (dgrad GEMM, then NCCL reduce-scatter) under the wgrad's name.
         OverlapOp rsOp = ops.get(wg, m, () -> tc.makeOp(wg, tc.choice(wg).bulk() ? plain : rs));
-        return new OverlapOp[]{ag, rsOp};
+        return new BackwardOps(ag, rsOp);
     }
 
     /** Y[tokens, N/tp] = AG(x) W^T (+ b); x is this rank's [tokens/tp, K]. */
@@ -286,10 +293,12 @@ public final class ColumnParallelLinear implements TpLayer {
             TensorView xq = fp8.xq.rows(0, m / tc.tp());
             fp8.scales.quantize(fp8.input, x, xq, null, s);
             fp8.scales.quantize(fp8.weight, weight.value(), fp8.wq, fp8.wqT, s);
-            tc.call(gemm(GemmName.Pass.FPROP), fpropOp(m), new OperandBindings(xq, fp8.wq, true, y, null)
+            tc.call(gemm(GemmName.Pass.FPROP), fpropOp(m), OperandBindings.of(xq, fp8.wq).withWeightTransposed()
+                    .withOutput(y)
                     .withScales(fp8.scales.dequant(fp8.input, fp8.weight)), s);
         } else {
-            tc.call(gemm(GemmName.Pass.FPROP), fpropOp(m), new OperandBindings(x, weight.value(), true, y, null), s);
+            tc.call(gemm(GemmName.Pass.FPROP), fpropOp(m), OperandBindings.of(x, weight.value()).withWeightTransposed()
+                    .withOutput(y), s);
         }
         if (bias != null) {
             try (Tracer.Scope t = tc.span(layer.teName() + " bias", SpanKind.KERNEL, s)) {
@@ -316,16 +325,16 @@ public final class ColumnParallelLinear implements TpLayer {
         }
         TensorView x = savedInput;
         TensorView dxm = dx.rows(0, m / tc.tp());
-        OverlapOp[] o = dgradOps(m);
+        BackwardOps back = backwardOps(m);
         GemmName dg = gemm(GemmName.Pass.DGRAD);
         GemmName wg = gemm(GemmName.Pass.WGRAD);
         boolean bulkRs = !rsDgrad() && tc.choice(wg).bulk();
         // 1. X gathered for the wgrad, beside the dgrad where the configuration overlaps it.
         TensorView xFull;
         boolean sideBusy = false;
-        if (o[0] != null && !rsDgrad()) {
-            tc.call(dg, o[0], new OperandBindings(x, null, false, null, null), tc.fork(s));
-            xFull = o[0].userBuffer();
+        if (back.dgradSide() != null && !rsDgrad()) {
+            tc.call(dg, back.dgradSide(), OperandBindings.inputOnly(x), tc.fork(s));
+            xFull = back.dgradSide().userBuffer();
             sideBusy = true;
         } else {
             xFull = gathered.rows(0, m);
@@ -336,19 +345,19 @@ public final class ColumnParallelLinear implements TpLayer {
         }
         // 2. dgrad: dX = RS(dy W).
         if (rsDgrad()) {
-            tc.call(dg, o[0], new OperandBindings(dy, weight.value(), false, dxm, null), s);
+            tc.call(dg, back.dgradSide(), OperandBindings.of(dy, weight.value()).withOutput(dxm), s);
         } else if (bulkRs) {
-            tc.multiply(dg, dy, weight.value(), o[1].userBuffer(), 0f,
+            tc.multiply(dg, dy, weight.value(), back.wgradSide().userBuffer(), 0f,
                     tc.options(false, false, tc.choice(dg).gemmSmMargin()), s);
         } else {
-            tc.call(wg, o[1], new OperandBindings(dy, weight.value(), false, dxm, null), s);
+            tc.call(wg, back.wgradSide(), OperandBindings.of(dy, weight.value()).withOutput(dxm), s);
         }
         if (sideBusy) {
             tc.join(s);
         }
         // 3. wgrad, beside the bulk reduce-scatter of the dgrad's result.
         if (bulkRs) {
-            tc.call(wg, o[1], new OperandBindings(null, null, false, dxm, null), tc.fork(s));
+            tc.call(wg, back.wgradSide(), OperandBindings.outputOnly(dxm), tc.fork(s));
         }
         tc.multiply(wg, dy, xFull, weight.grad(), 1f,
                 tc.options(true, false, bulkRs ? tc.choice(wg).gemmSmMargin() : 0), s);
@@ -375,7 +384,7 @@ public final class ColumnParallelLinear implements TpLayer {
     private TensorView backwardFp8(TensorView dy, CudaStream s) {
         long m = savedTokens;
         TensorView dxm = dx.rows(0, m / tc.tp());
-        OverlapOp[] o = dgradOps(m);
+        BackwardOps back = backwardOps(m);
         GemmName dg = gemm(GemmName.Pass.DGRAD);
         GemmName wg = gemm(GemmName.Pass.WGRAD);
         boolean bulkRs = !rsDgrad() && tc.choice(wg).bulk();
@@ -388,9 +397,9 @@ public final class ColumnParallelLinear implements TpLayer {
         // 1. x_q gathered for the wgrad, beside the dgrad where the configuration overlaps it.
         TensorView xFull;
         boolean sideBusy;
-        if (o[0] != null && !rsDgrad()) {
-            tc.call(dg, o[0], new OperandBindings(xq, null, false, null, null), tc.fork(s));
-            xFull = o[0].userBuffer();
+        if (back.dgradSide() != null && !rsDgrad()) {
+            tc.call(dg, back.dgradSide(), OperandBindings.inputOnly(xq), tc.fork(s));
+            xFull = back.dgradSide().userBuffer();
             sideBusy = true;
         } else {
             xFull = fp8.gathered.rows(0, m);
@@ -400,19 +409,21 @@ public final class ColumnParallelLinear implements TpLayer {
         }
         // 2. dgrad: dX = RS(dY_q W_q), W_q^T stored [K, N/tp] as cuBLASLt's FP8 layout wants.
         if (rsDgrad()) {
-            tc.call(dg, o[0], new OperandBindings(dyq, fp8.wqT, true, dxm, null).withScales(dgradScales), s);
+            tc.call(dg, back.dgradSide(), OperandBindings.of(dyq, fp8.wqT).withWeightTransposed().withOutput(dxm)
+                    .withScales(dgradScales), s);
         } else if (bulkRs) {
-            tc.multiplyFp8(dg, dyq, fp8.wqT, o[1].userBuffer(), 0f, tc.choice(dg).gemmSmMargin(),
+            tc.multiplyFp8(dg, dyq, fp8.wqT, back.wgradSide().userBuffer(), 0f, tc.choice(dg).gemmSmMargin(),
                     sc.scaleInverse(fp8.grad), sc.scaleInverse(fp8.weight), s);
         } else {
-            tc.call(wg, o[1], new OperandBindings(dyq, fp8.wqT, true, dxm, null).withScales(dgradScales), s);
+            tc.call(wg, back.wgradSide(), OperandBindings.of(dyq, fp8.wqT).withWeightTransposed().withOutput(dxm)
+                    .withScales(dgradScales), s);
         }
         if (sideBusy) {
             tc.join(s);
         }
         // 3. wgrad, beside the bulk reduce-scatter of the dgrad's result: dW += dY_q^T x_full.
         if (bulkRs) {
-            tc.call(wg, o[1], new OperandBindings(null, null, false, dxm, null), tc.fork(s));
+            tc.call(wg, back.wgradSide(), OperandBindings.outputOnly(dxm), tc.fork(s));
         }
         TensorView xFullT = dense(fp8.xFullT, in, m);
         sc.transpose(fp8.input, xFull, fp8.scratch.rows(0, m), xFullT, s);

@@ -4,7 +4,7 @@ import dev.ubuf.exec.ExecutionSettings;
 import dev.ubuf.layers.config.GemmName;
 import dev.ubuf.layers.config.GemmOverlapConfig;
 import dev.ubuf.layers.config.MethodTable;
-import dev.ubuf.layers.config.OverlapMethod;
+import dev.ubuf.layers.config.UbMethod;
 import dev.ubuf.layers.config.UbConfig;
 
 import java.util.Objects;
@@ -88,12 +88,12 @@ public record OverlapChoice(Kind kind, Optional<String> variant, ExecutionSettin
         GemmName.Role role = gemm.role(config.overlapRsDgrad());
         boolean bulkRole = role == GemmName.Role.BULK_ALL_GATHER || role == GemmName.Role.BULK_REDUCE_SCATTER;
         int margin = c.setSmMargin() ? c.numSm() : 0;
-        OverlapMethod m = e.method();
+        UbMethod m = e.method();
         if (bulkRole) {
             // Only bulk can run a collective beside a GEMM it does not feed; AUTO there means bulk too.
             return new OverlapChoice(Kind.METHOD, Optional.of("bulk"), exec, margin, e.reason());
         }
-        if (c.atomicGemm() && (m == OverlapMethod.RING_EXCHANGE || m == OverlapMethod.PIPELINE)) {
+        if (c.atomicGemm() && (m == UbMethod.RING_EXCHANGE || m == UbMethod.PIPELINE)) {
             // The atomic GEMM module registers "atomic" in both families; on a GPU without sm_90a making the op
             // fails with the kernel's own message (KernelsUnavailableException).
             return new OverlapChoice(Kind.METHOD, Optional.of("atomic"), exec, 0, e.reason());

@@ -233,10 +233,12 @@ public final class RowParallelLinear implements TpLayer {
             TensorView xq = fp8.xq.rows(0, m);
             fp8.scales.quantize(fp8.input, x, xq, ColumnParallelLinear.dense(fp8.xqT, inPerRank, m), s);
             fp8.scales.quantize(fp8.weight, weight.value(), fp8.wq, fp8.wqT, s);
-            tc.call(gemm(GemmName.Pass.FPROP), fpropOp(m), new OperandBindings(xq, fp8.wq, true, ym, b)
+            tc.call(gemm(GemmName.Pass.FPROP), fpropOp(m), OperandBindings.of(xq, fp8.wq).withWeightTransposed()
+                    .withOutput(ym).withBias(b)
                     .withScales(fp8.scales.dequant(fp8.input, fp8.weight)), s);
         } else {
-            tc.call(gemm(GemmName.Pass.FPROP), fpropOp(m), new OperandBindings(x, weight.value(), true, ym, b), s);
+            tc.call(gemm(GemmName.Pass.FPROP), fpropOp(m), OperandBindings.of(x, weight.value()).withWeightTransposed()
+                    .withOutput(ym).withBias(b), s);
         }
         savedInput = x;
         return ym;
@@ -260,7 +262,7 @@ public final class RowParallelLinear implements TpLayer {
             return backwardFp8(dy, m, dxm, s);
         }
         OverlapOp op = dgradOp(m);
-        tc.call(gemm(GemmName.Pass.DGRAD), op, new OperandBindings(dy, weight.value(), false, dxm, null), s);
+        tc.call(gemm(GemmName.Pass.DGRAD), op, OperandBindings.of(dy, weight.value()).withOutput(dxm), s);
         // The op's buffer holds the gathered dY until its next call.
         TensorView dyFull = op.userBuffer();
         tc.multiply(gemm(GemmName.Pass.WGRAD), dyFull, savedInput, weight.grad(), 1f, tc.options(true, false, 0), s);
@@ -278,7 +280,7 @@ public final class RowParallelLinear implements TpLayer {
         TensorView dyq = fp8.dyq.rows(0, m / tc.tp());
         sc.quantize(fp8.grad, dy, dyq, null, s);
         OverlapOp op = dgradOp(m);
-        tc.call(gemm(GemmName.Pass.DGRAD), op, new OperandBindings(dyq, fp8.wqT, true, dxm, null)
+        tc.call(gemm(GemmName.Pass.DGRAD), op, OperandBindings.of(dyq, fp8.wqT).withWeightTransposed().withOutput(dxm)
                 .withScales(sc.dequant(fp8.grad, fp8.weight)), s);
         // The op's buffer holds the gathered dY_q until its next call; the wgrad wants it [N, tokens].
         TensorView dyFullT = ColumnParallelLinear.dense(fp8.dyFullT, out, m);

@@ -53,8 +53,8 @@ class ConfigConflictsTest {
                 proj_fprop: {method: ring_exchange}
                 fc2_fprop: {method: ring_exchange}
                 """, "layer.yaml", ConfigFormat.YAML).build();
-        assertEquals(OverlapMethod.RING_EXCHANGE, c.gemm(GemmName.PROJ_FPROP).method());
-        assertEquals(OverlapMethod.RING_EXCHANGE, c.methodTable().entry(GemmName.FC2_FPROP).orElseThrow().method());
+        assertEquals(UbMethod.RING_EXCHANGE, c.gemm(GemmName.PROJ_FPROP).method());
+        assertEquals(UbMethod.RING_EXCHANGE, c.methodTable().entry(GemmName.FC2_FPROP).orElseThrow().method());
     }
 
     @ParameterizedTest
@@ -71,7 +71,7 @@ class ConfigConflictsTest {
                 "bulk all-gather of ub_bulk_dgrad");
         UbConfig ok = tp(4).overlapRsDgrad(true)
                 .load("qkv_dgrad:\n  method: ring_exchange\n", "layer.yaml", ConfigFormat.YAML).build();
-        assertEquals(OverlapMethod.RING_EXCHANGE, ok.methodTable().entry(GemmName.QKV_DGRAD).orElseThrow().method());
+        assertEquals(UbMethod.RING_EXCHANGE, ok.methodTable().entry(GemmName.QKV_DGRAD).orElseThrow().method());
     }
 
     @Test
@@ -92,10 +92,10 @@ class ConfigConflictsTest {
                 qkv_wgrad: {method: bulk, num_sm: 4}
                 """, "layer.yaml", ConfigFormat.YAML).build();
         MethodTable.Entry dgrad = c.methodTable().entry(GemmName.QKV_DGRAD).orElseThrow();
-        assertEquals(OverlapMethod.PIPELINE, dgrad.method());
+        assertEquals(UbMethod.PIPELINE, dgrad.method());
         assertEquals(8, dgrad.options().orElseThrow().numSm());
         assertTrue(dgrad.reason().contains("bulk entry run as a pipelined reduce-scatter"), dgrad.reason());
-        assertEquals(OverlapMethod.NONE, c.methodTable().entry(GemmName.QKV_WGRAD).orElseThrow().method());
+        assertEquals(UbMethod.NONE, c.methodTable().entry(GemmName.QKV_WGRAD).orElseThrow().method());
     }
 
     @Test
@@ -170,7 +170,7 @@ class ConfigConflictsTest {
     @Test
     void contradictionsFromTheBuilderNameTheBuilder() {
         UbConfigException e = assertThrows(UbConfigException.class, () -> tp(4)
-                .gemm(GemmName.FC1_FPROP, g -> g.method(OverlapMethod.PIPELINE)).build());
+                .gemm(GemmName.FC1_FPROP, g -> g.method(UbMethod.PIPELINE)).build());
         assertEquals("builder: fc1_fprop.method: pipeline: pipeline overlaps a reduce-scatter, but fc1_fprop consumes"
                 + " an all-gather (TE rejects it too); use ring_exchange or auto", e.getMessage());
     }
@@ -180,7 +180,7 @@ class ConfigConflictsTest {
         UbConfig good = tp(4).build();
         java.util.Map<GemmName, GemmOverlapConfig> gemms = new java.util.EnumMap<>(good.gemms());
         GemmOverlapConfig d = gemms.get(GemmName.QKV_FPROP);
-        gemms.put(GemmName.QKV_FPROP, new GemmOverlapConfig(GemmName.QKV_FPROP, OverlapMethod.PIPELINE, d.numSm(),
+        gemms.put(GemmName.QKV_FPROP, new GemmOverlapConfig(GemmName.QKV_FPROP, UbMethod.PIPELINE, d.numSm(),
                 d.cgaSize(), d.numSplits(), d.setSmMargin(), false, true, false, false, d.commPriority(),
                 d.gemmPriority(), false, java.util.Set.of(GemmKey.METHOD)));
         UbConfigException e = assertThrows(UbConfigException.class, () -> new UbConfig(true, true, true, false, true,

@@ -47,7 +47,7 @@ class ConfigFileTest {
         UbConfig c = tp4().load(resource("megatron_gpt_h8192_tp4.yaml")).build();
 
         GemmOverlapConfig qkvDgrad = c.gemm(GemmName.QKV_DGRAD);
-        assertEquals(OverlapMethod.BULK, qkvDgrad.method());
+        assertEquals(UbMethod.BULK, qkvDgrad.method());
         assertEquals(4, qkvDgrad.numSm());
         assertEquals(2, qkvDgrad.cgaSize());
         assertFalse(qkvDgrad.setSmMargin(), "set_sm_margin: 0 reads as false");
@@ -59,7 +59,7 @@ class ConfigFileTest {
                 c.gemm(GemmName.FC2_DGRAD).explicitKeys());
 
         GemmOverlapConfig proj = c.gemm(GemmName.PROJ_FPROP);
-        assertEquals(OverlapMethod.PIPELINE, proj.method());
+        assertEquals(UbMethod.PIPELINE, proj.method());
         assertEquals(24, proj.numSm());
         assertEquals(4, proj.numSplits());
         assertTrue(proj.setSmMargin(), "set_sm_margin: 1 reads as true");
@@ -84,15 +84,15 @@ class ConfigFileTest {
         GemmOverlapConfig qkv = c.gemm(GemmName.QKV_FPROP);
         assertTrue(qkv.aggregate());
         assertFalse(qkv.useCe(), "use_ce: false selects the SM copy kernels");
-        assertEquals(OverlapMethod.RING_EXCHANGE, c.methodTable().entry(GemmName.QKV_DGRAD).orElseThrow().method());
+        assertEquals(UbMethod.RING_EXCHANGE, c.methodTable().entry(GemmName.QKV_DGRAD).orElseThrow().method());
         GemmOverlapConfig fc1Dgrad = c.gemm(GemmName.FC1_DGRAD);
-        assertEquals(OverlapMethod.PIPELINE, fc1Dgrad.method());
+        assertEquals(UbMethod.PIPELINE, fc1Dgrad.method());
         assertEquals(8, fc1Dgrad.numSplits());
         assertEquals(12, fc1Dgrad.numSm());
-        assertEquals(OverlapMethod.AUTO, c.gemm(GemmName.PROJ_FPROP).method());
+        assertEquals(UbMethod.AUTO, c.gemm(GemmName.PROJ_FPROP).method());
         assertEquals(OptionalInt.of(-5), c.gemm(GemmName.FC2_FPROP).commPriority());
         assertEquals(OptionalInt.of(0), c.gemm(GemmName.FC2_FPROP).gemmPriority());
-        assertEquals(OverlapMethod.NONE, c.methodTable().entry(GemmName.FC1_WGRAD).orElseThrow().method());
+        assertEquals(UbMethod.NONE, c.methodTable().entry(GemmName.FC1_WGRAD).orElseThrow().method());
     }
 
     @Test

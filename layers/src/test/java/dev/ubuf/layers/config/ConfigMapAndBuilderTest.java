@@ -38,8 +38,8 @@ class ConfigMapAndBuilderTest {
     void theTypedBuilderGivesTheSameConfigAsTheMap() {
         UbConfig built = UbConfig.builder()
                 .tpCommOverlap(true).sequenceParallel(true).tensorModelParallelSize(4)
-                .gemm(GemmName.PROJ_FPROP, g -> g.method(OverlapMethod.PIPELINE).numSm(24).numSplits(4).setSmMargin(true))
-                .gemm(GemmName.FC1_FPROP, g -> g.method(OverlapMethod.RING_EXCHANGE).aggregate(true))
+                .gemm(GemmName.PROJ_FPROP, g -> g.method(UbMethod.PIPELINE).numSm(24).numSplits(4).setSmMargin(true))
+                .gemm(GemmName.FC1_FPROP, g -> g.method(UbMethod.RING_EXCHANGE).aggregate(true))
                 .build();
         UbConfig fromMap = UbConfig.fromMap(Map.of(
                 "ub_tp_comm_overlap", true, "sequence_parallel", true, "tensor_model_parallel_size", 4,
@@ -67,7 +67,7 @@ class ConfigMapAndBuilderTest {
     @Test
     void everyGemmKeyHasATypedSetter() {
         GemmOverlapConfig c = UbConfig.builder().tensorModelParallelSize(2)
-                .gemm(GemmName.PROJ_DGRAD, g -> g.method(OverlapMethod.RING_EXCHANGE).isReduceScatter(false).numSm(3)
+                .gemm(GemmName.PROJ_DGRAD, g -> g.method(UbMethod.RING_EXCHANGE).isReduceScatter(false).numSm(3)
                         .cgaSize(4).numSplits(2).setSmMargin(true).aggregate(true).useCe(false).atomicGemm(false)
                         .fp8Buf(false).commPriority(-3).gemmPriority(0).pipelineRsOverlapFirstGemm(false))
                 .build().gemm(GemmName.PROJ_DGRAD);
@@ -93,7 +93,7 @@ class ConfigMapAndBuilderTest {
                 Map.of("ub_overlap_ag", List.of(true))));
         assertEquals("map: ub_overlap_ag: must be true or false (or 0 or 1), got a list", odd.getMessage());
         UbConfigException object = assertThrows(UbConfigException.class, () -> UbConfig.fromMap(
-                Map.of("qkv_fprop", Map.of("method", OverlapMethod.PIPELINE))));
+                Map.of("qkv_fprop", Map.of("method", UbMethod.PIPELINE))));
         assertTrue(object.getMessage().startsWith("map: qkv_fprop.method: unsupported value type"), object.getMessage());
         UbConfigException noFp8 = assertThrows(UbConfigException.class, () -> UbConfig.fromMap(
                 Map.of("qkv_fprop", Map.of("fp8_buf", 1))));
@@ -112,7 +112,7 @@ class ConfigMapAndBuilderTest {
         assertEquals("builder: fp8_amax_history_len: must be >= 1, got 0", assertThrows(UbConfigException.class,
                 () -> b.fp8AmaxHistoryLen(0)).getMessage());
         assertTrue(assertThrows(UbConfigException.class, () -> b.gemm(GemmName.QKV_FPROP,
-                g -> g.method(OverlapMethod.NONE))).getMessage().contains("none is not a method a configuration can name"));
+                g -> g.method(UbMethod.NONE))).getMessage().contains("none is not a method a configuration can name"));
     }
 
     @Test

@@ -30,7 +30,7 @@ class MethodTableTest {
     @Test
     void aConfiguredMethodIsSaidToBeConfigured() {
         UbConfig c = UbConfig.builder().tensorModelParallelSize(2).sequenceParallel(true).tpCommOverlap(true)
-                .gemm(GemmName.PROJ_FPROP, g -> g.method(OverlapMethod.RING_EXCHANGE)).build();
+                .gemm(GemmName.PROJ_FPROP, g -> g.method(UbMethod.RING_EXCHANGE)).build();
         assertEquals("by ub_overlap_rs, method configured", c.explain(GemmName.PROJ_FPROP));
         assertEquals("by ub_overlap_rs, TE's default method", c.explain(GemmName.FC2_FPROP));
     }

@@ -57,7 +57,7 @@ class TeDefaultsTest {
         GemmOverlapConfig c = UbConfig.builder().tensorModelParallelSize(4)
                 .gemm(GemmName.PROJ_FPROP, g -> g.numSm(24).setSmMargin(false))
                 .build().gemm(GemmName.PROJ_FPROP);
-        assertEquals(OverlapMethod.PIPELINE, c.method());
+        assertEquals(UbMethod.PIPELINE, c.method());
         assertEquals(24, c.numSm());
         assertFalse(c.setSmMargin());
         assertEquals(2, c.cgaSize(), "default kept");
@@ -71,9 +71,9 @@ class TeDefaultsTest {
     void defaultsFollowTheGemmsDefaultMethodNotTheConfiguredOneAsInTe() {
         // TE builds the defaults from the GEMM's default method, then applies the user's keys on top.
         GemmOverlapConfig ringProj = UbConfig.builder().tensorModelParallelSize(4)
-                .gemm(GemmName.PROJ_FPROP, g -> g.method(OverlapMethod.RING_EXCHANGE))
+                .gemm(GemmName.PROJ_FPROP, g -> g.method(UbMethod.RING_EXCHANGE))
                 .build().gemm(GemmName.PROJ_FPROP);
-        assertEquals(OverlapMethod.RING_EXCHANGE, ringProj.method());
+        assertEquals(UbMethod.RING_EXCHANGE, ringProj.method());
         assertEquals(16, ringProj.numSm(), "pipeline's default, as TE gives it");
         assertEquals(2, ringProj.cgaSize());
         assertTrue(ringProj.setSmMargin());
@@ -82,9 +82,9 @@ class TeDefaultsTest {
     @Test
     void aDgradConfiguredWithRingExchangeTakesRingDefaultsBecauseTeMovesItToThatList() {
         GemmOverlapConfig c = UbConfig.builder().tensorModelParallelSize(8).overlapRsDgrad(true)
-                .gemm(GemmName.QKV_DGRAD, g -> g.method(OverlapMethod.RING_EXCHANGE))
+                .gemm(GemmName.QKV_DGRAD, g -> g.method(UbMethod.RING_EXCHANGE))
                 .build().gemm(GemmName.QKV_DGRAD);
-        assertEquals(OverlapMethod.RING_EXCHANGE, c.method());
+        assertEquals(UbMethod.RING_EXCHANGE, c.method());
         assertEquals(1, c.numSm());
         assertEquals(1, c.cgaSize());
         assertEquals(8, c.numSplits());

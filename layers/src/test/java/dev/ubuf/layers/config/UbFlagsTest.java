@@ -12,10 +12,10 @@ import static dev.ubuf.layers.config.GemmName.PROJ_WGRAD;
 import static dev.ubuf.layers.config.GemmName.QKV_DGRAD;
 import static dev.ubuf.layers.config.GemmName.QKV_FPROP;
 import static dev.ubuf.layers.config.GemmName.QKV_WGRAD;
-import static dev.ubuf.layers.config.OverlapMethod.BULK;
-import static dev.ubuf.layers.config.OverlapMethod.NONE;
-import static dev.ubuf.layers.config.OverlapMethod.PIPELINE;
-import static dev.ubuf.layers.config.OverlapMethod.RING_EXCHANGE;
+import static dev.ubuf.layers.config.UbMethod.BULK;
+import static dev.ubuf.layers.config.UbMethod.NONE;
+import static dev.ubuf.layers.config.UbMethod.PIPELINE;
+import static dev.ubuf.layers.config.UbMethod.RING_EXCHANGE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -35,16 +35,16 @@ class UbFlagsTest {
         return UbConfig.builder().tensorModelParallelSize(4).sequenceParallel(true);
     }
 
-    static Map<GemmName, OverlapMethod> methods(UbConfig config) {
-        Map<GemmName, OverlapMethod> m = new EnumMap<>(GemmName.class);
+    static Map<GemmName, UbMethod> methods(UbConfig config) {
+        Map<GemmName, UbMethod> m = new EnumMap<>(GemmName.class);
         for (MethodTable.Entry e : config.methodTable().entries()) {
             m.put(e.gemm(), e.method());
         }
         return m;
     }
 
-    static Map<GemmName, OverlapMethod> teDefaultTable() {
-        Map<GemmName, OverlapMethod> m = new EnumMap<>(GemmName.class);
+    static Map<GemmName, UbMethod> teDefaultTable() {
+        Map<GemmName, UbMethod> m = new EnumMap<>(GemmName.class);
         m.put(QKV_FPROP, RING_EXCHANGE);
         m.put(QKV_DGRAD, BULK);
         m.put(QKV_WGRAD, BULK);
@@ -112,7 +112,7 @@ class UbFlagsTest {
     @Test
     void ubOverlapAgOffLeavesTheAllGatherGemmsToNccl() {
         UbConfig c = tp4().tpCommOverlap(true).overlapAg(false).build();
-        Map<GemmName, OverlapMethod> expected = teDefaultTable();
+        Map<GemmName, UbMethod> expected = teDefaultTable();
         for (GemmName g : List.of(QKV_FPROP, FC1_FPROP, PROJ_DGRAD, FC2_DGRAD)) {
             expected.put(g, NONE);
         }
@@ -124,7 +124,7 @@ class UbFlagsTest {
     @Test
     void ubOverlapRsOffLeavesTheRowParallelForwardToNccl() {
         UbConfig c = tp4().tpCommOverlap(true).overlapRs(false).build();
-        Map<GemmName, OverlapMethod> expected = teDefaultTable();
+        Map<GemmName, UbMethod> expected = teDefaultTable();
         expected.put(PROJ_FPROP, NONE);
         expected.put(FC2_FPROP, NONE);
         assertEquals(expected, methods(c));
@@ -149,7 +149,7 @@ class UbFlagsTest {
     @Test
     void ubOverlapRsDgradReplacesBothBulkOverlapsOfQkvAndFc1() {
         UbConfig c = tp4().tpCommOverlap(true).overlapRsDgrad(true).build();
-        Map<GemmName, OverlapMethod> expected = teDefaultTable();
+        Map<GemmName, UbMethod> expected = teDefaultTable();
         // The dgrad reduce-scatters dX itself: TE runs its (bulk-method) communicator as a pipelined RS.
         expected.put(QKV_DGRAD, PIPELINE);
         expected.put(FC1_DGRAD, PIPELINE);

@@ -1,7 +1,7 @@
 package dev.ubuf.layers.tp;
 
 import dev.ubuf.layers.config.GemmName;
-import dev.ubuf.layers.config.OverlapMethod;
+import dev.ubuf.layers.config.UbMethod;
 import dev.ubuf.layers.config.UbConfig;
 import org.junit.jupiter.api.Test;
 
@@ -45,8 +45,8 @@ class OverlapChoiceTest {
         UbConfig c = tp2()
                 .gemm(GemmName.FC1_FPROP, g -> g.aggregate(true).useCe(false))
                 .gemm(GemmName.PROJ_FPROP, g -> g.numSplits(8).setSmMargin(false))
-                .gemm(GemmName.FC2_FPROP, g -> g.method(OverlapMethod.RING_EXCHANGE).numSplits(2))
-                .gemm(GemmName.FC2_DGRAD, g -> g.method(OverlapMethod.AUTO))
+                .gemm(GemmName.FC2_FPROP, g -> g.method(UbMethod.RING_EXCHANGE).numSplits(2))
+                .gemm(GemmName.FC2_DGRAD, g -> g.method(UbMethod.AUTO))
                 .build();
         OverlapChoice fc1 = OverlapChoice.resolve(c, GemmName.FC1_FPROP);
         assertEquals("aggregate", fc1.label());

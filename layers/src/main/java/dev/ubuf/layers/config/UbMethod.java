@@ -3,11 +3,13 @@ package dev.ubuf.layers.config;
 import java.util.Optional;
 
 /**
- * How a GEMM's tensor-parallel communication runs. The first three are Transformer Engine's {@code method} values;
+ * The {@code method} of a GEMM in a {@code ub_*} configuration: how its tensor-parallel communication runs, as a
+ * configuration names it (the registered {@link dev.ubuf.op.OverlapMethod} that runs it is chosen from this). The
+ * first three are Transformer Engine's {@code method} values;
  * {@link #AUTO} lets ubuf's planner choose; {@link #NONE} is what a resolved table reports for a GEMM that runs
  * unoverlapped (NCCL, or no communication at all) and is never a configured value.
  */
-public enum OverlapMethod {
+public enum UbMethod {
     /** Point-to-point ring: every step's chunk moves to the next rank while the GEMM works on the previous one. */
     RING_EXCHANGE("ring_exchange"),
     /** The GEMM in column splits; each split's reduce-scatter runs while the next split computes. */
@@ -21,7 +23,7 @@ public enum OverlapMethod {
 
     private final String configName;
 
-    OverlapMethod(String configName) {
+    UbMethod(String configName) {
         this.configName = configName;
     }
 
@@ -36,8 +38,8 @@ public enum OverlapMethod {
     }
 
     /** The configurable method called {@code name} (exact, lower case), if any. */
-    static Optional<OverlapMethod> parse(String name) {
-        for (OverlapMethod m : values()) {
+    static Optional<UbMethod> parse(String name) {
+        for (UbMethod m : values()) {
             if (m != NONE && m.configName.equals(name)) {
                 return Optional.of(m);
             }
