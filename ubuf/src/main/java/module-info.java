@@ -36,6 +36,7 @@ module dev.ubuf.core {
     exports dev.ubuf.op;
     exports dev.ubuf.ops;
     exports dev.ubuf.plan;
+    exports dev.ubuf.resource;
     exports dev.ubuf.tensor;
     exports dev.ubuf.timing;
     exports dev.ubuf.trace;
