@@ -19,6 +19,7 @@ import dev.ubuf.plan.Region;
 import dev.ubuf.plan.StreamRole;
 import dev.ubuf.tensor.TensorView;
 import dev.ubuf.trace.SpanKind;
+import dev.ubuf.trace.TraceSpan;
 
 import java.util.ArrayList;
 import java.util.Arrays;

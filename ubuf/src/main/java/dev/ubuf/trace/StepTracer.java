@@ -3,8 +3,6 @@ package dev.ubuf.trace;
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaEvent;
 import dev.ubuf.cuda.CudaStream;
-import dev.ubuf.exec.TraceSpan;
-import dev.ubuf.op.OverlapOp;
 
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
@@ -16,7 +14,7 @@ import java.util.Objects;
 /**
  * Traces one step of one rank with CUDA events: {@link #start} records the step's origin on the caller's stream,
  * {@link #span} brackets work issued on any stream with a pair of timing events, {@link #op} lets an overlapped op
- * time each of its plan steps on its own streams ({@link OverlapOp#enableTrace()}), and {@link #collect()} (after
+ * time each of its plan steps on its own streams ({@link TracedOp#enableTrace()}), and {@link #collect()} (after
  * the step's work completed) turns it all into a {@link RankTrace}, every time measured from the origin with
  * {@code cuEventElapsedTime}: GPU time, not host time, so spans on different streams are comparable.
  *
@@ -30,10 +28,10 @@ public final class StepTracer implements Tracer, AutoCloseable {
     }
 
     /** One of an op's own streams (ops compare by identity). */
-    private record StreamKey(OverlapOp op, int stream) {
+    private record StreamKey(TracedOp op, int stream) {
     }
 
-    private record OpCall(String name, OverlapOp op, String stream, Bracket bracket) {
+    private record OpCall(String name, TracedOp op, String stream, Bracket bracket) {
     }
 
     private final CudaContext context;
@@ -96,9 +94,9 @@ public final class StepTracer implements Tracer, AutoCloseable {
      * shows the op from fork to join. An op called twice in one step shows its last call only.
      */
     @Override
-    public Scope op(CudaStream stream, String name, OverlapOp op) {
+    public Scope op(CudaStream stream, String name, TracedOp op) {
         op.enableTrace();
-        Bracket b = open(stream, name + " (" + op.label() + ")", SpanKind.OP, Map.of("op", op.shape().key()));
+        Bracket b = open(stream, name + " (" + op.label() + ")", SpanKind.OP, Map.of("op", op.traceKey()));
         ops.add(new OpCall(name, op, b.stream(), b));
         return () -> b.end().record(stream);
     }
