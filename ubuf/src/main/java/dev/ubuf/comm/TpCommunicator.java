@@ -9,6 +9,7 @@ import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.IpcMemory;
 import dev.ubuf.gemm.GemmTuner;
 import dev.ubuf.gemm.GemmTuning;
+import dev.ubuf.resource.Closer;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -323,8 +324,9 @@ public final class TpCommunicator implements AutoCloseable {
     }
 
     private SharedMemory legacyIpc(String name, long bytes) {
-        DeviceBuffer mine = context.allocate(bytes, name);
-        List<IpcMemory> opened = new ArrayList<>();
+        // Closes the peers' mappings, last opened first, then our own allocation.
+        Closer owned = new Closer("user buffer " + name + " (CUDA IPC)");
+        DeviceBuffer mine = owned.register("own allocation", context.allocate(bytes, name));
         try {
             byte[][] handles = bootstrap.allGather(IpcMemory.export(mine));
             long[] addresses = new long[handles.length];
@@ -332,8 +334,8 @@ public final class TpCommunicator implements AutoCloseable {
                 if (r == rank()) {
                     addresses[r] = mine.address();
                 } else {
-                    IpcMemory m = IpcMemory.open(context, handles[r], bytes);
-                    opened.add(m);
+                    IpcMemory m = owned.register("rank " + r + "'s allocation", IpcMemory.open(context, handles[r],
+                            bytes));
                     addresses[r] = m.address();
                 }
             }
@@ -350,18 +352,11 @@ public final class TpCommunicator implements AutoCloseable {
 
                 @Override
                 public void close() {
-                    for (int i = opened.size() - 1; i >= 0; i--) {
-                        opened.get(i).close();
-                    }
-                    mine.close();
+                    owned.close();
                 }
             };
         } catch (RuntimeException e) {
-            for (int i = opened.size() - 1; i >= 0; i--) {
-                opened.get(i).close();
-            }
-            mine.close();
-            throw e;
+            throw owned.closeAfter(e);
         }
     }
 

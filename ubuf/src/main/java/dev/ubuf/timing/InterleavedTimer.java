@@ -6,6 +6,7 @@ import dev.ubuf.cuda.CudaEvent;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.StreamPriority;
+import dev.ubuf.resource.Closer;
 import org.apache.commons.math3.stat.descriptive.DescriptiveStatistics;
 
 import java.nio.ByteBuffer;
@@ -35,6 +36,7 @@ public final class InterleavedTimer implements AutoCloseable {
     private final CudaEvent start;
     private final CudaEvent end;
     private int holdValue;
+    private final Closer closer = new Closer("interleaved timer");
     /** Releases a hold the enqueueing thread did not release in time (see {@link #HOLD_LIMIT}). */
     private final java.util.concurrent.ScheduledExecutorService valve =
             java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
@@ -56,27 +58,17 @@ public final class InterleavedTimer implements AutoCloseable {
         this.comm = comm;
         this.stream = stream;
         CudaContext ctx = comm.context().makeCurrent();
-        List<AutoCloseable> made = new ArrayList<>();
         try {
-            releaser = ctx.createStream(StreamPriority.HIGH);
-            made.add(releaser);
-            hold = ctx.allocate(Integer.BYTES);
-            made.add(hold);
-            start = ctx.createEvent(true);
-            made.add(start);
-            end = ctx.createEvent(true);
+            releaser = closer.register("releaser stream", ctx.createStream(StreamPriority.HIGH));
+            hold = closer.register("hold flag", ctx.allocate(Integer.BYTES));
+            start = closer.register("start event", ctx.createEvent(true));
+            end = closer.register("end event", ctx.createEvent(true));
             releaser.fill32(hold.address(), 0, 1);
             releaser.synchronize();
         } catch (RuntimeException e) {
-            for (int i = made.size() - 1; i >= 0; i--) {
-                try {
-                    made.get(i).close();
-                } catch (Exception ignored) {
-                    // keep the first error
-                }
-            }
-            throw e;
+            throw closer.closeAfter(e);
         }
+        closer.onClose("valve", valve::shutdownNow);
     }
 
     /**
@@ -182,12 +174,9 @@ public final class InterleavedTimer implements AutoCloseable {
         return stats;
     }
 
+    /** Stops the valve, then frees the events, the flag and the releasing stream. */
     @Override
     public void close() {
-        valve.shutdownNow();
-        end.close();
-        start.close();
-        hold.close();
-        releaser.close();
+        closer.close();
     }
 }

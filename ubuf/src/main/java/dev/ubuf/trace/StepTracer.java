@@ -3,6 +3,7 @@ package dev.ubuf.trace;
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaEvent;
 import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.resource.Closer;
 
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
@@ -44,12 +45,13 @@ public final class StepTracer implements Tracer, AutoCloseable {
     private final List<Bracket> brackets = new ArrayList<>();
     private final List<OpCall> ops = new ArrayList<>();
     private boolean started;
-    private boolean closed;
+    private final Closer closer;
 
     public StepTracer(CudaContext context, int rank) {
         this.context = Objects.requireNonNull(context, "context");
         this.rank = rank;
-        this.origin = context.makeCurrent().createEvent(true);
+        this.closer = new Closer("the step tracer of rank " + rank);
+        this.origin = closer.register("origin", context.makeCurrent().createEvent(true));
     }
 
     public int rank() {
@@ -112,7 +114,7 @@ public final class StepTracer implements Tracer, AutoCloseable {
 
     private CudaEvent event() {
         if (used == pool.size()) {
-            pool.add(context.createEvent(true));
+            pool.add(closer.register("event " + pool.size(), context.createEvent(true)));
         }
         return pool.get(used++);
     }
@@ -182,22 +184,15 @@ public final class StepTracer implements Tracer, AutoCloseable {
     }
 
     private void requireOpen() {
-        if (closed) {
-            throw new IllegalStateException("the step tracer of rank " + rank + " is closed");
-        }
+        closer.requireOpen();
     }
 
     /** Frees the events; the traced work must have completed. */
     @Override
     public void close() {
-        if (closed) {
-            return;
+        if (!closer.isClosed()) {
+            context.makeCurrent();
+            closer.close();
         }
-        closed = true;
-        context.makeCurrent();
-        for (int i = pool.size() - 1; i >= 0; i--) {
-            pool.get(i).close();
-        }
-        origin.close();
     }
 }
