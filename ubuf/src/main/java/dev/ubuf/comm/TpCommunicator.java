@@ -25,6 +25,7 @@ import java.util.function.Supplier;
  * releases every buffer still registered, newest first. The bootstrap stays the caller's.
  */
 public final class TpCommunicator implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(TpCommunicator.class.getName());
     private final Bootstrap bootstrap;
     private final CudaContext context;
     private final UbufEnvironment env;
@@ -88,8 +89,9 @@ public final class TpCommunicator implements AutoCloseable {
             context.makeCurrent();
         }
         if (env.debug()) {
-            System.err.printf("ubuf: rank %d of %d on device %d (%s), sharing %s, devices %s%n", rank(), tp(),
-                    context.device().ordinal(), context.device().name(), sharing, java.util.Arrays.toString(deviceOfRank));
+            LOG.log(System.Logger.Level.INFO, String.format("ubuf: rank %d of %d on device %d (%s), sharing %s, devices %s",
+                    rank(), tp(), context.device().ordinal(), context.device().name(), sharing,
+                    java.util.Arrays.toString(deviceOfRank)));
         }
     }
 
@@ -248,7 +250,8 @@ public final class TpCommunicator implements AutoCloseable {
             for (int r = 0; r < tp(); r++) {
                 sb.append(String.format(" %d:0x%x", r, memory.address(r)));
             }
-            System.err.printf("ubuf: rank %d registered %s (%d bytes, %s):%s%n", rank(), name, bytes, sharing, sb);
+            LOG.log(System.Logger.Level.INFO, String.format("ubuf: rank %d registered %s (%d bytes, %s):%s", rank(), name,
+                    bytes, sharing, sb));
         }
         return ub;
     }

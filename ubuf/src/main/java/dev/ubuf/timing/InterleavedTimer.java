@@ -29,6 +29,7 @@ import java.util.Random;
  * Collective: every rank calls {@link #time} with the same candidate names.
  */
 public final class InterleavedTimer implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(InterleavedTimer.class.getName());
     private final TpCommunicator comm;
     private final CudaStream stream;
     private final CudaStream releaser;
@@ -131,9 +132,9 @@ public final class InterleavedTimer implements AutoCloseable {
                 comm.context().makeCurrent();
                 releaser.writeValue32(hold.address(), v);
                 valveReleases.incrementAndGet();
-                System.err.println("ubuf: timing '" + name + "' on rank " + comm.rank() + ": enqueueing took over "
-                        + HOLD_LIMIT.toMillis() + " ms; the stream was released early and this sample includes host"
-                        + " time");
+                LOG.log(System.Logger.Level.WARNING, "ubuf: timing '" + name + "' on rank " + comm.rank()
+                        + ": enqueueing took over " + HOLD_LIMIT.toMillis() + " ms; the stream was released early and"
+                        + " this sample includes host time");
             }
         }, HOLD_LIMIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
         try {
