@@ -158,7 +158,7 @@ public final class Planner {
             }
             InterleavedTimer.Result r = timer.time(work, 3, settings.iters(), shape.key().hashCode());
             Map<String, Double> medians = new LinkedHashMap<>();
-            r.stats().forEach((k, v) -> medians.put(k, v.getPercentile(50)));
+            r.stats().forEach((k, v) -> medians.put(k, v.median()));
             String best = medians.entrySet().stream().min(Map.Entry.comparingByValue()).orElseThrow().getKey();
             String agreed = broadcast(comm, comm.rank() == 0 ? best : "");
             Candidate chosen = candidates.stream().filter(c -> c.label().equals(agreed)).findFirst().orElseThrow();

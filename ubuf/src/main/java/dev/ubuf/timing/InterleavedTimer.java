@@ -7,7 +7,6 @@ import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.StreamPriority;
 import dev.ubuf.resource.Closer;
-import org.apache.commons.math3.stat.descriptive.DescriptiveStatistics;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -76,10 +75,10 @@ public final class InterleavedTimer implements AutoCloseable {
      * What {@link #time} measured: per candidate the per-iteration maxima over ranks, the orders run, and how many
      * samples on this rank had their hold released by the valve (0 in a sound measurement).
      */
-    public record Result(Map<String, DescriptiveStatistics> stats, long seed, List<List<String>> orders,
+    public record Result(Map<String, TimingStats> stats, long seed, List<List<String>> orders,
                          int valveReleases) {
         public double median(String candidate) {
-            return stats.get(candidate).getPercentile(50);
+            return stats.get(candidate).median();
         }
     }
 
@@ -151,7 +150,7 @@ public final class InterleavedTimer implements AutoCloseable {
         return end.elapsedMillisSince(start);
     }
 
-    private Map<String, DescriptiveStatistics> maxOverRanks(List<String> names, double[][] mine) {
+    private Map<String, TimingStats> maxOverRanks(List<String> names, double[][] mine) {
         int iters = mine.length == 0 ? 0 : mine[0].length;
         ByteBuffer b = ByteBuffer.allocate(names.size() * iters * Double.BYTES);
         for (double[] row : mine) {
@@ -160,17 +159,17 @@ public final class InterleavedTimer implements AutoCloseable {
             }
         }
         byte[][] all = comm.bootstrap().allGather(b.array());
-        Map<String, DescriptiveStatistics> stats = new LinkedHashMap<>();
+        Map<String, TimingStats> stats = new LinkedHashMap<>();
         for (int c = 0; c < names.size(); c++) {
-            DescriptiveStatistics d = new DescriptiveStatistics();
+            double[] maxima = new double[iters];
             for (int i = 0; i < iters; i++) {
                 double max = 0;
                 for (byte[] r : all) {
                     max = Math.max(max, ByteBuffer.wrap(r).getDouble((c * iters + i) * Double.BYTES));
                 }
-                d.addValue(max);
+                maxima[i] = max;
             }
-            stats.put(names.get(c), d);
+            stats.put(names.get(c), TimingStats.of(maxima));
         }
         return stats;
     }
