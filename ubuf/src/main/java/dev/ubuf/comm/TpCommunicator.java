@@ -89,8 +89,9 @@ public final class TpCommunicator implements AutoCloseable {
             context.makeCurrent();
         }
         if (env.debug()) {
-            LOG.log(System.Logger.Level.INFO, String.format("ubuf: rank %d of %d on device %d (%s), sharing %s, devices %s",
-                    rank(), tp(), context.device().ordinal(), context.device().name(), sharing,
+            LOG.log(System.Logger.Level.INFO, String.format(
+                    "ubuf: rank %d of %d on device %d (%s), sharing %s, devices %s", rank(), tp(),
+                    context.device().ordinal(), context.device().name(), sharing,
                     java.util.Arrays.toString(deviceOfRank)));
         }
     }
@@ -250,8 +251,8 @@ public final class TpCommunicator implements AutoCloseable {
             for (int r = 0; r < tp(); r++) {
                 sb.append(String.format(" %d:0x%x", r, memory.address(r)));
             }
-            LOG.log(System.Logger.Level.INFO, String.format("ubuf: rank %d registered %s (%d bytes, %s):%s", rank(), name,
-                    bytes, sharing, sb));
+            LOG.log(System.Logger.Level.INFO, String.format("ubuf: rank %d registered %s (%d bytes, %s):%s", rank(),
+                    name, bytes, sharing, sb));
         }
         return ub;
     }
