@@ -14,14 +14,13 @@ import dev.ubuf.op.OverlapMethod;
  * GEMM; on the class path, ALL-UNNAMED. JCuda as a module finds its native library only in its own jar: patch the
  * natives in ({@code --patch-module jcuda=jcuda-natives-*.jar}) or put it on java.library.path.
  */
-// JCuda and commons-math3 have no module descriptor (automatic modules named after their jars); commons-math3 is
-// transitive because InterleavedTimer.Result hands out its DescriptiveStatistics. The qualified export names modules
-// that are compiled after this one.
-@SuppressWarnings({"requires-automatic", "requires-transitive-automatic", "module"})
+// JCuda and commons-math3 have no module descriptor (automatic modules named after their jars); commons-math3 stays
+// inside (TimingStats computes its percentiles). The qualified export names modules that are compiled after this one.
+@SuppressWarnings({"requires-automatic", "module"})
 module dev.ubuf.core {
     requires transitive dev.ubuf.kernels;
     requires jcuda;
-    requires transitive commons.math3;
+    requires commons.math3;
     requires java.management;
 
     exports dev.ubuf;
@@ -36,6 +35,7 @@ module dev.ubuf.core {
     exports dev.ubuf.op;
     exports dev.ubuf.ops;
     exports dev.ubuf.plan;
+    exports dev.ubuf.resource;
     exports dev.ubuf.tensor;
     exports dev.ubuf.timing;
     exports dev.ubuf.trace;

@@ -4,8 +4,10 @@ import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.KernelsUnavailableException;
+import dev.ubuf.resource.Closer;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
+
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -107,22 +109,27 @@ public final class AtomicGemmKernel implements AutoCloseable {
     /** The id the last launch passed (never 0: a fresh error slot holds 0). */
     private int launchId;
     private boolean errorSlotCleared;
-    private boolean closed;
+    /** The error slot, the tile counters, the split-K buffers, then the module: closed in reverse. */
+    private final Closer closer = new Closer("atomic GEMM kernel");
 
     private AtomicGemmKernel(CudaContext context, HopperDriver driver, long module) {
         this.context = context;
         this.driver = driver;
         this.module = module;
         this.multiprocessors = context.device().smCount();
-        this.errorSlot = context.allocate(4L * ERROR_SLOT_WORDS, "atomic GEMM error slot");
-        DeviceBuffer counters;
+        this.errorSlot = closer.register("error slot",
+                context.allocate(4L * ERROR_SLOT_WORDS, "atomic GEMM error slot"));
         try {
-            counters = context.allocate(4L * MAX_CHUNKS, "atomic GEMM tile counters");
+            this.tileCounters = closer.register("tile counters",
+                    context.allocate(4L * MAX_CHUNKS, "atomic GEMM tile counters"));
         } catch (RuntimeException e) {
-            errorSlot.close();
-            throw e;
+            throw closer.closeAfter(e);
         }
-        this.tileCounters = counters;
+        closer.onClose("split-K buffers", this::closeSplitBuffers);
+        closer.onClose("module", () -> {
+            context.makeCurrent();
+            driver.unloadModule(module);
+        });
     }
 
     /**
@@ -505,9 +512,7 @@ public final class AtomicGemmKernel implements AutoCloseable {
     }
 
     private void assertOpen() {
-        if (closed) {
-            throw new IllegalStateException("atomic GEMM kernel is closed");
-        }
+        closer.requireOpen();
     }
 
     private void closeSplitBuffers() {
@@ -539,25 +544,11 @@ public final class AtomicGemmKernel implements AutoCloseable {
 
     @Override
     public synchronized void close() {
-        if (closed) {
+        if (closer.isClosed()) {
             return;
         }
-        closed = true;
         functions.clear();
         tensorMaps.clear();
-        try {
-            context.makeCurrent();
-            driver.unloadModule(module);
-        } finally {
-            try {
-                closeSplitBuffers();
-            } finally {
-                try {
-                    tileCounters.close();
-                } finally {
-                    errorSlot.close();
-                }
-            }
-        }
+        closer.close();
     }
 }

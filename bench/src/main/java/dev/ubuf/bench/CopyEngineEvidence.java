@@ -122,7 +122,7 @@ public final class CopyEngineEvidence {
                     InterleavedTimer.Result q = timer.time(bw, warmup, iters, bytes);
                     if (rank == 0) {
                         for (var e : q.stats().entrySet()) {
-                            double ms = e.getValue().getPercentile(50);
+                            double ms = e.getValue().median();
                             double gbps = 2.0 * bytes / (ms * 1e-3) / 1e9;
                             Map<String, Object> rec = record("p2p", e.getKey() + "_both_ways", ms, bytes, 1, 1, "bytes");
                             rec.put("gbps", gbps);

@@ -19,7 +19,7 @@ import dev.ubuf.op.PlannerSettings;
 import dev.ubuf.ops.DeviceKernels;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.timing.InterleavedTimer;
-import org.apache.commons.math3.stat.descriptive.DescriptiveStatistics;
+import dev.ubuf.timing.TimingStats;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -217,14 +217,14 @@ public final class OverlapBench {
         rf.add(base);
         for (var e : ran.entrySet()) {
             String v = e.getKey();
-            DescriptiveStatistics d = r.stats().get(v);
-            double ms = d.getPercentile(50);
+            TimingStats d = r.stats().get(v);
+            double ms = d.median();
             double chunked = r.median(v + "/gemms");
             double ideal = Math.max(Math.min(gemm, chunked), comm);
             double pct = 100 * ideal / ms;
             boolean fault = pct > FAULT_PCT;
             System.out.printf("   %-24s %.4f ms (p10 %.4f p90 %.4f)  gemms %.4f  %.1f%% of ideal  %.3fx vs nccl_seq%s%s%n",
-                    v, ms, d.getPercentile(10), d.getPercentile(90), chunked, pct, seq / ms,
+                    v, ms, d.p10(), d.p90(), chunked, pct, seq / ms,
                     v.equals(e.getValue()) ? "" : "  [" + e.getValue() + "]",
                     fault ? "  MEASUREMENT FAULT: above " + FAULT_PCT + "% of a lower bound" : "");
             Map<String, Object> rec = record(shape, v, d);
@@ -244,11 +244,11 @@ public final class OverlapBench {
         }
     }
 
-    private Map<String, Object> record(OverlapShape shape, String method, DescriptiveStatistics d) {
+    private Map<String, Object> record(OverlapShape shape, String method, TimingStats d) {
         Map<String, Object> r = ResultsFile.record(shape.collective().resultName(), method, shape.tp(),
-                shape.dtype().shortName(), shape.m(), shape.n(), shape.k(), d.getPercentile(50));
-        r.put("p10_ms", d.getPercentile(10));
-        r.put("p90_ms", d.getPercentile(90));
+                shape.dtype().shortName(), shape.m(), shape.n(), shape.k(), d.median());
+        r.put("p10_ms", d.p10());
+        r.put("p90_ms", d.p90());
         r.put("bias", shape.bias());
         shape.fp8().ifPresent(f -> r.put("fp8", f.describe())); // dtype is then the output's
         shape.fp8Output().ifPresent(t -> r.put("fp8_output", t.shortName())); // the sum quantized; dtype the sum's

@@ -9,6 +9,7 @@ import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.IpcMemory;
 import dev.ubuf.gemm.GemmTuner;
 import dev.ubuf.gemm.GemmTuning;
+import dev.ubuf.resource.Closer;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -24,6 +25,7 @@ import java.util.function.Supplier;
  * releases every buffer still registered, newest first. The bootstrap stays the caller's.
  */
 public final class TpCommunicator implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(TpCommunicator.class.getName());
     private final Bootstrap bootstrap;
     private final CudaContext context;
     private final UbufEnvironment env;
@@ -87,8 +89,10 @@ public final class TpCommunicator implements AutoCloseable {
             context.makeCurrent();
         }
         if (env.debug()) {
-            System.err.printf("ubuf: rank %d of %d on device %d (%s), sharing %s, devices %s%n", rank(), tp(),
-                    context.device().ordinal(), context.device().name(), sharing, java.util.Arrays.toString(deviceOfRank));
+            LOG.log(System.Logger.Level.INFO, String.format(
+                    "ubuf: rank %d of %d on device %d (%s), sharing %s, devices %s", rank(), tp(),
+                    context.device().ordinal(), context.device().name(), sharing,
+                    java.util.Arrays.toString(deviceOfRank)));
         }
     }
 
@@ -247,7 +251,8 @@ public final class TpCommunicator implements AutoCloseable {
             for (int r = 0; r < tp(); r++) {
                 sb.append(String.format(" %d:0x%x", r, memory.address(r)));
             }
-            System.err.printf("ubuf: rank %d registered %s (%d bytes, %s):%s%n", rank(), name, bytes, sharing, sb);
+            LOG.log(System.Logger.Level.INFO, String.format("ubuf: rank %d registered %s (%d bytes, %s):%s", rank(),
+                    name, bytes, sharing, sb));
         }
         return ub;
     }
@@ -323,8 +328,9 @@ public final class TpCommunicator implements AutoCloseable {
     }
 
     private SharedMemory legacyIpc(String name, long bytes) {
-        DeviceBuffer mine = context.allocate(bytes, name);
-        List<IpcMemory> opened = new ArrayList<>();
+        // Closes the peers' mappings, last opened first, then our own allocation.
+        Closer owned = new Closer("user buffer " + name + " (CUDA IPC)");
+        DeviceBuffer mine = owned.register("own allocation", context.allocate(bytes, name));
         try {
             byte[][] handles = bootstrap.allGather(IpcMemory.export(mine));
             long[] addresses = new long[handles.length];
@@ -332,8 +338,8 @@ public final class TpCommunicator implements AutoCloseable {
                 if (r == rank()) {
                     addresses[r] = mine.address();
                 } else {
-                    IpcMemory m = IpcMemory.open(context, handles[r], bytes);
-                    opened.add(m);
+                    IpcMemory m = owned.register("rank " + r + "'s allocation", IpcMemory.open(context, handles[r],
+                            bytes));
                     addresses[r] = m.address();
                 }
             }
@@ -350,18 +356,11 @@ public final class TpCommunicator implements AutoCloseable {
 
                 @Override
                 public void close() {
-                    for (int i = opened.size() - 1; i >= 0; i--) {
-                        opened.get(i).close();
-                    }
-                    mine.close();
+                    owned.close();
                 }
             };
         } catch (RuntimeException e) {
-            for (int i = opened.size() - 1; i >= 0; i--) {
-                opened.get(i).close();
-            }
-            mine.close();
-            throw e;
+            throw owned.closeAfter(e);
         }
     }
 

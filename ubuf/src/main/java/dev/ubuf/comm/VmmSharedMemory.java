@@ -6,12 +6,12 @@ import dev.ubuf.cuda.CudaVmm;
 import dev.ubuf.cuda.VmmAllocation;
 import dev.ubuf.cuda.VmmMapping;
 import dev.ubuf.posix.OwnedFd;
+import dev.ubuf.resource.Closer;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A user buffer shared through CUDA VMM: each rank's instance is a cuMemCreate allocation exported as a POSIX file
@@ -31,7 +31,8 @@ final class VmmSharedMemory implements SharedMemory {
     private final long bytes;
     private final long stride;
     private final long base;
-    private final AtomicBoolean closed = new AtomicBoolean();
+    /** Unmaps, frees the range, then releases the imported allocations and the own one. */
+    private final Closer closer = new Closer("VMM user buffer memory");
 
     private VmmSharedMemory(CudaContext context, VmmMapping mapping, List<VmmAllocation> imported, VmmAllocation own,
             long bytes) {
@@ -42,6 +43,14 @@ final class VmmSharedMemory implements SharedMemory {
         this.bytes = bytes;
         this.stride = own.size();
         this.base = mapping.address();
+        closer.register("own allocation", own);
+        for (int r = 0; r < imported.size(); r++) {
+            closer.register("imported allocation " + r, imported.get(r));
+        }
+        closer.register("mapping", mapping);
+        // VMM calls use the calling thread's context, and close may run on another thread; a failure to make it
+        // current is reported after the rest has been tried.
+        closer.onClose("making the context current", context::makeCurrent);
     }
 
     /**
@@ -179,9 +188,7 @@ final class VmmSharedMemory implements SharedMemory {
             throw new IllegalArgumentException("rank " + r + " outside the " + mapping.size() / stride
                     + " ranks of this buffer");
         }
-        if (closed.get()) {
-            throw new IllegalStateException("VMM user buffer memory is closed");
-        }
+        closer.requireOpen();
         return base + r * stride;
     }
 
@@ -198,40 +205,12 @@ final class VmmSharedMemory implements SharedMemory {
     /** Unmaps, frees the range, then releases the imported allocations and the own one; once. */
     @Override
     public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
-        }
-        RuntimeException failure = null;
-        try {
-            context.makeCurrent(); // VMM calls use the calling thread's context; close may run on another thread
-        } catch (RuntimeException e) {
-            failure = e;
-        }
-        List<AutoCloseable> order = new ArrayList<>();
-        order.add(mapping);
-        for (int i = imported.size() - 1; i >= 0; i--) {
-            order.add(imported.get(i));
-        }
-        order.add(own);
-        for (AutoCloseable resource : order) {
-            try {
-                resource.close();
-            } catch (Exception e) {
-                if (failure == null) {
-                    failure = e instanceof RuntimeException re ? re : new IllegalStateException(e);
-                } else {
-                    failure.addSuppressed(e);
-                }
-            }
-        }
-        if (failure != null) {
-            throw failure;
-        }
+        closer.close();
     }
 
     @Override
     public String toString() {
         return "VmmSharedMemory[" + mapping.segments().size() + " x " + stride + " bytes at 0x"
-                + Long.toHexString(base) + (closed.get() ? ", closed]" : "]");
+                + Long.toHexString(base) + (closer.isClosed() ? ", closed]" : "]");
     }
 }

@@ -17,8 +17,10 @@ import dev.ubuf.plan.Plan;
 import dev.ubuf.plan.PlanStep;
 import dev.ubuf.plan.Region;
 import dev.ubuf.plan.StreamRole;
+import dev.ubuf.resource.Closer;
 import dev.ubuf.tensor.TensorView;
 import dev.ubuf.trace.SpanKind;
+import dev.ubuf.trace.TraceSpan;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -61,6 +63,8 @@ public final class CudaPlanExecutor implements AutoCloseable {
     private int calls;
     private boolean doneRecorded;
     private boolean closed;
+    /** Everything this executor made, in order of making: freed in reverse by {@link #close()}. */
+    private final Closer owned = new Closer("plan executor");
     /** Set when streams still ran after the domain's waits were released: their memory must stay allocated. */
     private boolean undrained;
     /** Per-step timing events when tracing (start, end), plus the call's start; null when off. */
@@ -107,7 +111,6 @@ public final class CudaPlanExecutor implements AutoCloseable {
         }
         this.atomicArrivalFlag = firstAtomic == null ? -1 : firstAtomic.arrivalFlag();
         CudaContext ctx = comm.context().makeCurrent();
-        List<AutoCloseable> made = new ArrayList<>();
         try {
             if (firstAtomic != null) {
                 atomic = java.util.ServiceLoader.load(AtomicGemmLauncher.Provider.class,
@@ -116,14 +119,14 @@ public final class CudaPlanExecutor implements AutoCloseable {
                                 + plan.method() + " needs the atomic GEMM, but no AtomicGemmLauncher.Provider is "
                                 + "registered (is the ubuf-atomic-gemm module on the class path?)"))
                         .open(ctx);
-                made.add(atomic);
+                owned.register("atomic", atomic);
             } else {
                 atomic = null;
             }
             signalling = settings.graphSafe()
                     ? new GraphSafeSignalling(flags, kernels, ctx, comm.environment().timeout())
                     : new StreamMemOpSignalling(flags, ctx);
-            made.add(signalling);
+            owned.register("signalling", signalling);
             int n = plan.streams().size();
             streams = new CudaStream[n];
             gemms = new Gemm[n];
@@ -131,43 +134,36 @@ public final class CudaPlanExecutor implements AutoCloseable {
             for (int i = 0; i < n; i++) {
                 StreamRole role = plan.streams().get(i);
                 streams[i] = ctx.createStream(role == StreamRole.COMM ? StreamPriority.HIGH : StreamPriority.NORMAL);
-                made.add(streams[i]);
+                owned.register("stream " + i, streams[i]);
                 joins[i] = ctx.createEvent(false);
-                made.add(joins[i]);
+                owned.register("join " + i, joins[i]);
                 if (usesGemm(i)) {
                     gemms[i] = new Gemm(ctx, comm.gemmTuner());
-                    made.add(gemms[i]);
+                    owned.register("GEMM " + i, gemms[i]);
                 }
             }
             fork = ctx.createEvent(false);
-            made.add(fork);
+            owned.register("fork", fork);
             done = ctx.createEvent(false);
-            made.add(done);
+            owned.register("done", done);
             events = new CudaEvent[plan.eventCount()];
             for (int e = 0; e < events.length; e++) {
                 events[e] = ctx.createEvent(false);
-                made.add(events[e]);
+                owned.register("event " + e, events[e]);
             }
             MatrixSpec s = plan.matrices().get(BufferRole.SCRATCH);
             scratch = s == null ? null : ctx.allocate(s.bytes());
             if (scratch != null) {
-                made.add(scratch);
+                owned.register("scratch", scratch);
             }
             MatrixSpec st = plan.matrices().get(BufferRole.STAGED_OUTPUT);
             staged = st == null ? null : ctx.allocate(st.bytes(), plan.op() + "-" + plan.method() + " staged output");
             if (staged != null) {
-                made.add(staged);
+                owned.register("staged", staged);
             }
             fp8Kernels = st == null ? null : new dev.ubuf.ops.Fp8Kernels(kernels.library());
         } catch (RuntimeException e) {
-            for (int i = made.size() - 1; i >= 0; i--) {
-                try {
-                    made.get(i).close();
-                } catch (Exception ignored) {
-                    // already failing; keep the first error
-                }
-            }
-            throw e;
+            throw owned.closeAfter(e);
         }
         sendsPerCall = new int[plan.tp()][plan.flagCount()];
         for (int p = 0; p < plan.tp(); p++) {
@@ -277,11 +273,11 @@ public final class CudaPlanExecutor implements AutoCloseable {
             return;
         }
         CudaContext ctx = comm.context().makeCurrent();
-        traceOrigin = ctx.createEvent(true);
+        traceOrigin = owned.register("trace origin", ctx.createEvent(true));
         traceEvents = new CudaEvent[plan.steps().size()][2];
         for (CudaEvent[] pair : traceEvents) {
-            pair[0] = ctx.createEvent(true);
-            pair[1] = ctx.createEvent(true);
+            pair[0] = owned.register("trace start", ctx.createEvent(true));
+            pair[1] = owned.register("trace end", ctx.createEvent(true));
         }
     }
 
@@ -714,34 +710,13 @@ public final class CudaPlanExecutor implements AutoCloseable {
                     + " left its streams and scratch allocated because they did not drain");
         }
         comm.context().makeCurrent();
-        if (traceEvents != null) {
-            for (int i = traceEvents.length - 1; i >= 0; i--) {
-                traceEvents[i][1].close();
-                traceEvents[i][0].close();
+        try {
+            owned.close();
+        } catch (RuntimeException e) {
+            if (failure == null) {
+                throw e;
             }
-            traceOrigin.close();
-        }
-        if (staged != null) {
-            staged.close();
-        }
-        if (scratch != null) {
-            scratch.close();
-        }
-        for (int e = events.length - 1; e >= 0; e--) {
-            events[e].close();
-        }
-        done.close();
-        fork.close();
-        for (int i = streams.length - 1; i >= 0; i--) {
-            if (gemms[i] != null) {
-                gemms[i].close();
-            }
-            joins[i].close();
-            streams[i].close();
-        }
-        signalling.close();
-        if (atomic != null) {
-            atomic.close();
+            failure.addSuppressed(e);
         }
         if (failure != null) {
             throw failure;

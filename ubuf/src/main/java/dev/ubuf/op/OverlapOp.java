@@ -5,9 +5,10 @@ import dev.ubuf.cuda.CudaEvent;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.exec.ExecutionSettings;
 import dev.ubuf.exec.OperandBindings;
-import dev.ubuf.exec.TraceSpan;
 import dev.ubuf.ops.DeviceKernels;
 import dev.ubuf.tensor.TensorView;
+import dev.ubuf.trace.TraceSpan;
+import dev.ubuf.trace.TracedOp;
 
 import java.util.List;
 
@@ -20,7 +21,7 @@ import java.util.List;
  * output [m/tp, n], bias [1, n] when the shape has one; weight [k, n], or [n, k] with weightTransposed. A method
  * without GEMM (bulk) takes only what it moves. Everything is validated before any GPU work.
  */
-public sealed interface OverlapOp extends AutoCloseable permits PlanOp, NcclReferenceOp {
+public sealed interface OverlapOp extends AutoCloseable, TracedOp permits PlanOp, NcclReferenceOp {
 
     /** A plan-backed op running {@code schedule}. */
     static OverlapOp create(TpCommunicator comm, Schedule schedule, DeviceKernels kernels, ExecutionSettings settings) {
@@ -46,7 +47,14 @@ public sealed interface OverlapOp extends AutoCloseable permits PlanOp, NcclRefe
     String methodName();
 
     /** The method with its options, e.g. "ring:sub=4"; "nccl" for the reference. */
+    @Override
     String label();
+
+    /** The shape's key. */
+    @Override
+    default String traceKey() {
+        return shape().key();
+    }
 
     /** Issues one call on {@code stream} (forked from and joined back into it) and returns without waiting. */
     void forward(OperandBindings operands, CudaStream stream);
@@ -80,6 +88,7 @@ public sealed interface OverlapOp extends AutoCloseable permits PlanOp, NcclRefe
     TensorView userBuffer();
 
     /** Records per-step timing from the next call on (two events per step), for {@link #trace()}. */
+    @Override
     void enableTrace();
 
     /** The last traced call's steps, timed from the call's start; call after it completed. */
@@ -90,6 +99,7 @@ public sealed interface OverlapOp extends AutoCloseable permits PlanOp, NcclRefe
      * the call (a step's start, so every op of the step shares one time axis); call after the call completed.
      * Steps on the stream the op was called on have the role "caller".
      */
+    @Override
     List<TraceSpan> trace(CudaEvent origin);
 
     /** {@link #trace()} as text, one line a step. */

@@ -8,12 +8,12 @@ import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.exec.CudaPlanExecutor;
 import dev.ubuf.exec.ExecutionSettings;
 import dev.ubuf.exec.OperandBindings;
-import dev.ubuf.exec.TraceSpan;
 import dev.ubuf.ops.DeviceKernels;
 import dev.ubuf.plan.BufferRole;
 import dev.ubuf.plan.MatrixSpec;
 import dev.ubuf.plan.Plan;
 import dev.ubuf.tensor.TensorView;
+import dev.ubuf.trace.TraceSpan;
 
 import java.util.Arrays;
 import java.util.List;

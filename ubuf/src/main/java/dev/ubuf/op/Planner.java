@@ -26,6 +26,7 @@ import java.util.Optional;
  * <p>Collective: every rank of the domain asks for the same shapes in the same order.
  */
 public final class Planner {
+    private static final System.Logger LOG = System.getLogger(Planner.class.getName());
     private final MethodRegistry registry;
     private final PlannerSettings settings;
     private final PlanCache cache;
@@ -110,7 +111,7 @@ public final class Planner {
         List<Candidate> all = candidates(shape, comm.context().device());
         if (settings.debug() && comm.rank() == 0) {
             skipped(shape, comm.context().device()).forEach((m, why) ->
-                    System.err.println("ubuf: plan " + shape.key() + ": skipped " + m + ": " + why));
+                    LOG.log(System.Logger.Level.INFO, "ubuf: plan " + shape.key() + ": skipped " + m + ": " + why));
         }
         String key = key(comm.context().device(), shape, exec);
         String cached = comm.rank() == 0 ? cache.get(key).orElse("") : "";
@@ -126,7 +127,7 @@ public final class Planner {
             d = new Decision(shape, Candidate.nccl(), "untuned", Map.of());
         }
         if (settings.debug() && comm.rank() == 0) {
-            System.err.println("ubuf: " + d.describe());
+            LOG.log(System.Logger.Level.INFO, "ubuf: " + d.describe());
         }
         return d;
     }
@@ -157,7 +158,7 @@ public final class Planner {
             }
             InterleavedTimer.Result r = timer.time(work, 3, settings.iters(), shape.key().hashCode());
             Map<String, Double> medians = new LinkedHashMap<>();
-            r.stats().forEach((k, v) -> medians.put(k, v.getPercentile(50)));
+            r.stats().forEach((k, v) -> medians.put(k, v.median()));
             String best = medians.entrySet().stream().min(Map.Entry.comparingByValue()).orElseThrow().getKey();
             String agreed = broadcast(comm, comm.rank() == 0 ? best : "");
             Candidate chosen = candidates.stream().filter(c -> c.label().equals(agreed)).findFirst().orElseThrow();

@@ -47,6 +47,8 @@ public final class BoundedExit {
                     } catch (InterruptedException e) {
                         return;
                     }
+                    // Straight to stderr, not System.Logger: this runs during shutdown, after the logging framework's
+                    // own shutdown hook may have closed its handlers, and just before _exit.
                     System.err.println("ubuf: the process did not finish exiting within " + grace.toSeconds()
                             + " s (a shutdown hook or the GPU driver waits); ending it with status " + STATUS);
                     System.err.flush();

@@ -6,7 +6,7 @@ import dev.ubuf.cuda.CudaEvent;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.StreamPriority;
-import org.apache.commons.math3.stat.descriptive.DescriptiveStatistics;
+import dev.ubuf.resource.Closer;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -28,6 +28,7 @@ import java.util.Random;
  * Collective: every rank calls {@link #time} with the same candidate names.
  */
 public final class InterleavedTimer implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(InterleavedTimer.class.getName());
     private final TpCommunicator comm;
     private final CudaStream stream;
     private final CudaStream releaser;
@@ -35,6 +36,7 @@ public final class InterleavedTimer implements AutoCloseable {
     private final CudaEvent start;
     private final CudaEvent end;
     private int holdValue;
+    private final Closer closer = new Closer("interleaved timer");
     /** Releases a hold the enqueueing thread did not release in time (see {@link #HOLD_LIMIT}). */
     private final java.util.concurrent.ScheduledExecutorService valve =
             java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
@@ -56,37 +58,27 @@ public final class InterleavedTimer implements AutoCloseable {
         this.comm = comm;
         this.stream = stream;
         CudaContext ctx = comm.context().makeCurrent();
-        List<AutoCloseable> made = new ArrayList<>();
         try {
-            releaser = ctx.createStream(StreamPriority.HIGH);
-            made.add(releaser);
-            hold = ctx.allocate(Integer.BYTES);
-            made.add(hold);
-            start = ctx.createEvent(true);
-            made.add(start);
-            end = ctx.createEvent(true);
+            releaser = closer.register("releaser stream", ctx.createStream(StreamPriority.HIGH));
+            hold = closer.register("hold flag", ctx.allocate(Integer.BYTES));
+            start = closer.register("start event", ctx.createEvent(true));
+            end = closer.register("end event", ctx.createEvent(true));
             releaser.fill32(hold.address(), 0, 1);
             releaser.synchronize();
         } catch (RuntimeException e) {
-            for (int i = made.size() - 1; i >= 0; i--) {
-                try {
-                    made.get(i).close();
-                } catch (Exception ignored) {
-                    // keep the first error
-                }
-            }
-            throw e;
+            throw closer.closeAfter(e);
         }
+        closer.onClose("valve", valve::shutdownNow);
     }
 
     /**
      * What {@link #time} measured: per candidate the per-iteration maxima over ranks, the orders run, and how many
      * samples on this rank had their hold released by the valve (0 in a sound measurement).
      */
-    public record Result(Map<String, DescriptiveStatistics> stats, long seed, List<List<String>> orders,
+    public record Result(Map<String, TimingStats> stats, long seed, List<List<String>> orders,
                          int valveReleases) {
         public double median(String candidate) {
-            return stats.get(candidate).getPercentile(50);
+            return stats.get(candidate).median();
         }
     }
 
@@ -139,9 +131,9 @@ public final class InterleavedTimer implements AutoCloseable {
                 comm.context().makeCurrent();
                 releaser.writeValue32(hold.address(), v);
                 valveReleases.incrementAndGet();
-                System.err.println("ubuf: timing '" + name + "' on rank " + comm.rank() + ": enqueueing took over "
-                        + HOLD_LIMIT.toMillis() + " ms; the stream was released early and this sample includes host"
-                        + " time");
+                LOG.log(System.Logger.Level.WARNING, "ubuf: timing '" + name + "' on rank " + comm.rank()
+                        + ": enqueueing took over " + HOLD_LIMIT.toMillis() + " ms; the stream was released early and"
+                        + " this sample includes host time");
             }
         }, HOLD_LIMIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
         try {
@@ -158,7 +150,7 @@ public final class InterleavedTimer implements AutoCloseable {
         return end.elapsedMillisSince(start);
     }
 
-    private Map<String, DescriptiveStatistics> maxOverRanks(List<String> names, double[][] mine) {
+    private Map<String, TimingStats> maxOverRanks(List<String> names, double[][] mine) {
         int iters = mine.length == 0 ? 0 : mine[0].length;
         ByteBuffer b = ByteBuffer.allocate(names.size() * iters * Double.BYTES);
         for (double[] row : mine) {
@@ -167,27 +159,24 @@ public final class InterleavedTimer implements AutoCloseable {
             }
         }
         byte[][] all = comm.bootstrap().allGather(b.array());
-        Map<String, DescriptiveStatistics> stats = new LinkedHashMap<>();
+        Map<String, TimingStats> stats = new LinkedHashMap<>();
         for (int c = 0; c < names.size(); c++) {
-            DescriptiveStatistics d = new DescriptiveStatistics();
+            double[] maxima = new double[iters];
             for (int i = 0; i < iters; i++) {
                 double max = 0;
                 for (byte[] r : all) {
                     max = Math.max(max, ByteBuffer.wrap(r).getDouble((c * iters + i) * Double.BYTES));
                 }
-                d.addValue(max);
+                maxima[i] = max;
             }
-            stats.put(names.get(c), d);
+            stats.put(names.get(c), TimingStats.of(maxima));
         }
         return stats;
     }
 
+    /** Stops the valve, then frees the events, the flag and the releasing stream. */
     @Override
     public void close() {
-        valve.shutdownNow();
-        end.close();
-        start.close();
-        hold.close();
-        releaser.close();
+        closer.close();
     }
 }

@@ -3,8 +3,7 @@ package dev.ubuf.trace;
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaEvent;
 import dev.ubuf.cuda.CudaStream;
-import dev.ubuf.exec.TraceSpan;
-import dev.ubuf.op.OverlapOp;
+import dev.ubuf.resource.Closer;
 
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
@@ -16,7 +15,7 @@ import java.util.Objects;
 /**
  * Traces one step of one rank with CUDA events: {@link #start} records the step's origin on the caller's stream,
  * {@link #span} brackets work issued on any stream with a pair of timing events, {@link #op} lets an overlapped op
- * time each of its plan steps on its own streams ({@link OverlapOp#enableTrace()}), and {@link #collect()} (after
+ * time each of its plan steps on its own streams ({@link TracedOp#enableTrace()}), and {@link #collect()} (after
  * the step's work completed) turns it all into a {@link RankTrace}, every time measured from the origin with
  * {@code cuEventElapsedTime}: GPU time, not host time, so spans on different streams are comparable.
  *
@@ -30,10 +29,10 @@ public final class StepTracer implements Tracer, AutoCloseable {
     }
 
     /** One of an op's own streams (ops compare by identity). */
-    private record StreamKey(OverlapOp op, int stream) {
+    private record StreamKey(TracedOp op, int stream) {
     }
 
-    private record OpCall(String name, OverlapOp op, String stream, Bracket bracket) {
+    private record OpCall(String name, TracedOp op, String stream, Bracket bracket) {
     }
 
     private final CudaContext context;
@@ -46,12 +45,13 @@ public final class StepTracer implements Tracer, AutoCloseable {
     private final List<Bracket> brackets = new ArrayList<>();
     private final List<OpCall> ops = new ArrayList<>();
     private boolean started;
-    private boolean closed;
+    private final Closer closer;
 
     public StepTracer(CudaContext context, int rank) {
         this.context = Objects.requireNonNull(context, "context");
         this.rank = rank;
-        this.origin = context.makeCurrent().createEvent(true);
+        this.closer = new Closer("the step tracer of rank " + rank);
+        this.origin = closer.register("origin", context.makeCurrent().createEvent(true));
     }
 
     public int rank() {
@@ -96,9 +96,9 @@ public final class StepTracer implements Tracer, AutoCloseable {
      * shows the op from fork to join. An op called twice in one step shows its last call only.
      */
     @Override
-    public Scope op(CudaStream stream, String name, OverlapOp op) {
+    public Scope op(CudaStream stream, String name, TracedOp op) {
         op.enableTrace();
-        Bracket b = open(stream, name + " (" + op.label() + ")", SpanKind.OP, Map.of("op", op.shape().key()));
+        Bracket b = open(stream, name + " (" + op.label() + ")", SpanKind.OP, Map.of("op", op.traceKey()));
         ops.add(new OpCall(name, op, b.stream(), b));
         return () -> b.end().record(stream);
     }
@@ -114,7 +114,7 @@ public final class StepTracer implements Tracer, AutoCloseable {
 
     private CudaEvent event() {
         if (used == pool.size()) {
-            pool.add(context.createEvent(true));
+            pool.add(closer.register("event " + pool.size(), context.createEvent(true)));
         }
         return pool.get(used++);
     }
@@ -184,22 +184,15 @@ public final class StepTracer implements Tracer, AutoCloseable {
     }
 
     private void requireOpen() {
-        if (closed) {
-            throw new IllegalStateException("the step tracer of rank " + rank + " is closed");
-        }
+        closer.requireOpen();
     }
 
     /** Frees the events; the traced work must have completed. */
     @Override
     public void close() {
-        if (closed) {
-            return;
+        if (!closer.isClosed()) {
+            context.makeCurrent();
+            closer.close();
         }
-        closed = true;
-        context.makeCurrent();
-        for (int i = pool.size() - 1; i >= 0; i--) {
-            pool.get(i).close();
-        }
-        origin.close();
     }
 }

@@ -1,7 +1,6 @@
 package dev.ubuf.trace;
 
 import dev.ubuf.cuda.CudaStream;
-import dev.ubuf.op.OverlapOp;
 
 import java.util.Map;
 
@@ -32,7 +31,7 @@ public interface Tracer {
         }
 
         @Override
-        public Scope op(CudaStream stream, String name, OverlapOp op) {
+        public Scope op(CudaStream stream, String name, TracedOp op) {
             return Scope.NONE;
         }
 
@@ -51,6 +50,9 @@ public interface Tracer {
      */
     Scope span(CudaStream stream, String name, SpanKind kind, Map<String, Object> args);
 
-    /** Opens a span for one call of {@code op} on {@code stream}; issue the call, then close the scope. */
-    Scope op(CudaStream stream, String name, OverlapOp op);
+    /**
+     * Opens a span for one call of {@code op} (an overlapped op) on {@code stream}; issue the call, then close the
+     * scope.
+     */
+    Scope op(CudaStream stream, String name, TracedOp op);
 }

@@ -22,7 +22,8 @@ import java.util.Objects;
 /**
  * A configuration document as a tree whose every key and value knows where it was written. Files are read with
  * Jackson's streaming parser (YAML or JSON), so positions are the parser's token locations; a {@code Map} becomes
- * the same tree with positionless origins. Only the structure is checked here; {@link UbConfig.Builder} reads it.
+ * the same tree with positionless origins. Only the structure is checked here; {@link UbConfigReader} reads it into
+ * a {@link UbConfig.Builder}.
  */
 final class ConfigTree {
     private ConfigTree() {

@@ -1,8 +1,8 @@
 package dev.ubuf.layers.tp;
 
 import dev.ubuf.layers.config.GemmName;
+import dev.ubuf.resource.Closer;
 
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -23,7 +23,7 @@ public final class OpTable<T extends AutoCloseable> implements AutoCloseable {
     private final int tp;
     private final long maxTokens;
     private final Map<Key, T> ops = new LinkedHashMap<>();
-    private boolean closed;
+    private final Closer closer = new Closer("the layer's ops");
 
     public OpTable(int tp, long maxTokens) {
         checkTokens(maxTokens, maxTokens, tp);
@@ -51,14 +51,14 @@ public final class OpTable<T extends AutoCloseable> implements AutoCloseable {
 
     /** The op of {@code gemm} for {@code tokens}, made by {@code make} on first use (collective then). */
     public T get(GemmName gemm, long tokens, Supplier<T> make) {
-        if (closed) {
+        if (closer.isClosed()) {
             throw new IllegalStateException("the layer's ops are closed");
         }
         checkTokens(tokens, maxTokens, tp);
         Key key = new Key(gemm, tokens);
         T op = ops.get(key);
         if (op == null) {
-            op = make.get();
+            op = closer.register(gemm.teName() + " at " + tokens + " tokens", make.get());
             ops.put(key, op);
         }
         return op;
@@ -76,27 +76,7 @@ public final class OpTable<T extends AutoCloseable> implements AutoCloseable {
     /** Closes every op (collective for overlap ops), last made first; the first failure is thrown after all. */
     @Override
     public void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        List<T> all = new ArrayList<>(ops.values());
         ops.clear();
-        RuntimeException failure = null;
-        for (int i = all.size() - 1; i >= 0; i--) {
-            try {
-                all.get(i).close();
-            } catch (Exception e) {
-                RuntimeException r = e instanceof RuntimeException re ? re : new IllegalStateException(e);
-                if (failure == null) {
-                    failure = r;
-                } else {
-                    failure.addSuppressed(r);
-                }
-            }
-        }
-        if (failure != null) {
-            throw failure;
-        }
+        closer.close();
     }
 }

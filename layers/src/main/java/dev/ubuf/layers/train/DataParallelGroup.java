@@ -9,6 +9,7 @@ import dev.ubuf.layers.tp.Parameter;
 import dev.ubuf.nccl.NcclCommunicator;
 import dev.ubuf.nccl.NcclRedOp;
 import dev.ubuf.nccl.NcclUniqueId;
+import dev.ubuf.resource.Closer;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 
@@ -35,12 +36,22 @@ public final class DataParallelGroup implements AutoCloseable {
     private final Bootstrap bootstrap;
     private final CudaContext context;
     private final NcclCommunicator nccl;
-    private boolean closed;
+    private final Closer closer = new Closer("data-parallel group");
 
     private DataParallelGroup(Bootstrap bootstrap, CudaContext context, NcclCommunicator nccl) {
         this.bootstrap = bootstrap;
         this.context = context;
         this.nccl = nccl;
+        if (nccl != null) {
+            closer.onClose("NCCL communicator", () -> {
+                context.makeCurrent();
+                if (bootstrap.knownFailure().isPresent()) {
+                    nccl.abort();
+                } else {
+                    nccl.close();
+                }
+            });
+        }
     }
 
     /**
@@ -78,7 +89,7 @@ public final class DataParallelGroup implements AutoCloseable {
     public void averageGradients(List<Parameter> parameters, CudaStream stream) {
         Objects.requireNonNull(parameters, "parameters");
         Objects.requireNonNull(stream, "stream");
-        if (closed) {
+        if (closer.isClosed()) {
             throw new IllegalStateException("data-parallel group of rank " + rank() + " is closed");
         }
         Optional<BootstrapException> failure = bootstrap.knownFailure();
@@ -152,22 +163,11 @@ public final class DataParallelGroup implements AutoCloseable {
      */
     @Override
     public void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        if (nccl != null) {
-            context.makeCurrent();
-            if (bootstrap.knownFailure().isPresent()) {
-                nccl.abort();
-            } else {
-                nccl.close();
-            }
-        }
+        closer.close();
     }
 
     @Override
     public String toString() {
-        return "DataParallelGroup[rank " + rank() + " of " + size() + (closed ? ", closed]" : "]");
+        return "DataParallelGroup[rank " + rank() + " of " + size() + (closer.isClosed() ? ", closed]" : "]");
     }
 }

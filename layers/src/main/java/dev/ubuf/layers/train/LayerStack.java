@@ -4,6 +4,7 @@ import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.layers.tp.LayerNormMLP;
 import dev.ubuf.layers.tp.Parameter;
 import dev.ubuf.layers.tp.TpContext;
+import dev.ubuf.resource.Closer;
 import dev.ubuf.tensor.TensorView;
 
 import java.util.ArrayList;
@@ -18,11 +19,14 @@ public final class LayerStack implements AutoCloseable {
     private final TpContext context;
     private final MlpSpec spec;
     private final List<LayerNormMLP> blocks;
+    /** The context, then the blocks in order: closed last block first, the context last. */
+    private final Closer closer;
 
-    private LayerStack(TpContext context, MlpSpec spec, List<LayerNormMLP> blocks) {
+    private LayerStack(TpContext context, MlpSpec spec, List<LayerNormMLP> blocks, Closer closer) {
         this.context = context;
         this.spec = spec;
         this.blocks = blocks;
+        this.closer = closer;
     }
 
     /**
@@ -33,20 +37,18 @@ public final class LayerStack implements AutoCloseable {
         Objects.requireNonNull(context, "context");
         Objects.requireNonNull(spec, "spec");
         List<LayerNormMLP> blocks = new ArrayList<>();
+        Closer closer = new Closer("the layer stack");
+        closer.register("context", context);
         try {
             spec.checkFor(context.tp(), context.fp8());
             for (int l = 0; l < spec.layers(); l++) {
-                blocks.add(new LayerNormMLP(context, spec.hidden(), spec.ffn(), spec.activation(), true));
+                blocks.add(closer.register("block " + l,
+                        new LayerNormMLP(context, spec.hidden(), spec.ffn(), spec.activation(), true)));
             }
         } catch (RuntimeException e) {
-            try {
-                closeAll(blocks, context);
-            } catch (RuntimeException c) {
-                e.addSuppressed(c);
-            }
-            throw e;
+            throw closer.closeAfter(e);
         }
-        return new LayerStack(context, spec, List.copyOf(blocks));
+        return new LayerStack(context, spec, List.copyOf(blocks), closer);
     }
 
     /**
@@ -109,16 +111,6 @@ public final class LayerStack implements AutoCloseable {
     /** Collective: every rank closes its blocks in the same order, then the context. */
     @Override
     public void close() {
-        closeAll(blocks, context);
-    }
-
-    private static void closeAll(List<LayerNormMLP> blocks, TpContext context) {
-        try {
-            for (int i = blocks.size() - 1; i >= 0; i--) {
-                blocks.get(i).close();
-            }
-        } finally {
-            context.close();
-        }
+        closer.close();
     }
 }

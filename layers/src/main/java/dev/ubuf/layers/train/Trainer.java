@@ -8,6 +8,7 @@ import dev.ubuf.cuda.PinnedHostBuffer;
 import dev.ubuf.layers.tp.LayerNormMLP;
 import dev.ubuf.layers.tp.Parameter;
 import dev.ubuf.layers.tp.TpContext;
+import dev.ubuf.resource.Closer;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 import dev.ubuf.trace.SpanKind;
@@ -32,16 +33,17 @@ public final class Trainer implements AutoCloseable {
     private final DeviceBuffer rowSquares;
     private final PinnedHostBuffer rowSquaresHost;
     private long lastRows;
-    private boolean closed;
+    private final Closer closer;
 
     private Trainer(LayerStack stack, DataParallelGroup dp, float lr, DeviceBuffer gradOutput,
-                    DeviceBuffer rowSquares, PinnedHostBuffer rowSquaresHost) {
+                    DeviceBuffer rowSquares, PinnedHostBuffer rowSquaresHost, Closer closer) {
         this.stack = stack;
         this.dp = dp;
         this.lr = lr;
         this.gradOutput = gradOutput;
         this.rowSquares = rowSquares;
         this.rowSquaresHost = rowSquaresHost;
+        this.closer = closer;
     }
 
     /** A trainer of {@code stack} whose replicas form {@code dp}, with learning rate {@code lr}. */
@@ -54,17 +56,15 @@ public final class Trainer implements AutoCloseable {
         TpContext tc = stack.context();
         long rows = tc.maxTokens() / tc.tp();
         CudaContext ctx = tc.comm().context().makeCurrent();
-        DeviceBuffer dy = ctx.allocate(rows * stack.spec().hidden() * tc.dtype().bytes(), "train.dy");
-        DeviceBuffer sq = null;
+        Closer closer = new Closer("the trainer");
         try {
-            sq = ctx.allocate(rows * Float.BYTES, "train.rowSquares");
-            return new Trainer(stack, dp, lr, dy, sq, ctx.allocateHost(rows * Float.BYTES));
+            DeviceBuffer dy = closer.register("dy",
+                    ctx.allocate(rows * stack.spec().hidden() * tc.dtype().bytes(), "train.dy"));
+            DeviceBuffer sq = closer.register("row squares", ctx.allocate(rows * Float.BYTES, "train.rowSquares"));
+            PinnedHostBuffer host = closer.register("row squares on the host", ctx.allocateHost(rows * Float.BYTES));
+            return new Trainer(stack, dp, lr, dy, sq, host, closer);
         } catch (RuntimeException e) {
-            if (sq != null) {
-                sq.close();
-            }
-            dy.close();
-            throw e;
+            throw closer.closeAfter(e);
         }
     }
 
@@ -79,7 +79,7 @@ public final class Trainer implements AutoCloseable {
      * {@code rowSquares}: for a caller that reads several steps' losses back at once.
      */
     public void step(TensorView x, TensorView target, TensorView rowSquares, CudaStream stream) {
-        if (closed) {
+        if (closer.isClosed()) {
             throw new IllegalStateException("the trainer is closed");
         }
         TpContext tc = stack.context();
@@ -144,19 +144,9 @@ public final class Trainer implements AutoCloseable {
     /** Frees the trainer's buffers; the stream must have finished its last step. */
     @Override
     public void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        current();
-        try {
-            rowSquaresHost.close();
-        } finally {
-            try {
-                rowSquares.close();
-            } finally {
-                gradOutput.close();
-            }
+        if (!closer.isClosed()) {
+            current();
+            closer.close();
         }
     }
 }

@@ -1,6 +1,4 @@
-package dev.ubuf.exec;
-
-import dev.ubuf.trace.SpanKind;
+package dev.ubuf.trace;
 
 import java.util.Collections;
 import java.util.LinkedHashMap;
