@@ -4,7 +4,7 @@ import dev.ubuf.ag.AgShape;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.exec.DequantScales;
 import dev.ubuf.exec.OperandBindings;
-import dev.ubuf.fp8.Fp8Meta;
+import dev.ubuf.fp8.Fp8Role;
 import dev.ubuf.layers.config.GemmName;
 import dev.ubuf.layers.config.UbFlag;
 import dev.ubuf.layers.kernels.LayerKernels;
@@ -146,9 +146,9 @@ public final class ColumnParallelLinear implements TpLayer {
         Fp8(TpContext tc, Buffers b, String name, long maxM, long in, long out, boolean gathersWithNccl) {
             scales = tc.fp8Scales();
             name = scales.table().layerName(name);
-            input = scales.register(name, Fp8Meta.Role.INPUT, true);
-            weight = scales.register(name, Fp8Meta.Role.WEIGHT, false);
-            grad = scales.register(name, Fp8Meta.Role.GRAD_OUTPUT, false);
+            input = scales.register(name, Fp8Role.INPUT, true);
+            weight = scales.register(name, Fp8Role.WEIGHT, false);
+            grad = scales.register(name, Fp8Role.GRAD_OUTPUT, false);
             DType f = input.format().dtype();
             DType g = grad.format().dtype();
             xq = b.matrix(maxM / tc.tp(), in, f, "x.fp8");

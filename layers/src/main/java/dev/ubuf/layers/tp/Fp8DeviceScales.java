@@ -6,7 +6,7 @@ import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.PinnedHostBuffer;
 import dev.ubuf.exec.DequantScales;
-import dev.ubuf.fp8.Fp8Meta;
+import dev.ubuf.fp8.Fp8Role;
 import dev.ubuf.ops.Fp8Kernels;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
@@ -53,7 +53,7 @@ final class Fp8DeviceScales implements AutoCloseable {
         return table;
     }
 
-    Fp8ScaleTable.Slot register(String layer, Fp8Meta.Role role, boolean shared) {
+    Fp8ScaleTable.Slot register(String layer, Fp8Role role, boolean shared) {
         return table.register(layer, role, shared);
     }
 

@@ -3,7 +3,7 @@ package dev.ubuf.layers.tp;
 import dev.ubuf.ag.AgShape;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.exec.OperandBindings;
-import dev.ubuf.fp8.Fp8Meta;
+import dev.ubuf.fp8.Fp8Role;
 import dev.ubuf.layers.config.GemmName;
 import dev.ubuf.layers.kernels.LayerKernels;
 import dev.ubuf.op.Fp8Operands;
@@ -132,9 +132,9 @@ public final class RowParallelLinear implements TpLayer {
         Fp8(TpContext tc, Buffers b, String name, long maxM, long in, long out, boolean bias) {
             scales = tc.fp8Scales();
             name = scales.table().layerName(name);
-            input = scales.register(name, Fp8Meta.Role.INPUT, false);
-            weight = scales.register(name, Fp8Meta.Role.WEIGHT, false);
-            grad = scales.register(name, Fp8Meta.Role.GRAD_OUTPUT, true);
+            input = scales.register(name, Fp8Role.INPUT, false);
+            weight = scales.register(name, Fp8Role.WEIGHT, false);
+            grad = scales.register(name, Fp8Role.GRAD_OUTPUT, true);
             DType f = input.format().dtype();
             DType w = weight.format().dtype();
             DType g = grad.format().dtype();
