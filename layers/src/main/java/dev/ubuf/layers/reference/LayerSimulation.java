@@ -79,10 +79,15 @@ public final class LayerSimulation {
         Fp8Operands bwd = fp8.map(r -> new Fp8Operands(r.formats().backward().dtype(), r.formats().forward().dtype()))
                 .orElse(null);
         List<Step> s = new ArrayList<>();
-        s.add(ag(GemmName.FC1_FPROP, new AgShape(tp, m, hidden, n1, t), fwd, Fp8Role.INPUT));
+        // fc1's input is written into its user buffer by the LayerNorm (by its quantization with FP8), and dY_q of
+        // fc2's dgrad by its quantization; a plain dY is the caller's, which the op copies in (as the layers do).
+        s.add(ag(GemmName.FC1_FPROP, new AgShape(tp, m, hidden, n1, t).withInputInUserBuffer(), fwd,
+                Fp8Role.INPUT));
         s.add(rs(GemmName.FC2_FPROP, new RsShape(tp, m, f, hidden, t, false), fwd, Fp8Role.INPUT));
         // fc2's dgrad: dX = AG(dY) W, B = W^T stored [ffn/tp, hidden] as the FP8 layout wants: n = ffn/tp, k = hidden.
-        s.add(ag(GemmName.FC2_DGRAD, new AgShape(tp, m, hidden, f, t), bwd, Fp8Role.GRAD_OUTPUT));
+        AgShape fc2Dgrad = new AgShape(tp, m, hidden, f, t);
+        s.add(ag(GemmName.FC2_DGRAD, fp8.isPresent() ? fc2Dgrad.withInputInUserBuffer() : fc2Dgrad, bwd,
+                Fp8Role.GRAD_OUTPUT));
         if (config.overlapRsDgrad()) {
             s.add(rs(GemmName.FC1_DGRAD, new RsShape(tp, m, n1, hidden, t, false), bwd, Fp8Role.GRAD_OUTPUT));
         } else {
@@ -152,7 +157,11 @@ public final class LayerSimulation {
                 new HostPlanExecutor.CallHooks() {
                     @Override
                     public void beforeCall(int rank, long call, HostRankMemory mem) {
-                        mem.set(!ag && !gemm ? BufferRole.UBUF : BufferRole.INPUT, in[(int) call][rank]);
+                        if (!ag && !gemm) {
+                            mem.set(BufferRole.UBUF, in[(int) call][rank]);
+                        } else {
+                            setInput(mem, shape, rank, in[(int) call][rank]);
+                        }
                         if (gemm) {
                             mem.set(BufferRole.WEIGHT, w[(int) call][rank]);
                         }
@@ -171,6 +180,18 @@ public final class LayerSimulation {
                     }
                 });
         return failure[0];
+    }
+
+    /**
+     * This rank's input where its producer puts it: the INPUT the op copies from, or, for an all-gather whose input
+     * is written into the user buffer, this rank's chunk of it.
+     */
+    private static void setInput(HostRankMemory mem, OverlapShape shape, int rank, double[] values) {
+        if (shape.inputInUserBuffer()) {
+            mem.setRows(BufferRole.UBUF, rank * shape.m() / shape.tp(), values);
+        } else {
+            mem.set(BufferRole.INPUT, values);
+        }
     }
 
     /** One FP8 step's data on every rank: stored FP8 values and their dequantization scales. */
@@ -257,7 +278,7 @@ public final class LayerSimulation {
                     @Override
                     public void beforeCall(int rank, long call, HostRankMemory mem) {
                         Fp8Call c = calls[(int) call];
-                        mem.set(BufferRole.INPUT, c.input()[rank]);
+                        setInput(mem, shape, rank, c.input()[rank]);
                         if (gemm) {
                             mem.set(BufferRole.WEIGHT, c.weight()[rank]);
                         }

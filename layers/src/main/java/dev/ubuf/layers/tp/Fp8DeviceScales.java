@@ -5,7 +5,6 @@ import dev.ubuf.cuda.CudaEvent;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.PinnedHostBuffer;
-import dev.ubuf.exec.DequantScales;
 import dev.ubuf.fp8.Fp8Role;
 import dev.ubuf.ops.Fp8Kernels;
 import dev.ubuf.tensor.DType;
@@ -79,11 +78,6 @@ final class Fp8DeviceScales implements AutoCloseable {
 
     TensorView amax(Fp8ScaleTable.Slot s) {
         return at(2, s);
-    }
-
-    /** The dequantization scales of an op whose input and weight are these slots' tensors. */
-    DequantScales dequant(Fp8ScaleTable.Slot input, Fp8ScaleTable.Slot weight) {
-        return new DequantScales(scaleInverse(input), scaleInverse(weight));
     }
 
     /** Allocates and fills the device table at the first use (on {@code stream}, or synchronously when null). */
