@@ -85,7 +85,9 @@ public final class AtomicAllGatherGemm implements OverlapMethod {
         long rows = shape.chunkRows();
         long k = shape.k();
         PlanBuilder b = new PlanBuilder("ag", NAME, rank, tp);
-        b.matrix(BufferRole.INPUT, shape.dtype(), rows, k);
+        if (!shape.inputInUserBuffer()) {
+            b.matrix(BufferRole.INPUT, shape.dtype(), rows, k);
+        }
         b.matrix(BufferRole.UBUF, shape.dtype(), shape.m(), k);
         b.matrix(BufferRole.WEIGHT, shape.dtype(), k, shape.n());
         b.matrix(BufferRole.OUTPUT, shape.dtype(), shape.m(), shape.n());
@@ -97,19 +99,23 @@ public final class AtomicAllGatherGemm implements OverlapMethod {
         int credit = b.flag(1);
         int prev = Math.floorMod(rank - 1, tp);
         int next = Math.floorMod(rank + 1, tp);
-        Region input = Region.rows(BufferRole.INPUT, rank, 0, rows, k);
         // Rank r+1 writes into this rank's UBUF: it may, this call (the previous call has joined).
         b.add(new PlanStep.Signal(comm, next, credit));
         // The own chunk into the gathered buffer first, on the GEMM's stream before its launch: a copy within one
         // GPU may run on the SMs, and the kernel, once resident on every SM, would spin on this chunk's arrival
         // while the copy waits for an SM (both ranks' kernels hung so at 4096x8192x8192 on two H100s).
-        b.add(new PlanStep.Copy(gemm, input, ubuf(rank, rank, rows, k)));
+        // A shard its producer wrote into the buffer needs no copy.
+        Region shard = shape.inputInUserBuffer() ? ubuf(rank, rank, rows, k)
+                : Region.rows(BufferRole.INPUT, rank, 0, rows, k);
+        if (!shape.inputInUserBuffer()) {
+            b.add(new PlanStep.Copy(gemm, shard, ubuf(rank, rank, rows, k)));
+        }
         b.add(new PlanStep.Signal(gemm, rank, rank));
         b.add(new PlanStep.AtomicGemm(gemm, Region.rows(BufferRole.UBUF, rank, 0, shape.m(), k),
                 Region.rows(BufferRole.WEIGHT, rank, 0, k, shape.n()),
                 Region.rows(BufferRole.OUTPUT, rank, 0, shape.m(), shape.n()), false, tp, rank, 0, -1));
         b.add(new PlanStep.WaitSignal(comm, credit, 1));
-        b.add(new PlanStep.Copy(comm, input, ubuf(prev, rank, rows, k)));
+        b.add(new PlanStep.Copy(comm, shard, ubuf(prev, rank, rows, k)));
         b.add(new PlanStep.Signal(comm, prev, rank));
         for (int i = 1; i < tp - 1; i++) {
             int c = (rank + i) % tp;

@@ -40,6 +40,8 @@ class AtomicPlansHostTest {
         for (int tp : new int[] {2, 3, 4}) {
             for (long[] s : SHAPES) {
                 all.add(Arguments.of(new AgShape(tp, s[0] * tp, s[1], s[2], DType.BF16)));
+                // the shard written into the user buffer by its producer: no INPUT, no own-chunk copy
+                all.add(Arguments.of(new AgShape(tp, s[0] * tp, s[1], s[2], DType.BF16).withInputInUserBuffer()));
             }
         }
         return all.stream();
@@ -227,7 +229,11 @@ class AtomicPlansHostTest {
         new HostPlanExecutor(plans, options).runCalls(CALLS, new HostPlanExecutor.CallHooks() {
             @Override
             public void beforeCall(int rank, long call, HostRankMemory memory) {
-                memory.set(BufferRole.INPUT, shards[(int) call][rank]);
+                if (shape.inputInUserBuffer()) {
+                    memory.setRows(BufferRole.UBUF, rank * shape.chunkRows(), shards[(int) call][rank]);
+                } else {
+                    memory.set(BufferRole.INPUT, shards[(int) call][rank]);
+                }
                 memory.set(BufferRole.WEIGHT, weights[(int) call][rank]);
             }
 

@@ -15,6 +15,8 @@ final class AgLayout {
     final int rank;
     final int tp;
     final long rows;
+    /** The shard is in chunk {@code rank} of UBUF before the call: the option, or the shape's producer wrote it. */
+    final boolean inputInUbuf;
 
     AgLayout(AgShape shape, int rank, AgOptions options) {
         this.shape = Objects.requireNonNull(shape, "shape");
@@ -25,6 +27,7 @@ final class AgLayout {
         this.rank = rank;
         this.tp = shape.tp();
         this.rows = shape.chunkRows();
+        this.inputInUbuf = options.inputInUbuf() || shape.inputInUserBuffer();
     }
 
     int next(int distance) {
@@ -33,7 +36,7 @@ final class AgLayout {
 
     PlanBuilder builder(String method) {
         PlanBuilder b = new PlanBuilder("ag", method, rank, tp);
-        if (!options.inputInUbuf()) {
+        if (!inputInUbuf) {
             b.matrix(BufferRole.INPUT, shape.inputDtype(), rows, shape.k());
         }
         b.matrix(BufferRole.UBUF, shape.inputDtype(), shape.m(), shape.k());
@@ -51,7 +54,7 @@ final class AgLayout {
 
     /** This rank's shard where the call finds it: INPUT, or chunk {@code rank} of UBUF. */
     Region shard() {
-        return options.inputInUbuf() ? ubuf(rank, rank, 1)
+        return inputInUbuf ? ubuf(rank, rank, 1)
                 : Region.rows(BufferRole.INPUT, rank, 0, rows, shape.k());
     }
 
@@ -72,7 +75,7 @@ final class AgLayout {
 
     /** Puts the shard into UBUF chunk {@code rank} (so the call hands out the whole gathered input), if not there. */
     void ownShardIntoUbuf(PlanBuilder b, int stream) {
-        if (!options.inputInUbuf()) {
+        if (!inputInUbuf) {
             b.add(new PlanStep.Copy(stream, shard(), ubuf(rank, rank, 1)));
         }
     }

@@ -15,7 +15,7 @@ import java.util.SequencedMap;
 /**
  * An AllGather(-GEMM) method of this module: one class implementing {@link #name()} and {@link #plan}, registered
  * in META-INF/services and module-info. It builds the plan of one rank. Matrices: INPUT = the caller's shard
- * [m/tp, k] (absent with {@link AgOptions#inputInUbuf()}), UBUF = the gathered input [m, k] (rank r's shard at rows
+ * [m/tp, k] (absent with {@link AgOptions#inputInUbuf()} or {@link AgShape#inputInUserBuffer()}), UBUF = the gathered input [m, k] (rank r's shard at rows
  * r*m/tp..), WEIGHT [k, n] and OUTPUT [m, n] (absent for bulk).
  *
  * <p>Hand-out contract: after a call joined, UBUF holds the gathered input in natural order and stays valid until

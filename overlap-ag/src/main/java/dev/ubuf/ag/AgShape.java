@@ -16,9 +16,13 @@ import java.util.Optional;
  * [n, k]), the ring moves FP8 bytes, the chunk GEMMs are FP8 and write {@code dtype} (bf16, fp16 or fp32); k and n
  * must then be multiples of 16. Every rank's shard must be quantized with the same scale (one scale_inv dequantizes
  * the gathered input).
+ *
+ * <p>With {@code inputInUserBuffer} the caller's kernel that produces the shard writes it straight into this rank's
+ * chunk of the op's user buffer ({@link dev.ubuf.op.OverlapOp#inputChunk()}) before the call, and binds no input:
+ * the plans then have no copy of the shard into the user buffer (TE's LayerNormLinear writes ln_out into the UB).
  */
-public record AgShape(int tp, long m, long k, long n, DType dtype, Optional<Fp8Operands> fp8)
-        implements OverlapShape {
+public record AgShape(int tp, long m, long k, long n, DType dtype, Optional<Fp8Operands> fp8,
+                      boolean inputInUserBuffer) implements OverlapShape {
     public AgShape {
         Objects.requireNonNull(dtype, "dtype");
         Objects.requireNonNull(fp8, "fp8 (Optional.empty() for none)");
@@ -39,6 +43,11 @@ public record AgShape(int tp, long m, long k, long n, DType dtype, Optional<Fp8O
         fp8.ifPresent(f -> f.validate("ag " + dtype.shortName() + " m" + m + " k" + k + " n" + n, k, n, dtype));
     }
 
+    /** A shape whose caller binds its shard as the input. */
+    public AgShape(int tp, long m, long k, long n, DType dtype, Optional<Fp8Operands> fp8) {
+        this(tp, m, k, n, dtype, fp8, false);
+    }
+
     /** A shape whose operands are all {@code dtype}. */
     public AgShape(int tp, long m, long k, long n, DType dtype) {
         this(tp, m, k, n, dtype, Optional.empty());
@@ -46,7 +55,12 @@ public record AgShape(int tp, long m, long k, long n, DType dtype, Optional<Fp8O
 
     /** This shape with FP8 input and weight ({@code dtype} stays the output's type). */
     public AgShape withFp8(Fp8Operands operands) {
-        return new AgShape(tp, m, k, n, dtype, Optional.of(operands));
+        return new AgShape(tp, m, k, n, dtype, Optional.of(operands), inputInUserBuffer);
+    }
+
+    /** This shape with the shard written into the user buffer by its producer (see the class comment). */
+    public AgShape withInputInUserBuffer() {
+        return new AgShape(tp, m, k, n, dtype, fp8, true);
     }
 
     @Override

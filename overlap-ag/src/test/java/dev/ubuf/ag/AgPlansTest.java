@@ -5,6 +5,7 @@ import dev.ubuf.op.MethodRegistry;
 import dev.ubuf.plan.BufferRole;
 import dev.ubuf.plan.Plan;
 import dev.ubuf.plan.PlanStep;
+import dev.ubuf.plan.Region;
 import dev.ubuf.plan.StreamRole;
 import dev.ubuf.tensor.DType;
 import org.junit.jupiter.api.Test;
@@ -86,6 +87,26 @@ class AgPlansTest {
             assertFalse(inUbuf.matrices().containsKey(BufferRole.INPUT), m.name());
             assertEquals(count(withInput, PlanStep.Copy.class) - 1, count(inUbuf, PlanStep.Copy.class), m.name());
         }
+    }
+
+    @Test
+    void aShapeWhoseProducerWritesTheUserBufferHasNoOwnChunkCopy() {
+        AgShape shape = new AgShape(4, 8, 4, 4, DType.BF16).withInputInUserBuffer();
+        for (AgOverlapMethod m : registered()) {
+            for (int rank = 0; rank < shape.tp(); rank++) {
+                Plan p = AgPlans.plan(m, shape, rank, AgOptions.defaults());
+                assertFalse(p.matrices().containsKey(BufferRole.INPUT), m.name() + " rank " + rank);
+                Region own = Region.rows(BufferRole.UBUF, rank, rank * shape.chunkRows(), shape.chunkRows(),
+                        shape.k());
+                for (PlanStep s : p.steps()) {
+                    assertFalse(s instanceof PlanStep.Copy c && c.dst().equals(own),
+                            m.name() + " rank " + rank + " copies into its own chunk: " + s);
+                }
+            }
+        }
+        assertTrue(shape.key().endsWith(" in-ubuf"), "the planner caches it apart: " + shape.key());
+        assertTrue(new AgShape(4, 16, 16, 16, DType.BF16).withInputInUserBuffer()
+                .withFp8(dev.ubuf.op.Fp8Operands.E4M3).inputInUserBuffer(), "withFp8 keeps it");
     }
 
     @Test

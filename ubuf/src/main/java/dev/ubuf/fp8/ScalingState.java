@@ -22,6 +22,15 @@ public final class ScalingState {
         this.window = new float[historyLength];
     }
 
+    /**
+     * A fresh state for a tensor of {@code role} under {@code recipe}: the role's format, and the recipe's amax
+     * history (one slot under current scaling, which keeps no history; it keeps the bookkeeping uniform).
+     */
+    public static ScalingState of(Fp8Recipe recipe, Fp8Role role) {
+        return new ScalingState(role.format(recipe),
+                recipe instanceof Fp8Recipe.DelayedScaling d ? d.historyLength() : 1);
+    }
+
     public Fp8Format format() {
         return format;
     }

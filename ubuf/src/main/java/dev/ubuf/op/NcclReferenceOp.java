@@ -98,7 +98,14 @@ public final class NcclReferenceOp implements OverlapOp {
         if (closed) {
             throw new IllegalStateException("NCCL reference op for " + shape.key() + " is closed");
         }
-        require(b.input(), "input", shape.inputRows(), shape.k(), shape.inputDtype());
+        if (shape.inputInUserBuffer()) {
+            if (b.input() != null) {
+                throw new IllegalArgumentException("nccl: this op takes its input in the user buffer (inputChunk()),"
+                        + " but an input was bound (" + b.input() + ")");
+            }
+        } else {
+            require(b.input(), "input", shape.inputRows(), shape.k(), shape.inputDtype());
+        }
         require(b.output(), "output", shape.outputRows(), shape.n(), shape.outputDtype());
         if (b.weight() == null) {
             throw new IllegalArgumentException("nccl: needs a weight tensor");
@@ -130,7 +137,7 @@ public final class NcclReferenceOp implements OverlapOp {
         if (b.bias() != null) {
             require(b.bias(), "bias", 1, shape.n(), shape.dtype());
         }
-        if (!(ag() ? b.input() : b.output()).isContiguous()) {
+        if (!(ag() ? shape.inputInUserBuffer() || b.input().isContiguous() : b.output().isContiguous())) {
             throw new IllegalArgumentException("nccl: needs a contiguous " + (ag() ? "input" : "output"));
         }
         Gemm.Options o = new Gemm.Options(false, b.weightTransposed(), 0, false);
@@ -157,13 +164,13 @@ public final class NcclReferenceOp implements OverlapOp {
         mark(s, 0);
         long rows = shape.m() / shape.tp();
         if (ag()) {
+            // In place when the shard is already in its chunk of the staged buffer (NCCL's in-place all-gather).
+            long from = shape.inputInUserBuffer() ? inputChunk().address() : b.input().address();
             if (shape.fp8().isPresent()) {
                 // FP8 bytes, gathered as pairs (k is a multiple of 16): a copy needs no NCCL fp8 type.
-                comm.nccl().allGather(b.input().address(), staged.address(), rows * shape.k() / 2, DType.FP16,
-                        s.nativeHandle());
+                comm.nccl().allGather(from, staged.address(), rows * shape.k() / 2, DType.FP16, s.nativeHandle());
             } else {
-                comm.nccl().allGather(b.input().address(), staged.address(), rows * shape.k(), shape.dtype(),
-                        s.nativeHandle());
+                comm.nccl().allGather(from, staged.address(), rows * shape.k(), shape.dtype(), s.nativeHandle());
             }
             mark(s, 1);
             gemm.multiply(staged, b.weight(), b.output(), 1f, 0f, o, scales(b), s);

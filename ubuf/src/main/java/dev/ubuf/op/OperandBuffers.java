@@ -37,6 +37,11 @@ public final class OperandBuffers implements AutoCloseable {
                 kernels.fillBits(amax, 0, stream);
                 b = b.withOutputScaling(new OutputScaling(scale, amax, matrix(ctx, 1, 1, DType.FP32)));
             }
+            if (shape.inputInUserBuffer()) {
+                // The op reads this rank's shard from its user buffer: measurements run on whatever that holds.
+                b = new OperandBindings(null, b.weight(), b.weightTransposed(), b.output(), b.bias(), b.scales(),
+                        b.outputScaling());
+            }
             this.bindings = b;
         } catch (RuntimeException e) {
             close();

@@ -87,6 +87,19 @@ public sealed interface OverlapOp extends AutoCloseable, TracedOp permits PlanOp
      */
     TensorView userBuffer();
 
+    /**
+     * Where this rank's shard goes for an all-gather whose shape takes its input in the user buffer
+     * ({@link OverlapShape#inputInUserBuffer()}): rows [rank m/tp, (rank+1) m/tp) of {@link #userBuffer()}. The
+     * kernel producing the shard writes it here before the call (which then binds no input), so nothing copies it.
+     */
+    default TensorView inputChunk() {
+        if (shape().collective() != Collective.ALL_GATHER) {
+            throw new IllegalStateException(shape().key() + ": only an all-gather takes its input in the user buffer");
+        }
+        long rows = shape().m() / shape().tp();
+        return userBuffer().rows(communicator().rank() * rows, rows);
+    }
+
     /** Records per-step timing from the next call on (two events per step), for {@link #trace()}. */
     @Override
     void enableTrace();

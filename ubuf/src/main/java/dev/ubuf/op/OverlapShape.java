@@ -40,6 +40,14 @@ public interface OverlapShape {
         return java.util.Optional.empty();
     }
 
+    /**
+     * Whether the caller's producer writes this rank's input straight into the op's user buffer
+     * ({@link OverlapOp#inputChunk()}) and binds no input, so no plan copies it there (all-gathers only).
+     */
+    default boolean inputInUserBuffer() {
+        return false;
+    }
+
     /** The output's stored type: {@link #fp8Output()} when present, else {@link #dtype()}. */
     default DType outputDtype() {
         return fp8Output().orElse(dtype());
@@ -72,11 +80,11 @@ public interface OverlapShape {
 
     /**
      * A stable key: "ag tp2 bf16 m8192 k8192 n8192" (+ " bias", + " fp8e4m3xfp8e4m3" for an FP8 op, + " ->fp8e4m3"
-     * for an FP8 output).
+     * for an FP8 output, + " in-ubuf" for an input written into the user buffer).
      */
     default String key() {
         return collective().resultName() + " tp" + tp() + " " + dtype().shortName() + " m" + m() + " k" + k() + " n"
                 + n() + (bias() ? " bias" : "") + fp8().map(f -> " " + f.describe()).orElse("")
-                + fp8Output().map(t -> " ->" + t.shortName()).orElse("");
+                + fp8Output().map(t -> " ->" + t.shortName()).orElse("") + (inputInUserBuffer() ? " in-ubuf" : "");
     }
 }

@@ -41,6 +41,12 @@ public final class PlanOp implements OverlapOp {
                     + comm.tp());
         }
         List<Plan> domain = schedule.plans();
+        if (schedule.shape().inputInUserBuffer() && domain.getFirst().matrices().containsKey(BufferRole.INPUT)) {
+            // Its callers bind no input: a method that ignores the shape's flag would fail at the first call.
+            throw new IllegalArgumentException(domain.getFirst().op() + "/" + domain.getFirst().method() + " reads an"
+                    + " input tensor, but " + schedule.shape().key() + " takes its input in the user buffer: the"
+                    + " method must plan without INPUT for such a shape");
+        }
         this.comm = comm;
         this.schedule = schedule;
         this.plan = domain.get(comm.rank());

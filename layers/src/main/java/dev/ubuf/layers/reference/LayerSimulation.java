@@ -2,7 +2,7 @@ package dev.ubuf.layers.reference;
 
 import dev.ubuf.ag.AgShape;
 import dev.ubuf.fp8.Fp8Format;
-import dev.ubuf.fp8.Fp8Meta;
+import dev.ubuf.fp8.Fp8Role;
 import dev.ubuf.fp8.Fp8Recipe;
 import dev.ubuf.layers.tp.Fp8ScaleTable;
 import dev.ubuf.op.Fp8Operands;
@@ -65,7 +65,7 @@ public final class LayerSimulation {
      * One GEMM's op in the step: its shape (FP8 operands with fp8 on) and, for an FP8 op, the role of its input
      * (INPUT forward, GRAD_OUTPUT for the dgrads), which decides the input's format.
      */
-    record Step(GemmName gemm, OverlapShape shape, Fp8Meta.Role inputRole) {
+    record Step(GemmName gemm, OverlapShape shape, Fp8Role inputRole) {
     }
 
     /** The GEMMs with communication in one LayerNormMLP step, and their shapes (fc1 outputs per rank n1). */
@@ -79,26 +79,31 @@ public final class LayerSimulation {
         Fp8Operands bwd = fp8.map(r -> new Fp8Operands(r.formats().backward().dtype(), r.formats().forward().dtype()))
                 .orElse(null);
         List<Step> s = new ArrayList<>();
-        s.add(ag(GemmName.FC1_FPROP, new AgShape(tp, m, hidden, n1, t), fwd, Fp8Meta.Role.INPUT));
-        s.add(rs(GemmName.FC2_FPROP, new RsShape(tp, m, f, hidden, t, false), fwd, Fp8Meta.Role.INPUT));
+        // fc1's input is written into its user buffer by the LayerNorm (by its quantization with FP8), and dY_q of
+        // fc2's dgrad by its quantization; a plain dY is the caller's, which the op copies in (as the layers do).
+        s.add(ag(GemmName.FC1_FPROP, new AgShape(tp, m, hidden, n1, t).withInputInUserBuffer(), fwd,
+                Fp8Role.INPUT));
+        s.add(rs(GemmName.FC2_FPROP, new RsShape(tp, m, f, hidden, t, false), fwd, Fp8Role.INPUT));
         // fc2's dgrad: dX = AG(dY) W, B = W^T stored [ffn/tp, hidden] as the FP8 layout wants: n = ffn/tp, k = hidden.
-        s.add(ag(GemmName.FC2_DGRAD, new AgShape(tp, m, hidden, f, t), bwd, Fp8Meta.Role.GRAD_OUTPUT));
+        AgShape fc2Dgrad = new AgShape(tp, m, hidden, f, t);
+        s.add(ag(GemmName.FC2_DGRAD, fp8.isPresent() ? fc2Dgrad.withInputInUserBuffer() : fc2Dgrad, bwd,
+                Fp8Role.GRAD_OUTPUT));
         if (config.overlapRsDgrad()) {
-            s.add(rs(GemmName.FC1_DGRAD, new RsShape(tp, m, n1, hidden, t, false), bwd, Fp8Meta.Role.GRAD_OUTPUT));
+            s.add(rs(GemmName.FC1_DGRAD, new RsShape(tp, m, n1, hidden, t, false), bwd, Fp8Role.GRAD_OUTPUT));
         } else {
             // The bulk all-gather of fc1's input for the wgrad moves the FP8 shard (fp8_buf); the bulk
             // reduce-scatter moves the dgrad's partial sums, never FP8.
-            s.add(ag(GemmName.FC1_DGRAD, new AgShape(tp, m, hidden, n1, t), fwd, Fp8Meta.Role.INPUT));
+            s.add(ag(GemmName.FC1_DGRAD, new AgShape(tp, m, hidden, n1, t), fwd, Fp8Role.INPUT));
             s.add(new Step(GemmName.FC1_WGRAD, new RsShape(tp, m, n1, hidden, t, false), null));
         }
         return s;
     }
 
-    private static Step ag(GemmName g, AgShape shape, Fp8Operands fp8, Fp8Meta.Role role) {
+    private static Step ag(GemmName g, AgShape shape, Fp8Operands fp8, Fp8Role role) {
         return fp8 == null ? new Step(g, shape, null) : new Step(g, shape.withFp8(fp8), role);
     }
 
-    private static Step rs(GemmName g, RsShape shape, Fp8Operands fp8, Fp8Meta.Role role) {
+    private static Step rs(GemmName g, RsShape shape, Fp8Operands fp8, Fp8Role role) {
         return fp8 == null ? new Step(g, shape, null) : new Step(g, shape.withFp8(fp8), role);
     }
 
@@ -152,7 +157,11 @@ public final class LayerSimulation {
                 new HostPlanExecutor.CallHooks() {
                     @Override
                     public void beforeCall(int rank, long call, HostRankMemory mem) {
-                        mem.set(!ag && !gemm ? BufferRole.UBUF : BufferRole.INPUT, in[(int) call][rank]);
+                        if (!ag && !gemm) {
+                            mem.set(BufferRole.UBUF, in[(int) call][rank]);
+                        } else {
+                            setInput(mem, shape, rank, in[(int) call][rank]);
+                        }
                         if (gemm) {
                             mem.set(BufferRole.WEIGHT, w[(int) call][rank]);
                         }
@@ -171,6 +180,18 @@ public final class LayerSimulation {
                     }
                 });
         return failure[0];
+    }
+
+    /**
+     * This rank's input where its producer puts it: the INPUT the op copies from, or, for an all-gather whose input
+     * is written into the user buffer, this rank's chunk of it.
+     */
+    private static void setInput(HostRankMemory mem, OverlapShape shape, int rank, double[] values) {
+        if (shape.inputInUserBuffer()) {
+            mem.setRows(BufferRole.UBUF, rank * shape.m() / shape.tp(), values);
+        } else {
+            mem.set(BufferRole.INPUT, values);
+        }
     }
 
     /** One FP8 step's data on every rank: stored FP8 values and their dequantization scales. */
@@ -192,14 +213,14 @@ public final class LayerSimulation {
      * rank's result equals the float64 unoverlapped product of the dequantized operands (the gathered FP8 shards
      * for a bulk all-gather) exactly.
      */
-    static String checkFp8(List<Plan> plans, OverlapShape shape, Fp8Meta.Role inputRole, Fp8Recipe recipe,
+    static String checkFp8(List<Plan> plans, OverlapShape shape, Fp8Role inputRole, Fp8Recipe recipe,
                            long seed) {
         int tp = shape.tp();
         boolean ag = shape.collective() == Collective.ALL_GATHER;
         boolean gemm = plans.getFirst().matrices().containsKey(BufferRole.WEIGHT);
         Fp8ScaleTable table = new Fp8ScaleTable(recipe);
         Fp8ScaleTable.Slot xs = table.register("sim", inputRole, true);
-        Fp8ScaleTable.Slot ws = table.register("sim", Fp8Meta.Role.WEIGHT, false);
+        Fp8ScaleTable.Slot ws = table.register("sim", Fp8Role.WEIGHT, false);
         Fp8Operands ops = shape.fp8().orElseThrow();
         if (xs.format().dtype() != ops.input() || ws.format().dtype() != ops.weight()) {
             return "the recipe quantizes " + xs.describe() + " as " + xs.format() + " and the weight as "
@@ -257,7 +278,7 @@ public final class LayerSimulation {
                     @Override
                     public void beforeCall(int rank, long call, HostRankMemory mem) {
                         Fp8Call c = calls[(int) call];
-                        mem.set(BufferRole.INPUT, c.input()[rank]);
+                        setInput(mem, shape, rank, c.input()[rank]);
                         if (gemm) {
                             mem.set(BufferRole.WEIGHT, c.weight()[rank]);
                         }

@@ -2,9 +2,8 @@ package dev.ubuf.layers.tp;
 
 import dev.ubuf.ag.AgShape;
 import dev.ubuf.cuda.CudaStream;
-import dev.ubuf.exec.DequantScales;
 import dev.ubuf.exec.OperandBindings;
-import dev.ubuf.fp8.Fp8Meta;
+import dev.ubuf.fp8.Fp8Role;
 import dev.ubuf.layers.config.GemmName;
 import dev.ubuf.layers.config.UbFlag;
 import dev.ubuf.layers.kernels.LayerKernels;
@@ -51,7 +50,12 @@ import java.util.List;
  * </pre>
  * cuBLASLt runs FP8 only as C = A[m, k] B[n, k]^T, so W and dY are quantized in both layouts at once, and the gathered
  * x_q is transposed for the wgrad ({@link Fp8DeviceScales#transpose}, exact). K, N/tp and the tokens must be
- * multiples of 16.
+ * multiples of 16. The same forward and backward run either way: each tensor becomes an {@link Operand} through its
+ * {@link Quantizer}, and the GEMMs pick FP8 from their operands.
+ *
+ * <p>The tensor the fprop all-gathers is written straight into this rank's chunk of the fprop op's user buffer by the
+ * kernel that produces it, so no copy puts it there: with FP8 the quantization of x, and without FP8 the LayerNorm
+ * of a {@link LayerNormLinear} ({@link #inputDestination}). A plain x given by the caller is copied in by the op.
  */
 public final class ColumnParallelLinear implements TpLayer {
     private final TpContext tc;
@@ -66,9 +70,16 @@ public final class ColumnParallelLinear implements TpLayer {
     private final TensorView dx;
     private final TensorView gathered;
     private final TensorView biasWorkspace;
-    /** FP8 state and buffers (null without FP8): see the class comment. */
+    /** FP8 buffers (null without FP8): see the class comment. */
     private final Fp8 fp8;
-    private TensorView savedInput;
+    private final Quantizer inputQ;
+    private final Quantizer weightQ;
+    private final Quantizer gradQ;
+    /** Whether the fprop's input is written into its user buffer before the call (see the class comment). */
+    private final boolean fpropInputInUserBuffer;
+    /** x (in the fprop op's user buffer when it was written there) and W as the last forward used them. */
+    private Operand savedInput;
+    private Operand savedWeight;
     private long savedTokens;
 
     /**
@@ -77,6 +88,15 @@ public final class ColumnParallelLinear implements TpLayer {
      * @param outFeatures N over all ranks, divisible by tp
      */
     public ColumnParallelLinear(TpContext tc, GemmName.Layer layer, long inFeatures, long outFeatures, boolean bias) {
+        this(tc, layer, inFeatures, outFeatures, bias, false);
+    }
+
+    /**
+     * @param inputFromProducer whether the layer's input is written by a kernel of its owner into
+     *                          {@link #inputDestination} (a {@link LayerNormLinear}'s LayerNorm)
+     */
+    ColumnParallelLinear(TpContext tc, GemmName.Layer layer, long inFeatures, long outFeatures, boolean bias,
+                         boolean inputFromProducer) {
         checkArguments(tc.tp(), layer, inFeatures, outFeatures);
         checkFp8(tc.fp8(), tc.tp(), layer, inFeatures, outFeatures);
         this.tc = tc;
@@ -94,12 +114,16 @@ public final class ColumnParallelLinear implements TpLayer {
                     buffers.matrix(1, outPerRank, DType.FP32, "bias.grad")) : null;
             this.out = buffers.matrix(maxM, outPerRank, t, "out");
             this.dx = buffers.matrix(maxM / tc.tp(), in, t, "dx");
-            // X gathered through NCCL, when no bulk op's buffer holds it.
-            this.gathered = gathersWithNccl() && !tc.fp8() ? buffers.matrix(maxM, in, t, "gathered") : null;
             this.biasWorkspace = bias ? buffers.matrix(LayerKernels.biasGradWorkspaceRowsUpTo(maxM), outPerRank,
                     DType.FP32, "bias.workspace") : null;
-            this.fp8 = tc.fp8() ? new Fp8(tc, buffers, layer.teName(), maxM, in, outPerRank, gathersWithNccl())
-                    : null;
+            this.fp8 = tc.fp8() ? new Fp8(tc, buffers, layer.teName(), maxM, in, outPerRank) : null;
+            this.inputQ = fp8 == null ? Quantizer.NONE : fp8.input;
+            this.weightQ = fp8 == null ? Quantizer.NONE : fp8.weight;
+            this.gradQ = fp8 == null ? Quantizer.NONE : fp8.grad;
+            // X (x_q with FP8) gathered through NCCL, when no bulk op's buffer holds it.
+            this.gathered = gathersWithNccl() ? buffers.matrix(maxM, in, inputQ.dtype(t),
+                    fp8 == null ? "gathered" : "gathered.fp8") : null;
+            this.fpropInputInUserBuffer = fp8 != null || inputFromProducer;
         } catch (RuntimeException e) {
             buffers.close();
             throw e;
@@ -128,45 +152,40 @@ public final class ColumnParallelLinear implements TpLayer {
         TpContext.checkFp8Dimension(fp8, layer.teName(), "outFeatures / tp (this rank's N)", outFeatures / tp);
     }
 
-    /** The FP8 slots and buffers of one column-parallel layer. */
+    /** The FP8 quantizers and buffers of one column-parallel layer (x_q is written into the fprop's user buffer). */
     private static final class Fp8 {
-        final Fp8DeviceScales scales;
-        final Fp8ScaleTable.Slot input;
-        final Fp8ScaleTable.Slot weight;
-        final Fp8ScaleTable.Slot grad;
-        final TensorView xq;        // [M/tp, K]
+        final Quantizer.Fp8 input;
+        final Quantizer.Fp8 weight;
+        final Quantizer.Fp8 grad;
         final TensorView wq;        // [N/tp, K]
         final TensorView wqT;       // [K, N/tp]
         final TensorView dyq;       // [M, N/tp]
         final TensorView dyqT;      // [N/tp, M] (a call of m tokens uses it as [N/tp, m])
-        final TensorView gathered;  // [M, K]: x_q gathered by NCCL, when no bulk op's buffer holds it
         final TensorView xFullT;    // [K, M]
         final TensorView scratch;   // fp32 [M, K]: the transpose's dequantized copy
 
-        Fp8(TpContext tc, Buffers b, String name, long maxM, long in, long out, boolean gathersWithNccl) {
-            scales = tc.fp8Scales();
+        Fp8(TpContext tc, Buffers b, String name, long maxM, long in, long out) {
+            Fp8DeviceScales scales = tc.fp8Scales();
             name = scales.table().layerName(name);
-            input = scales.register(name, Fp8Meta.Role.INPUT, true);
-            weight = scales.register(name, Fp8Meta.Role.WEIGHT, false);
-            grad = scales.register(name, Fp8Meta.Role.GRAD_OUTPUT, false);
-            DType f = input.format().dtype();
-            DType g = grad.format().dtype();
-            xq = b.matrix(maxM / tc.tp(), in, f, "x.fp8");
-            wq = b.matrix(out, in, weight.format().dtype(), "weight.fp8");
-            wqT = b.matrix(in, out, weight.format().dtype(), "weight.fp8.T");
+            input = new Quantizer.Fp8(scales, scales.register(name, Fp8Role.INPUT, true));
+            weight = new Quantizer.Fp8(scales, scales.register(name, Fp8Role.WEIGHT, false));
+            grad = new Quantizer.Fp8(scales, scales.register(name, Fp8Role.GRAD_OUTPUT, false));
+            DType f = input.fp8Type();
+            DType g = grad.fp8Type();
+            wq = b.matrix(out, in, weight.fp8Type(), "weight.fp8");
+            wqT = b.matrix(in, out, weight.fp8Type(), "weight.fp8.T");
             dyq = b.matrix(maxM, out, g, "dy.fp8");
             dyqT = b.matrix(out, maxM, g, "dy.fp8.T");
-            gathered = gathersWithNccl ? b.matrix(maxM, in, f, "gathered.fp8") : null;
             xFullT = b.matrix(in, maxM, f, "gathered.fp8.T");
             scratch = b.matrix(maxM, in, DType.FP32, "fp8.transpose.scratch");
         }
 
         Fp8Operands forward() {
-            return new Fp8Operands(input.format().dtype(), weight.format().dtype());
+            return new Fp8Operands(input.fp8Type(), weight.fp8Type());
         }
 
         Fp8Operands dgrad() {
-            return new Fp8Operands(grad.format().dtype(), weight.format().dtype());
+            return new Fp8Operands(grad.fp8Type(), weight.fp8Type());
         }
     }
 
@@ -242,8 +261,19 @@ public final class ColumnParallelLinear implements TpLayer {
 
     private OverlapOp fpropOp(long m) {
         GemmName g = gemm(GemmName.Pass.FPROP);
-        return ops.get(g, m, () -> tc.makeOp(g, fp8 == null ? new AgShape(tc.tp(), m, in, outPerRank, tc.dtype())
-                : new AgShape(tc.tp(), m, in, outPerRank, tc.dtype()).withFp8(fp8.forward())));
+        AgShape plain = new AgShape(tc.tp(), m, in, outPerRank, tc.dtype());
+        AgShape shape = fp8 == null ? plain : plain.withFp8(fp8.forward());
+        return ops.get(g, m, () -> tc.makeOp(g, fpropInputInUserBuffer ? shape.withInputInUserBuffer() : shape));
+    }
+
+    /**
+     * Where the producer of a forward input of {@code tokens} tokens writes it, so that no copy moves it into the
+     * fprop's user buffer: this rank's chunk of that buffer when the layer was made for a producer and gathers its
+     * input as it is; null with FP8 (the quantization of the input writes the chunk) or for a caller's input.
+     */
+    TensorView inputDestination(long tokens) {
+        OpTable.checkTokens(tokens, tc.maxTokens(), tc.tp());
+        return fpropInputInUserBuffer && fp8 == null ? fpropOp(tokens).inputChunk() : null;
     }
 
     /**
@@ -289,23 +319,22 @@ public final class ColumnParallelLinear implements TpLayer {
         }
         tc.cuda();
         TensorView y = out.rows(0, m);
-        if (fp8 != null) {
-            TensorView xq = fp8.xq.rows(0, m / tc.tp());
-            fp8.scales.quantize(fp8.input, x, xq, null, s);
-            fp8.scales.quantize(fp8.weight, weight.value(), fp8.wq, fp8.wqT, s);
-            tc.call(gemm(GemmName.Pass.FPROP), fpropOp(m), OperandBindings.of(xq, fp8.wq).withWeightTransposed()
-                    .withOutput(y)
-                    .withScales(fp8.scales.dequant(fp8.input, fp8.weight)), s);
-        } else {
-            tc.call(gemm(GemmName.Pass.FPROP), fpropOp(m), OperandBindings.of(x, weight.value()).withWeightTransposed()
-                    .withOutput(y), s);
+        OverlapOp op = fpropOp(m);
+        TensorView chunk = fpropInputInUserBuffer ? op.inputChunk() : null;
+        if (fp8 == null && chunk != null && x.address() != chunk.address()) {
+            throw new IllegalArgumentException(layer.teName() + " takes its input in its user buffer: write it at"
+                    + " inputDestination(" + m + "), got " + x);
         }
+        Operand xo = inputQ.quantize(x, chunk, null, s);
+        Operand w = weightQ.quantize(weight.value(), fp8 == null ? null : fp8.wq, fp8 == null ? null : fp8.wqT, s);
+        tc.call(gemm(GemmName.Pass.FPROP), op, Operand.bind(xo, fpropInputInUserBuffer, w, true, y, null), s);
         if (bias != null) {
             try (Tracer.Scope t = tc.span(layer.teName() + " bias", SpanKind.KERNEL, s)) {
                 tc.kernels().addBias(y, bias.value(), s);
             }
         }
-        savedInput = x;
+        savedInput = xo;
+        savedWeight = w;
         savedTokens = m;
         return y;
     }
@@ -320,55 +349,47 @@ public final class ColumnParallelLinear implements TpLayer {
         dy.requireShape(m, outPerRank, layer.teName() + " output gradient");
         dy.requireDType(tc.dtype(), layer.teName() + " output gradient");
         tc.cuda();
-        if (fp8 != null) {
-            return backwardFp8(dy, s);
-        }
-        TensorView x = savedInput;
         TensorView dxm = dx.rows(0, m / tc.tp());
         BackwardOps back = backwardOps(m);
         GemmName dg = gemm(GemmName.Pass.DGRAD);
         GemmName wg = gemm(GemmName.Pass.WGRAD);
         boolean bulkRs = !rsDgrad() && tc.choice(wg).bulk();
-        // 1. X gathered for the wgrad, beside the dgrad where the configuration overlaps it.
+        // dY in both layouts with FP8: the dgrad reads it [m, N/tp], the wgrad [N/tp, m].
+        Operand dyo = gradQ.quantize(dy, fp8 == null ? null : fp8.dyq.rows(0, m),
+                fp8 == null ? null : dense(fp8.dyqT, outPerRank, m), s);
+        // 1. X (x_q) gathered for the wgrad, beside the dgrad where the configuration overlaps it. The bulk op has a
+        //    user buffer of its own, so the op copies x into it (TE copies ln_out into its dgrad buffer too).
         TensorView xFull;
-        boolean sideBusy = false;
+        boolean sideBusy;
         if (back.dgradSide() != null && !rsDgrad()) {
-            tc.call(dg, back.dgradSide(), OperandBindings.inputOnly(x), tc.fork(s));
+            tc.call(dg, back.dgradSide(), OperandBindings.inputOnly(savedInput.data()), tc.fork(s));
             xFull = back.dgradSide().userBuffer();
             sideBusy = true;
         } else {
             xFull = gathered.rows(0, m);
             boolean beside = rsDgrad() && tc.choice(dg).overlapped();
-            CudaStream g = beside ? tc.fork(s) : s;
-            tc.allGather(x, xFull, g);
+            tc.allGather(savedInput.data(), xFull, beside ? tc.fork(s) : s);
             sideBusy = beside;
         }
-        // 2. dgrad: dX = RS(dy W).
+        // 2. dgrad: dX = RS(dY W) (with FP8, W_q^T stored [K, N/tp] as cuBLASLt's FP8 layout wants).
         if (rsDgrad()) {
-            tc.call(dg, back.dgradSide(), OperandBindings.of(dy, weight.value()).withOutput(dxm), s);
+            tc.call(dg, back.dgradSide(), Operand.bind(dyo, false, savedWeight, false, dxm, null), s);
         } else if (bulkRs) {
-            tc.multiply(dg, dy, weight.value(), back.wgradSide().userBuffer(), 0f,
-                    tc.options(false, false, tc.choice(dg).gemmSmMargin()), s);
+            tc.multiply(dg, dyo, false, savedWeight, false, back.wgradSide().userBuffer(), 0f,
+                    tc.choice(dg).gemmSmMargin(), s);
         } else {
-            tc.call(wg, back.wgradSide(), OperandBindings.of(dy, weight.value()).withOutput(dxm), s);
+            tc.call(wg, back.wgradSide(), Operand.bind(dyo, false, savedWeight, false, dxm, null), s);
         }
         if (sideBusy) {
             tc.join(s);
         }
-        // 3. wgrad, beside the bulk reduce-scatter of the dgrad's result.
+        // 3. wgrad, beside the bulk reduce-scatter of the dgrad's result: dW += dY^T X.
         if (bulkRs) {
             tc.call(wg, back.wgradSide(), OperandBindings.outputOnly(dxm), tc.fork(s));
         }
-        tc.multiply(wg, dy, xFull, weight.grad(), 1f,
-                tc.options(true, false, bulkRs ? tc.choice(wg).gemmSmMargin() : 0), s);
-        return finishWeightGradients(dy, dxm, bulkRs, s);
-    }
-
-    /**
-     * What both backward paths end with: the bias gradient (accumulated, from dy), then, where a bulk reduce-scatter
-     * of dX ran beside wgrad, the join of its streams; returns dX.
-     */
-    private TensorView finishWeightGradients(TensorView dy, TensorView dxm, boolean bulkRs, CudaStream s) {
+        Operand xo = inputQ.withTransposed(inputQ.stored(xFull), fp8 == null ? null : fp8.scratch.rows(0, m),
+                fp8 == null ? null : dense(fp8.xFullT, in, m), s);
+        tc.multiply(wg, dyo, true, xo, false, weight.grad(), 1f, bulkRs ? tc.choice(wg).gemmSmMargin() : 0, s);
         if (bias != null) {
             try (Tracer.Scope t = tc.span(layer.teName() + " bias grad", SpanKind.KERNEL, s)) {
                 tc.layerKernels().biasGrad(dy, bias.grad(), true, biasWorkspace, s);
@@ -378,58 +399,6 @@ public final class ColumnParallelLinear implements TpLayer {
             tc.join(s);
         }
         return dxm;
-    }
-
-    /** {@link #backward} in FP8 (see the class comment): the same ops and streams, FP8 operands. */
-    private TensorView backwardFp8(TensorView dy, CudaStream s) {
-        long m = savedTokens;
-        TensorView dxm = dx.rows(0, m / tc.tp());
-        BackwardOps back = backwardOps(m);
-        GemmName dg = gemm(GemmName.Pass.DGRAD);
-        GemmName wg = gemm(GemmName.Pass.WGRAD);
-        boolean bulkRs = !rsDgrad() && tc.choice(wg).bulk();
-        Fp8DeviceScales sc = fp8.scales;
-        TensorView xq = fp8.xq.rows(0, m / tc.tp());
-        TensorView dyq = fp8.dyq.rows(0, m);
-        TensorView dyqT = dense(fp8.dyqT, outPerRank, m);
-        sc.quantize(fp8.grad, dy, dyq, dyqT, s);
-        DequantScales dgradScales = sc.dequant(fp8.grad, fp8.weight);
-        // 1. x_q gathered for the wgrad, beside the dgrad where the configuration overlaps it.
-        TensorView xFull;
-        boolean sideBusy;
-        if (back.dgradSide() != null && !rsDgrad()) {
-            tc.call(dg, back.dgradSide(), OperandBindings.inputOnly(xq), tc.fork(s));
-            xFull = back.dgradSide().userBuffer();
-            sideBusy = true;
-        } else {
-            xFull = fp8.gathered.rows(0, m);
-            boolean beside = rsDgrad() && tc.choice(dg).overlapped();
-            tc.allGatherFp8(xq, xFull, beside ? tc.fork(s) : s);
-            sideBusy = beside;
-        }
-        // 2. dgrad: dX = RS(dY_q W_q), W_q^T stored [K, N/tp] as cuBLASLt's FP8 layout wants.
-        if (rsDgrad()) {
-            tc.call(dg, back.dgradSide(), OperandBindings.of(dyq, fp8.wqT).withWeightTransposed().withOutput(dxm)
-                    .withScales(dgradScales), s);
-        } else if (bulkRs) {
-            tc.multiplyFp8(dg, dyq, fp8.wqT, back.wgradSide().userBuffer(), 0f, tc.choice(dg).gemmSmMargin(),
-                    sc.scaleInverse(fp8.grad), sc.scaleInverse(fp8.weight), s);
-        } else {
-            tc.call(wg, back.wgradSide(), OperandBindings.of(dyq, fp8.wqT).withWeightTransposed().withOutput(dxm)
-                    .withScales(dgradScales), s);
-        }
-        if (sideBusy) {
-            tc.join(s);
-        }
-        // 3. wgrad, beside the bulk reduce-scatter of the dgrad's result: dW += dY_q^T x_full.
-        if (bulkRs) {
-            tc.call(wg, back.wgradSide(), OperandBindings.outputOnly(dxm), tc.fork(s));
-        }
-        TensorView xFullT = dense(fp8.xFullT, in, m);
-        sc.transpose(fp8.input, xFull, fp8.scratch.rows(0, m), xFullT, s);
-        tc.multiplyFp8(wg, dyqT, xFullT, weight.grad(), 1f, bulkRs ? tc.choice(wg).gemmSmMargin() : 0,
-                sc.scaleInverse(fp8.grad), sc.scaleInverse(fp8.input), s);
-        return finishWeightGradients(dy, dxm, bulkRs, s);
     }
 
     @Override
@@ -447,7 +416,7 @@ public final class ColumnParallelLinear implements TpLayer {
         tc.cuda();
         tc.kernels().poison(out, s);
         tc.kernels().poison(dx, s);
-        if (gathered != null) {
+        if (gathered != null && fp8 == null) { // the FP8 copy is all written by each gather before any read
             tc.kernels().poison(gathered, s);
         }
     }

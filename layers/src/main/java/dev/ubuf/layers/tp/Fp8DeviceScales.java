@@ -5,8 +5,7 @@ import dev.ubuf.cuda.CudaEvent;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.PinnedHostBuffer;
-import dev.ubuf.exec.DequantScales;
-import dev.ubuf.fp8.Fp8Meta;
+import dev.ubuf.fp8.Fp8Role;
 import dev.ubuf.ops.Fp8Kernels;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
@@ -53,7 +52,7 @@ final class Fp8DeviceScales implements AutoCloseable {
         return table;
     }
 
-    Fp8ScaleTable.Slot register(String layer, Fp8Meta.Role role, boolean shared) {
+    Fp8ScaleTable.Slot register(String layer, Fp8Role role, boolean shared) {
         return table.register(layer, role, shared);
     }
 
@@ -79,11 +78,6 @@ final class Fp8DeviceScales implements AutoCloseable {
 
     TensorView amax(Fp8ScaleTable.Slot s) {
         return at(2, s);
-    }
-
-    /** The dequantization scales of an op whose input and weight are these slots' tensors. */
-    DequantScales dequant(Fp8ScaleTable.Slot input, Fp8ScaleTable.Slot weight) {
-        return new DequantScales(scaleInverse(input), scaleInverse(weight));
     }
 
     /** Allocates and fills the device table at the first use (on {@code stream}, or synchronously when null). */

@@ -1,19 +1,19 @@
 package dev.ubuf.layers.tp;
 
 import dev.ubuf.fp8.Fp8Format;
-import dev.ubuf.fp8.Fp8Meta;
+import dev.ubuf.fp8.Fp8Role;
 import dev.ubuf.fp8.Fp8Recipe;
 import dev.ubuf.fp8.ScalingState;
 
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
+import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 
 /**
- * The FP8 scaling bookkeeping of one context's layers, on the host: one {@link Fp8Meta} per linear layer (TE's
- * fp8_meta) and a slot for each tensor the layer quantizes (input, weight, output gradient), in the order the layers
+ * The FP8 scaling bookkeeping of one context's layers, on the host (TE's fp8_meta of every layer): a slot with its
+ * {@link ScalingState} for each tensor a layer quantizes (input, weight, output gradient), in the order the layers
  * registered them. The device keeps the same slots as a table of fp32 scalars ({@link #deviceImage()}: every scale,
  * then every inverse, then every amax), so one collective and one copy each way serve all layers at the end of a step.
  *
@@ -35,7 +35,7 @@ public final class Fp8ScaleTable {
      * @param shared whether the tensor is all-gathered, so every rank must quantize it with the same scale (its amax
      *               is reduced over the TP group before the scale is taken, under either recipe)
      */
-    public record Slot(int index, String layer, Fp8Meta.Role role, boolean shared, Fp8Format format) {
+    public record Slot(int index, String layer, Fp8Role role, boolean shared, Fp8Format format) {
         public Slot {
             Objects.requireNonNull(layer, "layer");
             Objects.requireNonNull(role, "role");
@@ -48,7 +48,7 @@ public final class Fp8ScaleTable {
     }
 
     private final Fp8Recipe recipe;
-    private final Map<String, Fp8Meta> metas = new LinkedHashMap<>();
+    private final Set<String> layers = new HashSet<>();
     private final List<Slot> slots = new ArrayList<>();
     private final List<ScalingState> states = new ArrayList<>();
     private boolean frozen;
@@ -71,30 +71,31 @@ public final class Fp8ScaleTable {
      * stack of blocks registers one "fc1" per block.
      */
     public String layerName(String base) {
-        if (!metas.containsKey(base)) {
+        if (!layers.contains(base)) {
             return base;
         }
         int i = 2;
-        while (metas.containsKey(base + "#" + i)) {
+        while (layers.contains(base + "#" + i)) {
             i++;
         }
         return base + "#" + i;
     }
 
     /** A slot for {@code layer}'s tensor {@code role}, in the format the recipe gives that role. */
-    public Slot register(String layer, Fp8Meta.Role role, boolean shared) {
+    public Slot register(String layer, Fp8Role role, boolean shared) {
         if (frozen) {
             throw new IllegalStateException("FP8 tensors are registered while the layers are made, before their first"
                     + " step; " + layer + "." + role + " came after (make every layer of a context before using any)");
         }
-        Fp8Meta meta = metas.computeIfAbsent(Objects.requireNonNull(layer, "layer"), k -> new Fp8Meta(recipe));
+        Objects.requireNonNull(role, "role");
+        layers.add(Objects.requireNonNull(layer, "layer"));
         for (Slot s : slots) {
             if (s.layer().equals(layer) && s.role() == role) {
                 throw new IllegalArgumentException(layer + "." + role + " is registered already: two layers of one"
                         + " context share the name " + layer);
             }
         }
-        ScalingState state = meta.state(role);
+        ScalingState state = ScalingState.of(recipe, role);
         Slot s = new Slot(slots.size(), layer, role, shared, state.format());
         slots.add(s);
         states.add(state);

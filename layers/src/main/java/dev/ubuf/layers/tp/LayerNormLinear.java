@@ -9,7 +9,10 @@ import java.util.List;
 
 /**
  * LayerNorm on this rank's tokens/tp rows, then a {@link ColumnParallelLinear} (TE's LayerNormLinear, e.g. the qkv
- * projection): the normalized rows are what the fprop all-gathers and the wgrad's bulk all-gather gathers again.
+ * projection): the normalized rows are what the fprop all-gathers and the wgrad's bulk all-gather gathers again. As
+ * TE's does with ln_out, the LayerNorm writes them straight into this rank's chunk of the fprop's user buffer, so the
+ * all-gather copies nothing of its own (with FP8 the LayerNorm writes its own buffer, and the quantization of its
+ * output writes the chunk).
  */
 public final class LayerNormLinear implements TpLayer {
     private final TpContext tc;
@@ -31,7 +34,7 @@ public final class LayerNormLinear implements TpLayer {
         }
         ColumnParallelLinear l;
         try {
-            l = new ColumnParallelLinear(tc, layer, hidden, outFeatures, bias);
+            l = new ColumnParallelLinear(tc, layer, hidden, outFeatures, bias, true);
         } catch (RuntimeException e) {
             buffers.close();
             throw e;
@@ -75,9 +78,9 @@ public final class LayerNormLinear implements TpLayer {
 
     @Override
     public TensorView forward(TensorView x, CudaStream s) {
-        norm.rows(x, "LayerNormLinear input");
+        long rows = norm.rows(x, "LayerNormLinear input");
         tc.cuda();
-        return linear.forward(norm.forward(x, s), s);
+        return linear.forward(norm.forward(x, linear.inputDestination(rows * tc.tp()), s), s);
     }
 
     @Override

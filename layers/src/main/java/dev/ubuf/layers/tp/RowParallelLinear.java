@@ -2,8 +2,7 @@ package dev.ubuf.layers.tp;
 
 import dev.ubuf.ag.AgShape;
 import dev.ubuf.cuda.CudaStream;
-import dev.ubuf.exec.OperandBindings;
-import dev.ubuf.fp8.Fp8Meta;
+import dev.ubuf.fp8.Fp8Role;
 import dev.ubuf.layers.config.GemmName;
 import dev.ubuf.layers.kernels.LayerKernels;
 import dev.ubuf.op.Fp8Operands;
@@ -43,7 +42,10 @@ import java.util.List;
  *           db += colsum(dY) over every rank         from the bf16/fp32 dY shard: fp32 column sums, summed over the
  *                                                    ranks by NCCL (not from the FP8 copy, which would round it)
  * </pre>
- * K/tp, N and the tokens must be multiples of 16.
+ * K/tp, N and the tokens must be multiples of 16. The same forward and backward run either way: each tensor becomes an
+ * {@link Operand} through its {@link Quantizer}, and the GEMMs pick FP8 from their operands. dY_q is written straight
+ * into this rank's chunk of the dgrad's user buffer by its quantization; a plain dY, which the caller made, is copied
+ * in by the op (TE copies it too).
  */
 public final class RowParallelLinear implements TpLayer {
     private final TpContext tc;
@@ -57,8 +59,15 @@ public final class RowParallelLinear implements TpLayer {
     private final TensorView y;
     private final TensorView dx;
     private final TensorView biasWorkspace;
+    /** FP8 buffers (null without FP8): see the class comment. */
     private final Fp8 fp8;
-    private TensorView savedInput;
+    private final Quantizer inputQ;
+    private final Quantizer weightQ;
+    private final Quantizer gradQ;
+    /** X (with its transposed copy under FP8) and W as the last forward used them. */
+    private Operand savedInput;
+    private Operand savedWeight;
+    private long savedTokens;
 
     /**
      * @param layer       PROJ or FC2
@@ -86,6 +95,9 @@ public final class RowParallelLinear implements TpLayer {
             this.biasWorkspace = bias ? buffers.matrix(LayerKernels.biasGradWorkspaceRowsUpTo(maxM), out,
                     DType.FP32, "bias.workspace") : null;
             this.fp8 = tc.fp8() ? new Fp8(tc, buffers, layer.teName(), maxM, inPerRank, out, bias) : null;
+            this.inputQ = fp8 == null ? Quantizer.NONE : fp8.input;
+            this.weightQ = fp8 == null ? Quantizer.NONE : fp8.weight;
+            this.gradQ = fp8 == null ? Quantizer.NONE : fp8.grad;
         } catch (RuntimeException e) {
             buffers.close();
             throw e;
@@ -114,35 +126,32 @@ public final class RowParallelLinear implements TpLayer {
         TpContext.checkFp8Dimension(fp8, layer.teName(), "outFeatures (N)", outFeatures);
     }
 
-    /** The FP8 slots and buffers of one row-parallel layer. */
+    /** The FP8 quantizers and buffers of one row-parallel layer (dY_q is written into the dgrad's user buffer). */
     private static final class Fp8 {
-        final Fp8DeviceScales scales;
-        final Fp8ScaleTable.Slot input;
-        final Fp8ScaleTable.Slot weight;
-        final Fp8ScaleTable.Slot grad;
+        final Quantizer.Fp8 input;
+        final Quantizer.Fp8 weight;
+        final Quantizer.Fp8 grad;
         final TensorView xq;        // [M, K/tp]
         final TensorView xqT;       // [K/tp, M]
         final TensorView wq;        // [N, K/tp]
         final TensorView wqT;       // [K/tp, N]
-        final TensorView dyq;       // [M/tp, N]
         final TensorView dyFullT;   // [N, M]
         final TensorView scratch;   // fp32 [M, N]: the transpose's dequantized copy
         final TensorView biasPartial; // fp32 [1, N]: this rank's column sums of dY, before the sum over ranks
 
         Fp8(TpContext tc, Buffers b, String name, long maxM, long in, long out, boolean bias) {
-            scales = tc.fp8Scales();
+            Fp8DeviceScales scales = tc.fp8Scales();
             name = scales.table().layerName(name);
-            input = scales.register(name, Fp8Meta.Role.INPUT, false);
-            weight = scales.register(name, Fp8Meta.Role.WEIGHT, false);
-            grad = scales.register(name, Fp8Meta.Role.GRAD_OUTPUT, true);
-            DType f = input.format().dtype();
-            DType w = weight.format().dtype();
-            DType g = grad.format().dtype();
+            input = new Quantizer.Fp8(scales, scales.register(name, Fp8Role.INPUT, false));
+            weight = new Quantizer.Fp8(scales, scales.register(name, Fp8Role.WEIGHT, false));
+            grad = new Quantizer.Fp8(scales, scales.register(name, Fp8Role.GRAD_OUTPUT, true));
+            DType f = input.fp8Type();
+            DType w = weight.fp8Type();
+            DType g = grad.fp8Type();
             xq = b.matrix(maxM, in, f, "x.fp8");
             xqT = b.matrix(in, maxM, f, "x.fp8.T");
             wq = b.matrix(out, in, w, "weight.fp8");
             wqT = b.matrix(in, out, w, "weight.fp8.T");
-            dyq = b.matrix(maxM / tc.tp(), out, g, "dy.fp8");
             dyFullT = b.matrix(out, maxM, g, "dy.gathered.fp8.T");
             scratch = b.matrix(maxM, out, DType.FP32, "fp8.transpose.scratch");
             biasPartial = bias ? b.matrix(1, out, DType.FP32, "bias.grad.partial") : null;
@@ -205,14 +214,14 @@ public final class RowParallelLinear implements TpLayer {
         GemmName g = gemm(GemmName.Pass.FPROP);
         RsShape shape = new RsShape(tc.tp(), m, inPerRank, out, tc.dtype(), bias != null);
         return ops.get(g, m, () -> tc.makeOp(g, fp8 == null ? shape : shape.withFp8(new Fp8Operands(
-                fp8.input.format().dtype(), fp8.weight.format().dtype()))));
+                fp8.input.fp8Type(), fp8.weight.fp8Type()))));
     }
 
     private OverlapOp dgradOp(long m) {
         GemmName g = gemm(GemmName.Pass.DGRAD);
         AgShape shape = new AgShape(tc.tp(), m, out, inPerRank, tc.dtype());
         return ops.get(g, m, () -> tc.makeOp(g, fp8 == null ? shape : shape.withFp8(new Fp8Operands(
-                fp8.grad.format().dtype(), fp8.weight.format().dtype()))));
+                fp8.grad.fp8Type(), fp8.weight.fp8Type())).withInputInUserBuffer()));
     }
 
     /** Y[tokens/tp, N] = RS(x W^T) + b; x is [tokens, K/tp]. */
@@ -229,18 +238,14 @@ public final class RowParallelLinear implements TpLayer {
         tc.cuda();
         TensorView ym = y.rows(0, m / tc.tp());
         TensorView b = bias == null ? null : bias.value();
-        if (fp8 != null) {
-            TensorView xq = fp8.xq.rows(0, m);
-            fp8.scales.quantize(fp8.input, x, xq, ColumnParallelLinear.dense(fp8.xqT, inPerRank, m), s);
-            fp8.scales.quantize(fp8.weight, weight.value(), fp8.wq, fp8.wqT, s);
-            tc.call(gemm(GemmName.Pass.FPROP), fpropOp(m), OperandBindings.of(xq, fp8.wq).withWeightTransposed()
-                    .withOutput(ym).withBias(b)
-                    .withScales(fp8.scales.dequant(fp8.input, fp8.weight)), s);
-        } else {
-            tc.call(gemm(GemmName.Pass.FPROP), fpropOp(m), OperandBindings.of(x, weight.value()).withWeightTransposed()
-                    .withOutput(ym).withBias(b), s);
-        }
-        savedInput = x;
+        // With FP8 the wgrad reads X_q transposed: both layouts at once.
+        Operand xo = inputQ.quantize(x, fp8 == null ? null : fp8.xq.rows(0, m),
+                fp8 == null ? null : ColumnParallelLinear.dense(fp8.xqT, inPerRank, m), s);
+        Operand w = weightQ.quantize(weight.value(), fp8 == null ? null : fp8.wq, fp8 == null ? null : fp8.wqT, s);
+        tc.call(gemm(GemmName.Pass.FPROP), fpropOp(m), Operand.bind(xo, false, w, true, ym, b), s);
+        savedInput = xo;
+        savedWeight = w;
+        savedTokens = m;
         return ym;
     }
 
@@ -250,7 +255,7 @@ public final class RowParallelLinear implements TpLayer {
         if (savedInput == null) {
             throw new IllegalStateException(layer.teName() + ": backward before forward");
         }
-        long m = savedInput.rows();
+        long m = savedTokens;
         dy.requireShape(m / tc.tp(), out, layer.teName() + " output gradient");
         dy.requireDType(tc.dtype(), layer.teName() + " output gradient");
         if (!dy.isContiguous()) {
@@ -258,40 +263,27 @@ public final class RowParallelLinear implements TpLayer {
         }
         tc.cuda();
         TensorView dxm = dx.rows(0, m);
-        if (fp8 != null) {
-            return backwardFp8(dy, m, dxm, s);
-        }
         OverlapOp op = dgradOp(m);
-        tc.call(gemm(GemmName.Pass.DGRAD), op, OperandBindings.of(dy, weight.value()).withOutput(dxm), s);
-        // The op's buffer holds the gathered dY until its next call.
-        TensorView dyFull = op.userBuffer();
-        tc.multiply(gemm(GemmName.Pass.WGRAD), dyFull, savedInput, weight.grad(), 1f, tc.options(true, false, 0), s);
+        // dY_q is quantized straight into this rank's chunk of the op's user buffer; a plain dY is the caller's
+        // tensor (the next layer's backward or the loss made it), which the op copies in.
+        boolean inUserBuffer = fp8 != null;
+        Operand dyo = gradQ.quantize(dy, inUserBuffer ? op.inputChunk() : null, null, s);
+        tc.call(gemm(GemmName.Pass.DGRAD), op, Operand.bind(dyo, inUserBuffer, savedWeight, false, dxm, null), s);
+        // The op's buffer holds the gathered dY (dY_q) until its next call; with FP8 the wgrad reads it [N, tokens].
+        Operand dyFull = gradQ.withTransposed(gradQ.stored(op.userBuffer()),
+                fp8 == null ? null : fp8.scratch.rows(0, m),
+                fp8 == null ? null : ColumnParallelLinear.dense(fp8.dyFullT, out, m), s);
+        tc.multiply(gemm(GemmName.Pass.WGRAD), dyFull, true, savedInput, false, weight.grad(), 1f, 0, s);
         if (bias != null) {
             try (Tracer.Scope t = tc.span(layer.teName() + " bias grad", SpanKind.KERNEL, s)) {
-                tc.layerKernels().biasGrad(dyFull, bias.grad(), true, biasWorkspace, s);
-            }
-        }
-        return dxm;
-    }
-
-    /** {@link #backward} in FP8 (see the class comment). */
-    private TensorView backwardFp8(TensorView dy, long m, TensorView dxm, CudaStream s) {
-        Fp8DeviceScales sc = fp8.scales;
-        TensorView dyq = fp8.dyq.rows(0, m / tc.tp());
-        sc.quantize(fp8.grad, dy, dyq, null, s);
-        OverlapOp op = dgradOp(m);
-        tc.call(gemm(GemmName.Pass.DGRAD), op, OperandBindings.of(dyq, fp8.wqT).withWeightTransposed().withOutput(dxm)
-                .withScales(sc.dequant(fp8.grad, fp8.weight)), s);
-        // The op's buffer holds the gathered dY_q until its next call; the wgrad wants it [N, tokens].
-        TensorView dyFullT = ColumnParallelLinear.dense(fp8.dyFullT, out, m);
-        sc.transpose(fp8.grad, op.userBuffer(), fp8.scratch.rows(0, m), dyFullT, s);
-        tc.multiplyFp8(gemm(GemmName.Pass.WGRAD), dyFullT, ColumnParallelLinear.dense(fp8.xqT, inPerRank, m),
-                weight.grad(), 1f, 0, sc.scaleInverse(fp8.grad), sc.scaleInverse(fp8.input), s);
-        if (bias != null) {
-            try (Tracer.Scope t = tc.span(layer.teName() + " bias grad", SpanKind.KERNEL, s)) {
-                tc.layerKernels().biasGrad(dy, fp8.biasPartial, false, biasWorkspace, s);
-                tc.allReduceSumFp32(fp8.biasPartial, s);
-                tc.kernels().sum(List.of(fp8.biasPartial), bias.grad(), true, s);
+                if (fp8 == null) {
+                    tc.layerKernels().biasGrad(dyFull.data(), bias.grad(), true, biasWorkspace, s);
+                } else {
+                    // From the wide dY shard, summed over the ranks: the gathered copy is FP8, which would round it.
+                    tc.layerKernels().biasGrad(dy, fp8.biasPartial, false, biasWorkspace, s);
+                    tc.allReduceSumFp32(fp8.biasPartial, s);
+                    tc.kernels().sum(List.of(fp8.biasPartial), bias.grad(), true, s);
+                }
             }
         }
         return dxm;

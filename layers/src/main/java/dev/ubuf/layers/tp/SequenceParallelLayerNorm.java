@@ -61,9 +61,14 @@ final class SequenceParallelLayerNorm {
         return x.rows();
     }
 
-    TensorView forward(TensorView x, CudaStream s) {
+    /**
+     * The normalized rows of x, written into {@code into} (this rank's chunk of the next GEMM's user buffer, so the
+     * all-gather copies nothing) or, when null, into the norm's own buffer.
+     */
+    TensorView forward(TensorView x, TensorView into, CudaStream s) {
         long r = rows(x, "LayerNorm input");
-        TensorView out = y.rows(0, r);
+        TensorView out = into != null ? into : y.rows(0, r);
+        out.requireShape(r, hidden, "LayerNorm output");
         try (Tracer.Scope t = tc.span(name + " forward", SpanKind.KERNEL, s)) {
             tc.layerKernels().layerNormForward(x, gamma.value(), beta.value(), EPS, false, out, mean.cols(0, r),
                     rstd.cols(0, r), s);

@@ -316,7 +316,7 @@ public final class TpContext implements AutoCloseable {
     }
 
     /** Options of a layer GEMM that leaves {@code margin} SMs to a collective beside it (0: the whole GPU). */
-    Gemm.Options options(boolean transA, boolean transB, int margin) {
+    private Gemm.Options options(boolean transA, boolean transB, int margin) {
         int sms = margin == 0 ? 0 : Math.max(1, comm.context().device().smCount() - margin);
         return new Gemm.Options(transA, transB, sms, false);
     }
@@ -361,13 +361,34 @@ public final class TpContext implements AutoCloseable {
     }
 
     /**
-     * {@code gemm}'s GEMM on the caller's stream through the context's GEMM: c = a b (+ beta c), traced with its
-     * shape.
+     * {@code gemm}'s GEMM on the caller's stream through the context's GEMM: c = op(a) op(b) (+ beta c), where op
+     * transposes as {@code transA} / {@code transB} say, leaving {@code margin} SMs to a collective beside it (0: the
+     * whole GPU); traced with its shape. FP8 operands make it an FP8 GEMM, dequantized by the scales they carry, each
+     * read in the layout cuBLASLt's one FP8 form wants (A[m, k] B[n, k]^T: a transposed copy where the plain layout
+     * is the other); c is then in the layer's dtype or fp32. Plain and FP8 operands do not mix.
      */
-    void multiply(GemmName gemm, TensorView a, TensorView b, TensorView c, float beta, Gemm.Options o,
-                  CudaStream stream) {
-        try (Tracer.Scope t = tracer.span(stream, gemm.teName() + " GEMM", SpanKind.GEMM, gemmArgs(a, c, o))) {
-            this.gemm.multiply(a, b, c, 1f, beta, o, stream);
+    void multiply(GemmName gemm, Operand a, boolean transA, Operand b, boolean transB, TensorView c, float beta,
+                  int margin, CudaStream stream) {
+        switch (a) {
+            case Operand.Plain pa when b instanceof Operand.Plain pb -> {
+                Gemm.Options o = options(transA, transB, margin);
+                try (Tracer.Scope t = tracer.span(stream, gemm.teName() + " GEMM", SpanKind.GEMM,
+                        gemmArgs(pa.data(), c, o))) {
+                    this.gemm.multiply(pa.data(), pb.data(), c, 1f, beta, o, stream);
+                }
+            }
+            case Operand.Fp8 qa when b instanceof Operand.Fp8 qb -> {
+                TensorView x = qa.as(transA, gemm.teName() + " A");
+                TensorView y = qb.as(!transB, gemm.teName() + " B");
+                Gemm.Options o = options(false, true, margin);
+                try (Tracer.Scope t = tracer.span(stream, gemm.teName() + " FP8 GEMM", SpanKind.GEMM,
+                        gemmArgs(x, c, o))) {
+                    this.gemm.multiply(x, y, c, 1f, beta, o, Gemm.Fp8Scales.of(qa.scaleInverse().address(),
+                            qb.scaleInverse().address()), stream);
+                }
+            }
+            default -> throw new IllegalArgumentException(gemm.teName() + ": one GEMM's operands are either all FP8"
+                    + " or none, got " + a.getClass().getSimpleName() + " x " + b.getClass().getSimpleName());
         }
     }
 
@@ -385,32 +406,20 @@ public final class TpContext implements AutoCloseable {
     }
 
     /**
-     * An FP8 GEMM of {@code gemm} on the caller's stream: c = (sa a)(sb b)^T (+ beta c), a [m, k] and b [n, k] in FP8
-     * (cuBLASLt's one FP8 layout), c in the layer's dtype or fp32; the scales are device scalars.
+     * NCCL all-gather of {@code src} (this rank's rows) into {@code dst}; nothing in a timing-only context. FP8 bytes
+     * move unchanged as 16-bit words (rows of 16-byte multiples): NCCL has no FP8 type on every version.
      */
-    void multiplyFp8(GemmName gemm, TensorView a, TensorView b, TensorView c, float beta, int margin,
-                     TensorView aScaleInverse, TensorView bScaleInverse, CudaStream stream) {
-        Gemm.Options o = options(false, true, margin);
-        try (Tracer.Scope t = tracer.span(stream, gemm.teName() + " FP8 GEMM", SpanKind.GEMM, gemmArgs(a, c, o))) {
-            this.gemm.multiply(a, b, c, 1f, beta, o, Gemm.Fp8Scales.of(aScaleInverse.address(),
-                    bScaleInverse.address()), stream);
+    void allGather(TensorView src, TensorView dst, CudaStream stream) {
+        if (src.dtype().isReserved()) {
+            collectives.allGather(nccl(), src, dst, src.elements() / 2, DType.FP16, tracer, stream);
+        } else {
+            collectives.allGather(nccl(), src, dst, src.elements(), src.dtype(), tracer, stream);
         }
-    }
-
-    /** NCCL all-gather of an FP8 tensor's bytes (rows of 16-byte multiples), as 2-byte words; not in timing-only. */
-    void allGatherFp8(TensorView src, TensorView dst, CudaStream stream) {
-        // NCCL has no FP8 type on every version; the bytes move unchanged as 16-bit words (even row bytes).
-        collectives.allGather(nccl(), src, dst, src.elements() / 2, DType.FP16, tracer, stream);
     }
 
     /** In-place NCCL max of an fp32 tensor over the ranks (FP8 amaxes); nothing in a timing-only context. */
     void allReduceMaxFp32(TensorView t, CudaStream stream) {
         collectives.allReduce(nccl(), t, NcclRedOp.MAX, tracer, stream);
-    }
-
-    /** NCCL all-gather of {@code src} (this rank's rows) into {@code dst}; nothing in a timing-only context. */
-    void allGather(TensorView src, TensorView dst, CudaStream stream) {
-        collectives.allGather(nccl(), src, dst, src.elements(), dtype, tracer, stream);
     }
 
     /** In-place NCCL sum of an fp32 tensor over the ranks; nothing in a timing-only context. */

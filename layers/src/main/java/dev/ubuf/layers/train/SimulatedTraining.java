@@ -237,7 +237,8 @@ public final class SimulatedTraining {
             w1t[r] = transpose(b.w1[r], n1, h);
             w2t[r] = transpose(b.w2[r], h, f);
         }
-        b.pre = allGatherGemm(GemmName.FC1_FPROP, ln, w1t, h, n1);
+        // The LayerNorm writes its rows straight into fc1's user buffer (LayerNormLinear): no own-chunk copy.
+        b.pre = allGatherGemm(GemmName.FC1_FPROP, ln, w1t, h, n1, true);
         b.act = new double[tp][];
         for (int r = 0; r < tp; r++) {
             addBias(b.pre[r], b.b1[r]);
@@ -254,7 +255,7 @@ public final class SimulatedTraining {
     private double[][] backward(Block b, double[][] dy) {
         int rows = m / tp;
         // fc2: dA = AG(dY) W2 (W2 [hidden, f] is the [k, n] operand as stored); dW2 = AG(dY)^T A; db2 over all rows.
-        double[][] da = allGatherGemm(GemmName.FC2_DGRAD, dy, b.w2, h, f);
+        double[][] da = allGatherGemm(GemmName.FC2_DGRAD, dy, b.w2, h, f, false);
         double[] dyAll = gather(dy);
         double[] db2 = HostLayerMath.columnSums(dyAll, m, h);
         double[][] dpre = new double[tp][];
@@ -307,9 +308,14 @@ public final class SimulatedTraining {
         return dx;
     }
 
-    /** out_r [m, n] = AG(in) w_r, for in_r [m/tp, k] and w_r [k, n]. */
-    private double[][] allGatherGemm(GemmName gemm, double[][] in, double[][] w, int k, int n) {
-        OverlapShape shape = new AgShape(tp, m, k, n, DType.FP32);
+    /**
+     * out_r [m, n] = AG(in) w_r, for in_r [m/tp, k] and w_r [k, n]; with {@code inUserBuffer} each rank's in_r is
+     * written into its chunk of the op's user buffer, as the layer's producer does.
+     */
+    private double[][] allGatherGemm(GemmName gemm, double[][] in, double[][] w, int k, int n,
+                                     boolean inUserBuffer) {
+        AgShape plain = new AgShape(tp, m, k, n, DType.FP32);
+        OverlapShape shape = inUserBuffer ? plain.withInputInUserBuffer() : plain;
         OverlapChoice c = OverlapChoice.resolve(config, gemm);
         if (!c.overlapped()) {
             double[] all = gather(in);
@@ -370,7 +376,11 @@ public final class SimulatedTraining {
                 new HostPlanExecutor.CallHooks() {
                     @Override
                     public void beforeCall(int rank, long call, HostRankMemory mem) {
-                        mem.set(input, in[rank]);
+                        if (input == BufferRole.INPUT && shape.inputInUserBuffer()) {
+                            mem.setRows(BufferRole.UBUF, (long) rank * m / tp, in[rank]);
+                        } else {
+                            mem.set(input, in[rank]);
+                        }
                         if (w != null) {
                             mem.set(BufferRole.WEIGHT, w[rank]);
                         }

@@ -1,7 +1,7 @@
 package dev.ubuf.layers.tp;
 
 import dev.ubuf.fp8.Fp8Format;
-import dev.ubuf.fp8.Fp8Meta;
+import dev.ubuf.fp8.Fp8Role;
 import dev.ubuf.fp8.Fp8Recipe;
 import org.junit.jupiter.api.Test;
 
@@ -18,9 +18,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * the margin; current scaling from the tensor's own amax, nothing carried between steps.
  */
 class Fp8ScaleTableTest {
-    private static final Fp8Meta.Role IN = Fp8Meta.Role.INPUT;
-    private static final Fp8Meta.Role W = Fp8Meta.Role.WEIGHT;
-    private static final Fp8Meta.Role DY = Fp8Meta.Role.GRAD_OUTPUT;
+    private static final Fp8Role IN = Fp8Role.INPUT;
+    private static final Fp8Role W = Fp8Role.WEIGHT;
+    private static final Fp8Role DY = Fp8Role.GRAD_OUTPUT;
 
     @Test
     void slotsTakeTheirRolesFormatUnderTheRecipe() {
