@@ -7,6 +7,7 @@ import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.StreamPriority;
 import dev.ubuf.exec.ExecutionSettings;
 import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.timing.InterleavedRounds;
 import dev.ubuf.timing.InterleavedTimer;
 
 import java.nio.charset.StandardCharsets;
@@ -19,9 +20,12 @@ import java.util.Optional;
 /**
  * Chooses how to run a shape among every registered method's candidates (each method with each option set of its
  * tuning space) and the NCCL reference, by measurement, not by thresholds: the first time a shape is asked for, every
- * candidate runs on the GPU in interleaved, shuffled rounds ({@link InterleavedTimer}, maximum over ranks), rank 0
- * takes the lowest median and broadcasts it, and the choice is cached (memory and disk, per device). Because the
- * NCCL reference is always measured too, a planned op is never slower than it beyond measurement noise.
+ * candidate is created and its GEMMs tuned, then all of them run on the GPU in interleaved, shuffled rounds through
+ * the overlap benchmark's timer ({@link InterleavedTimer}: stream held while enqueueing, each round's maximum over
+ * ranks), as many rounds as {@link PlannerSettings#budgetMs()} of time per candidate asks (at least
+ * {@link PlannerSettings#iters()}); the lowest median wins, near-ties going to the earliest candidate
+ * ({@link CandidateTimes#choice()}), rank 0's choice is broadcast, and cached (memory and disk, per device). Because
+ * the NCCL reference is always measured too, a planned op is never slower than it beyond measurement noise.
  *
  * <p>Collective: every rank of the domain asks for the same shapes in the same order.
  */
@@ -83,13 +87,13 @@ public final class Planner {
      * What the planner chose and why.
      *
      * @param source   "cache", "measured" or "untuned" (UB_TUNE=0 and nothing cached: the NCCL reference)
-     * @param medianMs the measured medians per candidate label (empty unless measured now)
+     * @param measured every candidate's times ({@link CandidateTimes#NONE} unless measured now)
      */
-    public record Decision(OverlapShape shape, Candidate chosen, String source, Map<String, Double> medianMs) {
+    public record Decision(OverlapShape shape, Candidate chosen, String source, CandidateTimes measured) {
+        /** The choice, then the measurement as a table (ms and % of the fastest per candidate). */
         public String describe() {
             StringBuilder sb = new StringBuilder("plan " + shape.key() + ": " + chosen.label() + " (" + source + ")");
-            medianMs.forEach((k, v) -> sb.append(String.format("%n  %-28s %8.4f ms%s", k, v,
-                    k.equals(chosen.label()) ? "  <- chosen" : "")));
+            measured.table(chosen.label()).forEach(line -> sb.append(System.lineSeparator()).append(line));
             return sb.toString();
         }
     }
@@ -118,12 +122,12 @@ public final class Planner {
         Optional<Candidate> hit = all.stream().filter(c -> c.label().equals(agreed)).findFirst();
         Decision d;
         if (hit.isPresent()) {
-            d = new Decision(shape, hit.get(), "cache", Map.of());
+            d = new Decision(shape, hit.get(), "cache", CandidateTimes.NONE);
         } else if (settings.tune()) {
             d = measure(comm, shape, kernels, exec, all);
             cache.put(key, d.chosen().label(), comm.rank() == 0);
         } else {
-            d = new Decision(shape, Candidate.nccl(), "untuned", Map.of());
+            d = new Decision(shape, Candidate.nccl(), "untuned", CandidateTimes.NONE);
         }
         if (settings.debug() && comm.rank() == 0) {
             System.err.println("ubuf: " + d.describe());
@@ -151,22 +155,42 @@ public final class Planner {
                 ops.add(op);
                 work.put(c.label(), () -> op.forward(operands.bindings(), s));
             }
-            // Each candidate's GEMMs tuned now, alone, so no measured call times a GEMM while its peers wait.
+            // Every candidate's GEMMs tuned first (collective), as the benchmark does: no timed call runs a GEMM
+            // cuBLASLt has not chosen for yet, and none tunes while its peers wait.
             for (OverlapOp op : ops) {
                 op.tuneGemms(operands.bindings(), s);
             }
-            InterleavedTimer.Result r = timer.time(work, 3, settings.iters(), shape.key().hashCode());
-            Map<String, Double> medians = new LinkedHashMap<>();
-            r.stats().forEach((k, v) -> medians.put(k, v.getPercentile(50)));
-            String best = medians.entrySet().stream().min(Map.Entry.comparingByValue()).orElseThrow().getKey();
-            String agreed = broadcast(comm, comm.rank() == 0 ? best : "");
+            InterleavedTimer.Result r = timer.time(work, settings.rounds(), shape.key().hashCode());
+            Decision mine = choose(shape, candidates, r.stats(), r.rounds());
+            String agreed = broadcast(comm, comm.rank() == 0 ? mine.chosen().label() : "");
             Candidate chosen = candidates.stream().filter(c -> c.label().equals(agreed)).findFirst().orElseThrow();
-            return new Decision(shape, chosen, "measured", medians);
+            return new Decision(shape, chosen, "measured", mine.measured());
         } finally {
             for (int i = ops.size() - 1; i >= 0; i--) {
                 ops.get(i).close();
             }
         }
+    }
+
+    /**
+     * The decision a measurement gives: {@code stats} holds, per candidate label, each timed round's maximum over
+     * ranks ({@link InterleavedRounds.Result#stats()}); the lowest median wins, near-ties by candidate order.
+     */
+    static Decision choose(OverlapShape shape, List<Candidate> candidates,
+                           Map<String, org.apache.commons.math3.stat.descriptive.DescriptiveStatistics> stats,
+                           int rounds) {
+        Map<String, Double> medians = new LinkedHashMap<>();
+        for (Candidate c : candidates) {
+            var d = stats.get(c.label());
+            if (d == null) {
+                throw new IllegalArgumentException("no times for candidate " + c.label() + "; timed: " + stats.keySet());
+            }
+            medians.put(c.label(), d.getPercentile(50));
+        }
+        CandidateTimes times = new CandidateTimes(medians, rounds);
+        String best = times.choice();
+        Candidate chosen = candidates.stream().filter(c -> c.label().equals(best)).findFirst().orElseThrow();
+        return new Decision(shape, chosen, "measured", times);
     }
 
     private static String broadcast(TpCommunicator comm, String s) {
