@@ -7,6 +7,7 @@ import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.StreamPriority;
 import dev.ubuf.exec.ExecutionSettings;
 import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.plan.PlanStep;
 import dev.ubuf.timing.InterleavedRounds;
 import dev.ubuf.timing.InterleavedTimer;
 
@@ -59,6 +60,15 @@ public final class Planner {
      * that cannot run on it ({@link OverlapMethod#unsupportedOn}; see {@link #skipped}). A null device skips none.
      */
     public List<Candidate> candidates(OverlapShape shape, CudaDevice device) {
+        return candidates(shape, device, ExecutionSettings.DEFAULT);
+    }
+
+    /**
+     * The candidates for {@code shape} on {@code device} executed with {@code exec}: as
+     * {@link #candidates(OverlapShape, CudaDevice)}, less the schedules {@code exec} cannot run (an atomic GEMM step
+     * under graph-safe signalling).
+     */
+    public List<Candidate> candidates(OverlapShape shape, CudaDevice device, ExecutionSettings exec) {
         List<Candidate> c = new ArrayList<>();
         c.add(Candidate.nccl());
         for (OverlapMethod m : registry.of(shape.collective())) {
@@ -66,7 +76,10 @@ public final class Planner {
                 continue;
             }
             for (Map<String, String> opts : m.tuningSpace(shape)) {
-                c.add(Candidate.of(m.schedule(shape, opts)));
+                Schedule s = m.schedule(shape, opts);
+                if (unsupportedWith(s, exec).isEmpty()) {
+                    c.add(Candidate.of(s));
+                }
             }
         }
         return c;
@@ -74,13 +87,41 @@ public final class Planner {
 
     /** The GEMM methods of {@code shape}'s collective that {@code device} cannot run, each with the reason. */
     public Map<String, String> skipped(OverlapShape shape, CudaDevice device) {
+        return skipped(shape, device, ExecutionSettings.DEFAULT);
+    }
+
+    /** As {@link #skipped(OverlapShape, CudaDevice)}, and the methods whose schedules {@code exec} cannot run. */
+    public Map<String, String> skipped(OverlapShape shape, CudaDevice device, ExecutionSettings exec) {
         Map<String, String> why = new LinkedHashMap<>();
         for (OverlapMethod m : registry.of(shape.collective())) {
-            if (m.hasGemm()) {
-                m.unsupportedOn(device).ifPresent(r -> why.put(m.name(), r));
+            if (!m.hasGemm()) {
+                continue;
+            }
+            Optional<String> onDevice = device == null ? Optional.empty() : m.unsupportedOn(device);
+            if (onDevice.isPresent()) {
+                why.put(m.name(), onDevice.get());
+                continue;
+            }
+            for (Map<String, String> opts : m.tuningSpace(shape)) {
+                Optional<String> r = unsupportedWith(m.schedule(shape, opts), exec);
+                if (r.isPresent()) {
+                    why.put(m.name(), r.get());
+                    break;
+                }
             }
         }
         return why;
+    }
+
+    /**
+     * Why {@code exec} cannot run {@code schedule}, checked on the host as the CUDA executor would refuse it: an
+     * atomic GEMM waits on its arrival counters inside the kernel, which graph-safe signalling does not support yet.
+     */
+    static Optional<String> unsupportedWith(Schedule schedule, ExecutionSettings exec) {
+        if (exec.graphSafe() && schedule.plan(0).steps().stream().anyMatch(st -> st instanceof PlanStep.AtomicGemm)) {
+            return Optional.of(schedule.label() + " runs an atomic GEMM, which is not graph-safe yet");
+        }
+        return Optional.empty();
     }
 
     /**
@@ -111,9 +152,9 @@ public final class Planner {
 
     /** Decides for {@code shape} (collective): rank 0's cached choice, else a measurement when tuning is on. */
     public Decision decide(TpCommunicator comm, OverlapShape shape, DeviceKernels kernels, ExecutionSettings exec) {
-        List<Candidate> all = candidates(shape, comm.context().device());
+        List<Candidate> all = candidates(shape, comm.context().device(), exec);
         if (settings.debug() && comm.rank() == 0) {
-            skipped(shape, comm.context().device()).forEach((m, why) ->
+            skipped(shape, comm.context().device(), exec).forEach((m, why) ->
                     System.err.println("ubuf: plan " + shape.key() + ": skipped " + m + ": " + why));
         }
         String key = key(comm.context().device(), shape, exec);
