@@ -10,6 +10,7 @@ import dev.ubuf.ops.DeviceKernels;
 import dev.ubuf.plan.PlanStep;
 import dev.ubuf.timing.InterleavedRounds;
 import dev.ubuf.timing.InterleavedTimer;
+import org.apache.commons.math3.stat.descriptive.DescriptiveStatistics;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -217,8 +218,7 @@ public final class Planner {
      * The decision a measurement gives: {@code stats} holds, per candidate label, each timed round's maximum over
      * ranks ({@link InterleavedRounds.Result#stats()}); the lowest median wins, near-ties by candidate order.
      */
-    static Decision choose(OverlapShape shape, List<Candidate> candidates,
-                           Map<String, org.apache.commons.math3.stat.descriptive.DescriptiveStatistics> stats,
+    static Decision choose(OverlapShape shape, List<Candidate> candidates, Map<String, DescriptiveStatistics> stats,
                            int rounds) {
         Map<String, Double> medians = new LinkedHashMap<>();
         for (Candidate c : candidates) {
