@@ -36,7 +36,8 @@ import java.util.SequencedMap;
  * n multiples of 8, tp ≥ 2 and an sm_90a GPU.
  *
  * <p>No options, so the planner measures it with the defaults ({@link OverlapMethod#tuningSpace}) for every shape
- * {@link #schedule} accepts, on sm_90a GPUs ({@link #unsupportedOn}) and not with graph-safe execution.
+ * {@link #schedule} accepts, on sm_90a GPUs ({@link #unsupportedOn}), with copy-engine copies and not with graph-safe
+ * execution.
  */
 public final class AtomicGemmReduceScatter implements OverlapMethod {
     public static final String NAME = "atomic";

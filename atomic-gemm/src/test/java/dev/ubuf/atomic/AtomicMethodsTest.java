@@ -64,6 +64,10 @@ class AtomicMethodsTest {
         assertTrue(p.skipped(ag, null, graphSafe).get("atomic").contains("not graph-safe"),
                 p.skipped(ag, null, graphSafe).toString());
         assertTrue(p.skipped(ag, null, ExecutionSettings.DEFAULT).isEmpty());
+        // nor beside SM copies (use_ce false): its resident kernel would hold the SMs they need
+        ExecutionSettings smCopy = ExecutionSettings.DEFAULT.withCopyEngine(false);
+        assertTrue(!labels(p.candidates(rs, null, smCopy)).contains("atomic"), labels(p.candidates(rs, null, smCopy)).toString());
+        assertTrue(p.skipped(rs, null, smCopy).get("atomic").contains("SM copies"), p.skipped(rs, null, smCopy).toString());
     }
 
     @Test

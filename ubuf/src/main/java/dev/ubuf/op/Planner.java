@@ -115,14 +115,20 @@ public final class Planner {
     }
 
     /**
-     * Why {@code exec} cannot run {@code schedule}, checked on the host as the CUDA executor would refuse it: an
-     * atomic GEMM waits on its arrival counters inside the kernel, which graph-safe signalling does not support yet.
+     * Why the planner must not run {@code schedule} with {@code exec}. An atomic GEMM takes its counter values as
+     * launch parameters, which graph-safe execution cannot replay (the CUDA executor refuses it); and its persistent
+     * kernel holds every SM while it waits for chunks, so copies by an SM copy kernel (no copy engine) could wait
+     * for SMs behind it: named explicitly it still runs, but the planner does not risk a hang at initialisation.
      */
     static Optional<String> unsupportedWith(Schedule schedule, ExecutionSettings exec) {
-        if (exec.graphSafe() && schedule.plan(0).steps().stream().anyMatch(st -> st instanceof PlanStep.AtomicGemm)) {
-            return Optional.of(schedule.label() + " runs an atomic GEMM, which is not graph-safe yet");
+        if (!exec.graphSafe() && exec.useCopyEngine()) {
+            return Optional.empty();
         }
-        return Optional.empty();
+        if (schedule.plan(0).steps().stream().noneMatch(st -> st instanceof PlanStep.AtomicGemm)) {
+            return Optional.empty();
+        }
+        return Optional.of(schedule.label() + " runs an atomic GEMM, " + (exec.graphSafe()
+                ? "which is not graph-safe yet" : "whose resident kernel would hold the SMs its SM copies need"));
     }
 
     /**
