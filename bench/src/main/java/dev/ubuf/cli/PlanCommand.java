@@ -74,7 +74,7 @@ final class PlanCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         OptionChecks.within(spec, "--tp", tp, 2, OverlapBenchOptions.MAX_TP);
-        OptionChecks.within(spec, "--iters", iters, 1, PlannerSettings.MAX_ROUNDS);
+        OptionChecks.atLeast(spec, "--iters", iters, 1);
         if (!(budgetMs >= 0) || Double.isInfinite(budgetMs)) {
             throw OptionChecks.invalid(spec, "--budget-ms must be a finite number >= 0, got " + budgetMs);
         }

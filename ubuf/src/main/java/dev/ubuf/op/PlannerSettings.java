@@ -16,7 +16,8 @@ import java.util.Optional;
  * @param iters      UB_TUNE_ITERS (default 10): the fewest timed rounds per candidate while tuning (after
  *                   {@link #WARMUP} warm-up rounds and one unheld first call)
  * @param budgetMs   UB_TUNE_MS (default 25): about this much measured time per candidate, so short ops, whose
- *                   samples are noisier, get more rounds (at most {@link #MAX_ROUNDS}); 0: exactly {@code iters}
+ *                   samples are noisier, get more rounds (at most {@link #MAX_ROUNDS}, or {@code iters} if more);
+ *                   0: exactly {@code iters}
  * @param debug      UB_DEBUG=1: print each decision with its numbers
  */
 public record PlannerSettings(boolean tune, Optional<Path> cacheFile, int iters, double budgetMs, boolean debug) {
@@ -26,8 +27,8 @@ public record PlannerSettings(boolean tune, Optional<Path> cacheFile, int iters,
     public static final int MAX_ROUNDS = 200;
 
     public PlannerSettings {
-        if (iters < 1 || iters > MAX_ROUNDS) {
-            throw new IllegalArgumentException("UB_TUNE_ITERS must be 1.." + MAX_ROUNDS + ", got " + iters);
+        if (iters < 1) {
+            throw new IllegalArgumentException("UB_TUNE_ITERS must be >= 1, got " + iters);
         }
         if (!(budgetMs >= 0) || Double.isInfinite(budgetMs)) {
             throw new IllegalArgumentException("UB_TUNE_MS must be a finite number >= 0, got " + budgetMs);
@@ -46,7 +47,7 @@ public record PlannerSettings(boolean tune, Optional<Path> cacheFile, int iters,
 
     /** The rounds a measurement runs: {@link #WARMUP}, then {@code iters} to {@link #MAX_ROUNDS} by the budget. */
     public RoundBudget rounds() {
-        return new RoundBudget(WARMUP, iters, MAX_ROUNDS, budgetMs);
+        return new RoundBudget(WARMUP, iters, Math.max(iters, MAX_ROUNDS), budgetMs);
     }
 
     public static PlannerSettings from(Map<String, String> env) {

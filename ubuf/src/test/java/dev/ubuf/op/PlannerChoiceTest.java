@@ -115,6 +115,8 @@ class PlannerChoiceTest {
                 PlannerSettings.from(Map.of()).rounds());
         PlannerSettings fixed = PlannerSettings.from(Map.of("UB_TUNE_MS", "0", "UB_TUNE_ITERS", "30"));
         assertEquals(30, fixed.rounds().rounds(0.001), "no budget: exactly UB_TUNE_ITERS");
+        assertEquals(500, PlannerSettings.from(Map.of("UB_TUNE_ITERS", "500")).rounds().rounds(0.001),
+                "a minimum above the usual cap raises the cap");
         var e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
                 () -> PlannerSettings.from(Map.of("UB_TUNE_MS", "fast")));
         assertTrue(e.getMessage().contains("UB_TUNE_MS"), e.getMessage());
