@@ -32,6 +32,10 @@ import java.util.SequencedMap;
  * chunk, copied INPUT → UBUF on the GEMM's stream before the kernel), CREDIT = tp (from rank r-1, the rank this one
  * writes into: "my UBUF is free for this call", signalled at the start of every call). Requires bf16 (the kernel writes bf16 or
  * fp32), k and n multiples of 8, tp ≥ 2 and an sm_90a GPU.
+ *
+ * <p>No options, so the planner measures it with the defaults ({@link OverlapMethod#tuningSpace}) for every shape
+ * {@link #schedule} accepts, on sm_90a GPUs ({@link #unsupportedOn}), with copy-engine copies and not with graph-safe
+ * execution.
  */
 public final class AtomicAllGatherGemm implements OverlapMethod {
     public static final String NAME = "atomic";
@@ -68,15 +72,6 @@ public final class AtomicAllGatherGemm implements OverlapMethod {
     @Override
     public Optional<String> unsupportedOn(CudaDevice device) {
         return AtomicSchedule.unsupportedOn("ag/atomic", device);
-    }
-
-    /**
-     * Nothing for the planner to measure yet: the method has not run on GPUs, so a layer or benchmark gets it only by
-     * naming it ({@code atomic}, {@code atomic_gemm: true}), never from {@code auto}.
-     */
-    @Override
-    public List<Map<String, String>> tuningSpace(OverlapShape shape) {
-        return List.of();
     }
 
     /** Rank {@code rank}'s plan (no checks of the kernel's own limits: see {@link #schedule}). */

@@ -34,6 +34,10 @@ import java.util.SequencedMap;
  * (from rank r+d: "my slot d is free for this call", signalled at the start of every call). Partials travel in
  * fp32 (twice the bytes of bf16; the kernel writes fp32 so the reduction rounds once). Requires bf16 or fp16, k and
  * n multiples of 8, tp ≥ 2 and an sm_90a GPU.
+ *
+ * <p>No options, so the planner measures it with the defaults ({@link OverlapMethod#tuningSpace}) for every shape
+ * {@link #schedule} accepts, on sm_90a GPUs ({@link #unsupportedOn}), with copy-engine copies and not with graph-safe
+ * execution.
  */
 public final class AtomicGemmReduceScatter implements OverlapMethod {
     public static final String NAME = "atomic";
@@ -70,15 +74,6 @@ public final class AtomicGemmReduceScatter implements OverlapMethod {
     @Override
     public Optional<String> unsupportedOn(CudaDevice device) {
         return AtomicSchedule.unsupportedOn("rs/atomic", device);
-    }
-
-    /**
-     * Nothing for the planner to measure yet: the method has not run on GPUs, so a layer or benchmark gets it only by
-     * naming it ({@code atomic}, {@code atomic_gemm: true}), never from {@code auto}.
-     */
-    @Override
-    public List<Map<String, String>> tuningSpace(OverlapShape shape) {
-        return List.of();
     }
 
     static int done(int chunk) {

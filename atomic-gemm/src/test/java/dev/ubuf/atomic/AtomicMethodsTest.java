@@ -2,6 +2,8 @@ package dev.ubuf.atomic;
 
 import dev.ubuf.ag.AgShape;
 import dev.ubuf.exec.AtomicGemmLauncher;
+import dev.ubuf.exec.ExecutionSettings;
+import dev.ubuf.op.Candidate;
 import dev.ubuf.op.Collective;
 import dev.ubuf.op.MethodOptionException;
 import dev.ubuf.op.MethodRegistry;
@@ -14,6 +16,7 @@ import dev.ubuf.rs.RsShape;
 import dev.ubuf.tensor.DType;
 import org.junit.jupiter.api.Test;
 
+import java.util.List;
 import java.util.Map;
 import java.util.ServiceLoader;
 
@@ -30,11 +33,41 @@ class AtomicMethodsTest {
         assertTrue(r.get(Collective.REDUCE_SCATTER, "atomic") instanceof AtomicGemmReduceScatter);
         assertTrue(ServiceLoader.load(AtomicGemmLauncher.Provider.class).findFirst().orElseThrow()
                 instanceof AtomicLauncherProvider);
-        Planner p = new Planner(r, PlannerSettings.inMemory());
         AgShape ag = new AgShape(2, 1024, 512, 256, DType.BF16);
-        assertTrue(p.candidates(ag).stream().noneMatch(c -> c.label().equals("atomic")),
-                "not a planner candidate until it has run on GPUs");
-        assertEquals("atomic", r.schedule(ag, "atomic").label(), "but selectable by name");
+        assertEquals("atomic", r.schedule(ag, "atomic").label(), "selectable by name");
+    }
+
+    private static List<String> labels(List<Candidate> candidates) {
+        return candidates.stream().map(Candidate::label).toList();
+    }
+
+    @Test
+    void thePlannerMeasuresAtomicWhereTheKernelRunsTheShapeAndNowhereElse() {
+        Planner p = new Planner(MethodRegistry.load(), PlannerSettings.inMemory());
+        AgShape ag = new AgShape(8, 1024, 512, 256, DType.BF16);
+        RsShape rs = new RsShape(8, 1024, 512, 256, DType.FP16, true);
+        assertTrue(labels(p.candidates(ag)).contains("atomic"), labels(p.candidates(ag)).toString());
+        assertTrue(labels(p.candidates(rs)).contains("atomic"), labels(p.candidates(rs)).toString());
+        assertTrue(labels(p.candidates(ag)).containsAll(List.of("nccl", "ring", "oneshot")), "beside the others");
+        // shapes schedule() refuses: fp16 AG (bf16 kernel), n not a multiple of 8, FP8 operands
+        for (var unsupported : List.of(new AgShape(8, 1024, 512, 256, DType.FP16),
+                new RsShape(8, 1024, 512, 252, DType.BF16, false),
+                new AgShape(8, 1024, 512, 256, DType.BF16).withFp8(new dev.ubuf.op.Fp8Operands(DType.FP8_E4M3,
+                        DType.FP8_E4M3)))) {
+            List<String> labels = labels(p.candidates(unsupported));
+            assertTrue(!labels.contains("atomic") && labels.contains("nccl"), unsupported.key() + ": " + labels);
+        }
+        // graph-safe execution cannot run the atomic GEMM: skipped with the reason, the others stay
+        ExecutionSettings graphSafe = new ExecutionSettings(true, 16, 0, true);
+        List<String> graph = labels(p.candidates(ag, null, graphSafe));
+        assertTrue(!graph.contains("atomic") && graph.contains("ring"), graph.toString());
+        assertTrue(p.skipped(ag, null, graphSafe).get("atomic").contains("not graph-safe"),
+                p.skipped(ag, null, graphSafe).toString());
+        assertTrue(p.skipped(ag, null, ExecutionSettings.DEFAULT).isEmpty());
+        // nor beside SM copies (use_ce false): its resident kernel would hold the SMs they need
+        ExecutionSettings smCopy = ExecutionSettings.DEFAULT.withCopyEngine(false);
+        assertTrue(!labels(p.candidates(rs, null, smCopy)).contains("atomic"), labels(p.candidates(rs, null, smCopy)).toString());
+        assertTrue(p.skipped(rs, null, smCopy).get("atomic").contains("SM copies"), p.skipped(rs, null, smCopy).toString());
     }
 
     @Test
@@ -78,11 +111,15 @@ class AtomicMethodsTest {
         assertTrue(e4.getMessage().contains("no FP8 kernel"), e4.getMessage());
         assertThrows(MethodOptionException.class,
                 () -> r.schedule(new AgShape(2, 1024, 512, 256, DType.BF16), "atomic:cs=2"));
-        // Nothing for the planner even on shapes it runs: not a candidate until it has run on GPUs.
-        assertEquals(0, r.get(Collective.ALL_GATHER, "atomic")
-                .tuningSpace(new AgShape(2, 1024, 512, 256, DType.BF16)).size());
-        assertEquals(0, r.get(Collective.REDUCE_SCATTER, "atomic")
-                .tuningSpace(new RsShape(2, 1024, 512, 256, DType.BF16, false)).size());
+        // The planner measures the defaults on shapes it runs, nothing on the ones it refuses.
+        assertEquals(List.of(Map.of()), r.get(Collective.ALL_GATHER, "atomic")
+                .tuningSpace(new AgShape(2, 1024, 512, 256, DType.BF16)));
+        assertEquals(List.of(Map.of()), r.get(Collective.REDUCE_SCATTER, "atomic")
+                .tuningSpace(new RsShape(2, 1024, 512, 256, DType.BF16, false)));
+        assertEquals(List.of(), r.get(Collective.ALL_GATHER, "atomic")
+                .tuningSpace(new AgShape(2, 1024, 512, 256, DType.FP16)));
+        assertEquals(List.of(), r.get(Collective.REDUCE_SCATTER, "atomic")
+                .tuningSpace(new RsShape(2, 1024, 500, 256, DType.BF16, false)));
     }
 
     @Test

@@ -27,7 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The atomic AG and RS plans on the host executor against a float64 reference, exactly, over many random
  * interleavings with race detection on (the atomic GEMM's chunks run as concurrent pieces that wait on their arrival
- * flags and raise their done flags), at tp 2, 3 and 4; and removed dependencies are caught.
+ * flags and raise their done flags), at tp 2, 3, 4 and 8; and removed dependencies are caught.
  */
 class AtomicPlansHostTest {
     private static final int SEEDS = 50;
@@ -37,7 +37,7 @@ class AtomicPlansHostTest {
 
     static Stream<Arguments> agShapes() {
         List<Arguments> all = new ArrayList<>();
-        for (int tp : new int[] {2, 3, 4}) {
+        for (int tp : new int[] {2, 3, 4, 8}) {
             for (long[] s : SHAPES) {
                 all.add(Arguments.of(new AgShape(tp, s[0] * tp, s[1], s[2], DType.BF16)));
                 // the shard written into the user buffer by its producer: no INPUT, no own-chunk copy
@@ -49,7 +49,7 @@ class AtomicPlansHostTest {
 
     static Stream<Arguments> rsShapes() {
         List<Arguments> all = new ArrayList<>();
-        for (int tp : new int[] {2, 3, 4}) {
+        for (int tp : new int[] {2, 3, 4, 8}) {
             for (long[] s : SHAPES) {
                 for (boolean bias : new boolean[] {false, true}) {
                     all.add(Arguments.of(new RsShape(tp, s[0] * tp, s[1], s[2], DType.BF16, bias)));

@@ -33,7 +33,7 @@ import java.util.Optional;
 /**
  * The overlap benchmark of both families, one loop generic over ops: per shape, on tp GPUs driven by one JVM, it
  * times in the same shuffled iterations ({@link InterleavedTimer}: barrier, stream held while enqueueing, maximum
- * over ranks):
+ * over ranks; the planner measures its candidates through the same timer, after the same GEMM tuning):
  * <ul>
  *   <li>{@code gemm}: the whole product as one cuBLASLt call;</li>
  *   <li>{@code <variant>/gemms}: each variant's own GEMM decomposition back to back on one stream, no communication;</li>

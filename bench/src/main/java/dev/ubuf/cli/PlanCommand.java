@@ -24,8 +24,10 @@ import java.util.concurrent.Callable;
 /** Shows how the planner decides a shape: every candidate, measured now, and the one chosen. */
 @Command(name = "plan", mixinStandardHelpOptions = true, version = UbufCli.VERSION,
         description = {"Measures every candidate the planner considers for one shape (each registered method with"
-                + " each option set of its tuning space, and the NCCL reference), in shuffled rounds on tp GPUs,"
-                + " and prints their medians and the choice (what UB_DEBUG=1 prints for a planned op).",
+                + " each option set of its tuning space, and the NCCL reference) as a planned op does: GEMMs tuned"
+                + " first, then shuffled interleaved rounds on tp GPUs through the overlap benchmark's timer (each"
+                + " round's maximum over ranks), rounds sized by --budget-ms; prints a table of the medians (ms, %"
+                + " of the fastest) and the choice (what UB_DEBUG=1 prints for a planned op).",
                 "With --fp8 the shape's operands are FP8 (the layers' FP8 ops): the candidates are the FP8 plans of"
                 + " every method that runs FP8 and the FP8 NCCL reference."})
 final class PlanCommand implements Callable<Integer> {
@@ -45,8 +47,12 @@ final class PlanCommand implements Callable<Integer> {
     @Option(names = "--bias", description = "RS: add a bias after the reduction (default: ${DEFAULT-VALUE}).")
     boolean bias;
     @Option(names = "--iters", defaultValue = "10", paramLabel = "N",
-            description = "Timed rounds per candidate (default: ${DEFAULT-VALUE}).")
+            description = "The fewest timed rounds per candidate, as UB_TUNE_ITERS (default: ${DEFAULT-VALUE}).")
     int iters;
+    @Option(names = "--budget-ms", defaultValue = "25", paramLabel = "MS",
+            description = "About this much measured time per candidate, as UB_TUNE_MS: short ops get more rounds"
+                    + " (at most " + PlannerSettings.MAX_ROUNDS + "); 0: exactly --iters (default: ${DEFAULT-VALUE}).")
+    double budgetMs;
     @Option(names = "--fp8", description = "FP8 operands, as the layers' FP8 GEMMs have them: the input in"
             + " --fp8-input's format and an E4M3 weight stored [n, k]; the AG moves FP8 chunks, --dtype is the output's"
             + " (and RS partials') type; K and N must be multiples of 16 (default: ${DEFAULT-VALUE}).")
@@ -69,6 +75,9 @@ final class PlanCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         OptionChecks.within(spec, "--tp", tp, 2, OverlapBenchOptions.MAX_TP);
         OptionChecks.atLeast(spec, "--iters", iters, 1);
+        if (!(budgetMs >= 0) || Double.isInfinite(budgetMs)) {
+            throw OptionChecks.invalid(spec, "--budget-ms must be a finite number >= 0, got " + budgetMs);
+        }
         Collective c;
         try {
             c = Collective.parse(op);
@@ -98,13 +107,17 @@ final class PlanCommand implements Callable<Integer> {
         UbufEnvironment env = UbufEnvironment.fromSystem();
         PlannerSettings fromEnv = PlannerSettings.from(System.getenv());
         Planner planner = new Planner(MethodRegistry.load(),
-                new PlannerSettings(true, fromEnv.cacheFile(), iters, false));
-        System.out.println(planner.candidates(s).size() + " candidates for " + s.key());
+                new PlannerSettings(true, fromEnv.cacheFile(), iters, budgetMs, false));
         ThreadDomain.run(tp, env.timeout(), (rank, boot, ctx) -> {
             try (TpCommunicator comm = TpCommunicator.create(boot, ctx, env, null);
                  KernelLibrary lib = KernelLibrary.load(ctx)) {
-                var d = planner.measure(comm, s, new DeviceKernels(lib),
-                        planner.candidates(s));
+                var candidates = planner.candidates(s, ctx.device());
+                if (rank == 0) {
+                    System.out.println(candidates.size() + " candidates for " + s.key());
+                    planner.skipped(s, ctx.device()).forEach((m, why) ->
+                            System.out.println("  skipped " + m + ": " + why));
+                }
+                var d = planner.measure(comm, s, new DeviceKernels(lib), candidates);
                 if (rank == 0) {
                     System.out.println(d.describe());
                 }

@@ -39,4 +39,17 @@ class PlanCommandTest {
             assertTrue(!r.err().contains("Exception"), r::toString);
         }
     }
+
+    @Test
+    void badRoundOptionsAreOneSentenceWithExitTwo() {
+        String[][] bad = {{"--iters", "0"}, {"--budget-ms", "-1"}, {"--budget-ms", "NaN"}};
+        String[] named = {"--iters", "--budget-ms", "--budget-ms"};
+        for (int i = 0; i < bad.length; i++) {
+            Ubuf r = Ubuf.run("plan", "--op", "rs", "--shape", "64,32,32", bad[i][0], bad[i][1]);
+            String want = named[i];
+            assertEquals(2, r.exitCode(), r::toString);
+            assertTrue(r.err().contains(want), () -> want + ": " + r);
+            assertTrue(!r.err().contains("Exception"), r::toString);
+        }
+    }
 }

@@ -164,8 +164,13 @@ class RsFp8PlansHostTest {
                 @Override
                 public void beforeCall(int rank, long call, HostRankMemory memory) {
                     int c = (int) call;
-                    memory.set(BufferRole.INPUT, x[c][rank]);
-                    memory.set(BufferRole.WEIGHT, w[c][rank]);
+                    if (memory.has(BufferRole.INPUT)) {
+                        memory.set(BufferRole.INPUT, x[c][rank]);
+                        memory.set(BufferRole.WEIGHT, w[c][rank]);
+                    } else {
+                        // bulk (wide only): the caller wrote its partial X·W into the user buffer before the call
+                        memory.set(BufferRole.UBUF, product(x[c][rank], w[c][rank]));
+                    }
                     if (fp8Gemms) {
                         memory.setScale(Fp8Scaling.Scale.INPUT, sx[c][rank]);
                         memory.setScale(Fp8Scaling.Scale.WEIGHT, sw[c][rank]);
@@ -187,6 +192,18 @@ class RsFp8PlansHostTest {
                 }
             });
             return failure[0];
+        }
+
+        private double[] product(double[] a, double[] b) {
+            double[] out = new double[m * n];
+            for (int i = 0; i < m; i++) {
+                for (int q = 0; q < k; q++) {
+                    for (int j = 0; j < n; j++) {
+                        out[i * n + j] += a[i * k + q] * b[q * n + j];
+                    }
+                }
+            }
+            return out;
         }
 
         private String compare(int rank, int c, double[] out, double amax) {

@@ -7,7 +7,10 @@ import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.StreamPriority;
 import dev.ubuf.exec.ExecutionSettings;
 import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.plan.PlanStep;
+import dev.ubuf.timing.InterleavedRounds;
 import dev.ubuf.timing.InterleavedTimer;
+import dev.ubuf.timing.TimingStats;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -19,9 +22,12 @@ import java.util.Optional;
 /**
  * Chooses how to run a shape among every registered method's candidates (each method with each option set of its
  * tuning space) and the NCCL reference, by measurement, not by thresholds: the first time a shape is asked for, every
- * candidate runs on the GPU in interleaved, shuffled rounds ({@link InterleavedTimer}, maximum over ranks), rank 0
- * takes the lowest median and broadcasts it, and the choice is cached (memory and disk, per device). Because the
- * NCCL reference is always measured too, a planned op is never slower than it beyond measurement noise.
+ * candidate is created and its GEMMs tuned, then all of them run on the GPU in interleaved, shuffled rounds through
+ * the overlap benchmark's timer ({@link InterleavedTimer}: stream held while enqueueing, each round's maximum over
+ * ranks), as many rounds as {@link PlannerSettings#budgetMs()} of time per candidate asks (at least
+ * {@link PlannerSettings#iters()}); the lowest median wins, near-ties going to the earliest candidate
+ * ({@link CandidateTimes#choice()}), rank 0's choice is broadcast, and cached (memory and disk, per device). Because
+ * the NCCL reference is always measured too, a planned op is never slower than it beyond measurement noise.
  *
  * <p>Collective: every rank of the domain asks for the same shapes in the same order.
  */
@@ -56,6 +62,15 @@ public final class Planner {
      * that cannot run on it ({@link OverlapMethod#unsupportedOn}; see {@link #skipped}). A null device skips none.
      */
     public List<Candidate> candidates(OverlapShape shape, CudaDevice device) {
+        return candidates(shape, device, ExecutionSettings.DEFAULT);
+    }
+
+    /**
+     * The candidates for {@code shape} on {@code device} executed with {@code exec}: as
+     * {@link #candidates(OverlapShape, CudaDevice)}, less the schedules {@code exec} cannot run (an atomic GEMM step
+     * under graph-safe signalling).
+     */
+    public List<Candidate> candidates(OverlapShape shape, CudaDevice device, ExecutionSettings exec) {
         List<Candidate> c = new ArrayList<>();
         c.add(Candidate.nccl());
         for (OverlapMethod m : registry.of(shape.collective())) {
@@ -63,7 +78,10 @@ public final class Planner {
                 continue;
             }
             for (Map<String, String> opts : m.tuningSpace(shape)) {
-                c.add(Candidate.of(m.schedule(shape, opts)));
+                Schedule s = m.schedule(shape, opts);
+                if (unsupportedWith(s, exec).isEmpty()) {
+                    c.add(Candidate.of(s));
+                }
             }
         }
         return c;
@@ -71,26 +89,60 @@ public final class Planner {
 
     /** The GEMM methods of {@code shape}'s collective that {@code device} cannot run, each with the reason. */
     public Map<String, String> skipped(OverlapShape shape, CudaDevice device) {
+        return skipped(shape, device, ExecutionSettings.DEFAULT);
+    }
+
+    /** As {@link #skipped(OverlapShape, CudaDevice)}, and the methods whose schedules {@code exec} cannot run. */
+    public Map<String, String> skipped(OverlapShape shape, CudaDevice device, ExecutionSettings exec) {
         Map<String, String> why = new LinkedHashMap<>();
         for (OverlapMethod m : registry.of(shape.collective())) {
-            if (m.hasGemm()) {
-                m.unsupportedOn(device).ifPresent(r -> why.put(m.name(), r));
+            if (!m.hasGemm()) {
+                continue;
+            }
+            Optional<String> onDevice = device == null ? Optional.empty() : m.unsupportedOn(device);
+            if (onDevice.isPresent()) {
+                why.put(m.name(), onDevice.get());
+                continue;
+            }
+            for (Map<String, String> opts : m.tuningSpace(shape)) {
+                Optional<String> r = unsupportedWith(m.schedule(shape, opts), exec);
+                if (r.isPresent()) {
+                    why.put(m.name(), r.get());
+                    break;
+                }
             }
         }
         return why;
     }
 
     /**
+     * Why the planner must not run {@code schedule} with {@code exec}. An atomic GEMM takes its counter values as
+     * launch parameters, which graph-safe execution cannot replay (the CUDA executor refuses it); and its persistent
+     * kernel holds every SM while it waits for chunks, so copies by an SM copy kernel (no copy engine) could wait
+     * for SMs behind it: named explicitly it still runs, but the planner does not risk a hang at initialisation.
+     */
+    static Optional<String> unsupportedWith(Schedule schedule, ExecutionSettings exec) {
+        if (!exec.graphSafe() && exec.useCopyEngine()) {
+            return Optional.empty();
+        }
+        if (schedule.plan(0).steps().stream().noneMatch(st -> st instanceof PlanStep.AtomicGemm)) {
+            return Optional.empty();
+        }
+        return Optional.of(schedule.label() + " runs an atomic GEMM, " + (exec.graphSafe()
+                ? "which is not graph-safe yet" : "whose resident kernel would hold the SMs its SM copies need"));
+    }
+
+    /**
      * What the planner chose and why.
      *
      * @param source   "cache", "measured" or "untuned" (UB_TUNE=0 and nothing cached: the NCCL reference)
-     * @param medianMs the measured medians per candidate label (empty unless measured now)
+     * @param measured every candidate's times ({@link CandidateTimes#NONE} unless measured now)
      */
-    public record Decision(OverlapShape shape, Candidate chosen, String source, Map<String, Double> medianMs) {
+    public record Decision(OverlapShape shape, Candidate chosen, String source, CandidateTimes measured) {
+        /** The choice, then the measurement as a table (ms and % of the fastest per candidate). */
         public String describe() {
             StringBuilder sb = new StringBuilder("plan " + shape.key() + ": " + chosen.label() + " (" + source + ")");
-            medianMs.forEach((k, v) -> sb.append(String.format("%n  %-28s %8.4f ms%s", k, v,
-                    k.equals(chosen.label()) ? "  <- chosen" : "")));
+            measured.table(chosen.label()).forEach(line -> sb.append(System.lineSeparator()).append(line));
             return sb.toString();
         }
     }
@@ -108,9 +160,9 @@ public final class Planner {
 
     /** Decides for {@code shape} (collective): rank 0's cached choice, else a measurement when tuning is on. */
     public Decision decide(TpCommunicator comm, OverlapShape shape, DeviceKernels kernels, ExecutionSettings exec) {
-        List<Candidate> all = candidates(shape, comm.context().device());
+        List<Candidate> all = candidates(shape, comm.context().device(), exec);
         if (settings.debug() && comm.rank() == 0) {
-            skipped(shape, comm.context().device()).forEach((m, why) ->
+            skipped(shape, comm.context().device(), exec).forEach((m, why) ->
                     LOG.log(System.Logger.Level.INFO, "ubuf: plan " + shape.key() + ": skipped " + m + ": " + why));
         }
         String key = key(comm.context().device(), shape, exec);
@@ -119,12 +171,12 @@ public final class Planner {
         Optional<Candidate> hit = all.stream().filter(c -> c.label().equals(agreed)).findFirst();
         Decision d;
         if (hit.isPresent()) {
-            d = new Decision(shape, hit.get(), "cache", Map.of());
+            d = new Decision(shape, hit.get(), "cache", CandidateTimes.NONE);
         } else if (settings.tune()) {
             d = measure(comm, shape, kernels, exec, all);
             cache.put(key, d.chosen().label(), comm.rank() == 0);
         } else {
-            d = new Decision(shape, Candidate.nccl(), "untuned", Map.of());
+            d = new Decision(shape, Candidate.nccl(), "untuned", CandidateTimes.NONE);
         }
         if (settings.debug() && comm.rank() == 0) {
             LOG.log(System.Logger.Level.INFO, "ubuf: " + d.describe());
@@ -152,22 +204,41 @@ public final class Planner {
                 ops.add(op);
                 work.put(c.label(), () -> op.forward(operands.bindings(), s));
             }
-            // Each candidate's GEMMs tuned now, alone, so no measured call times a GEMM while its peers wait.
+            // Every candidate's GEMMs tuned first (collective), as the benchmark does: no timed call runs a GEMM
+            // cuBLASLt has not chosen for yet, and none tunes while its peers wait.
             for (OverlapOp op : ops) {
                 op.tuneGemms(operands.bindings(), s);
             }
-            InterleavedTimer.Result r = timer.time(work, 3, settings.iters(), shape.key().hashCode());
-            Map<String, Double> medians = new LinkedHashMap<>();
-            r.stats().forEach((k, v) -> medians.put(k, v.median()));
-            String best = medians.entrySet().stream().min(Map.Entry.comparingByValue()).orElseThrow().getKey();
-            String agreed = broadcast(comm, comm.rank() == 0 ? best : "");
+            InterleavedTimer.Result r = timer.time(work, settings.rounds(), shape.key().hashCode());
+            Decision mine = choose(shape, candidates, r.stats(), r.rounds());
+            String agreed = broadcast(comm, comm.rank() == 0 ? mine.chosen().label() : "");
             Candidate chosen = candidates.stream().filter(c -> c.label().equals(agreed)).findFirst().orElseThrow();
-            return new Decision(shape, chosen, "measured", medians);
+            return new Decision(shape, chosen, "measured", mine.measured());
         } finally {
             for (int i = ops.size() - 1; i >= 0; i--) {
                 ops.get(i).close();
             }
         }
+    }
+
+    /**
+     * The decision a measurement gives: {@code stats} holds, per candidate label, each timed round's maximum over
+     * ranks ({@link InterleavedRounds.Result#stats()}); the lowest median wins, near-ties by candidate order.
+     */
+    static Decision choose(OverlapShape shape, List<Candidate> candidates, Map<String, TimingStats> stats,
+                           int rounds) {
+        Map<String, Double> medians = new LinkedHashMap<>();
+        for (Candidate c : candidates) {
+            var d = stats.get(c.label());
+            if (d == null) {
+                throw new IllegalArgumentException("no times for candidate " + c.label() + "; timed: " + stats.keySet());
+            }
+            medians.put(c.label(), d.median());
+        }
+        CandidateTimes times = new CandidateTimes(medians, rounds);
+        String best = times.choice();
+        Candidate chosen = candidates.stream().filter(c -> c.label().equals(best)).findFirst().orElseThrow();
+        return new Decision(shape, chosen, "measured", times);
     }
 
     private static String broadcast(TpCommunicator comm, String s) {

@@ -1,6 +1,7 @@
 package dev.ubuf.op;
 
 import dev.ubuf.config.UbufEnvironment;
+import dev.ubuf.timing.RoundBudget;
 
 import java.nio.file.Path;
 import java.util.Map;
@@ -12,21 +13,41 @@ import java.util.Optional;
  * @param tune       UB_TUNE (default 1): measure every candidate once per shape on the GPU and keep the fastest;
  *                   0: never measure, use a cached choice or else the NCCL reference
  * @param cacheFile  UB_PLAN_CACHE: the file of cached choices (default ~/.cache/ubuf/plans.properties; "off": none)
- * @param iters      UB_TUNE_ITERS (default 10): timed iterations per candidate while tuning (plus 3 warm-ups)
+ * @param iters      UB_TUNE_ITERS (default 10): the fewest timed rounds per candidate while tuning (after
+ *                   {@link #WARMUP} warm-up rounds and one unheld first call)
+ * @param budgetMs   UB_TUNE_MS (default 25): about this much measured time per candidate, so short ops, whose
+ *                   samples are noisier, get more rounds (at most {@link #MAX_ROUNDS}, or {@code iters} if more);
+ *                   0: exactly {@code iters}
  * @param debug      UB_DEBUG=1: print each decision with its numbers
  */
-public record PlannerSettings(boolean tune, Optional<Path> cacheFile, int iters, boolean debug) {
+public record PlannerSettings(boolean tune, Optional<Path> cacheFile, int iters, double budgetMs, boolean debug) {
     public static final int DEFAULT_ITERS = 10;
+    public static final double DEFAULT_BUDGET_MS = 25;
+    public static final int WARMUP = 3;
+    public static final int MAX_ROUNDS = 200;
 
     public PlannerSettings {
         if (iters < 1) {
             throw new IllegalArgumentException("UB_TUNE_ITERS must be >= 1, got " + iters);
         }
+        if (!(budgetMs >= 0) || Double.isInfinite(budgetMs)) {
+            throw new IllegalArgumentException("UB_TUNE_MS must be a finite number >= 0, got " + budgetMs);
+        }
+    }
+
+    /** The default time budget per candidate. */
+    public PlannerSettings(boolean tune, Optional<Path> cacheFile, int iters, boolean debug) {
+        this(tune, cacheFile, iters, DEFAULT_BUDGET_MS, debug);
     }
 
     /** Tuning on, no disk cache, quiet: what tests use. */
     public static PlannerSettings inMemory() {
         return new PlannerSettings(true, Optional.empty(), DEFAULT_ITERS, false);
+    }
+
+    /** The rounds a measurement runs: {@link #WARMUP}, then {@code iters} to {@link #MAX_ROUNDS} by the budget. */
+    public RoundBudget rounds() {
+        return new RoundBudget(WARMUP, iters, Math.max(iters, MAX_ROUNDS), budgetMs);
     }
 
     public static PlannerSettings from(Map<String, String> env) {
@@ -50,6 +71,15 @@ public record PlannerSettings(boolean tune, Optional<Path> cacheFile, int iters,
                 throw new IllegalArgumentException("UB_TUNE_ITERS must be a positive integer, got '" + i + "'");
             }
         }
-        return new PlannerSettings(tune, cache, iters, UbufEnvironment.flag(env, "UB_DEBUG", false));
+        double budget = DEFAULT_BUDGET_MS;
+        String b = env.get("UB_TUNE_MS");
+        if (b != null && !b.isBlank()) {
+            try {
+                budget = Double.parseDouble(b.trim());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("UB_TUNE_MS must be a number of milliseconds >= 0, got '" + b + "'");
+            }
+        }
+        return new PlannerSettings(tune, cache, iters, budget, UbufEnvironment.flag(env, "UB_DEBUG", false));
     }
 }

@@ -8,23 +8,16 @@ import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.StreamPriority;
 import dev.ubuf.resource.Closer;
 
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 
 /**
- * Times several candidates on every rank of a domain, fairly:
- * <ul>
- *   <li>each iteration runs every candidate once, in an order shuffled by a seeded random (recorded), so the GPU's
- *       slow drift and any order effect hit all candidates alike;</li>
- *   <li>each sample starts after a barrier of the domain, and the stream is held on a device flag while the start
- *       event, the work and the end event are enqueued, then released: the host's enqueue time is not measured;</li>
- *   <li>a sample's time is the maximum over ranks (the op is done when its slowest rank is).</li>
- * </ul>
+ * Times several candidates on every rank of a domain, fairly, on the GPU: the rounds of {@link InterleavedRounds}
+ * (every candidate once per round in a seeded shuffled order, a barrier before each sample, the maximum over ranks,
+ * timed rounds sized by a {@link RoundBudget}), where one sample holds the stream on a device flag while the start
+ * event, the work and the end event are enqueued, then releases it: the host's enqueue time is not measured. The
+ * planner and the overlap benchmark both time through this class, so what one measures the other does.
  * Collective: every rank calls {@link #time} with the same candidate names.
  */
 public final class InterleavedTimer implements AutoCloseable {
@@ -72,57 +65,43 @@ public final class InterleavedTimer implements AutoCloseable {
     }
 
     /**
-     * What {@link #time} measured: per candidate the per-iteration maxima over ranks, the orders run, and how many
-     * samples on this rank had their hold released by the valve (0 in a sound measurement).
+     * What {@link #time} measured: per candidate the timed rounds' maxima over ranks, how many rounds ran, their
+     * orders, and how many samples on this rank had their hold released by the valve (0 in a sound measurement).
      */
-    public record Result(Map<String, TimingStats> stats, long seed, List<List<String>> orders,
+    public record Result(Map<String, TimingStats> stats, int rounds, long seed, List<List<String>> orders,
                          int valveReleases) {
         public double median(String candidate) {
             return stats.get(candidate).median();
         }
     }
 
-    /**
-     * Runs {@code warmup} untimed and {@code iters} timed iterations of every candidate, each candidate's work issued
-     * on the timer's stream. Returns the same result on every rank.
-     */
+    /** Runs {@code warmup} untimed and exactly {@code iters} timed rounds of every candidate. */
     public Result time(Map<String, Runnable> candidates, int warmup, int iters, long seed) {
         if (warmup < 0 || iters < 1) {
             throw new IllegalArgumentException("warmup must be >= 0 and iters >= 1, got " + warmup + ", " + iters);
         }
-        List<String> names = new ArrayList<>(candidates.keySet());
+        return time(candidates, RoundBudget.fixed(warmup, iters), seed);
+    }
+
+    /**
+     * Runs every candidate once unheld, then the warm-up and timed rounds of {@code budget}, each candidate's work
+     * issued on the timer's stream. Returns the same result on every rank.
+     */
+    public Result time(Map<String, Runnable> candidates, RoundBudget budget, long seed) {
         valveReleases.set(0);
         // One unheld pass first: whatever a candidate does on the host at its first call (tuning its GEMMs,
         // creating its GEMM-only executor) happens here, never while the timed stream is held.
-        for (String name : names) {
+        for (var e : candidates.entrySet()) {
             comm.bootstrap().barrier();
-            candidates.get(name).run();
-            comm.await(stream, () -> "first call of " + name);
+            e.getValue().run();
+            comm.await(stream, () -> "first call of " + e.getKey());
         }
-        Random order = new Random(seed);
-        double[][] mine = new double[names.size()][iters];
-        List<List<String>> orders = new ArrayList<>();
-        for (int it = 0; it < warmup + iters; it++) {
-            List<Integer> idx = new ArrayList<>();
-            for (int c = 0; c < names.size(); c++) {
-                idx.add(c);
-            }
-            Collections.shuffle(idx, order);
-            if (it >= warmup) {
-                orders.add(idx.stream().map(names::get).toList());
-            }
-            for (int c : idx) {
-                double ms = sample(names.get(c), candidates.get(names.get(c)));
-                if (it >= warmup) {
-                    mine[c][it - warmup] = ms;
-                }
-            }
-        }
-        return new Result(maxOverRanks(names, mine), seed, orders, valveReleases.get());
+        InterleavedRounds.Result r = InterleavedRounds.run(comm.bootstrap(), this::sample, candidates, budget, seed);
+        return new Result(r.stats(), r.rounds(), r.seed(), r.orders(), valveReleases.get());
     }
 
+    /** One sample on this rank (the barrier before it is {@link InterleavedRounds}'). */
     private double sample(String name, Runnable work) {
-        comm.bootstrap().barrier();
         int v = ++holdValue;
         stream.waitValue32(hold.address(), v);
         java.util.concurrent.atomic.AtomicBoolean released = new java.util.concurrent.atomic.AtomicBoolean();
@@ -148,30 +127,6 @@ public final class InterleavedTimer implements AutoCloseable {
         }
         comm.await(stream, () -> "timing " + name);
         return end.elapsedMillisSince(start);
-    }
-
-    private Map<String, TimingStats> maxOverRanks(List<String> names, double[][] mine) {
-        int iters = mine.length == 0 ? 0 : mine[0].length;
-        ByteBuffer b = ByteBuffer.allocate(names.size() * iters * Double.BYTES);
-        for (double[] row : mine) {
-            for (double x : row) {
-                b.putDouble(x);
-            }
-        }
-        byte[][] all = comm.bootstrap().allGather(b.array());
-        Map<String, TimingStats> stats = new LinkedHashMap<>();
-        for (int c = 0; c < names.size(); c++) {
-            double[] maxima = new double[iters];
-            for (int i = 0; i < iters; i++) {
-                double max = 0;
-                for (byte[] r : all) {
-                    max = Math.max(max, ByteBuffer.wrap(r).getDouble((c * iters + i) * Double.BYTES));
-                }
-                maxima[i] = max;
-            }
-            stats.put(names.get(c), TimingStats.of(maxima));
-        }
-        return stats;
     }
 
     /** Stops the valve, then frees the events, the flag and the releasing stream. */
