@@ -33,7 +33,7 @@ module dev.ubuf.core {
     exports dev.ubuf.gemm;
     exports dev.ubuf.nccl;
     exports dev.ubuf.op;
-    exports dev.ubuf.ops;
+    exports dev.ubuf.devicekernels;
     exports dev.ubuf.plan;
     exports dev.ubuf.resource;
     exports dev.ubuf.tensor;

@@ -16,7 +16,7 @@ import dev.ubuf.op.OverlapOp;
 import dev.ubuf.op.OverlapShape;
 import dev.ubuf.op.Planner;
 import dev.ubuf.op.PlannerSettings;
-import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.devicekernels.DeviceKernels;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.timing.InterleavedTimer;
 import dev.ubuf.timing.TimingStats;

@@ -11,7 +11,7 @@ import dev.ubuf.op.MethodRegistry;
 import dev.ubuf.op.OverlapShape;
 import dev.ubuf.op.Planner;
 import dev.ubuf.op.PlannerSettings;
-import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.devicekernels.DeviceKernels;
 import dev.ubuf.rs.RsShape;
 import dev.ubuf.tensor.DType;
 import picocli.CommandLine.Command;

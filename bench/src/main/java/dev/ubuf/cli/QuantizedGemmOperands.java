@@ -3,8 +3,8 @@ package dev.ubuf.cli;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.gemm.Gemm;
-import dev.ubuf.ops.DeviceKernels;
-import dev.ubuf.ops.Fp8Kernels;
+import dev.ubuf.devicekernels.DeviceKernels;
+import dev.ubuf.devicekernels.Fp8Kernels;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 

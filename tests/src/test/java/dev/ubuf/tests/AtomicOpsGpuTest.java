@@ -13,7 +13,7 @@ import dev.ubuf.exec.ExecutionSettings;
 import dev.ubuf.exec.OperandBindings;
 import dev.ubuf.op.MethodRegistry;
 import dev.ubuf.op.OverlapOp;
-import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.devicekernels.DeviceKernels;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 import org.junit.jupiter.api.BeforeAll;

@@ -11,7 +11,7 @@ import dev.ubuf.exec.ExecutionSettings;
 import dev.ubuf.op.MethodRegistry;
 import dev.ubuf.op.OperandBuffers;
 import dev.ubuf.op.OverlapOp;
-import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.devicekernels.DeviceKernels;
 import dev.ubuf.rs.RsShape;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;

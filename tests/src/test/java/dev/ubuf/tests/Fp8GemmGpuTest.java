@@ -11,7 +11,7 @@ import dev.ubuf.cuda.KernelLibrary;
 import dev.ubuf.cuda.StreamPriority;
 import dev.ubuf.fp8.Fp8Format;
 import dev.ubuf.gemm.Gemm;
-import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.devicekernels.DeviceKernels;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 import java.util.List;

@@ -17,7 +17,7 @@ import dev.ubuf.op.OverlapOp;
 import dev.ubuf.op.OverlapShape;
 import dev.ubuf.op.Planner;
 import dev.ubuf.op.PlannerSettings;
-import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.devicekernels.DeviceKernels;
 import dev.ubuf.rs.RsShape;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;

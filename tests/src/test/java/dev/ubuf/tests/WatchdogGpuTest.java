@@ -12,7 +12,7 @@ import dev.ubuf.exec.ExecutionSettings;
 import dev.ubuf.op.MethodRegistry;
 import dev.ubuf.op.OperandBuffers;
 import dev.ubuf.op.OverlapOp;
-import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.devicekernels.DeviceKernels;
 import dev.ubuf.tensor.DType;
 import org.junit.jupiter.api.Test;
 

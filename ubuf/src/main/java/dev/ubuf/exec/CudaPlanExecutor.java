@@ -10,7 +10,7 @@ import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.StreamPriority;
 import dev.ubuf.gemm.Gemm;
-import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.devicekernels.DeviceKernels;
 import dev.ubuf.plan.BufferRole;
 import dev.ubuf.plan.MatrixSpec;
 import dev.ubuf.plan.Plan;
@@ -57,7 +57,7 @@ public final class CudaPlanExecutor implements AutoCloseable {
     /** The output before its quantization, for a plan with an FP8 output (else null). */
     private final DeviceBuffer staged;
     /** The quantize kernel, for a plan with an FP8 output (else null). */
-    private final dev.ubuf.ops.Fp8Kernels fp8Kernels;
+    private final dev.ubuf.devicekernels.Fp8Kernels fp8Kernels;
     private final int[][] sendsPerCall;
     private final int[][] sentThisCall;
     private int calls;
@@ -161,7 +161,7 @@ public final class CudaPlanExecutor implements AutoCloseable {
             if (staged != null) {
                 owned.register("staged", staged);
             }
-            fp8Kernels = st == null ? null : new dev.ubuf.ops.Fp8Kernels(kernels.library());
+            fp8Kernels = st == null ? null : new dev.ubuf.devicekernels.Fp8Kernels(kernels.library());
         } catch (RuntimeException e) {
             throw owned.closeAfter(e);
         }

@@ -1,7 +1,7 @@
 package dev.ubuf.exec;
 
 import dev.ubuf.cuda.CudaStream;
-import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.devicekernels.DeviceKernels;
 import dev.ubuf.tensor.TensorView;
 
 /** How a plan's copies move data, chosen once when the executor is built. */

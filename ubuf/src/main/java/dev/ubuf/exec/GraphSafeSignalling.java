@@ -5,7 +5,7 @@ import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.StreamPriority;
-import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.devicekernels.DeviceKernels;
 
 import java.time.Duration;
 

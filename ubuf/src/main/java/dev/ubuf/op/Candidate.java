@@ -2,7 +2,7 @@ package dev.ubuf.op;
 
 import dev.ubuf.comm.TpCommunicator;
 import dev.ubuf.exec.ExecutionSettings;
-import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.devicekernels.DeviceKernels;
 
 import java.util.Optional;
 

@@ -11,7 +11,7 @@ import dev.ubuf.trace.SpanKind;
 import dev.ubuf.trace.TraceSpan;
 import dev.ubuf.gemm.Gemm;
 import dev.ubuf.nccl.NcclRedOp;
-import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.devicekernels.DeviceKernels;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 
@@ -33,7 +33,7 @@ public final class NcclReferenceOp implements OverlapOp {
     private final TensorView staged;
     private final Gemm gemm;
     /** The quantize kernel of an fp8 output (else null). */
-    private final dev.ubuf.ops.Fp8Kernels fp8Kernels;
+    private final dev.ubuf.devicekernels.Fp8Kernels fp8Kernels;
     /** Recorded after each call's last step: close waits for it before freeing the buffer. */
     private final CudaEvent lastUse;
     private boolean used;
@@ -67,7 +67,7 @@ public final class NcclReferenceOp implements OverlapOp {
             throw e;
         }
         this.gemm = g;
-        this.fp8Kernels = shape.fp8Output().isPresent() ? new dev.ubuf.ops.Fp8Kernels(kernels.library()) : null;
+        this.fp8Kernels = shape.fp8Output().isPresent() ? new dev.ubuf.devicekernels.Fp8Kernels(kernels.library()) : null;
     }
 
     private boolean ag() {

@@ -6,9 +6,9 @@ import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.exec.DequantScales;
 import dev.ubuf.exec.OperandBindings;
 import dev.ubuf.exec.OutputScaling;
-import dev.ubuf.ops.Fp8Kernels;
+import dev.ubuf.devicekernels.Fp8Kernels;
 import dev.ubuf.tensor.DType;
-import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.devicekernels.DeviceKernels;
 import dev.ubuf.tensor.TensorView;
 
 import java.util.ArrayList;

@@ -5,7 +5,7 @@ import dev.ubuf.cuda.CudaEvent;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.exec.ExecutionSettings;
 import dev.ubuf.exec.OperandBindings;
-import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.devicekernels.DeviceKernels;
 import dev.ubuf.tensor.TensorView;
 import dev.ubuf.trace.TraceSpan;
 import dev.ubuf.trace.TracedOp;

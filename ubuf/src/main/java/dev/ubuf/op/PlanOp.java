@@ -8,7 +8,7 @@ import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.exec.CudaPlanExecutor;
 import dev.ubuf.exec.ExecutionSettings;
 import dev.ubuf.exec.OperandBindings;
-import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.devicekernels.DeviceKernels;
 import dev.ubuf.plan.BufferRole;
 import dev.ubuf.plan.MatrixSpec;
 import dev.ubuf.plan.Plan;

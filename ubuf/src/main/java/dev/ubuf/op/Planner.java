@@ -6,7 +6,7 @@ import dev.ubuf.cuda.CudaDevice;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.StreamPriority;
 import dev.ubuf.exec.ExecutionSettings;
-import dev.ubuf.ops.DeviceKernels;
+import dev.ubuf.devicekernels.DeviceKernels;
 import dev.ubuf.plan.PlanStep;
 import dev.ubuf.timing.InterleavedRounds;
 import dev.ubuf.timing.InterleavedTimer;

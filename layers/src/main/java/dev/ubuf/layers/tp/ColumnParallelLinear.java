@@ -105,7 +105,7 @@ public final class ColumnParallelLinear implements TpLayer {
         this.outPerRank = outFeatures / tc.tp();
         long maxM = tc.maxTokens();
         DType t = tc.dtype();
-        this.buffers = new Buffers(tc.cuda(), layer.teName());
+        this.buffers = new Buffers(tc.makeCurrent(), layer.teName());
         this.ops = new OpTable<>(tc.tp(), maxM);
         try {
             this.weight = new Parameter(layer.teName() + ".weight", buffers.matrix(outPerRank, in, t, "weight"),
@@ -317,7 +317,7 @@ public final class ColumnParallelLinear implements TpLayer {
             throw new IllegalArgumentException(layer.teName() + ": tokens = " + m + " must be a multiple of "
                     + TpContext.FP8_ALIGNMENT + " with fp8 (the wgrad GEMM multiplies over the tokens)");
         }
-        tc.cuda();
+        tc.makeCurrent();
         TensorView y = out.rows(0, m);
         OverlapOp op = fpropOp(m);
         TensorView chunk = fpropInputInUserBuffer ? op.inputChunk() : null;
@@ -348,7 +348,7 @@ public final class ColumnParallelLinear implements TpLayer {
         long m = savedTokens;
         dy.requireShape(m, outPerRank, layer.teName() + " output gradient");
         dy.requireDType(tc.dtype(), layer.teName() + " output gradient");
-        tc.cuda();
+        tc.makeCurrent();
         TensorView dxm = dx.rows(0, m / tc.tp());
         BackwardOps back = backwardOps(m);
         GemmName dg = gemm(GemmName.Pass.DGRAD);
@@ -403,7 +403,7 @@ public final class ColumnParallelLinear implements TpLayer {
 
     @Override
     public void initialize(long seed, CudaStream s) {
-        tc.cuda();
+        tc.makeCurrent();
         long shard = TpLayer.shardSeed(seed, tc.rank());
         tc.kernels().fillRandom(weight.value(), shard, (float) (1 / Math.sqrt(in)), s);
         if (bias != null) {
@@ -413,7 +413,7 @@ public final class ColumnParallelLinear implements TpLayer {
 
     @Override
     public void poisonBuffers(CudaStream s) {
-        tc.cuda();
+        tc.makeCurrent();
         tc.kernels().poison(out, s);
         tc.kernels().poison(dx, s);
         if (gathered != null && fp8 == null) { // the FP8 copy is all written by each gather before any read
@@ -423,7 +423,7 @@ public final class ColumnParallelLinear implements TpLayer {
 
     @Override
     public void zeroGrad(CudaStream s) {
-        tc.cuda();
+        tc.makeCurrent();
         for (Parameter p : parameters()) {
             tc.kernels().fillBits(p.grad(), 0, s);
         }
@@ -432,7 +432,7 @@ public final class ColumnParallelLinear implements TpLayer {
     /** Collective (the ops): every rank closes its layers in the same order, after its streams drained. */
     @Override
     public void close() {
-        tc.cuda();
+        tc.makeCurrent();
         try {
             ops.close();
         } finally {

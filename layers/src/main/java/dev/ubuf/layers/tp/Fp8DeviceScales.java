@@ -6,7 +6,7 @@ import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.PinnedHostBuffer;
 import dev.ubuf.fp8.Fp8Role;
-import dev.ubuf.ops.Fp8Kernels;
+import dev.ubuf.devicekernels.Fp8Kernels;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 import dev.ubuf.trace.SpanKind;
@@ -92,7 +92,7 @@ final class Fp8DeviceScales implements AutoCloseable {
         if (table.size() == 0) {
             throw new IllegalStateException("no FP8 tensor was registered");
         }
-        CudaContext ctx = tc.cuda();
+        CudaContext ctx = tc.makeCurrent();
         long bytes = 3L * table.size() * STRIDE * Float.BYTES;
         device = ctx.allocate(bytes, "fp8.scales");
         try {
@@ -126,7 +126,7 @@ final class Fp8DeviceScales implements AutoCloseable {
         } else {
             // First touched outside a call (a view asked for before any quantization): copy now, and wait for it
             // (with UB_TIMEOUT's deadline, like every other host wait).
-            try (CudaStream s = tc.cuda().createStream(dev.ubuf.cuda.StreamPriority.NORMAL)) {
+            try (CudaStream s = tc.makeCurrent().createStream(dev.ubuf.cuda.StreamPriority.NORMAL)) {
                 s.copyFromHost(device, 0, host, 0, bytes);
                 tc.comm().await(s, () -> "fp8 scale table upload");
             }
@@ -220,7 +220,7 @@ final class Fp8DeviceScales implements AutoCloseable {
         closed = true;
         RuntimeException failure = null;
         if (uploadPending) {
-            try (CudaStream tail = tc.cuda().createStream(dev.ubuf.cuda.StreamPriority.NORMAL)) {
+            try (CudaStream tail = tc.makeCurrent().createStream(dev.ubuf.cuda.StreamPriority.NORMAL)) {
                 tail.waitEvent(uploaded);
                 // A local copy finishes whatever the peers do: after an abort, wait without the health checks.
                 if (tc.comm().isAborted()) {

@@ -25,7 +25,7 @@ public final class LayerNormLinear implements TpLayer {
         ColumnParallelLinear.checkArguments(tc.tp(), layer, hidden, outFeatures);
         ColumnParallelLinear.checkFp8(tc.fp8(), tc.tp(), layer, hidden, outFeatures);
         this.tc = tc;
-        this.buffers = new Buffers(tc.cuda(), layer.teName() + ".ln");
+        this.buffers = new Buffers(tc.makeCurrent(), layer.teName() + ".ln");
         try {
             this.norm = new SequenceParallelLayerNorm(tc, buffers, layer.teName() + ".ln", hidden);
         } catch (RuntimeException e) {
@@ -64,14 +64,14 @@ public final class LayerNormLinear implements TpLayer {
 
     @Override
     public void initialize(long seed, CudaStream s) {
-        tc.cuda();
+        tc.makeCurrent();
         norm.reset(s);
         linear.initialize(seed, s);
     }
 
     @Override
     public void poisonBuffers(CudaStream s) {
-        tc.cuda();
+        tc.makeCurrent();
         norm.poisonBuffers(s);
         linear.poisonBuffers(s);
     }
@@ -79,7 +79,7 @@ public final class LayerNormLinear implements TpLayer {
     @Override
     public TensorView forward(TensorView x, CudaStream s) {
         long rows = norm.rows(x, "LayerNormLinear input");
-        tc.cuda();
+        tc.makeCurrent();
         return linear.forward(norm.forward(x, linear.inputDestination(rows * tc.tp()), s), s);
     }
 
@@ -98,7 +98,7 @@ public final class LayerNormLinear implements TpLayer {
 
     @Override
     public void zeroGrad(CudaStream s) {
-        tc.cuda();
+        tc.makeCurrent();
         norm.zeroGrad(s);
         linear.zeroGrad(s);
     }
@@ -108,7 +108,7 @@ public final class LayerNormLinear implements TpLayer {
         try {
             linear.close();
         } finally {
-            tc.cuda();
+            tc.makeCurrent();
             buffers.close();
         }
     }

@@ -29,7 +29,7 @@ public final class LayerNormMLP implements TpLayer {
         checkFp8(tc.fp8(), tc.tp(), hidden, ffn, activation);
         this.tc = tc;
         this.activation = activation;
-        this.buffers = new Buffers(tc.cuda(), "mlp");
+        this.buffers = new Buffers(tc.makeCurrent(), "mlp");
         LayerNormLinear a = null;
         RowParallelLinear b = null;
         try {
@@ -106,7 +106,7 @@ public final class LayerNormMLP implements TpLayer {
     public void poisonBuffers(CudaStream s) {
         fc1.poisonBuffers(s);
         fc2.poisonBuffers(s);
-        tc.cuda();
+        tc.makeCurrent();
         tc.kernels().poison(act, s);
     }
 
@@ -114,7 +114,7 @@ public final class LayerNormMLP implements TpLayer {
     public TensorView forward(TensorView x, CudaStream s) {
         TensorView h = fc1.forward(x, s);
         TensorView a = act.rows(0, h.rows());
-        tc.cuda();
+        tc.makeCurrent();
         try (Tracer.Scope t = tc.span(activation.name().toLowerCase(java.util.Locale.ROOT), SpanKind.KERNEL,
                 s)) {
             if (activation == Activation.GELU) {
@@ -133,7 +133,7 @@ public final class LayerNormMLP implements TpLayer {
             throw new IllegalStateException("mlp: backward before forward");
         }
         TensorView da = fc2.backward(dy, s);
-        tc.cuda();
+        tc.makeCurrent();
         // In place: fc1's output (the pre-activation) is not needed after this.
         try (Tracer.Scope t = tc.span(activation.name().toLowerCase(java.util.Locale.ROOT) + " backward",
                 SpanKind.KERNEL, s)) {
@@ -168,7 +168,7 @@ public final class LayerNormMLP implements TpLayer {
             try {
                 fc1.close();
             } finally {
-                tc.cuda();
+                tc.makeCurrent();
                 buffers.close();
             }
         }

@@ -83,7 +83,7 @@ public final class RowParallelLinear implements TpLayer {
         this.out = outFeatures;
         long maxM = tc.maxTokens();
         DType t = tc.dtype();
-        this.buffers = new Buffers(tc.cuda(), layer.teName());
+        this.buffers = new Buffers(tc.makeCurrent(), layer.teName());
         this.ops = new OpTable<>(tc.tp(), maxM);
         try {
             this.weight = new Parameter(layer.teName() + ".weight", buffers.matrix(out, inPerRank, t, "weight"),
@@ -235,7 +235,7 @@ public final class RowParallelLinear implements TpLayer {
             throw new IllegalArgumentException(layer.teName() + ": tokens = " + m + " must be a multiple of "
                     + TpContext.FP8_ALIGNMENT + " with fp8 (the wgrad GEMM multiplies over the tokens)");
         }
-        tc.cuda();
+        tc.makeCurrent();
         TensorView ym = y.rows(0, m / tc.tp());
         TensorView b = bias == null ? null : bias.value();
         // With FP8 the wgrad reads X_q transposed: both layouts at once.
@@ -261,7 +261,7 @@ public final class RowParallelLinear implements TpLayer {
         if (!dy.isContiguous()) {
             throw new IllegalArgumentException(layer.teName() + " output gradient must be contiguous, got " + dy);
         }
-        tc.cuda();
+        tc.makeCurrent();
         TensorView dxm = dx.rows(0, m);
         OverlapOp op = dgradOp(m);
         // dY_q is quantized straight into this rank's chunk of the op's user buffer; a plain dY is the caller's
@@ -291,7 +291,7 @@ public final class RowParallelLinear implements TpLayer {
 
     @Override
     public void initialize(long seed, CudaStream s) {
-        tc.cuda();
+        tc.makeCurrent();
         tc.kernels().fillRandom(weight.value(), TpLayer.shardSeed(seed, tc.rank()),
                 (float) (1 / Math.sqrt(inPerRank * tc.tp())), s);
         if (bias != null) {
@@ -301,14 +301,14 @@ public final class RowParallelLinear implements TpLayer {
 
     @Override
     public void poisonBuffers(CudaStream s) {
-        tc.cuda();
+        tc.makeCurrent();
         tc.kernels().poison(y, s);
         tc.kernels().poison(dx, s);
     }
 
     @Override
     public void zeroGrad(CudaStream s) {
-        tc.cuda();
+        tc.makeCurrent();
         for (Parameter p : parameters()) {
             tc.kernels().fillBits(p.grad(), 0, s);
         }
@@ -316,7 +316,7 @@ public final class RowParallelLinear implements TpLayer {
 
     @Override
     public void close() {
-        tc.cuda();
+        tc.makeCurrent();
         try {
             ops.close();
         } finally {

@@ -19,8 +19,8 @@ import dev.ubuf.op.OverlapOp;
 import dev.ubuf.op.OverlapShape;
 import dev.ubuf.op.Planner;
 import dev.ubuf.op.PlannerSettings;
-import dev.ubuf.ops.DeviceKernels;
-import dev.ubuf.ops.Fp8Kernels;
+import dev.ubuf.devicekernels.DeviceKernels;
+import dev.ubuf.devicekernels.Fp8Kernels;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 import dev.ubuf.trace.SpanKind;
@@ -152,7 +152,7 @@ public final class TpContext implements AutoCloseable {
      */
     public void initialize(List<? extends TpLayer> layers, CudaStream stream) {
         Objects.requireNonNull(layers, "layers");
-        cuda();
+        makeCurrent();
         for (TpLayer l : layers) {
             l.prepare();
         }
@@ -179,7 +179,7 @@ public final class TpContext implements AutoCloseable {
             }
             comm.await(stream, () -> "layer initialisation");
         } finally {
-            cuda();
+            makeCurrent();
             for (int i = zeros.size() - 1; i >= 0; i--) {
                 zeros.get(i).close();
             }
@@ -187,7 +187,7 @@ public final class TpContext implements AutoCloseable {
     }
 
     private TensorView zeros(List<DeviceBuffer> owned, TpLayer.Shape shape, CudaStream stream) {
-        DeviceBuffer b = cuda().allocate(shape.rows() * shape.cols() * dtype.bytes(), "initialisation zeros");
+        DeviceBuffer b = makeCurrent().allocate(shape.rows() * shape.cols() * dtype.bytes(), "initialisation zeros");
         owned.add(b);
         TensorView v = TensorView.of(b, shape.rows(), shape.cols(), dtype);
         kernels.fillBits(v, 0, stream);
@@ -293,7 +293,7 @@ public final class TpContext implements AutoCloseable {
      */
     public void fp8EndStep(CudaStream stream) {
         if (fp8 != null) {
-            cuda();
+            makeCurrent();
             fp8.endStep(stream);
         }
     }
@@ -311,7 +311,8 @@ public final class TpContext implements AutoCloseable {
         return comm.nccl();
     }
 
-    CudaContext cuda() {
+    /** Makes this communicator's CUDA context current on the calling thread (kernels and allocations need it). */
+    CudaContext makeCurrent() {
         return comm.context().makeCurrent();
     }
 
@@ -483,7 +484,7 @@ public final class TpContext implements AutoCloseable {
             return;
         }
         closed = true;
-        cuda();
+        makeCurrent();
         RuntimeException failure = null;
         try {
             comm.await(side, () -> "layer side stream (closing)");

@@ -1,4 +1,4 @@
-package dev.ubuf.ops;
+package dev.ubuf.devicekernels;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,4 +1,4 @@
-package dev.ubuf.ops;
+package dev.ubuf.devicekernels;
 
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.KernelLibrary;
