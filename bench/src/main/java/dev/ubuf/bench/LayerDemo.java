@@ -13,6 +13,7 @@ import dev.ubuf.cuda.PinnedHostBuffer;
 import dev.ubuf.cuda.StreamPriority;
 import dev.ubuf.layers.config.UbConfig;
 import dev.ubuf.layers.tp.Activation;
+import dev.ubuf.layers.tp.Collectives;
 import dev.ubuf.layers.tp.TpContext;
 import dev.ubuf.layers.tp.TpLayer;
 import dev.ubuf.layers.train.DataParallelGroup;
@@ -46,7 +47,7 @@ import java.util.function.IntConsumer;
  * sequence-parallel LayerNormMLP blocks trained with SGD on random batches (MSE against a random target), a thread
  * and a GPU per rank. Three stacks per rank, built from the same seed (so the same weights): with the
  * configuration's overlap, with every overlap off, and a timing-only copy that skips every collective
- * ({@link NoCommunication}; its numbers are wrong by design). Each iteration runs
+ * ({@link Collectives#none()}; its outputs are wrong by design). Each iteration runs
  * one step of each, in the fixed order overlap, no_overlap, no_comm, on the same batch, so the GPU's drift hits all
  * three alike; a step is timed with CUDA events on every rank and its time is the maximum over ranks.
  *
@@ -354,7 +355,7 @@ public final class LayerDemo {
              Stack off = new Stack(TpContext.create(comm, st.noOverlapConfig(), st.dtype(), st.tokens(), planner),
                      st, dp);
              Stack none = new Stack(TpContext.create(comm, st.overlapConfig(), st.dtype(), st.tokens(), planner,
-                     NoCommunication.INSTANCE), st, dp);
+                     Collectives.none()), st, dp);
              Stack cmp = st.compareConfig() == null ? null : new Stack(TpContext.create(comm, st.compareConfig(),
                      st.dtype(), st.tokens(), planner), st, dp)) {
             try {

@@ -11,13 +11,21 @@ import java.util.Map;
 
 /**
  * How a context's layers communicate, chosen once when the {@link TpContext} is made: {@link #nccl()} (every
- * collective through NCCL or the overlapped op) for training. A harness that measures something else (e.g. the
- * compute alone, skipping every collective) implements its own. Each call traces itself into {@code tracer}.
+ * collective through NCCL or the overlapped op) for training, or {@link #none()} to time the compute alone. Each call
+ * traces itself into {@code tracer}.
  */
 public interface Collectives {
     /** Every collective through NCCL or the overlapped op. */
     static Collectives nccl() {
         return NcclCollectives.INSTANCE;
+    }
+
+    /**
+     * No collective at all: each overlapped op runs its GEMMs alone, NCCL calls and the data-parallel average do
+     * nothing. For timing the step's compute (and initialisation's tuning pass); results are wrong by design.
+     */
+    static Collectives none() {
+        return NoCollectives.INSTANCE;
     }
 
     /** Issues one call of a layer GEMM's overlapped op on {@code stream}. */

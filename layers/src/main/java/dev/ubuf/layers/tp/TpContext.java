@@ -163,7 +163,7 @@ public final class TpContext implements AutoCloseable {
                 operands.add(new TensorView[]{zeros(zeros, l.inputShape(maxTokens), stream),
                         zeros(zeros, l.outputShape(maxTokens), stream)});
             }
-            collectives = TuningPass.INSTANCE;
+            collectives = Collectives.none(); // nothing waits on a peer while GEMMs are timed
             try {
                 comm.tuneGemms(stream, () -> {
                     for (int i = 0; i < layers.size(); i++) {
@@ -426,34 +426,6 @@ public final class TpContext implements AutoCloseable {
     /** In-place NCCL sum of an fp32 tensor over the ranks; nothing in a timing-only context. */
     void allReduceSumFp32(TensorView t, CudaStream stream) {
         collectives.allReduce(nccl(), t, NcclRedOp.SUM, tracer, stream);
-    }
-
-    /**
-     * No collective at all: an op runs its GEMMs alone (a bulk op, called without a weight, has none), NCCL calls do
-     * nothing. What initialisation tunes with, since nothing then waits on a peer.
-     */
-    private static final class TuningPass implements Collectives {
-        static final TuningPass INSTANCE = new TuningPass();
-
-        @Override
-        public void call(OverlapCall call, Tracer tracer, CudaStream stream) {
-            if (call.hasGemm()) {
-                call.forwardGemmsOnly(stream);
-            }
-        }
-
-        @Override
-        public void allGather(NcclCommunicator nccl, TensorView src, TensorView dst, long count, DType words,
-                              Tracer tracer, CudaStream stream) {
-        }
-
-        @Override
-        public void allReduce(NcclCommunicator nccl, TensorView t, NcclRedOp op, Tracer tracer, CudaStream stream) {
-        }
-
-        @Override
-        public void dataParallel(DataParallelCollective collective, Tracer tracer, CudaStream stream) {
-        }
     }
 
     /** The op for {@code gemm}'s communication on {@code shape}, as this context's choice says (collective). */

@@ -1,8 +1,6 @@
-package dev.ubuf.bench;
+package dev.ubuf.layers.tp;
 
 import dev.ubuf.cuda.CudaStream;
-import dev.ubuf.layers.tp.Collectives;
-import dev.ubuf.layers.tp.OverlapCall;
 import dev.ubuf.nccl.NcclCommunicator;
 import dev.ubuf.nccl.NcclRedOp;
 import dev.ubuf.tensor.DType;
@@ -11,15 +9,15 @@ import dev.ubuf.trace.SpanKind;
 import dev.ubuf.trace.Tracer;
 
 /**
- * The demo's TIMING-ONLY mode (no_comm): the layers run the same kernels and GEMMs as under their configuration, but
- * every collective is skipped (an overlapped op runs its GEMMs alone; a bulk op, an NCCL all-gather or all-reduce
- * and the data-parallel gradient average do nothing). Outputs, gradients and a training run under it are WRONG BY
- * DESIGN: it measures the step's compute, the lower bound an overlap can approach.
+ * No collective at all: the layers run the same kernels and GEMMs as under their configuration, an overlapped op runs
+ * its GEMMs alone (a bulk op has none), and NCCL calls and the data-parallel average do nothing. Initialisation tunes
+ * with it, since then nothing waits on a peer; a harness times the step's compute with it. Outputs, gradients and a
+ * training run under it are wrong by design.
  */
-final class NoCommunication implements Collectives {
-    static final NoCommunication INSTANCE = new NoCommunication();
+final class NoCollectives implements Collectives {
+    static final NoCollectives INSTANCE = new NoCollectives();
 
-    private NoCommunication() {
+    private NoCollectives() {
     }
 
     @Override
