@@ -50,13 +50,4 @@ public final class ModuleLoading {
         return mode[0] == CUmoduleLoadingMode.CU_MODULE_EAGER_LOADING ? "EAGER"
                 : mode[0] == CUmoduleLoadingMode.CU_MODULE_LAZY_LOADING ? "LAZY" : "mode " + mode[0];
     }
-
-    /** The mode the process asked for: the C environment's value, or the driver's default ("LAZY"). */
-    public static String requested() {
-        try {
-            return NativeEnvironment.get(VARIABLE).orElse("LAZY (the driver's default)");
-        } catch (RuntimeException | LinkageError e) {
-            return "unknown (" + e.getMessage() + ")";
-        }
-    }
 }

@@ -25,9 +25,9 @@ import java.util.Arrays;
  * alone than one in its own list (the one PyTorch's cuBLAS runs; H200, 2026-11-23). So that the events time the
  * GPU's work and not the host's launch (tens of microseconds from Java, as long as a small GEMM runs), each timed run
  * follows untimed runs of the same candidate that keep the GPU busy for at least {@value #LEAD_MICROS} µs while the
- * host enqueues the events and the run. Nothing on the stream waits for the host: an earlier version held the stream
- * on a flag the host raised after enqueuing, and with two ranks tuning in one process (a thread per GPU) both hung,
- * one inside cublasLtMatmul, the other recording an event behind its held stream (four H100s, 2026-11-27).
+ * host enqueues the events and the run. Nothing on the stream waits for the host: a stream held on a flag the host
+ * raises after enqueuing deadlocked two ranks tuning in one process (one inside cublasLtMatmul, the other recording
+ * an event behind its held stream; four H100s).
  */
 final class StreamCandidateBench implements CandidateBench {
     static final int WARMUPS = 2;
