@@ -5,6 +5,8 @@
 # SwiGLU, 8192 tokens; 70b = 8192/28672, SwiGLU, 16384 tokens). Each run is bounded (RUN_TIMEOUT_S, default 240 s)
 # and writes $OUT/demo-<run>[-<i>].{txt,json} (and .trace.json/.png with trace); a line per run goes to
 # $OUT/demo-summary.txt: exit code, wall seconds, and the demo's own initialisation and start-to-first-step seconds.
+# DEMO_CP replaces the class path (default: the bundle's lib/*), DEMO_TAG is appended to every run's name: together
+# they run another build beside this one, e.g. old and new in alternating rounds (scripts/demo-ab.sh).
 set -uo pipefail
 bundle=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 OUT=${OUT:-$PWD/gpu-out}
@@ -33,11 +35,12 @@ for run in "$@"; do
   done
   for i in $(seq 1 "$times"); do
     name=$tag; [ "$times" -gt 1 ] && name="$tag-$i"
+    name="$name${DEMO_TAG:-}"
     rm -rf "$HOME/.cache/ubuf" "${XDG_CACHE_HOME:-/nonexistent}/ubuf"
     args=(demo --tp "$tp" "${extra[@]}" --iters "${DEMO_ITERS:-10}" --out "$OUT/demo-$name.json")
     [ $trace -eq 1 ] && args+=(--trace "$OUT/demo-$name.trace.json")
     start=$SECONDS
-    timeout -k 10 "${RUN_TIMEOUT_S:-240}" bash "$bundle/java.sh" -cp "$bundle/lib/*" dev.ubuf.cli.UbufCli "${args[@]}" \
+    timeout -k 10 "${RUN_TIMEOUT_S:-240}" bash "$bundle/java.sh" -cp "${DEMO_CP:-$bundle/lib/*}" dev.ubuf.cli.UbufCli "${args[@]}" \
       > "$OUT/demo-$name.txt" 2>&1
     rc=$?
     [ $rc -ne 0 ] && rc_all=1

@@ -15,7 +15,8 @@ while kill -0 $runner 2>/dev/null; do
   size=$(stat -c %s "$OUT/tests.txt" 2>/dev/null || echo 0)
   if [ "$size" != "$last" ]; then last=$size; since=$SECONDS; continue; fi
   if [ $((SECONDS - since)) -ge "$stall" ]; then
-    pid=$(pgrep -f console-standalone | head -1)
+    # This runner's JVM only: lanes of scripts/gpu-lanes.sh run several at once, each with its own OUT.
+    pid=$(pgrep -f -- "--reports-dir $OUT/junit" | head -1)
     [ -n "$pid" ] || continue
     echo "watched: no test output for ${stall}s: thread dump, then stopping the test JVM" | tee -a "$OUT/tests.txt"
     kill -QUIT "$pid"; sleep 5; kill -KILL "$pid"; since=$SECONDS

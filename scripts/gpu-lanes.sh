@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The whole GPU suite on one 4-GPU node in parallel lanes, from the folder that holds the bundle (.gpu/):
+#   OUT=gpu-out bash .gpu/gpu-lanes.sh [LANE...]
+# A lane is DEVICES:REGEX[;REGEX...]: run-gpu-watched.sh's tests stage for each REGEX in turn, with
+# CUDA_VISIBLE_DEVICES=DEVICES, into $OUT/<lane number>-<part number>/. Lanes run side by side; within a lane the
+# parts run one after another. Without LANE arguments: the suite's default split (below), which keeps every
+# multi-GPU test on a pair of its own and puts only the one-GPU, both-ranks-on-one-GPU test beside a pair.
+# No test times anything it asserts, so sharing the node changes durations, not results; the tests that compare the
+# device's free memory before and after are the exception and get GPUs no other lane touches.
+# Each part's console feed is $OUT/<lane>-<part>/tests.txt; feeds.tgz holds them all (without the JUnit XML).
+# Ends with each part's counts and exits 1 when any part failed.
+set -uo pipefail
+bundle=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+t='dev\.ubuf\..*\.'
+if [ $# -eq 0 ]; then
+  # UserBuffer and Vmm measure the device's free memory, so they run where no other lane shares a GPU.
+  set -- \
+    "0,1:${t}(TpLayers|Fp8Overlap|Demo|OverlapOps|AtomicOps|TuningBehindAWait|UserBuffer)GpuTest;${t}(AtomicGemm|Fp8Quantize|Vmm)GpuTest" \
+    "2,3:${t}(BulkOps|CollectiveClose|GraphCapture|Nccl|ProcessMode|VmmUserBuffer|VmmUserBufferProcess|Watchdog)GpuTest;${t}(CublasLtGemm|Fp8Gemm|Fp8ScalePointer|Gemm|GemmTuning|ReductionKernel|ReportRead|LayerKernels)GpuTest" \
+    "3:${t}SharedGpuOpsGpuTest" \
+    "0,1,2,3:${t}DemoReplicasGpuTest"
+fi
+# The runtime unpacks on first use: once, here, before the lanes race for it.
+bash "$bundle/java.sh" -version > /dev/null 2>&1 || { echo "gpu-lanes: the bundle's java does not start"; exit 1; }
+
+lane() {
+  local n=$1 devices=${2%%:*} parts=${2#*:} p=0 regex
+  IFS=';' read -ra list <<< "$parts"
+  for regex in "${list[@]}"; do
+    p=$((p + 1))
+    local start=$SECONDS
+    CUDA_VISIBLE_DEVICES=$devices OUT="$OUT/$n-$p" bash "$bundle/run-gpu-watched.sh" "tests=$regex"
+    echo "lane $n part $p (GPUs $devices) rc=$? ${SECONDS}s-${start}s: $(tr '\n' ' ' < "$OUT/$n-$p/tests-summary.txt" 2>/dev/null | tr -s ' ')" \
+      >> "$OUT/lanes.txt"
+  done
+}
+
+# A lane that needs every GPU waits for the others: it starts after them.
+pids=()
+n=0
+last=""
+for spec in "$@"; do
+  n=$((n + 1))
+  if [ "${spec%%:*}" = "0,1,2,3" ] && [ $n -eq $# ]; then last="$n:$spec"; continue; fi
+  lane $n "$spec" &
+  pids+=($!)
+done
+for pid in "${pids[@]}"; do wait "$pid"; done
+[ -n "$last" ] && lane "${last%%:*}" "${last#*:}"
+tar czf "$OUT/feeds.tgz" -C "$OUT" lanes.txt $(cd "$OUT" && ls -d [0-9]*-[0-9]*/tests.txt [0-9]*-[0-9]*/hs_err*.log 2>/dev/null)
+cat "$OUT/lanes.txt"
+! grep -qv ' rc=0 ' "$OUT/lanes.txt"
