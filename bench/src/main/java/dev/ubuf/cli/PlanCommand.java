@@ -26,7 +26,7 @@ import java.util.concurrent.Callable;
         description = {"Measures every candidate the planner considers for one shape (each registered method with"
                 + " each option set of its tuning space, and the NCCL reference) as a planned op does: GEMMs tuned"
                 + " first, then shuffled interleaved rounds on tp GPUs through the overlap benchmark's timer (each"
-                + " round's maximum over ranks), rounds sized by --budget-ms; prints a table of the medians (ms, %"
+                + " round's maximum over ranks), rounds sized by --budget-ms; prints a table of the medians (ms, %%"
                 + " of the fastest) and the choice (what UB_DEBUG=1 prints for a planned op).",
                 "With --fp8 the shape's operands are FP8 (the layers' FP8 ops): the candidates are the FP8 plans of"
                 + " every method that runs FP8 and the FP8 NCCL reference."})

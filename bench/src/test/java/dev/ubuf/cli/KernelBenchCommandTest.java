@@ -68,10 +68,10 @@ class KernelBenchCommandTest {
     }
 
     @Test
-    void aRecordCarriesGbpsAndThePercentOfTheCopysBandwidth() {
+    void aRecordCarriesGbpsAndThePercentOfTheFasterCopysBandwidth() {
         KernelBenchCommand.Case c = new KernelBenchCommand.Case("8b", 2, "layernorm_fwd", 4096, 4096, 3_000_000_000L);
         DescriptiveStatistics st = new DescriptiveStatistics(new double[]{1.0, 1.5, 2.0});
-        Map<String, Object> r = KernelBenchCommand.record(c, DType.BF16, 1.5, 1.2, st, 4, 30, 5);
+        Map<String, Object> r = KernelBenchCommand.record(c, DType.BF16, 1.5, 1.4, 1.2, st, 4, 30, 5);
         assertEquals("kernel", r.get("op"));
         assertEquals("layernorm_fwd", r.get("method"));
         assertEquals(2, r.get("tp"));
@@ -81,6 +81,11 @@ class KernelBenchCommandTest {
         assertEquals(2000.0, (double) r.get("gbps"), 1e-9);
         assertEquals(2500.0, (double) r.get("copy_gbps"), 1e-9);
         assertEquals(80.0, (double) r.get("pct_of_copy_bw"), 1e-9);
+        assertEquals("sm_copy", r.get("copy_method"));
+        assertEquals(1.4, r.get("driver_copy_ms"));
+        Map<String, Object> driverFaster = KernelBenchCommand.record(c, DType.BF16, 1.5, 1.2, 1.4, st, 4, 30, 5);
+        assertEquals(80.0, (double) driverFaster.get("pct_of_copy_bw"), 1e-9);
+        assertEquals("copy", driverFaster.get("copy_method"));
         assertEquals(3_000_000_000L, r.get("bytes"));
         assertEquals(4, r.get("runs_per_graph"));
     }
