@@ -46,8 +46,8 @@ import java.util.function.IntConsumer;
  * {@code ubuf demo} on GPUs, a harness over the layers' training ({@link LayerStack}, {@link Trainer}): a stack of
  * sequence-parallel LayerNormMLP blocks trained with SGD on random batches (MSE against a random target), a thread
  * and a GPU per rank. Three stacks per rank, built from the same seed (so the same weights): with the
- * configuration's overlap, with every overlap off, and a timing-only copy that skips every collective
- * ({@link Collectives#none()}; its outputs are wrong by design). Each iteration runs
+ * configuration's overlap, with every overlap off, and a timing-only copy of the latter that skips every collective
+ * ({@link Collectives#none()}; its outputs are wrong by design), so each of its GEMMs runs whole on every SM. Each iteration runs
  * one step of each, in the fixed order overlap, no_overlap, no_comm, on the same batch, so the GPU's drift hits all
  * three alike; a step is timed with CUDA events on every rank and its time is the maximum over ranks.
  *
@@ -76,8 +76,8 @@ public final class LayerDemo {
      *
      * @param tp            ranks of a TP group
      * @param replicas      TP groups trained as data-parallel replicas (1: no data parallelism)
-     * @param overlapConfig the configuration of the "overlap" stack (the no_comm stack uses it too)
-     * @param noOverlapConfig the same with ub_tp_comm_overlap off
+     * @param overlapConfig the configuration of the "overlap" stack
+     * @param noOverlapConfig the same with ub_tp_comm_overlap off (the no_comm stack uses it too)
      * @param trace           after the timed iterations, trace one more step of the overlap stack
      * @param compareConfig   an FP8 run's overlap configuration with FP8 off: a fourth stack
      *                        ({@link #COMPARE_MODE}) trains with it; null for none
@@ -354,7 +354,10 @@ public final class LayerDemo {
                      dp);
              Stack off = new Stack(TpContext.create(comm, st.noOverlapConfig(), st.dtype(), st.tokens(), planner),
                      st, dp);
-             Stack none = new Stack(TpContext.create(comm, st.overlapConfig(), st.dtype(), st.tokens(), planner,
+             // no_comm is no_overlap with its collectives skipped: each GEMM whole, on every SM, the step's
+             // compute alone. The overlap configuration's ops would run their chunk GEMMs instead (with SM
+             // margins, on one stream), which is no lower bound: at 70B dims the overlap step beat it by 7%.
+             Stack none = new Stack(TpContext.create(comm, st.noOverlapConfig(), st.dtype(), st.tokens(), planner,
                      Collectives.none()), st, dp);
              Stack cmp = st.compareConfig() == null ? null : new Stack(TpContext.create(comm, st.compareConfig(),
                      st.dtype(), st.tokens(), planner), st, dp)) {
