@@ -201,6 +201,9 @@ class RecordTest(unittest.TestCase):
         self.assertEqual(list(doc), ["device", "date", "commit", "records"])
         self.assertEqual((doc["device"], doc["date"], doc["commit"]), ("2x NVIDIA H200", "2026-11-26", "abc1234"))
         self.assertEqual(json.loads(json.dumps(doc))["records"], recs)
+        with_torch = torch_layer.document("d", recs, commit="c", torch_version="2.11.0", cuda="13.0")
+        self.assertEqual((with_torch["torch"], with_torch["cuda"]), ("2.11.0", "13.0"))
+        self.assertNotIn("failures", with_torch)
         failure = dict(op="layer", method="torch_async", m=8192, n=4096, k=14336, error="missing")
         self.assertEqual(torch_layer.document("d", recs, [failure], commit="c")["failures"], [failure])
 

@@ -183,11 +183,16 @@ def record(a, method, step_ms, host_ms, device, torch_version):
     return r
 
 
-def document(device, records, failures=(), commit=None, date=None):
-    """The results file: {"device", "date", "commit", "records"} (plus "failures" when a method was skipped)."""
+def document(device, records, failures=(), commit=None, date=None, torch_version=None, cuda=None):
+    """The results file: {"device", "date", "commit", "records"}, plus "torch" and "cuda" when given (how
+    scripts/combine-rounds.py tells a PyTorch file from ubuf's, as torch_kernels.py writes them) and "failures" when
+    a method was skipped."""
     doc = dict(device=device, date=date or datetime.date.today().isoformat(),
                commit=commit if commit is not None else (os.environ.get("UBUF_COMMIT") or "unknown").strip(),
                records=list(records))
+    if torch_version is not None:
+        doc["torch"] = torch_version
+        doc["cuda"] = cuda
     if failures:
         doc["failures"] = list(failures)
     return doc
@@ -474,7 +479,8 @@ def main(argv):
               f"{'all finite' if finite else 'NOT ALL FINITE'}", flush=True)
         if a.json:
             with open(a.json, "w") as f:
-                json.dump(document(device, records, failures), f, indent=1)
+                json.dump(document(device, records, failures, torch_version=torch.__version__,
+                                   cuda=torch.version.cuda), f, indent=1)
             print(f"wrote {len(records)} records to {a.json}", flush=True)
     layer.close()
     return 0 if finite else 1
