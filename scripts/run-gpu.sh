@@ -32,6 +32,14 @@
 #                      into $OUT/kernels-r<r>.json and $OUT/torch-kernels-r<r>.json. Give both sides the same shape
 #                      options (--models, --tp, --tokens, --kernels, --dtype). Budget: ALT_BUDGET_S as for alternate.
 #                      E.g. "kernels=2 --iters 30 -- --iters 30"
+#   "layer=ROUNDS [DEMO_ARGS...] [-- TORCH_ARGS...]"   as one quoted word: ubuf demo DEMO_ARGS and its PyTorch twin
+#                      torchrun --nproc-per-node=TP torch_layer.py TORCH_ARGS (the same LayerNormMLP step by hand: NCCL,
+#                      and async-TP) in turn, ROUNDS rounds, the demo first in odd rounds and PyTorch first in even
+#                      ones, into $OUT/layer-demo-r<r>.json and $OUT/torch-layer-r<r>.json. TP is DEMO_ARGS' --tp
+#                      (default 2, then given to the demo too). Give both sides the same layer: the demo's defaults
+#                      differ (GELU, ffn 16384; torch_layer.py: SwiGLU, ffn 14336), so name --hidden, --ffn, --tokens
+#                      and --swiglu / --activation on both. Budget: ALT_BUDGET_S as for alternate.
+#                      E.g. "layer=3 --tp 2 --swiglu --ffn 14336 --iters 20 -- --activation swiglu --iters 20"
 # In $OUT (default ./gpu-out): log.txt (all output), summary.txt (a line per stage), tests.txt (the JUnit console's
 # report), tests-summary.txt (its counts), junit/ (its XML reports) and the results files.
 set -uo pipefail
@@ -199,6 +207,64 @@ kernels() {
   return $rc
 }
 
+# layer_part ROUND demo|torch: one side of the layer stage, under a timeout of the budget left; its exit code.
+layer_part() {
+  local r=$1 side=$2
+  if [ "$side" = demo ]; then
+    alternate_part $((layer_budget - SECONDS)) bash "$bundle/java.sh" -cp "$bundle/lib/*" dev.ubuf.cli.UbufCli \
+      demo "${layer_demo_args[@]}" --out "$OUT/layer-demo-r$r.json"
+  else
+    PYTHONUNBUFFERED=1 alternate_part $((layer_budget - SECONDS)) torchrun --nproc-per-node="$layer_tp" \
+      "$bundle/torch_layer.py" --json "$OUT/torch-layer-r$r.json" "${layer_torch_args[@]}"
+  fi
+}
+
+layer() {
+  local rounds=$1 in_torch=0 w prev="" tp="" r rc=0 drc trc t0 side
+  shift
+  if ! [[ "$rounds" =~ ^[1-9][0-9]*$ ]]; then echo "layer: ROUNDS is a positive number, got '$rounds'"; return 2; fi
+  layer_demo_args=() layer_torch_args=()
+  for w in "$@"; do
+    if [ $in_torch -eq 0 ] && [ "$w" = -- ]; then in_torch=1
+    elif [ $in_torch -eq 0 ]; then layer_demo_args+=("$w")
+    else layer_torch_args+=("$w"); fi
+  done
+  for w in "${layer_demo_args[@]}"; do
+    case "$w" in --out | --out=*) echo "layer: leave out $w: the stage adds it"; return 2 ;; esac
+    [ "$prev" = --tp ] && tp=$w
+    case "$w" in --tp=*) tp=${w#--tp=} ;; esac
+    prev=$w
+  done
+  for w in "${layer_torch_args[@]}"; do
+    case "$w" in --json | --json=*) echo "layer: leave out $w: the stage adds it"; return 2 ;; esac
+  done
+  if [ -z "$tp" ]; then
+    tp=2
+    layer_demo_args+=(--tp 2)   # else the demo would take every visible GPU
+  fi
+  if ! [[ "$tp" =~ ^[2-8]$ ]]; then echo "layer: the demo's --tp must be 2..8, got '$tp'"; return 2; fi
+  command -v torchrun > /dev/null || { echo "layer: torchrun not found: the stage needs PyTorch"; return 127; }
+  layer_tp=$tp
+  layer_budget=${ALT_BUDGET_S:-570}
+  echo "layer: $rounds rounds of ubuf demo ${layer_demo_args[*]} and torch_layer.py ${layer_torch_args[*]} on" \
+    "$tp ranks; budget ${layer_budget}s"
+  for ((r = 1; r <= rounds; r++)); do
+    t0=$SECONDS
+    drc=-1 trc=-1
+    for side in $([ $((r % 2)) -eq 1 ] && echo "demo torch" || echo "torch demo"); do
+      layer_part "$r" "$side"
+      w=$?
+      if [ "$side" = demo ]; then drc=$w; else trc=$w; fi
+    done
+    echo "layer: round $r ($([ $((r % 2)) -eq 1 ] && echo "demo first" || echo "torch first")): demo exit $drc," \
+      "torch exit $trc, $((SECONDS - t0))s"
+    printf '  round %-3d layer demo exit %3d   torch exit %3d  %4ds\n' "$r" "$drc" "$trc" "$((SECONDS - t0))" \
+      >> "$summary"
+    [ $drc -eq 0 ] && [ $trc -eq 0 ] || rc=1
+  done
+  return $rc
+}
+
 failed=0
 for stage in "$@"; do
   echo "=== $stage ($(date +%T))" | tee -a "$log"
@@ -212,9 +278,10 @@ for stage in "$@"; do
     "alternate="*) read -r -a words <<< "${stage#alternate=}"; logged alternate "${words[@]}" ;;
     "parity="*) read -r -a words <<< "${stage#parity=}"; logged parity "${words[@]}" ;;
     "kernels="*) read -r -a words <<< "${stage#kernels=}"; logged kernels "${words[@]}" ;;
+    "layer="*) read -r -a words <<< "${stage#layer=}"; logged layer "${words[@]}" ;;
     *) echo "unknown stage '$stage' (stages: info, tests[=REGEX], gemm, p2p, \"bench ARGS\", torch[=ARGS]," \
          "\"alternate=ROUNDS BENCH ARGS [-- TORCH_ARGS]\", \"parity=ROUNDS [ARGS] [-- TORCH_ARGS]\"," \
-         "\"kernels=ROUNDS [ARGS] [-- TORCH_ARGS]\")" \
+         "\"kernels=ROUNDS [ARGS] [-- TORCH_ARGS]\", \"layer=ROUNDS [DEMO_ARGS] [-- TORCH_ARGS]\")" \
          | tee -a "$log"; false ;;
   esac
   rc=$?

@@ -16,7 +16,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * The Python scripts that turn results files into the combined file and docs/results.md's tables, and the PyTorch
  * baselines' GEMM timing, inputs and serving, run their own checks (scripts/test_combine_rounds.py,
  * scripts/test_results_tables.py, bench/torch/test_gemm_timing.py, bench/torch/test_ubuf_random.py,
- * bench/torch/test_torch_gemm_serve.py) here, where python3 is on the PATH; elsewhere this test is skipped.
+ * bench/torch/test_torch_gemm_serve.py, bench/torch/test_torch_layer.py) here, where python3 is on the PATH;
+ * elsewhere this test is skipped.
  */
 class ResultsScriptsTest {
     private static final Path SCRIPTS = Path.of("..", "scripts");
@@ -50,6 +51,12 @@ class ResultsScriptsTest {
     @Test
     void theGemmServersInputChecksPassTheirChecks() throws Exception {
         passesItsChecks(Path.of("torch", "test_torch_gemm_serve.py"));
+    }
+
+    /** torch_layer.py's options, records and MFU, and its hand-written backward on NumPy (skipped without NumPy). */
+    @Test
+    void theLayerTwinPassesItsChecks() throws Exception {
+        passesItsChecks(Path.of("torch", "test_torch_layer.py"));
     }
 
     /** Runs a Python check script; it prints an "ok" line per check and exits 0 when all pass. */
