@@ -22,8 +22,12 @@ its speed against NCCL sequential, torch_seq and torch_async (their time over au
 flagged as a measurement fault is marked with "(!)". Where the files hold GEMM records timed one after another
 (`ubuf bench gemm`, the baseline's gemm:M,K,N words), a GEMM table follows: cuBLASLt against torch.matmul. Files of
 `ubuf demo --out` (op "layer") give a demo table: a row per file, its overlap, no_overlap and no_comm step times and
-the hidden share.
+the hidden share. Where layer records of bench/torch/torch_layer.py (torch_nccl, torch_async) are among the files, a
+layer-against-PyTorch table follows: per layer shape, the median over the files (alternating rounds) of every mode.
+Files of `ubuf bench kernels` and bench/torch/torch_kernels.py (op "kernel") give a kernel table: per kernel and
+shape, the median over the files of ubuf's time and % of copy bandwidth, PyTorch's time, and their ratio.
 """
+import statistics
 import glob
 import io
 import json
@@ -121,14 +125,24 @@ def tables(argv):
     gemm = {}
     rounds = set()
     layers = []
+    kernels = {}  # (kernel, model, tp, m, n) -> "ubuf"|"torch" -> [records]
+    versus = {}  # (tp, hidden, ffn, tokens, dtype) -> method -> [ms per file], for the table against PyTorch
     for path in paths:
         doc = load(path)
         if "records" not in doc:
             continue  # not a results file (e.g. a Chrome trace beside one, matched by a pattern)
         steps = {r["method"]: r for r in doc["records"] if r["op"] == "layer"}
-        if steps:
+        for r in steps.values():
+            key = (r["tp"], r.get("hidden"), r.get("ffn"), r.get("tokens"), r.get("gemm_dtype", r.get("dtype")))
+            versus.setdefault(key, {}).setdefault(r["method"], []).append(r)
+        if steps and not all(m.startswith("torch_") for m in steps):
             layers.append((os.path.basename(path)[:-len(".json")], doc, steps))
         for r in doc["records"]:
+            if r["op"] == "kernel":
+                name = r["method"][len("torch_"):] if r["method"].startswith("torch_") else r["method"]
+                side = "torch" if r["method"].startswith("torch_") else "ubuf"
+                kernels.setdefault((name, r.get("model", "-"), r["tp"], r["m"], r["n"]), {}).setdefault(side, []).append(r)
+                continue
             if r["op"] == "layer":
                 continue
             key = (r["op"], r["m"], r["k"], r["n"])
@@ -168,6 +182,43 @@ def tables(argv):
                   f"{t('overlap')} | {t('no_overlap')} | {t('no_comm')} | {opt('speedup', '%.2fx')} | "
                   f"{opt('hidden_share', '%.2f')} | {opt('init_s', '%.1f')} | {opt('start_to_first_step_s', '%.1f')} | "
                   f"{opt('gemms_untuned', '%d')} |")
+    versus = {k: v for k, v in versus.items() if any(m.startswith("torch_") for m in v) and "overlap" in v}
+    if versus:
+        print("\nLayerNormMLP training step against PyTorch's (bench/torch/torch_layer.py), median over the files of"
+              " each mode's median ms, max over ranks; MFU of ubuf's overlap step and of PyTorch's faster one:\n")
+        print("| tp | hidden/ffn/tokens | dtype | rounds | ubuf overlap | no_overlap | no_comm | torch_nccl | torch_async |"
+              " overlap / faster torch | no_overlap / torch_nccl | MFU ubuf | MFU torch |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for key in sorted(versus, key=lambda k: tuple(str(x) for x in k)):
+            by = versus[key]
+            med = {m: statistics.median(r["ms"] for r in rs) for m, rs in by.items()}
+            torches = [m for m in ("torch_nccl", "torch_async") if m in med]
+            best = min(torches, key=lambda m: med[m])
+            mfu = lambda m: "%.1f%%" % (100 * statistics.median(r["mfu"] for r in by[m])) \
+                if all(r.get("mfu") is not None for r in by[m]) else "-"
+            tp, hidden, ffn, tokens, dtype = key
+            print(f"| {tp} | {hidden}/{ffn}/{tokens} | {dtype} | {len(by['overlap'])} | {ms(med['overlap'])} | "
+                  f"{ms(med.get('no_overlap'))} | {ms(med.get('no_comm'))} | {ms(med.get('torch_nccl'))} | "
+                  f"{ms(med.get('torch_async'))} | {med['overlap'] / med[best]:.3f} | "
+                  f"{'%.3f' % (med['no_overlap'] / med['torch_nccl']) if 'no_overlap' in med and 'torch_nccl' in med else '-'} | "
+                  f"{mfu('overlap')} | {mfu(best)} |")
+    if kernels:
+        print("\nLayer kernels at the layer's per-rank shapes (µs, median over the files of each file's median; % of"
+              " the faster copy of the same bytes measured in the same iterations):\n")
+        print("| kernel | model | tp | rows×cols | ubuf µs | % of copy | torch µs | torch % of copy | ubuf / torch |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        order = {k: i for i, k in enumerate(["layernorm_fwd", "layernorm_bwd", "swiglu_fwd", "swiglu_bwd", "gelu_fwd",
+                                              "gelu_bwd", "bias_add", "bias_grad", "fp8_quantize",
+                                              "fp8_quantize_transpose"])}
+        for key in sorted(kernels, key=lambda k: (order.get(k[0], 99), k[0], k[1], k[2])):
+            by = kernels[key]
+            u, t = by.get("ubuf", []), by.get("torch", [])
+            med = lambda rs, f: statistics.median(r[f] for r in rs) if rs else None
+            um, tm = med(u, "ms"), med(t, "ms")
+            pct = lambda rs: "%.1f" % med(rs, "pct_of_copy_bw") if rs and all("pct_of_copy_bw" in r for r in rs) else "-"
+            print(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]}×{key[4]} | {'%.1f' % (um * 1e3) if um else '-'} | "
+                  f"{pct(u)} | {'%.1f' % (tm * 1e3) if tm else '-'} | {pct(t)} | "
+                  f"{'%.2f' % (um / tm) if um and tm else '-'} |")
     if gemm:
         print("\nGEMM, one GPU, calls one after another (ms; cuBLASLt / torch.matmul: at most 1.01 is parity):\n")
         print("| dtype | M×K×N | cuBLASLt | TFLOP/s | torch.matmul | cuBLASLt / torch |")
