@@ -267,3 +267,55 @@ extern "C" __global__ void ubuf_fp8_scale_from_amax(const float* amax, float fp8
     *scale = s;
     if (scaleInv != nullptr) *scaleInv = 1.0f / s;
 }
+
+// Delayed scaling's end of a step on the device (dev.ubuf.fp8.ScalingState.update with
+// Fp8Recipe.DelayedScaling.scale, bit for bit), a block per slot of the context's scale table:
+//   table   fp32 cells `stride` floats apart: scale[i], then scaleInv[n + i], then amax[2n + i] (the step's amax,
+//           already the maximum over the TP group)
+//   window  [n][history] fp32: each slot's amax window; `current` is the running step's column (zero on entry)
+//   fp8Max  [n] fp32: each slot's format's largest finite value
+// The step's amax goes into the running column; the amax used is that column (mostRecent) or the window's maximum
+// (a NaN anywhere gives NaN); the next scale is fp8Max / amax / 2^margin (FLT_MAX where that overflows), the previous
+// one kept when the amax is 0, infinite or NaN; its inverse beside it. Then the next column and the table's amax are
+// zeroed for the next step. blockDim: a power of two up to 1024.
+namespace ubuf {
+__device__ __forceinline__ float nan_max(float a, float b) {
+    return (isnan(a) || isnan(b)) ? __int_as_float(0x7fc00000) : fmaxf(a, b);
+}
+}  // namespace ubuf
+
+extern "C" __global__ void ubuf_fp8_delayed_update(float* table, int n, int stride, float* window, int history,
+                                                   int current, int mostRecent, int margin, const float* fp8Max) {
+    __shared__ float partial[1024];
+    const int i = blockIdx.x;
+    if (i >= n || history < 1 || current < 0 || current >= history) return;
+    float* w = window + (long long)i * history;
+    float* amaxCell = table + (long long)(2 * n + i) * stride;
+    if (threadIdx.x == 0) w[current] = ubuf::nan_max(w[current], *amaxCell);
+    __syncthreads();
+    float m = 0.0f;
+    if (mostRecent) {
+        m = w[current];
+    } else {
+        for (int j = threadIdx.x; j < history; j += blockDim.x) m = ubuf::nan_max(m, w[j]);
+        partial[threadIdx.x] = m;
+        __syncthreads();
+        for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+            if (threadIdx.x < s) partial[threadIdx.x] = ubuf::nan_max(partial[threadIdx.x], partial[threadIdx.x + s]);
+            __syncthreads();
+        }
+        m = partial[0];
+    }
+    if (threadIdx.x == 0) {
+        float* scaleCell = table + (long long)i * stride;
+        float s = *scaleCell;
+        if (m > 0.0f && !isinf(m)) {
+            s = scalbnf(fp8Max[i] / m, -margin);
+            if (isinf(s)) s = 3.402823466e38f;  // FLT_MAX
+        }
+        *scaleCell = s;
+        table[(long long)(n + i) * stride] = 1.0f / s;
+        w[(current + 1) % history] = 0.0f;
+        *amaxCell = 0.0f;
+    }
+}

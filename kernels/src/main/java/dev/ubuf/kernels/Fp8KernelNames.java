@@ -13,6 +13,8 @@ public final class Fp8KernelNames {
     public static final List<String> FORMATS = List.of("e4m3", "e5m2");
     /** Current scaling on the device: scale and inverse from an amax. */
     public static final String SCALE_FROM_AMAX = "ubuf_fp8_scale_from_amax";
+    /** Delayed scaling's end of a step on the device: amax windows, scales and inverses of a whole scale table. */
+    public static final String DELAYED_UPDATE = "ubuf_fp8_delayed_update";
 
     private Fp8KernelNames() {
     }
@@ -49,6 +51,7 @@ public final class Fp8KernelNames {
             names.add(amax(t));
         }
         names.add(SCALE_FROM_AMAX);
+        names.add(DELAYED_UPDATE);
         names.sort(null);
         return List.copyOf(names);
     }

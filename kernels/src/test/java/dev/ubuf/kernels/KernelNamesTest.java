@@ -23,13 +23,13 @@ class KernelNamesTest {
     }
 
     @Test
-    void allHasEightyOneDistinctKernelsThirtyNineOfThemLayerKernelsAndTwentyTwoFp8Kernels() {
+    void allHasEightyTwoDistinctKernelsThirtyNineOfThemLayerKernelsAndTwentyThreeFp8Kernels() {
         List<String> all = KernelNames.all();
-        assertEquals(81, all.size());
-        assertEquals(81, all.stream().distinct().count());
+        assertEquals(82, all.size());
+        assertEquals(82, all.stream().distinct().count());
         assertEquals(39, LayerKernelNames.all().size());
         assertTrue(all.containsAll(LayerKernelNames.all()));
-        assertEquals(22, Fp8KernelNames.all().size());
+        assertEquals(23, Fp8KernelNames.all().size());
         assertTrue(all.containsAll(Fp8KernelNames.all()));
     }
 

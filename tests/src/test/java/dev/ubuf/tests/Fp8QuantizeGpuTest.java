@@ -10,6 +10,7 @@ import dev.ubuf.cuda.KernelLibrary;
 import dev.ubuf.cuda.StreamPriority;
 import dev.ubuf.fp8.Fp8Format;
 import dev.ubuf.fp8.Fp8Recipe;
+import dev.ubuf.fp8.ScalingState;
 import dev.ubuf.devicekernels.DeviceKernels;
 import dev.ubuf.devicekernels.Fp8Kernels;
 import dev.ubuf.tensor.DType;
@@ -25,7 +26,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 /**
  * The FP8 kernels against the host codec {@link Fp8Format}, bit for bit: quantization of x * scale (one fp32 multiply,
  * round to nearest even, saturating), the amax of the input, the inverse scale, the transposed quantization, the
- * dequantization of all 256 codes, and current scaling's scale. Inputs are fresh random values over many binades,
+ * dequantization of all 256 codes, current scaling's scale, and delayed scaling's end of a step on the device against
+ * {@link ScalingState} step by step. Inputs are fresh random values over many binades,
  * with values beyond the format's range and exact ties mixed in; outputs are poisoned first.
  */
 class Fp8QuantizeGpuTest {
@@ -228,6 +230,100 @@ class Fp8QuantizeGpuTest {
                 HostTensors.upload(ctx, stream, new float[] {a}, amax);
                 fp8.scaleFromAmax(amax, Fp8Format.E4M3, scale, null, stream);
                 assertEquals(recipe.scale(Fp8Format.E4M3, a), HostTensors.download(ctx, stream, scale)[0], "amax " + a);
+            }
+        }
+    }
+
+    /**
+     * Delayed scaling's update on the device, step after step, against {@link ScalingState#update} on the host: the
+     * same scales, inverses and amax windows bit for bit, with both amax rules and a margin, over more steps than the
+     * window holds (so columns are reused), with amaxes of 0, infinity, NaN, tiny (the scale overflows) and huge mixed
+     * into random ones, and E4M3 and E5M2 slots. The table's amax cells must read 0 after every update.
+     */
+    @ParameterizedTest(name = "{0} margin {1}")
+    @CsvSource({"MAX, 0", "MAX, 2", "MOST_RECENT, 0", "MOST_RECENT, 3"})
+    void delayedScalingsUpdateOnTheDeviceMatchesTheHostsStepByStep(Fp8Recipe.AmaxCompute rule, int margin) {
+        int n = 5;
+        int stride = 4;
+        int history = 4;
+        int steps = 11;
+        var recipe = new Fp8Recipe.DelayedScaling(Fp8Recipe.Formats.HYBRID, history, margin, rule);
+        Fp8Format[] formats = {Fp8Format.E4M3, Fp8Format.E5M2, Fp8Format.E4M3, Fp8Format.E5M2, Fp8Format.E4M3};
+        ScalingState[] host = new ScalingState[n];
+        for (int i = 0; i < n; i++) {
+            host[i] = new ScalingState(formats[i], history);
+        }
+        SplittableRandom rnd = new SplittableRandom();
+        try (DeviceBuffer tb = ctx.allocate(3L * n * stride * Float.BYTES);
+             DeviceBuffer sb = ctx.allocate((long) n * (1 + history) * Float.BYTES)) {
+            TensorView table = new TensorView(tb, 0, 1, 3L * n * stride, 3L * n * stride, DType.FP32);
+            TensorView fp8Max = new TensorView(sb, 0, 1, n, n, DType.FP32);
+            TensorView window = new TensorView(sb, (long) n * Float.BYTES, n, history, history, DType.FP32);
+            float[] image = new float[3 * n * stride];
+            for (int i = 0; i < n; i++) {
+                image[i * stride] = 1f;
+                image[(n + i) * stride] = 1f;
+                for (int j = 1; j < stride; j++) { // padding poisoned: the kernel must not read or write it
+                    image[i * stride + j] = Float.NaN;
+                    image[(n + i) * stride + j] = Float.NaN;
+                    image[(2 * n + i) * stride + j] = Float.NaN;
+                }
+            }
+            float[] maxima = new float[n];
+            for (int i = 0; i < n; i++) {
+                maxima[i] = formats[i].maxFinite();
+            }
+            HostTensors.upload(ctx, stream, maxima, fp8Max);
+            HostTensors.upload(ctx, stream, new float[n * history], window);
+            for (int step = 0; step < steps; step++) {
+                float[] amax = new float[n];
+                for (int i = 0; i < n; i++) {
+                    int kind = rnd.nextInt(12);
+                    amax[i] = switch (kind) {
+                        case 0 -> 0f;
+                        case 1 -> Float.POSITIVE_INFINITY;
+                        case 2 -> step == 7 ? Float.NaN : 1f;
+                        case 3 -> 1e-42f; // fp8Max / amax overflows
+                        case 4 -> 3e38f;
+                        default -> (float) Math.scalb(rnd.nextDouble(0.5, 1), rnd.nextInt(-20, 20));
+                    };
+                    image[(2 * n + i) * stride] = amax[i];
+                    host[i].recordAmax(amax[i]);
+                    host[i].update(recipe);
+                }
+                // The step's amaxes into the table's amax cells (the scales stay as the device left them).
+                float[] now = HostTensors.download(ctx, stream, table);
+                for (int i = 0; i < n; i++) {
+                    now[(2 * n + i) * stride] = amax[i];
+                    for (int j = 1; j < stride; j++) {
+                        now[(2 * n + i) * stride + j] = Float.NaN;
+                    }
+                }
+                if (step == 0) {
+                    now = image.clone();
+                }
+                HostTensors.upload(ctx, stream, now, table);
+                fp8.delayedUpdate(table, n, stride, window, step % history, recipe, fp8Max, stream);
+                float[] got = HostTensors.download(ctx, stream, table);
+                float[] win = HostTensors.download(ctx, stream, window);
+                int next = (step + 1) % history;
+                for (int i = 0; i < n; i++) {
+                    String where = "step " + step + " slot " + i + " (" + formats[i] + ") amax " + amax[i];
+                    assertEquals(Float.floatToRawIntBits(host[i].scale()), Float.floatToRawIntBits(got[i * stride]),
+                            "scale, " + where);
+                    assertEquals(Float.floatToRawIntBits(host[i].scaleInverse()),
+                            Float.floatToRawIntBits(got[(n + i) * stride]), "inverse, " + where);
+                    assertEquals(0f, got[(2 * n + i) * stride], "amax zeroed, " + where);
+                    for (int j = 1; j < stride; j++) {
+                        assertTrue(Float.isNaN(got[i * stride + j]) && Float.isNaN(got[(n + i) * stride + j])
+                                && Float.isNaN(got[(2 * n + i) * stride + j]), "padding untouched, " + where);
+                    }
+                    float[] h = host[i].history(); // most recent first, the fresh zero column at 0
+                    for (int j = 0; j < history; j++) {
+                        assertEquals(h[j], win[i * history + Math.floorMod(next - j, history)],
+                                "window column " + j + " back, " + where);
+                    }
+                }
             }
         }
     }

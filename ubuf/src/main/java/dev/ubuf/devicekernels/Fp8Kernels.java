@@ -3,6 +3,7 @@ package dev.ubuf.devicekernels;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.KernelLibrary;
 import dev.ubuf.fp8.Fp8Format;
+import dev.ubuf.fp8.Fp8Recipe;
 import dev.ubuf.kernels.Fp8KernelNames;
 import dev.ubuf.kernels.KernelType;
 import dev.ubuf.tensor.DType;
@@ -129,6 +130,55 @@ public final class Fp8Kernels {
         checkDisjoint(amax, scale, "amax", "scale");
         launcher.launch(Fp8KernelNames.SCALE_FROM_AMAX, 1, 32, stream, amax.address(), format.maxFinite(),
                 scale.address(), address(scaleInv));
+    }
+
+    /**
+     * Delayed scaling's end of a step for a whole scale table, on the device: for every slot what
+     * {@link dev.ubuf.fp8.ScalingState#update} does on the host, bit for bit. The step's amax (the table's amax cell,
+     * already reduced over the TP group) goes into the window's running column {@code current}; the scale becomes
+     * {@link Fp8Recipe.DelayedScaling#scale} of the column or of the window's maximum, as the recipe says, and its
+     * inverse is written beside it; then the next column and the amax cell are zeroed for the next step.
+     *
+     * @param table   fp32, one row: n scale cells, then n inverse cells, then n amax cells, {@code stride} floats apart
+     * @param n       slots
+     * @param window  fp32, n rows of {@code recipe.historyLength()} columns, contiguous: each slot's amax window
+     * @param current the running step's column, 0 until the next update
+     * @param fp8Max  fp32, at least n elements: each slot's format's largest finite value
+     */
+    public void delayedUpdate(TensorView table, int n, int stride, TensorView window, int current,
+                              Fp8Recipe.DelayedScaling recipe, TensorView fp8Max, CudaStream stream) {
+        Objects.requireNonNull(recipe, "recipe");
+        Objects.requireNonNull(table, "table");
+        Objects.requireNonNull(window, "window");
+        Objects.requireNonNull(fp8Max, "fp8Max");
+        if (n < 1 || stride < 1) {
+            throw new IllegalArgumentException("a scale table needs n >= 1 slots and a stride >= 1, got n=" + n
+                    + " stride=" + stride);
+        }
+        table.requireDType(DType.FP32, "table");
+        window.requireDType(DType.FP32, "window");
+        fp8Max.requireDType(DType.FP32, "fp8Max");
+        if (table.elements() < 3L * n * stride) {
+            throw new IllegalArgumentException("table holds " + table.elements() + " floats, " + n + " slots need "
+                    + 3L * n * stride);
+        }
+        int history = recipe.historyLength();
+        window.requireShape(n, history, "window");
+        if (window.ld() != history) {
+            throw new IllegalArgumentException("window rows must be contiguous (ld " + history + "), got " + window);
+        }
+        if (fp8Max.elements() < n) {
+            throw new IllegalArgumentException("fp8Max holds " + fp8Max.elements() + " floats, need " + n);
+        }
+        if (current < 0 || current >= history) {
+            throw new IllegalArgumentException("current column " + current + " outside the window of " + history);
+        }
+        checkDisjoint(table, window, "table", "window");
+        checkDisjoint(table, fp8Max, "table", "fp8Max");
+        checkDisjoint(window, fp8Max, "window", "fp8Max");
+        int mostRecent = recipe.amaxCompute() == Fp8Recipe.AmaxCompute.MOST_RECENT ? 1 : 0;
+        launcher.launch(Fp8KernelNames.DELAYED_UPDATE, n, BLOCK, stream, table.address(), n, stride,
+                window.address(), history, current, mostRecent, recipe.margin(), fp8Max.address());
     }
 
     private int grid(long elements) {

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.DeviceMemory;
 import dev.ubuf.fp8.Fp8Format;
+import dev.ubuf.fp8.Fp8Recipe;
 import dev.ubuf.kernels.Fp8KernelNames;
 import dev.ubuf.kernels.KernelImage;
 import dev.ubuf.tensor.DType;
@@ -106,6 +107,38 @@ class Fp8KernelsTest {
         assertEquals(1, launches.getFirst().grid());
     }
 
+    @Test
+    void delayedScalingsUpdateRunsABlockPerSlotWithTheRecipesWindowMarginAndAmaxRule() {
+        var max = new Fp8Recipe.DelayedScaling(Fp8Recipe.Formats.HYBRID, 16, 2, Fp8Recipe.AmaxCompute.MAX);
+        var recent = new Fp8Recipe.DelayedScaling(Fp8Recipe.Formats.HYBRID, 16, 0, Fp8Recipe.AmaxCompute.MOST_RECENT);
+        TensorView table = matrix(1, 3 * 5 * 4, DType.FP32);
+        TensorView window = matrix(5, 16, DType.FP32);
+        TensorView fp8Max = matrix(1, 5, DType.FP32);
+        kernels.delayedUpdate(table, 5, 4, window, 7, max, fp8Max, stream);
+        kernels.delayedUpdate(table, 5, 4, window, 15, recent, fp8Max, stream);
+        assertEquals(List.of(table.address(), 5, 4, window.address(), 16, 7, 0, 2, fp8Max.address()),
+                launches.get(0).args());
+        assertEquals(List.of(table.address(), 5, 4, window.address(), 16, 15, 1, 0, fp8Max.address()),
+                launches.get(1).args());
+        assertEquals(5, launches.get(0).grid(), "a block per slot");
+        assertThrows(IllegalArgumentException.class,
+                () -> kernels.delayedUpdate(table, 5, 4, window, 16, max, fp8Max, stream), "column outside the window");
+        assertThrows(IllegalArgumentException.class,
+                () -> kernels.delayedUpdate(table, 5, 4, matrix(5, 8, DType.FP32), 0, max, fp8Max, stream),
+                "a window shorter than the recipe's history");
+        assertThrows(IllegalArgumentException.class,
+                () -> kernels.delayedUpdate(matrix(1, 3 * 5 * 4 - 1, DType.FP32), 5, 4, window, 0, max, fp8Max,
+                        stream), "a table too small for its slots");
+        assertThrows(IllegalArgumentException.class,
+                () -> kernels.delayedUpdate(table, 6, 4, matrix(6, 16, DType.FP32), 0, max, fp8Max, stream),
+                "fewer format maxima than slots");
+        assertThrows(IllegalArgumentException.class,
+                () -> kernels.delayedUpdate(table, 5, 4, table.rows(0, 1), 0,
+                        new Fp8Recipe.DelayedScaling(Fp8Recipe.Formats.HYBRID, 1, 0, Fp8Recipe.AmaxCompute.MAX),
+                        fp8Max, stream), "window and table overlapping");
+        assertEquals(2, launches.size(), "nothing launched for a refused call");
+    }
+
     /** Every launch's arguments have the types the kernel declares (u64: Long, u32: Integer, f32: Float). */
     @Test
     void everyLaunchMatchesTheKernelsParameterListInTheFatbin() {
@@ -122,6 +155,9 @@ class Fp8KernelsTest {
             kernels.amax(matrix(8, 8, t), scalar(), stream);
         }
         kernels.scaleFromAmax(scalar(), Fp8Format.E4M3, scalar(), scalar(), stream);
+        kernels.delayedUpdate(matrix(1, 3 * 2 * 4, DType.FP32), 2, 4, matrix(2, 8, DType.FP32), 0,
+                new Fp8Recipe.DelayedScaling(Fp8Recipe.Formats.HYBRID, 8, 0, Fp8Recipe.AmaxCompute.MAX),
+                matrix(1, 2, DType.FP32), stream);
         Set<String> launched = new TreeSet<>();
         for (Launch l : launches) {
             String declared = info.getProperty("params." + l.name());

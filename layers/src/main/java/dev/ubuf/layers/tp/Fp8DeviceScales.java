@@ -13,6 +13,7 @@ import dev.ubuf.trace.SpanKind;
 import dev.ubuf.trace.Tracer;
 
 import java.lang.foreign.ValueLayout;
+import java.util.ArrayDeque;
 import java.util.Objects;
 
 /**
@@ -22,8 +23,10 @@ import java.util.Objects;
  *
  * <ul>
  *   <li>Delayed scaling: a quantization uses the slot's scale as it stands and folds |x| into the slot's amax; at
- *       {@link #endStep} the amaxes are reduced (max) over the TP group, read back, turned into the next scales on
- *       the host, and the new table (amaxes zeroed) is copied back, all on the caller's stream.</li>
+ *       {@link #endStep} the amaxes are reduced (max) over the TP group and one kernel turns them into the next
+ *       scales on the device (amax windows kept there too), all on the caller's stream: nothing waits for the GPU,
+ *       so the host can enqueue the next step while this one runs. The reduced amaxes are also copied to pinned
+ *       host memory, and the host table ({@link #syncedTable}) replays them in order once their copies finished.</li>
  *   <li>Current scaling: the amax of x is measured first (max over the TP group for a shared tensor), the scale and
  *       its inverse are derived on the device, then x is quantized: nothing goes through the host.</li>
  * </ul>
@@ -33,7 +36,15 @@ final class Fp8DeviceScales implements AutoCloseable {
     private final Fp8ScaleTable table;
     private final Fp8Kernels kernels;
     private DeviceBuffer device;
+    /** Delayed scaling: each slot's format maximum (n floats), then its amax window (n x history). */
+    private DeviceBuffer state;
     private PinnedHostBuffer host;
+    /** Steps ended on the device; the window's running column is this modulo the history length. */
+    private long deviceSteps;
+    /** One event per read-back slot of {@link #host}'s ring, and the slots whose amaxes the host has not taken yet. */
+    private CudaEvent[] readBack;
+    private final ArrayDeque<Integer> pending = new ArrayDeque<>();
+    private int nextReadBack;
     /**
      * Recorded after each copy of the table down from {@link #host} on a caller's stream: {@link #endStep} leaves its
      * copy queued (the step is over), so {@link #close} waits for this before freeing the table.
@@ -61,6 +72,11 @@ final class Fp8DeviceScales implements AutoCloseable {
      * aligned ({@link dev.ubuf.gemm.GemmRunner#FP8_SCALE_ALIGNMENT}), so every scalar starts a 16-byte cell.
      */
     static final int STRIDE = dev.ubuf.gemm.GemmRunner.FP8_SCALE_ALIGNMENT / Float.BYTES;
+    /**
+     * Steps' amaxes in flight to the host: the host may run this many steps ahead of the GPU before an
+     * {@link #endStep} waits for the oldest copy (a wait for work already enqueued, which no peer holds up).
+     */
+    static final int READ_BACK_SLOTS = 16;
 
     private TensorView at(int region, Fp8ScaleTable.Slot s) {
         ensure(null);
@@ -96,21 +112,33 @@ final class Fp8DeviceScales implements AutoCloseable {
         long bytes = 3L * table.size() * STRIDE * Float.BYTES;
         device = ctx.allocate(bytes, "fp8.scales");
         try {
-            // Room for the table going down and the amaxes coming back, apart: a copy down may still be reading.
-            host = ctx.allocateHost(bytes + (long) table.size() * STRIDE * Float.BYTES);
+            if (table.delayed()) {
+                state = ctx.allocate(stateFloats() * Float.BYTES, "fp8.amaxWindows");
+                readBack = new CudaEvent[READ_BACK_SLOTS];
+                for (int i = 0; i < READ_BACK_SLOTS; i++) {
+                    readBack[i] = ctx.createEvent(false);
+                }
+            }
+            // The table and the state going down, and the ring of amaxes coming back, apart.
+            host = ctx.allocateHost(bytes + stateFloats() * Float.BYTES
+                    + (table.delayed() ? (long) READ_BACK_SLOTS * table.size() * STRIDE * Float.BYTES : 0));
             uploaded = ctx.createEvent(false);
         } catch (RuntimeException e) {
-            if (host != null) {
-                host.close();
-                host = null;
-            }
-            device.close();
-            device = null;
+            releaseBuffers();
             throw e;
         }
         upload(stream);
     }
 
+    /** Floats of the delayed-scaling state: the format maxima, then the windows; none under current scaling. */
+    private long stateFloats() {
+        if (!(table.recipe() instanceof dev.ubuf.fp8.Fp8Recipe.DelayedScaling d)) {
+            return 0;
+        }
+        return (long) table.size() * (1 + d.historyLength());
+    }
+
+    /** Once, when the table is made: the scales as the host table holds them, zeroed amaxes and windows. */
     private void upload(CudaStream stream) {
         float[] image = table.deviceImage();
         for (int i = 0; i < image.length; i++) {
@@ -119,8 +147,20 @@ final class Fp8DeviceScales implements AutoCloseable {
             }
         }
         long bytes = (long) image.length * STRIDE * Float.BYTES;
+        long stateFloats = stateFloats();
+        if (stateFloats > 0) {
+            long base = bytes / Float.BYTES;
+            var slots = table.slots();
+            for (long i = 0; i < stateFloats; i++) {
+                float v = i < slots.size() ? slots.get((int) i).format().maxFinite() : 0f;
+                host.segment().setAtIndex(ValueLayout.JAVA_FLOAT, base + i, v);
+            }
+        }
         if (stream != null) {
             stream.copyFromHost(device, 0, host, 0, bytes);
+            if (stateFloats > 0) {
+                stream.copyFromHost(state, 0, host, bytes, stateFloats * Float.BYTES);
+            }
             uploaded.record(stream);
             uploadPending = true;
         } else {
@@ -128,6 +168,9 @@ final class Fp8DeviceScales implements AutoCloseable {
             // (with UB_TIMEOUT's deadline, like every other host wait).
             try (CudaStream s = tc.makeCurrent().createStream(dev.ubuf.cuda.StreamPriority.NORMAL)) {
                 s.copyFromHost(device, 0, host, 0, bytes);
+                if (stateFloats > 0) {
+                    s.copyFromHost(state, 0, host, bytes, stateFloats * Float.BYTES);
+                }
                 tc.comm().await(s, () -> "fp8 scale table upload");
             }
         }
@@ -181,12 +224,13 @@ final class Fp8DeviceScales implements AutoCloseable {
     }
 
     /**
-     * Ends a step: under delayed scaling every slot's amax is reduced over the TP group, read back (the caller's
-     * stream is waited for), recorded, and the next scales are copied to the device with the amaxes zeroed; under
-     * current scaling nothing happens.
+     * Ends a step: under delayed scaling every slot's amax is reduced over the TP group, copied towards the host, and
+     * turned into the next scales on the device (the amax windows are kept there), all queued on {@code stream}:
+     * nothing here waits for the GPU unless the host ran {@link #READ_BACK_SLOTS} steps ahead of it. Under current
+     * scaling nothing happens.
      */
     void endStep(CudaStream stream) {
-        if (!table.delayed() || device == null) {
+        if (!(table.recipe() instanceof dev.ubuf.fp8.Fp8Recipe.DelayedScaling recipe) || device == null) {
             return; // nothing was quantized yet, or nothing carries over
         }
         int n = table.size();
@@ -195,22 +239,81 @@ final class Fp8DeviceScales implements AutoCloseable {
         TensorView amaxes = new TensorView(device, amaxOffset, 1, (long) n * STRIDE, (long) n * STRIDE, DType.FP32);
         try (Tracer.Scope t = tc.span("fp8 amax reduction and scale update", SpanKind.KERNEL, stream)) {
             tc.allReduceMaxFp32(amaxes, stream);
-            long back = 3L * n * STRIDE * Float.BYTES;
-            stream.copyToHost(host, back, device, amaxOffset, (long) n * STRIDE * Float.BYTES);
-            tc.comm().await(stream, () -> "fp8 amax read-back");
+            if (pending.size() == READ_BACK_SLOTS) {
+                take(true); // the host is a whole ring ahead: the oldest copy was enqueued steps ago
+            }
+            int slot = nextReadBack;
+            nextReadBack = (nextReadBack + 1) % READ_BACK_SLOTS;
+            stream.copyToHost(host, readBackOffset(slot), device, amaxOffset, (long) n * STRIDE * Float.BYTES);
+            readBack[slot].record(stream);
+            pending.addLast(slot);
+            int history = recipe.historyLength();
+            TensorView whole = new TensorView(device, 0, 1, 3L * n * STRIDE, 3L * n * STRIDE, DType.FP32);
+            TensorView fp8Max = new TensorView(state, 0, 1, n, n, DType.FP32);
+            TensorView windows = new TensorView(state, (long) n * Float.BYTES, n, history, history, DType.FP32);
+            kernels.delayedUpdate(whole, n, STRIDE, windows, (int) (deviceSteps % history), recipe, fp8Max, stream);
+            deviceSteps++;
+        }
+        take(false);
+    }
+
+    /**
+     * The host table with every ended step's amaxes recorded: waits (UB_TIMEOUT's deadline) for the read-backs still
+     * in flight, so call it between steps, once the steps it should reflect were ended.
+     */
+    Fp8ScaleTable syncedTable() {
+        if (!closed) {
+            take(true);
+        }
+        return table;
+    }
+
+    /**
+     * Records the finished read-backs' amaxes into the host table, oldest first; with {@code wait}, waits for the
+     * oldest unfinished one first (the host table then follows the device's by every ended step).
+     */
+    private void take(boolean wait) {
+        int n = table.size();
+        while (!pending.isEmpty()) {
+            int slot = pending.peekFirst();
+            if (!readBack[slot].isComplete()) {
+                if (!wait) {
+                    return;
+                }
+                awaitEvent(readBack[slot], "fp8 amax read-back");
+            }
             float[] a = new float[n];
+            long base = readBackOffset(slot) / Float.BYTES;
             for (int i = 0; i < n; i++) {
-                a[i] = host.segment().getAtIndex(ValueLayout.JAVA_FLOAT, (3L * n + i) * STRIDE);
+                a[i] = host.segment().getAtIndex(ValueLayout.JAVA_FLOAT, base + (long) i * STRIDE);
             }
             table.endStep(a);
-            upload(stream);
+            pending.removeFirst();
+        }
+    }
+
+    private long readBackOffset(int slot) {
+        long ahead = (3L * table.size() * STRIDE + stateFloats()) * Float.BYTES;
+        return ahead + (long) slot * table.size() * STRIDE * Float.BYTES;
+    }
+
+    /** Waits for {@code event} with UB_TIMEOUT's deadline (without the peers' health checks after an abort). */
+    private void awaitEvent(CudaEvent event, String what) {
+        try (CudaStream tail = tc.makeCurrent().createStream(dev.ubuf.cuda.StreamPriority.NORMAL)) {
+            tail.waitEvent(event);
+            if (tc.comm().isAborted()) {
+                tc.comm().awaitAfterAbort(tail, () -> what);
+            } else {
+                tc.comm().await(tail, () -> what);
+            }
         }
     }
 
     /**
-     * Frees the tables once the last copy down (endStep's, queued on the caller's stream) has finished, waited for
-     * with UB_TIMEOUT's deadline: the context's close does not know the caller's stream, and pinned memory must not be
-     * freed under a copy that reads it. If that wait fails the tables stay allocated (a copy may still use them).
+     * Frees the tables once the copies that use them have finished (the first upload and the amax read-backs, queued
+     * on callers' streams), waited for with UB_TIMEOUT's deadline: the context's close does not know those streams,
+     * and pinned memory must not be freed under a copy. If a wait fails the tables stay allocated (a copy may still
+     * use them).
      */
     @Override
     public void close() {
@@ -219,33 +322,44 @@ final class Fp8DeviceScales implements AutoCloseable {
         }
         closed = true;
         RuntimeException failure = null;
-        if (uploadPending) {
-            try (CudaStream tail = tc.makeCurrent().createStream(dev.ubuf.cuda.StreamPriority.NORMAL)) {
-                tail.waitEvent(uploaded);
-                // A local copy finishes whatever the peers do: after an abort, wait without the health checks.
-                if (tc.comm().isAborted()) {
-                    tc.comm().awaitAfterAbort(tail, () -> "fp8 scale table upload (closing)");
-                } else {
-                    tc.comm().await(tail, () -> "fp8 scale table upload (closing)");
-                }
-            } catch (RuntimeException e) {
-                failure = e;
+        try {
+            if (uploadPending) {
+                awaitEvent(uploaded, "fp8 scale table upload (closing)");
             }
-        }
-        if (uploaded != null) {
-            uploaded.close();
+            for (int slot : pending) {
+                awaitEvent(readBack[slot], "fp8 amax read-back (closing)");
+            }
+        } catch (RuntimeException e) {
+            failure = e;
         }
         if (failure != null) {
             throw failure;
         }
-        try {
-            if (host != null) {
-                host.close();
+        releaseBuffers();
+    }
+
+    /** Closes what {@link #ensure} made, in reverse order, every one even when some fail. */
+    private void releaseBuffers() {
+        dev.ubuf.resource.Closer c = new dev.ubuf.resource.Closer("FP8 scale tables of " + tc);
+        c.register("scale table", device);
+        c.register("amax windows", state);
+        CudaEvent[] events = readBack;
+        c.onClose("read-back events", () -> {
+            if (events != null) {
+                dev.ubuf.resource.Closer each = new dev.ubuf.resource.Closer("FP8 read-back events");
+                for (CudaEvent e : events) {
+                    each.register("read-back event", e);
+                }
+                each.close();
             }
-        } finally {
-            if (device != null) {
-                device.close();
-            }
-        }
+        });
+        c.register("pinned staging", host);
+        c.register("upload event", uploaded);
+        device = null;
+        state = null;
+        host = null;
+        readBack = null;
+        uploaded = null;
+        c.close();
     }
 }

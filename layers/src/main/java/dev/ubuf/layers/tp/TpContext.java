@@ -272,9 +272,18 @@ public final class TpContext implements AutoCloseable {
         return fp8 != null;
     }
 
-    /** The FP8 bookkeeping of this context's layers (their scales and amax histories); empty with FP8 off. */
+    /**
+     * The FP8 bookkeeping of this context's layers (their scales and amax histories) as of the last
+     * {@link #fp8EndStep}; empty with FP8 off. Under delayed scaling the device keeps the scales and the host table
+     * replays the steps' amaxes as they come back, so this waits (UB_TIMEOUT's deadline) for the ended steps' read-backs:
+     * call it between steps.
+     */
     public java.util.Optional<Fp8ScaleTable> fp8Table() {
-        return fp8 == null ? java.util.Optional.empty() : java.util.Optional.of(fp8.table());
+        if (fp8 == null) {
+            return java.util.Optional.empty();
+        }
+        makeCurrent();
+        return java.util.Optional.of(fp8.syncedTable());
     }
 
     Fp8DeviceScales fp8Scales() {
@@ -286,9 +295,8 @@ public final class TpContext implements AutoCloseable {
 
     /**
      * Ends a training step for FP8 (call after the step's backward, on the stream the layers ran on): under delayed
-     * scaling every FP8 tensor's amax of the step is reduced over the TP group and the next step's scales are set
-     * (TE does this once per iteration; it waits for the stream, to read the amaxes, then queues the copy of the new
-     * scales on it, so the stream is busy again when it returns; {@link #close} waits for that copy); under current
+     * scaling every FP8 tensor's amax of the step is reduced over the TP group and the next step's scales are set on
+     * the device (TE does this once per iteration), all queued on the stream without waiting for it; under current
      * scaling, or with FP8 off, it does nothing.
      */
     public void fp8EndStep(CudaStream stream) {
