@@ -25,6 +25,7 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -199,6 +200,17 @@ final class DemoCommand implements Callable<Integer> {
         if (compareBf16 && !cfg.fp8Enabled()) {
             throw OptionChecks.invalid(spec, "--compare-bf16 compares an FP8 run with the same run without FP8:"
                     + " give --fp8 (or fp8: true in --config)");
+        }
+        if (!onGpu) {
+            long need = simulationHeapBytes(h, f, act);
+            long have = Runtime.getRuntime().maxMemory();
+            if (need > have) {
+                throw OptionChecks.invalid(spec, String.format(Locale.ROOT, "no GPU, so this is the host simulation,"
+                        + " which keeps every weight in float64 with a race shadow: hidden %d, ffn %d (%s) needs about"
+                        + " %.1f GB of Java heap, this JVM has %.1f GB. The simulation checks the schedules, which do"
+                        + " not depend on the size: give a smaller --hidden/--ffn (default %d/%d), or run on GPUs",
+                        h, f, act, need / 1e9, have / 1e9, SIM_HIDDEN, SIM_FFN));
+            }
         }
         UbConfig compare = compareBf16 && onGpu ? config(ranks, noOverlap, true) : null;
         return onGpu ? gpu(cfg, config(ranks, true), compare, ranks, replicas, h, f, m, act, results, tracePng)
@@ -442,6 +454,14 @@ final class DemoCommand implements Callable<Integer> {
             out.flush();
         }
         return drawn;
+    }
+
+    /**
+     * What the host simulation's heap grows to, about: 90 bytes per weight element (fc1 and fc2 over all ranks), as
+     * measured on JDK 25 at 2048/4096 and 4096/4096 (GELU and SwiGLU: 94-101 bytes of resident memory per element).
+     */
+    static long simulationHeapBytes(long hidden, long ffn, Activation act) {
+        return 90L * (hidden * act.fc1Outputs(ffn) + ffn * hidden);
     }
 
     private int simulate(UbConfig cfg, int ranks, long h, long f, long m, Activation act, Optional<Path> results) {

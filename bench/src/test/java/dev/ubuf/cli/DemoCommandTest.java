@@ -49,6 +49,22 @@ class DemoCommandTest {
     }
 
     @Test
+    void aSimulationTooLargeForTheHeapIsRefusedBeforeAnyWorkNamingTheSizes() {
+        assumeTrue(gpus() == 0, "a GPU is visible: the demo runs its GPU path, not the simulation");
+        long start = System.nanoTime();
+        Ubuf r = Ubuf.run("demo", "--hidden", "8192", "--ffn", "28672", "--swiglu");
+        assertEquals(2, r.exitCode(), r::toString);
+        assertTrue(r.err().contains("--hidden") && r.err().contains("--ffn") && r.err().contains("GB"), r::toString);
+        assertTrue(!r.out().contains("SIMULATION"), () -> "refused before the simulation started: " + r);
+        assertTrue((System.nanoTime() - start) / 1e9 < 10, "refused at once, not after running out of memory");
+        // 4096/14336 SwiGLU weights: 176M elements at 90 bytes each; the default sizes need a few MB.
+        assertEquals(90L * (4096L * 2 * 14336 + 14336L * 4096),
+                DemoCommand.simulationHeapBytes(4096, 14336, dev.ubuf.layers.tp.Activation.SWIGLU));
+        assertTrue(DemoCommand.simulationHeapBytes(DemoCommand.SIM_HIDDEN, DemoCommand.SIM_FFN,
+                dev.ubuf.layers.tp.Activation.GELU) < 10_000_000L);
+    }
+
+    @Test
     void everyNewOptionIsCheckedBeforeAnyWorkWithOneSentenceNamingIt() {
         String[][] bad = {
                 {"--layers", "0"}, {"--layers", "65"}, {"--iters", "0"}, {"--warmup", "-1"}, {"--lr", "0"},
