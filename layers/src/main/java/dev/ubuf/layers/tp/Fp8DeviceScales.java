@@ -46,8 +46,8 @@ final class Fp8DeviceScales implements AutoCloseable {
     private final ArrayDeque<Integer> pending = new ArrayDeque<>();
     private int nextReadBack;
     /**
-     * Recorded after each copy of the table down from {@link #host} on a caller's stream: {@link #endStep} leaves its
-     * copy queued (the step is over), so {@link #close} waits for this before freeing the table.
+     * Recorded after the table and the state were copied down from {@link #host} on a caller's stream (once, when the
+     * table is made): {@link #close} waits for it before freeing the pinned memory the copy reads.
      */
     private CudaEvent uploaded;
     private boolean uploadPending;
@@ -239,9 +239,8 @@ final class Fp8DeviceScales implements AutoCloseable {
         TensorView amaxes = new TensorView(device, amaxOffset, 1, (long) n * STRIDE, (long) n * STRIDE, DType.FP32);
         try (Tracer.Scope t = tc.span("fp8 amax reduction and scale update", SpanKind.KERNEL, stream)) {
             tc.allReduceMaxFp32(amaxes, stream);
-            if (pending.size() == READ_BACK_SLOTS) {
-                take(true); // the host is a whole ring ahead: the oldest copy was enqueued steps ago
-            }
+            // A whole ring ahead of the GPU: wait for the oldest copy, enqueued READ_BACK_SLOTS steps ago.
+            take(READ_BACK_SLOTS - 1);
             int slot = nextReadBack;
             nextReadBack = (nextReadBack + 1) % READ_BACK_SLOTS;
             stream.copyToHost(host, readBackOffset(slot), device, amaxOffset, (long) n * STRIDE * Float.BYTES);
@@ -254,7 +253,7 @@ final class Fp8DeviceScales implements AutoCloseable {
             kernels.delayedUpdate(whole, n, STRIDE, windows, (int) (deviceSteps % history), recipe, fp8Max, stream);
             deviceSteps++;
         }
-        take(false);
+        take(Integer.MAX_VALUE);
     }
 
     /**
@@ -263,21 +262,21 @@ final class Fp8DeviceScales implements AutoCloseable {
      */
     Fp8ScaleTable syncedTable() {
         if (!closed) {
-            take(true);
+            take(0);
         }
         return table;
     }
 
     /**
-     * Records the finished read-backs' amaxes into the host table, oldest first; with {@code wait}, waits for the
-     * oldest unfinished one first (the host table then follows the device's by every ended step).
+     * Records the finished read-backs' amaxes into the host table, oldest first, waiting for the oldest unfinished
+     * ones while more than {@code leave} are in flight (0: the host table then follows every ended step).
      */
-    private void take(boolean wait) {
+    private void take(int leave) {
         int n = table.size();
         while (!pending.isEmpty()) {
             int slot = pending.peekFirst();
             if (!readBack[slot].isComplete()) {
-                if (!wait) {
+                if (pending.size() <= leave) {
                     return;
                 }
                 awaitEvent(readBack[slot], "fp8 amax read-back");
