@@ -3,7 +3,8 @@
 #   OUT=DIR bash .gpu/demo-runs.sh RUN...
 # RUN is TP:DIMS[:fp8][:trace][:xN], e.g. 2:8b 4:70b:fp8 2:8b:trace 4:8b:x5 (DIMS: 8b = Llama-3-8B's MLP, 4096/14336,
 # SwiGLU, 8192 tokens; 70b = 8192/28672, SwiGLU, 16384 tokens). Each run is bounded (RUN_TIMEOUT_S, default 240 s)
-# and writes $OUT/demo-<run>[-<i>].{txt,json} (and .trace.json/.png with trace); a line per run goes to
+# and writes $OUT/demo-<run>[-<i>].{txt,json} (and .trace.json/.png with trace; a RUN given again, or found in $OUT
+# already, gets -again2, -again3, ...); a line per run goes to
 # $OUT/demo-summary.txt: exit code, wall seconds, and the demo's own initialisation and start-to-first-step seconds.
 # DEMO_CP replaces the class path (default: the bundle's lib/*), DEMO_TAG is appended to every run's name: together
 # they run another build beside this one, e.g. old and new in alternating rounds (scripts/demo-ab.sh).
@@ -36,6 +37,8 @@ for run in "$@"; do
   for i in $(seq 1 "$times"); do
     name=$tag; [ "$times" -gt 1 ] && name="$tag-$i"
     name="$name${DEMO_TAG:-}"
+    base=$name; again=2
+    while [ -e "$OUT/demo-$name.txt" ]; do name="$base-again$again"; again=$((again + 1)); done   # a RUN given twice
     rm -rf "$HOME/.cache/ubuf" "${XDG_CACHE_HOME:-/nonexistent}/ubuf"
     args=(demo --tp "$tp" "${extra[@]}" --iters "${DEMO_ITERS:-10}" --out "$OUT/demo-$name.json")
     [ $trace -eq 1 ] && args+=(--trace "$OUT/demo-$name.trace.json")
