@@ -1,19 +1,25 @@
 package dev.ubuf.bench;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ubuf.trace.RankTrace;
 import dev.ubuf.trace.Span;
+import dev.ubuf.trace.SpanKind;
 import dev.ubuf.trace.StepTrace;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * A {@link StepTrace} as a Chrome Trace Event Format file (JSON object form), which Perfetto
@@ -80,6 +86,73 @@ public final class ChromeTrace {
             Files.createDirectories(parent);
         }
         JSON.writeValue(file.toFile(), toJson(trace));
+    }
+
+    /**
+     * Reads a trace file this class wrote back into a {@link StepTrace}: ranks by pid, streams by their thread names
+     * in thread order, spans from the complete events (their args as strings, numbers or booleans).
+     *
+     * @throws IOException              when the file cannot be read or is not JSON
+     * @throws IllegalArgumentException when it is JSON but not such a trace (no traceEvents, an unknown span kind)
+     */
+    public static StepTrace read(Path file) throws IOException {
+        JsonNode root = JSON.readTree(file.toFile());
+        JsonNode events = root.path("traceEvents");
+        if (!events.isArray()) {
+            throw new IllegalArgumentException(file + " is not a ubuf trace: no traceEvents array");
+        }
+        TreeMap<Integer, TreeMap<Integer, String>> streams = new TreeMap<>();
+        for (JsonNode e : events) {
+            if ("M".equals(e.path("ph").asText()) && "thread_name".equals(e.path("name").asText())) {
+                streams.computeIfAbsent(e.path("pid").asInt(), k -> new TreeMap<>())
+                        .put(e.path("tid").asInt(), e.path("args").path("name").asText());
+            }
+        }
+        TreeMap<Integer, List<Span>> spans = new TreeMap<>();
+        for (JsonNode e : events) {
+            if (!"X".equals(e.path("ph").asText())) {
+                continue;
+            }
+            int pid = e.path("pid").asInt();
+            int tid = e.path("tid").asInt();
+            String stream = streams.getOrDefault(pid, new TreeMap<>()).getOrDefault(tid, "stream " + tid);
+            SpanKind kind = kind(e.path("cat").asText(), file);
+            Map<String, Object> args = new LinkedHashMap<>();
+            e.path("args").fields().forEachRemaining(a -> {
+                if (!a.getKey().equals("kind")) {
+                    JsonNode v = a.getValue();
+                    args.put(a.getKey(), v.isNumber() ? v.numberValue() : v.isBoolean() ? v.booleanValue()
+                            : v.asText());
+                }
+            });
+            double ts = e.path("ts").asDouble();
+            spans.computeIfAbsent(pid, k -> new ArrayList<>())
+                    .add(new Span(stream, e.path("name").asText(), kind, ts, ts + e.path("dur").asDouble(), args));
+        }
+        List<RankTrace> ranks = new ArrayList<>();
+        TreeSet<Integer> pids = new TreeSet<>(streams.keySet());
+        pids.addAll(spans.keySet());
+        for (int pid : pids) {
+            ranks.add(new RankTrace(pid, List.copyOf(streams.getOrDefault(pid, new TreeMap<>()).values()),
+                    spans.getOrDefault(pid, List.of())));
+        }
+        Map<String, Object> metadata = new LinkedHashMap<>();
+        root.path("metadata").fields().forEachRemaining(m -> {
+            if (!m.getKey().equals("title")) {
+                metadata.put(m.getKey(), m.getValue().isValueNode() ? m.getValue().asText() : m.getValue().toString());
+            }
+        });
+        return new StepTrace(root.path("metadata").path("title").asText(file.getFileName().toString()), metadata,
+                ranks);
+    }
+
+    private static SpanKind kind(String id, Path file) {
+        for (SpanKind k : SpanKind.values()) {
+            if (k.id().equals(id)) {
+                return k;
+            }
+        }
+        throw new IllegalArgumentException(file + ": unknown span kind '" + id + "'");
     }
 
     private static ObjectNode meta(ArrayNode events, String name, int pid, Integer tid) {

@@ -14,7 +14,7 @@ import java.util.concurrent.Callable;
                         + " bench/results/README.md; the measured runs are kept in bench/results/)."},
         subcommands = {GemmBenchCommand.class, P2pBenchCommand.class, AgBenchCommand.class, RsBenchCommand.class,
                 SweepBenchCommand.class, EvidenceBenchCommand.class, Fp8GemmBenchCommand.class, KernelBenchCommand.class,
-                ChartCommand.class,
+                ChartCommand.class, BreakdownCommand.class,
                 CommandLine.HelpCommand.class})
 final class BenchCommand implements Callable<Integer> {
     @Spec

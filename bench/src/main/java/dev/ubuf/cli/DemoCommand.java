@@ -5,6 +5,7 @@ import dev.ubuf.bench.LayerDemo;
 import dev.ubuf.bench.ResultsFile;
 import dev.ubuf.bench.StepFlops;
 import dev.ubuf.bench.TimelineChart;
+import dev.ubuf.bench.TraceBreakdown;
 import dev.ubuf.config.UbufEnvironment;
 import dev.ubuf.op.PlannerSettings;
 import dev.ubuf.tensor.DType;
@@ -434,8 +435,25 @@ final class DemoCommand implements Callable<Integer> {
             writeTrace(r.trace(), trace, png, "the traced overlap step of all " + (long) replicas * ranks + " ranks"
                             + (replicas > 1 ? " (" + replicas + " replicas, process = world rank)" : ""), w,
                     spec.commandLine().getErr(), () -> TimelineChart.write(r.trace(), png, TRACE_PNG_WIDTH));
+            printBreakdown(r.trace(), w, spec.commandLine().getErr());
         }
         return agree && replicasAgree && tracks ? 0 : 1;
+    }
+
+    /**
+     * Where rank 0's traced step spent its time ({@link TraceBreakdown}; `ubuf bench breakdown` prints every rank's from
+     * the file). Only a report: a failure here is a warning, the run's results stand.
+     */
+    static void printBreakdown(StepTrace t, PrintWriter out, PrintWriter err) {
+        try {
+            if (!t.ranks().isEmpty()) {
+                out.println("the traced step, broken down (ubuf bench breakdown --in TRACE for every rank):");
+                TraceBreakdown.of(t.ranks().getFirst()).describe(10).forEach(out::println);
+                out.flush();
+            }
+        } catch (RuntimeException e) {
+            err.println("ubuf demo: could not break the traced step down: " + e);
+        }
     }
 
     /**

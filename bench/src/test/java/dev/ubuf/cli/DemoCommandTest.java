@@ -49,6 +49,23 @@ class DemoCommandTest {
     }
 
     @Test
+    void aTracedStepIsBrokenDownAfterItsTraceIsWritten() {
+        var spans = List.of(
+                new dev.ubuf.trace.Span("fc2_fprop: compute 0", "Gemm", dev.ubuf.trace.SpanKind.GEMM, 0, 100,
+                        java.util.Map.of("m", 8, "n", 8, "k", 8)),
+                new dev.ubuf.trace.Span("fc2_fprop: comm 0", "Copy", dev.ubuf.trace.SpanKind.COPY, 60, 140, null));
+        var trace = new dev.ubuf.trace.StepTrace("t", java.util.Map.of(), List.of(new dev.ubuf.trace.RankTrace(0,
+                List.of("fc2_fprop: compute 0", "fc2_fprop: comm 0"), spans)));
+        java.io.StringWriter out = new java.io.StringWriter();
+        java.io.StringWriter err = new java.io.StringWriter();
+        DemoCommand.printBreakdown(trace, new java.io.PrintWriter(out), new java.io.PrintWriter(err));
+        assertTrue(out.toString().contains("communication 80 us of which 40 us under a GEMM (hidden 0.50)"),
+                out::toString);
+        assertTrue(out.toString().contains("fc2_fprop"), out::toString);
+        assertEquals("", err.toString());
+    }
+
+    @Test
     void aSimulationTooLargeForTheHeapIsRefusedBeforeAnyWorkNamingTheSizes() {
         assumeTrue(gpus() == 0, "a GPU is visible: the demo runs its GPU path, not the simulation");
         long start = System.nanoTime();
