@@ -15,7 +15,9 @@ import java.util.Set;
  * The FP8 scaling bookkeeping of one context's layers, on the host (TE's fp8_meta of every layer): a slot with its
  * {@link ScalingState} for each tensor a layer quantizes (input, weight, output gradient), in the order the layers
  * registered them. The device keeps the same slots as a table of fp32 scalars ({@link #deviceImage()}: every scale,
- * then every inverse, then every amax), so one collective and one copy each way serve all layers at the end of a step.
+ * then every inverse, then every amax), so one collective, one update kernel and one copy back serve all layers at the
+ * end of a step; the device computes the next scales itself and this table replays the same steps from the amaxes
+ * copied back.
  *
  * <p>Delayed scaling: the quantize kernels fold each tensor's amax into its slot during a step; {@link #endStep}
  * takes those amaxes (already reduced over the TP group, so every rank derives the same scales), records them in each
