@@ -10,6 +10,7 @@ bundle=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 [ $# -ge 3 ] || { sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 other=$(cd "$1" && pwd) || exit 2
 rounds=$2
+[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "demo-ab: ROUNDS is a positive number, got '$rounds'"; exit 2; }
 shift 2
 ls "$other"/ubuf-*.jar > /dev/null 2>&1 || { echo "demo-ab: no ubuf-*.jar in $other"; exit 2; }
 third=$(ls "$bundle"/lib/*.jar | grep -v '/ubuf-' | grep -v console-standalone | paste -sd: -)

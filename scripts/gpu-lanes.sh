@@ -16,13 +16,16 @@ mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 t='dev\.ubuf\..*\.'
 if [ $# -eq 0 ]; then
-  # UserBuffer and Vmm measure the device's free memory, so they run where no other lane shares a GPU.
+  # UserBuffer, VmmUserBuffer, ProcessMode (register cycles) and Vmm compare the device's free memory before and
+  # after, so they run on GPUs 0 and 1, which no other lane touches. Lane 2's one-GPU tests see GPU 2 as their
+  # device 0; only its two-GPU tests and SharedGpuOps share GPU 3.
   set -- \
-    "0,1:${t}(TpLayers|Fp8Overlap|Demo|OverlapOps|AtomicOps|TuningBehindAWait|UserBuffer)GpuTest;${t}(AtomicGemm|Fp8Quantize|Vmm)GpuTest" \
-    "2,3:${t}(BulkOps|CollectiveClose|GraphCapture|Nccl|ProcessMode|VmmUserBuffer|VmmUserBufferProcess|Watchdog)GpuTest;${t}(CublasLtGemm|Fp8Gemm|Fp8ScalePointer|Gemm|GemmTuning|ReductionKernel|ReportRead|LayerKernels)GpuTest" \
+    "0,1:${t}(TpLayers|Fp8Overlap|Demo|OverlapOps|AtomicOps|TuningBehindAWait)GpuTest;${t}(UserBuffer|VmmUserBuffer|ProcessMode|Vmm)GpuTest" \
+    "2,3:${t}(BulkOps|CollectiveClose|GraphCapture|Nccl|VmmUserBufferProcess|Watchdog)GpuTest;${t}(AtomicGemm|Fp8Quantize|CublasLtGemm|Fp8Gemm|Fp8ScalePointer|Gemm|GemmTuning|ReductionKernel|ReportRead|LayerKernels)GpuTest" \
     "3:${t}SharedGpuOpsGpuTest" \
     "0,1,2,3:${t}DemoReplicasGpuTest"
 fi
+rm -f "$OUT/lanes.txt"   # this run's parts only
 # The runtime unpacks on first use: once, here, before the lanes race for it.
 bash "$bundle/java.sh" -version > /dev/null 2>&1 || { echo "gpu-lanes: the bundle's java does not start"; exit 1; }
 
@@ -33,7 +36,7 @@ lane() {
     p=$((p + 1))
     local start=$SECONDS
     CUDA_VISIBLE_DEVICES=$devices OUT="$OUT/$n-$p" bash "$bundle/run-gpu-watched.sh" "tests=$regex"
-    echo "lane $n part $p (GPUs $devices) rc=$? ${SECONDS}s-${start}s: $(tr '\n' ' ' < "$OUT/$n-$p/tests-summary.txt" 2>/dev/null | tr -s ' ')" \
+    echo "lane $n part $p (GPUs $devices) rc=$? $((SECONDS - start))s: $(tr '\n' ' ' < "$OUT/$n-$p/tests-summary.txt" 2>/dev/null | tr -s ' ')" \
       >> "$OUT/lanes.txt"
   done
 }

@@ -2,7 +2,7 @@
 """Compares what `ubuf plan` measured with what `ubuf bench` measured on the same shapes and candidates
 (scripts/plan-vs-bench.sh's files):
 
-    python3 scripts/plan-vs-bench.py DIR [--markdown]
+    python3 scripts/plan-vs-bench.py DIR
 
 For each plan-<tag>.txt with its bench-<tag>.json: per candidate the planner's median and the benchmark's, their
 ratio, the planner's choice and the benchmark's fastest, and whether the choice is within 2% of that fastest.

@@ -133,7 +133,9 @@ def tables(argv):
             continue  # not a results file (e.g. a Chrome trace beside one, matched by a pattern)
         steps = {r["method"]: r for r in doc["records"] if r["op"] == "layer"}
         for r in steps.values():
-            key = (r["tp"], r.get("hidden"), r.get("ffn"), r.get("tokens"), r.get("gemm_dtype", r.get("dtype")))
+            # Activation and depth too: a GELU or 4-block demo must not be set beside PyTorch's 1-block SwiGLU step.
+            key = (r["tp"], r.get("hidden"), r.get("ffn"), r.get("tokens"), r.get("gemm_dtype", r.get("dtype")),
+                   r.get("activation"), r.get("layers", 1))
             versus.setdefault(key, {}).setdefault(r["method"], []).append(r)
         if steps and not all(m.startswith("torch_") for m in steps):
             layers.append((os.path.basename(path)[:-len(".json")], doc, steps))
@@ -196,7 +198,7 @@ def tables(argv):
             best = min(torches, key=lambda m: med[m])
             mfu = lambda m: "%.1f%%" % (100 * statistics.median(r["mfu"] for r in by[m])) \
                 if all(r.get("mfu") is not None for r in by[m]) else "-"
-            tp, hidden, ffn, tokens, dtype = key
+            tp, hidden, ffn, tokens, dtype = key[:5]
             print(f"| {tp} | {hidden}/{ffn}/{tokens} | {dtype} | {len(by['overlap'])} | {ms(med['overlap'])} | "
                   f"{ms(med.get('no_overlap'))} | {ms(med.get('no_comm'))} | {ms(med.get('torch_nccl'))} | "
                   f"{ms(med.get('torch_async'))} | {med['overlap'] / med[best]:.3f} | "

@@ -15,7 +15,7 @@ import java.util.Set;
 
 /**
  * Where one rank's traced step spent its time: how long GEMMs, other kernels and communication kept the GPU busy
- * (each the union of its spans over every stream), how much of the communication ran while a GEMM ran, per
+ * (each the union of its spans over every stream; kernel time without the communication some kernel spans enclose), how much of the communication ran while a GEMM ran, per
  * collective (its hidden share), and per GEMM or kernel name the time and the part of it under communication.
  * Communication is the data movement itself: copies, reductions and NCCL calls; waits, signals and events are
  * bookkeeping. A collective is named by its streams ("fc1_fprop: comm 0" belongs to fc1_fprop); work on the
@@ -72,8 +72,10 @@ public record TraceBreakdown(int rank, double stepUs, double gemmUs, double kern
         }
         List<Work> sorted = new ArrayList<>(work.values());
         sorted.sort(Comparator.comparingDouble(Work::us).reversed());
-        return new TraceBreakdown(r.rank(), r.endUs(), length(gemm),
-                length(intervals(r.spans(), EnumSet.of(SpanKind.KERNEL))), length(comm),
+        // A kernel span may enclose a collective (the FP8 amax reduction): kernel time is what is not communication.
+        List<double[]> kernels = intervals(r.spans(), EnumSet.of(SpanKind.KERNEL));
+        double kernelUs = length(kernels) - length(intersect(kernels, comm));
+        return new TraceBreakdown(r.rank(), r.endUs(), length(gemm), kernelUs, length(comm),
                 length(intersect(comm, gemm)), collectives, sorted);
     }
 

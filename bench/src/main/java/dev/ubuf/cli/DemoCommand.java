@@ -203,14 +203,15 @@ final class DemoCommand implements Callable<Integer> {
                     + " give --fp8 (or fp8: true in --config)");
         }
         if (!onGpu) {
-            long need = simulationHeapBytes(h, f, act);
+            double need = simulationHeapBytes(h, f, m, act);
             long have = Runtime.getRuntime().maxMemory();
             if (need > have) {
                 throw OptionChecks.invalid(spec, String.format(Locale.ROOT, "no GPU, so this is the host simulation,"
-                        + " which keeps every weight in float64 with a race shadow: hidden %d, ffn %d (%s) needs about"
-                        + " %.1f GB of Java heap, this JVM has %.1f GB. The simulation checks the schedules, which do"
-                        + " not depend on the size: give a smaller --hidden/--ffn (default %d/%d), or run on GPUs",
-                        h, f, act, need / 1e9, have / 1e9, SIM_HIDDEN, SIM_FFN));
+                        + " which keeps every value in float64 with a race shadow: hidden %d, ffn %d (%s), %d tokens"
+                        + " need about %.1f GB of Java heap, this JVM has %.1f GB. The simulation checks the schedules,"
+                        + " which do not depend on the size: give a smaller --hidden/--ffn/--tokens (default"
+                        + " %d/%d/%d), or run on GPUs", h, f, act, m, need / 1e9, have / 1e9, SIM_HIDDEN, SIM_FFN,
+                        SIM_TOKENS));
             }
         }
         UbConfig compare = compareBf16 && onGpu ? config(ranks, noOverlap, true) : null;
@@ -475,11 +476,15 @@ final class DemoCommand implements Callable<Integer> {
     }
 
     /**
-     * What the host simulation's heap grows to, about: 90 bytes per weight element (fc1 and fc2 over all ranks), as
-     * measured on JDK 25 at 2048/4096 and 4096/4096 (GELU and SwiGLU: 94-101 bytes of resident memory per element).
+     * What the host simulation's heap grows to, about: 90 bytes per weight element (fc1 and fc2 over all ranks) and
+     * 100 per token and feature of the activations (inputs, outputs and their references), as measured on JDK 25
+     * (2048/4096 and 4096/4096 at 32 tokens: 94-101 bytes of resident memory per weight; 256/512 at 32768 tokens:
+     * 143 per token and feature at the heap's limit). In double: no size can overflow it into passing.
      */
-    static long simulationHeapBytes(long hidden, long ffn, Activation act) {
-        return 90L * (hidden * act.fc1Outputs(ffn) + ffn * hidden);
+    static double simulationHeapBytes(long hidden, long ffn, long tokens, Activation act) {
+        double weights = (double) hidden * act.fc1Outputs(ffn) + (double) ffn * hidden;
+        double activations = (double) tokens * (hidden + act.fc1Outputs(ffn) + ffn);
+        return 90 * weights + 100 * activations;
     }
 
     private int simulate(UbConfig cfg, int ranks, long h, long f, long m, Activation act, Optional<Path> results) {

@@ -58,6 +58,16 @@ class TraceBreakdownTest {
     }
 
     @Test
+    void aKernelSpanAroundACollectiveCountsOnlyItsOwnTime() {
+        List<Span> spans = List.of(
+                new Span("caller", "fp8 amax reduction and scale update", SpanKind.KERNEL, 0, 100, null),
+                new Span("caller", "NCCL AllReduce", SpanKind.NCCL, 10, 70, null));
+        TraceBreakdown b = TraceBreakdown.of(new RankTrace(0, List.of("caller"), spans));
+        assertEquals(40, b.kernelUs(), 1e-9);
+        assertEquals(60, b.commUs(), 1e-9);
+    }
+
+    @Test
     void aTraceFileReadsBackAsTheStepItWasWrittenFrom(@TempDir Path dir) throws Exception {
         StepTrace t = TraceSamples.twoRanks();
         Path file = dir.resolve("t.json");

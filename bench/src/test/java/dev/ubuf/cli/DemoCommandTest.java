@@ -74,11 +74,16 @@ class DemoCommandTest {
         assertTrue(r.err().contains("--hidden") && r.err().contains("--ffn") && r.err().contains("GB"), r::toString);
         assertTrue(!r.out().contains("SIMULATION"), () -> "refused before the simulation started: " + r);
         assertTrue((System.nanoTime() - start) / 1e9 < 10, "refused at once, not after running out of memory");
-        // 4096/14336 SwiGLU weights: 176M elements at 90 bytes each; the default sizes need a few MB.
-        assertEquals(90L * (4096L * 2 * 14336 + 14336L * 4096),
-                DemoCommand.simulationHeapBytes(4096, 14336, dev.ubuf.layers.tp.Activation.SWIGLU));
+        Ubuf tokens = Ubuf.run("demo", "--hidden", "256", "--ffn", "512", "--tokens", "1048576");
+        assertEquals(2, tokens.exitCode(), tokens::toString);
+        assertTrue(tokens.err().contains("--tokens"), tokens::toString);
+        // 4096/14336 SwiGLU at 32 tokens: 176M weights at 90 bytes, 32 x 4096+28672+14336 activations at 100.
+        assertEquals(90.0 * (4096L * 2 * 14336 + 14336L * 4096) + 100.0 * 32 * (4096 + 2 * 14336 + 14336),
+                DemoCommand.simulationHeapBytes(4096, 14336, 32, dev.ubuf.layers.tp.Activation.SWIGLU), 1);
         assertTrue(DemoCommand.simulationHeapBytes(DemoCommand.SIM_HIDDEN, DemoCommand.SIM_FFN,
-                dev.ubuf.layers.tp.Activation.GELU) < 10_000_000L);
+                DemoCommand.SIM_TOKENS, dev.ubuf.layers.tp.Activation.GELU) < 10_000_000L);
+        assertTrue(DemoCommand.simulationHeapBytes(1L << 40, 1L << 40, 1L << 40,
+                dev.ubuf.layers.tp.Activation.SWIGLU) > Long.MAX_VALUE, "no overflow into a small number");
     }
 
     @Test

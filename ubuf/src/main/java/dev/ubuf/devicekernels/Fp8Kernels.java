@@ -158,6 +158,10 @@ public final class Fp8Kernels {
         table.requireDType(DType.FP32, "table");
         window.requireDType(DType.FP32, "window");
         fp8Max.requireDType(DType.FP32, "fp8Max");
+        if (!table.isContiguous() || !fp8Max.isContiguous()) {
+            throw new IllegalArgumentException("table and fp8Max are read as flat arrays: they must be contiguous, got "
+                    + table + " and " + fp8Max);
+        }
         if (table.elements() < 3L * n * stride) {
             throw new IllegalArgumentException("table holds " + table.elements() + " floats, " + n + " slots need "
                     + 3L * n * stride);

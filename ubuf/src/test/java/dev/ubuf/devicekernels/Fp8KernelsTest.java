@@ -136,6 +136,9 @@ class Fp8KernelsTest {
                 () -> kernels.delayedUpdate(table, 5, 4, table.rows(0, 1), 0,
                         new Fp8Recipe.DelayedScaling(Fp8Recipe.Formats.HYBRID, 1, 0, Fp8Recipe.AmaxCompute.MAX),
                         fp8Max, stream), "window and table overlapping");
+        TensorView strided = new TensorView(table.memory(), 0, 2, 15, 30, DType.FP32);
+        assertThrows(IllegalArgumentException.class,
+                () -> kernels.delayedUpdate(strided, 5, 4, window, 0, max, fp8Max, stream), "a table with gaps");
         assertEquals(2, launches.size(), "nothing launched for a refused call");
     }
 

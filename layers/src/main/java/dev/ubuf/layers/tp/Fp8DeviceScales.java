@@ -51,6 +51,8 @@ final class Fp8DeviceScales implements AutoCloseable {
      */
     private CudaEvent uploaded;
     private boolean uploadPending;
+    /** Why the first copy of the tables failed, if it did: the tables are then never used. */
+    private RuntimeException uploadFailure;
     private boolean closed;
 
     Fp8DeviceScales(TpContext tc, Fp8ScaleTable table, Fp8Kernels kernels) {
@@ -101,6 +103,9 @@ final class Fp8DeviceScales implements AutoCloseable {
         if (closed) {
             throw new IllegalStateException("the context's FP8 scales are closed");
         }
+        if (uploadFailure != null) {
+            throw new IllegalStateException("the context's FP8 scale table never reached the device", uploadFailure);
+        }
         if (device != null) {
             return;
         }
@@ -124,10 +129,20 @@ final class Fp8DeviceScales implements AutoCloseable {
                     + (table.delayed() ? (long) READ_BACK_SLOTS * table.size() * STRIDE * Float.BYTES : 0));
             uploaded = ctx.createEvent(false);
         } catch (RuntimeException e) {
-            releaseBuffers();
+            try {
+                releaseBuffers(); // nothing was enqueued yet
+            } catch (RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
             throw e;
         }
-        upload(stream);
+        try {
+            upload(stream);
+        } catch (RuntimeException e) {
+            // The tables stay allocated (a copy may still read the pinned memory; close waits for it) but unused.
+            uploadFailure = e;
+            throw e;
+        }
     }
 
     /** Floats of the delayed-scaling state: the format maxima, then the windows; none under current scaling. */
@@ -171,6 +186,8 @@ final class Fp8DeviceScales implements AutoCloseable {
                 if (stateFloats > 0) {
                     s.copyFromHost(state, 0, host, bytes, stateFloats * Float.BYTES);
                 }
+                uploaded.record(s);
+                uploadPending = true; // if the wait below fails, close still waits before freeing
                 tc.comm().await(s, () -> "fp8 scale table upload");
             }
         }
@@ -244,14 +261,15 @@ final class Fp8DeviceScales implements AutoCloseable {
             int slot = nextReadBack;
             nextReadBack = (nextReadBack + 1) % READ_BACK_SLOTS;
             stream.copyToHost(host, readBackOffset(slot), device, amaxOffset, (long) n * STRIDE * Float.BYTES);
-            readBack[slot].record(stream);
-            pending.addLast(slot);
             int history = recipe.historyLength();
             TensorView whole = new TensorView(device, 0, 1, 3L * n * STRIDE, 3L * n * STRIDE, DType.FP32);
             TensorView fp8Max = new TensorView(state, 0, 1, n, n, DType.FP32);
             TensorView windows = new TensorView(state, (long) n * Float.BYTES, n, history, history, DType.FP32);
             kernels.delayedUpdate(whole, n, STRIDE, windows, (int) (deviceSteps % history), recipe, fp8Max, stream);
             deviceSteps++;
+            // After the kernel: the event then also says the device tables are no longer in use (close waits on it).
+            readBack[slot].record(stream);
+            pending.addLast(slot);
         }
         take(Integer.MAX_VALUE);
     }
@@ -328,6 +346,7 @@ final class Fp8DeviceScales implements AutoCloseable {
             for (int slot : pending) {
                 awaitEvent(readBack[slot], "fp8 amax read-back (closing)");
             }
+            take(0); // all finished: the host table ends up with every ended step, as fp8Table says
         } catch (RuntimeException e) {
             failure = e;
         }
