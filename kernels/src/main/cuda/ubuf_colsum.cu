@@ -8,7 +8,7 @@ namespace ubuf {
 // part[p][c] = sum, in row order, of src[r][c] over the rows of part p. A thread owns one (part, column group of
 // 16 bytes' worth of columns) and reads it with one 16-byte load per row on the vector path (coalesced: a warp
 // reads 512 contiguous bytes of a row); blocks take (part, tile of blockDim groups) items grid-stride, so the sums
-// do not depend on the grid. The row loop is unrolled so several rows' loads are in flight per thread.
+// do not depend on the grid. The row loop is unrolled so eight rows' loads are in flight per thread.
 template <class T>
 __device__ __forceinline__ void col_sums_partial(i64 rows, i64 cols, const T* src, i64 ld, i64 rowsPerPart,
                                                  float* part, i64 ldPart) {
@@ -29,7 +29,7 @@ __device__ __forceinline__ void col_sums_partial(i64 rows, i64 cols, const T* sr
         float acc[N];
 #pragma unroll
         for (int i = 0; i < N; ++i) acc[i] = 0.f;
-#pragma unroll 4
+#pragma unroll 8
         for (i64 r = r0; r < r1; ++r) {
             float v[N];
             G::load(src + r * ld, g, valid, vec, v);

@@ -9,6 +9,11 @@ namespace ubuf {
 
 constexpr int MAX_WARPS = UBUF_MAX_THREADS / 32;
 
+// The block's dynamic shared memory as an array of T (the CPU emulator of the kernels defines its own).
+#ifndef UBUF_DYNAMIC_SHARED
+#define UBUF_DYNAMIC_SHARED(T, name) extern __shared__ T name[]
+#endif
+
 // The sum of v over the block, returned to every thread. Fixed order for a given blockDim: a butterfly within
 // each warp, then the warp totals added in warp order by every thread (each computes the same value, so no
 // broadcast is needed). blockDim.x must be a multiple of 32 (the callers return early otherwise). `scratch` is a

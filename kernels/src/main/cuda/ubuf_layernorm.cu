@@ -1,8 +1,9 @@
 // LayerNorm forward and backward, one block per row (grid-stride over rows), fp32 statistics. Where a row fits in
 // the block's registers (LN_FWD_GROUPS / LN_BWD_GROUPS 16-byte column groups per thread) it is read from memory once;
 // longer rows take the looped path, which reads it again from the caches. The backward's dgamma/dbeta are column
-// sums over rows: per-part partial sums in fp32, written by the fused backward (ubuf_layernorm_bwd_<t>, a block per
-// part of rows) or, for rows too long for it, by ubuf_layernorm_bwd_params_partial_<t>; then
+// sums over rows: per-part partial sums in fp32, written by the fused backward (ubuf_layernorm_bwd_staged_<t>, its
+// rows staged in shared memory, or ubuf_layernorm_bwd_<t> where the rows are not 16-byte aligned) or, for rows too
+// long for it, by ubuf_layernorm_bwd_params_partial_<t>; then
 // ubuf_col_sums_f32_to_<d> adds the parts in a fixed order, so both are deterministic.
 #include "ubuf_layer_common.cuh"
 
@@ -381,6 +382,170 @@ __device__ __forceinline__ void layernorm_bwd(i64 rows, i64 cols, const T* dy, i
     }
 }
 
+// The same backward with the rows staged in shared memory: each thread copies the 16-byte words it will itself
+// read (cp.async, so no barrier orders the copies) LN_BWD_STAGES - 1 rows ahead of the row it computes, so the
+// loads of several rows are in flight while a row's two block sums wait on their barriers; in the register-only
+// kernel above a block had one row in flight, and a row's time was a memory latency. A block walks the rows of its
+// parts (blockIdx.x, + gridDim.x, ...) in order, so the prefetch runs on across a part's end. Same sums in the same
+// order as layernorm_bwd for the same blockDim. Vector path only (cols a multiple of the group width, dy, x and dx
+// rows 16-byte aligned, gamma aligned, the partial rows 16-byte aligned); LayerKernels checks this, and launches
+// it with LN_BWD_STAGES * 2 * groups * 16 bytes of dynamic shared memory.
+constexpr int LN_BWD_STAGES = 3;
+
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
+#else
+    *reinterpret_cast<uint4*>(smem) = *reinterpret_cast<const uint4*>(gmem);
+#endif
+}
+
+__device__ __forceinline__ void cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+
+// Waits until at most N of this thread's committed copy groups are still in flight.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+#endif
+}
+
+template <class T>
+__device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T* dy, i64 ldDy, const T* x, i64 ldX,
+                                                     const float* mean, const float* rstd, const T* gamma,
+                                                     int zeroCentered, T* dx, i64 ldDx, i64 rowsPerPart,
+                                                     float* dgammaPart, float* dbetaPart, i64 ldPart) {
+    using G = ColGroups<T>;
+    using R = RawGroup<T>;
+    constexpr int N = G::N;
+    constexpr int K = LN_BWD_GROUPS;
+    constexpr int S = LN_BWD_STAGES;
+    if (rows <= 0 || cols <= 0 || rowsPerPart <= 0 || (blockDim.x & 31) != 0 || cols % N != 0) return;
+    const i64 groups = cols / N;
+    if (groups > (i64)K * blockDim.x) return;
+    UBUF_DYNAMIC_SHARED(uint4, stage);  // S slots of [dy row | x row], groups words each
+    __shared__ float scratchA[MAX_WARPS];
+    __shared__ float scratchB[MAX_WARPS];
+    const i64 parts = (rows + rowsPerPart - 1) / rowsPerPart;
+    if ((i64)blockIdx.x >= parts) return;
+    const i64 myParts = (parts - 1 - blockIdx.x) / gridDim.x + 1;
+    const float n = (float)cols;
+    const float one = zeroCentered ? 1.f : 0.f;
+    // The idx-th row of this block's sequence, and its part; false past the end.
+    auto rowAt = [&](i64 idx, i64& part, i64& r) -> bool {
+        const i64 pi = idx / rowsPerPart;
+        if (pi >= myParts) return false;
+        part = blockIdx.x + pi * gridDim.x;
+        r = part * rowsPerPart + (idx - pi * rowsPerPart);
+        return r < rows;
+    };
+    auto issue = [&](i64 idx) {
+        i64 part, r;
+        if (rowAt(idx, part, r)) {
+            uint4* slot = stage + (idx % S) * 2 * groups;
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                const i64 g = threadIdx.x + (i64)k * blockDim.x;
+                if (g < groups) {
+                    cp_async16(slot + g, dy + r * ldDy + g * N);
+                    cp_async16(slot + groups + g, x + r * ldX + g * N);
+                }
+            }
+        }
+        cp_async_commit();  // an empty group past the end keeps the count the wait relies on
+    };
+    uint4 gammaRaw[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        const i64 g = threadIdx.x + (i64)k * blockDim.x;
+        if (g < groups) gammaRaw[k] = reinterpret_cast<const uint4*>(gamma)[g];
+    }
+#pragma unroll
+    for (int i = 0; i < S - 1; ++i) issue(i);
+    float dg[K][N], db[K][N];
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+#pragma unroll
+        for (int i = 0; i < N; ++i) dg[k][i] = db[k][i] = 0.f;
+    }
+    i64 part, r;
+    for (i64 idx = 0; rowAt(idx, part, r); ++idx) {
+        issue(idx + S - 1);  // into the slot of row idx - 1, which this thread has finished with
+        cp_async_wait<S - 1>();
+        const float mu = mean[r];
+        const float rs = rstd[r];
+        const uint4* slot = stage + (idx % S) * 2 * groups;
+        uint4 dyRaw[K], xRaw[K];
+        float s1 = 0.f, s2 = 0.f;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const i64 g = threadIdx.x + (i64)k * blockDim.x;
+            if (g < groups) {
+                dyRaw[k] = slot[g];
+                xRaw[k] = slot[groups + g];
+                float d[N], v[N], gm[N];
+                R::unpack(dyRaw[k], d);
+                R::unpack(xRaw[k], v);
+                R::unpack(gammaRaw[k], gm);
+#pragma unroll
+                for (int i = 0; i < N; ++i) {
+                    const float xhat = (v[i] - mu) * rs;
+                    const float dxhat = d[i] * (gm[i] + one);
+                    s1 += dxhat;
+                    s2 += dxhat * xhat;
+                    dg[k][i] += d[i] * xhat;
+                    db[k][i] += d[i];
+                }
+            }
+        }
+        block_sum2(s1, s2, scratchA, scratchB);
+        const float m1 = s1 / n;
+        const float m2 = s2 / n;
+        T* dxr = dx + r * ldDx;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const i64 g = threadIdx.x + (i64)k * blockDim.x;
+            if (g < groups) {
+                float d[N], v[N], gm[N];
+                R::unpack(dyRaw[k], d);
+                R::unpack(xRaw[k], v);
+                R::unpack(gammaRaw[k], gm);
+#pragma unroll
+                for (int i = 0; i < N; ++i) {
+                    const float xhat = (v[i] - mu) * rs;
+                    const float dxhat = d[i] * (gm[i] + one);
+                    d[i] = rs * (dxhat - m1 - xhat * m2);
+                }
+                store_vec<T, N>(dxr + g * N, d);
+            }
+        }
+        i64 nextPart, nextRow;
+        if (!rowAt(idx + 1, nextPart, nextRow) || nextPart != part) {
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                const i64 g = threadIdx.x + (i64)k * blockDim.x;
+                if (g < groups) {
+                    float4* gp = reinterpret_cast<float4*>(dgammaPart + part * ldPart + g * N);
+                    float4* bp = reinterpret_cast<float4*>(dbetaPart + part * ldPart + g * N);
+#pragma unroll
+                    for (int q = 0; q < N / 4; ++q) {
+                        gp[q] = make_float4(dg[k][4 * q], dg[k][4 * q + 1], dg[k][4 * q + 2], dg[k][4 * q + 3]);
+                        bp[q] = make_float4(db[k][4 * q], db[k][4 * q + 1], db[k][4 * q + 2], db[k][4 * q + 3]);
+                    }
+                }
+#pragma unroll
+                for (int i = 0; i < N; ++i) dg[k][i] = db[k][i] = 0.f;
+            }
+        }
+    }
+    cp_async_wait<0>();
+}
+
 }  // namespace ubuf
 
 #define UBUF_LAYERNORM_KERNELS(SUFFIX, T)                                                                        \
@@ -403,6 +568,14 @@ __device__ __forceinline__ void layernorm_bwd(i64 rows, i64 cols, const T* dy, i
                                                long long ldPart) {                                               \
         ubuf::layernorm_bwd_params_partial<T>(rows, cols, dy, ldDy, x, ldX, mean, rstd, rowsPerPart, dgammaPart, \
                                               dbetaPart, ldPart);                                                \
+    }                                                                                                            \
+    extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS)                                               \
+    ubuf_layernorm_bwd_staged_##SUFFIX(long long rows, long long cols, const T* dy, long long ldDy, const T* x,  \
+                                       long long ldX, const float* mean, const float* rstd, const T* gamma,      \
+                                       int zeroCenteredGamma, T* dx, long long ldDx, long long rowsPerPart,      \
+                                       float* dgammaPart, float* dbetaPart, long long ldPart) {                  \
+        ubuf::layernorm_bwd_staged<T>(rows, cols, dy, ldDy, x, ldX, mean, rstd, gamma, zeroCenteredGamma, dx,    \
+                                      ldDx, rowsPerPart, dgammaPart, dbetaPart, ldPart);                         \
     }                                                                                                            \
     extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS)                                               \
     ubuf_layernorm_bwd_##SUFFIX(long long rows, long long cols, const T* dy, long long ldDy, const T* x,         \

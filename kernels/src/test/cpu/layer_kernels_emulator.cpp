@@ -55,6 +55,10 @@ inline float __shfl_xor_sync(unsigned, float v, int laneMask) {
     return r;
 }
 
+// Dynamic shared memory: one buffer, as blocks run one at a time.
+alignas(16) unsigned char emu_dynamic_shared[256 * 1024];
+#define UBUF_DYNAMIC_SHARED(T, name) T* name = reinterpret_cast<T*>(emu_dynamic_shared)
+
 #include "ubuf_layernorm.cu"
 #include "ubuf_colsum.cu"
 #include "ubuf_activation.cu"
@@ -153,6 +157,7 @@ struct K;
         static constexpr auto lnBwdDx = ubuf_layernorm_bwd_dx_##S;                                        \
         static constexpr auto lnBwdParams = ubuf_layernorm_bwd_params_partial_##S;                        \
         static constexpr auto lnBwd = ubuf_layernorm_bwd_##S;                                             \
+        static constexpr auto lnBwdStaged = ubuf_layernorm_bwd_staged_##S;                                \
         static constexpr auto colSumsPartial = ubuf_col_sums_partial_##S;                                 \
         static constexpr auto colSums = ubuf_col_sums_f32_to_##S;                                         \
         static constexpr auto geluFwd = ubuf_gelu_fwd_##S;                                                \
@@ -167,6 +172,7 @@ UBUF_EMU_KERNELS(__nv_bfloat16, bf16)
 #undef UBUF_EMU_KERNELS
 
 int failures = 0;
+int stagedRuns = 0;
 template <class T>
 void checkGuards(const char* what, Mat<T>& m) {
     if (!guardsIntact(m)) {
@@ -227,6 +233,35 @@ void layerNorm(const char* name, long long rows, long long cols, long long ld, i
         });
         launch(2, 64, [&] { K<T>::colSums(parts, cols, ws.data(), ldPart, dgamma.base, 0); });
         launch(2, 64, [&] { K<T>::colSums(parts, cols, ws.data() + parts * ldPart, ldPart, dbeta.base, 0); });
+        if (offset == 0 && cols % ubuf::ColGroups<T>::N == 0 && (ld * (long long)sizeof(T)) % 16 == 0) {
+            // The staged backward where LayerKernels would launch it (aligned rows), on two blocks, so each walks
+            // several parts: the same bits as the register-only kernel above.
+            if ((size_t)ubuf::LN_BWD_STAGES * 2 * groups * 16 > sizeof(emu_dynamic_shared)) {
+                printf("staged-too-large %s\n", name);
+                ++failures;
+            }
+            const long long ldPartS = (ldPart + 3) / 4 * 4;
+            std::vector<float> ws((size_t)(2 * parts * ldPartS + 4), NAN);
+            float* w = ws.data() + ((16 - (reinterpret_cast<uintptr_t>(ws.data()) & 15)) & 15) / sizeof(float);
+            Mat<T> dxS(rows, cols, ld, offset), dgS(1, cols, cols, 0), dbS(1, cols, cols, 0);
+            launch(2, block, [&] {
+                K<T>::lnBwdStaged(rows, cols, dy.base, ld, x.base, ld, mean.data(), rstd.data(), gamma.base,
+                                  zeroCentered, dxS.base, ld, rowsPerPart, w, w + parts * ldPartS, ldPartS);
+            });
+            launch(2, 64, [&] { K<T>::colSums(parts, cols, w, ldPartS, dgS.base, 0); });
+            launch(2, 64, [&] { K<T>::colSums(parts, cols, w + parts * ldPartS, ldPartS, dbS.base, 0); });
+            checkGuards(name, dxS);
+            bool same = true;
+            for (long long r = 0; r < rows; ++r)
+                same = same && std::memcmp(dxS.at(r, 0), dx.at(r, 0), (size_t)cols * sizeof(T)) == 0;
+            same = same && std::memcmp(dgS.base, dgamma.base, (size_t)cols * sizeof(T)) == 0
+                   && std::memcmp(dbS.base, dbeta.base, (size_t)cols * sizeof(T)) == 0;
+            if (!same) {
+                printf("staged-mismatch %s\n", name);
+                ++failures;
+            }
+            ++stagedRuns;
+        }
     } else {
         twoKernels(dx, dgamma, dbeta);
     }
@@ -367,6 +402,7 @@ int main() {
     all<float>(11);
     all<__half>(12);
     all<__nv_bfloat16>(13);
+    printf("staged %d\n", stagedRuns);
     printf("failures %d\n", failures);
     return failures == 0 ? 0 : 1;
 }

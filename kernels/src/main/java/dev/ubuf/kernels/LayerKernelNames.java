@@ -27,6 +27,11 @@ public final class LayerKernelNames {
         return "ubuf_layernorm_bwd_" + suffix(type);
     }
 
+    /** As {@link #layerNormBackward}, its rows staged in shared memory ahead of use (dynamic shared memory). */
+    public static String layerNormBackwardStaged(KernelType type) {
+        return "ubuf_layernorm_bwd_staged_" + suffix(type);
+    }
+
     /** LayerNorm backward, fp32 partial dgamma and dbeta per part of rows. */
     public static String layerNormBackwardParamsPartial(KernelType type) {
         return "ubuf_layernorm_bwd_params_partial_" + suffix(type);
@@ -79,6 +84,7 @@ public final class LayerKernelNames {
             names.add(layerNormForward(t));
             names.add(layerNormBackwardDx(t));
             names.add(layerNormBackward(t));
+            names.add(layerNormBackwardStaged(t));
             names.add(layerNormBackwardParamsPartial(t));
             names.add(colSumsPartial(t));
             names.add(colSumsF32To(t));

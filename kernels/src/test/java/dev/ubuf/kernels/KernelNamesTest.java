@@ -23,11 +23,11 @@ class KernelNamesTest {
     }
 
     @Test
-    void allHasEightyTwoDistinctKernelsThirtyNineOfThemLayerKernelsAndTwentyThreeFp8Kernels() {
+    void allHasEightyFiveDistinctKernelsFortyTwoOfThemLayerKernelsAndTwentyThreeFp8Kernels() {
         List<String> all = KernelNames.all();
-        assertEquals(82, all.size());
-        assertEquals(82, all.stream().distinct().count());
-        assertEquals(39, LayerKernelNames.all().size());
+        assertEquals(85, all.size());
+        assertEquals(85, all.stream().distinct().count());
+        assertEquals(42, LayerKernelNames.all().size());
         assertTrue(all.containsAll(LayerKernelNames.all()));
         assertEquals(23, Fp8KernelNames.all().size());
         assertTrue(all.containsAll(Fp8KernelNames.all()));

@@ -2,6 +2,7 @@ package dev.ubuf.cuda;
 
 import jcuda.Pointer;
 import jcuda.driver.CUfunction;
+import jcuda.driver.CUfunction_attribute;
 import jcuda.driver.CUmodule;
 import jcuda.driver.JCudaDriver;
 
@@ -16,7 +17,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class KernelLibrary implements AutoCloseable {
     private final CudaContext context;
     private final CUmodule module = new CUmodule();
+    /** Dynamic shared memory a launch may take without raising the function's limit. */
+    private static final int DEFAULT_SHARED_BYTES = 48 * 1024;
+
     private final Map<String, CUfunction> functions = new HashMap<>();
+    private final Map<String, Integer> sharedAllowed = new HashMap<>();
     private final ResourceLedger.Entry entry;
     private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -54,6 +59,21 @@ public final class KernelLibrary implements AutoCloseable {
 
     /** Launches {@code name} on a 1-D grid. */
     public void launch(String name, int gridX, int blockX, CudaStream stream, Object... args) {
+        launch(name, gridX, blockX, 0, stream, args);
+    }
+
+    /**
+     * Launches {@code name} on a 1-D grid with {@code sharedBytes} of dynamic shared memory; above the default 48 KiB
+     * the function's limit is raised first (once per function and size).
+     */
+    public void launch(String name, int gridX, int blockX, int sharedBytes, CudaStream stream, Object... args) {
+        if (sharedBytes < 0) {
+            throw new IllegalArgumentException("sharedBytes must be >= 0, got " + sharedBytes);
+        }
+        CUfunction f = function(name);
+        if (sharedBytes > DEFAULT_SHARED_BYTES) {
+            allowShared(name, f, sharedBytes);
+        }
         Pointer[] params = new Pointer[args.length];
         for (int i = 0; i < args.length; i++) {
             params[i] = switch (args[i]) {
@@ -64,8 +84,18 @@ public final class KernelLibrary implements AutoCloseable {
                 default -> throw new IllegalArgumentException("unsupported kernel argument " + args[i]);
             };
         }
-        Cuda.check(JCudaDriver.cuLaunchKernel(function(name), gridX, 1, 1, blockX, 1, 1, 0, stream.handle(),
+        Cuda.check(JCudaDriver.cuLaunchKernel(f, gridX, 1, 1, blockX, 1, 1, sharedBytes, stream.handle(),
                 Pointer.to(params), null), "cuLaunchKernel(" + name + ")");
+    }
+
+    private synchronized void allowShared(String name, CUfunction f, int sharedBytes) {
+        Integer allowed = sharedAllowed.get(name);
+        if (allowed == null || allowed < sharedBytes) {
+            Cuda.check(JCudaDriver.cuFuncSetAttribute(f,
+                    CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, sharedBytes),
+                    "cuFuncSetAttribute(" + name + ", max dynamic shared " + sharedBytes + ")");
+            sharedAllowed.put(name, sharedBytes);
+        }
     }
 
     public CudaContext context() {

@@ -29,7 +29,7 @@ public final class LayerKernels {
      * The fused LayerNorm backward runs a block per part, so it takes more, shorter parts than the column sums: at
      * most this many ...
      */
-    static final int MAX_LAYER_NORM_PARTS = 512;
+    static final int MAX_LAYER_NORM_PARTS = 256;
     /** ... of at least this many rows each (the fp32 partial rows stay small beside the rows they sum). */
     static final int MIN_LAYER_NORM_ROWS_PER_PART = 8;
     /** Column groups (16 bytes' worth of columns) per thread that the LayerNorm forward holds in registers. */
@@ -44,14 +44,24 @@ public final class LayerKernels {
     /** Launches one kernel: the {@link KernelLibrary} on a GPU, a recorder in CPU tests. */
     @FunctionalInterface
     interface Launcher {
-        void launch(String name, int grid, int block, CudaStream stream, Object... args);
+        void launch(String name, int grid, int block, int sharedBytes, CudaStream stream, Object... args);
     }
 
+    /** Shared-memory row slots of the staged LayerNorm backward (LN_BWD_STAGES in ubuf_layernorm.cu). */
+    static final int LAYER_NORM_BACKWARD_STAGES = 3;
+    /** The bias gradient's parts grow up to this many rows while enough (part, column tile) items stay ... */
+    static final int MAX_BIAS_GRAD_ROWS_PER_PART = 128;
+    /** ... this many per SM: longer parts write and re-read fewer fp32 partial rows. */
+    static final int BIAS_GRAD_ITEMS_PER_SM = 3;
+    /** Blocks per SM of the GELU kernels: 1024 threads an SM ran them 5-10% faster than 2048 (H100, 2026-11-27). */
+    static final int GELU_BLOCKS_PER_SM = 4;
+
     private final Launcher launcher;
+    private final int smCount;
     private final int maxBlocks;
 
     public LayerKernels(KernelLibrary library) {
-        this((name, grid, block, stream, args) -> library.launch(name, grid, block,
+        this((name, grid, block, shared, stream, args) -> library.launch(name, grid, block, shared,
                 Objects.requireNonNull(stream, "stream"), args), library.context().device().smCount());
     }
 
@@ -60,6 +70,7 @@ public final class LayerKernels {
         if (smCount < 1) {
             throw new IllegalArgumentException("smCount must be >= 1, got " + smCount);
         }
+        this.smCount = smCount;
         // 8 blocks of 256 threads fill an SM's 2048 thread slots.
         this.maxBlocks = smCount * 8;
     }
@@ -126,6 +137,41 @@ public final class LayerKernels {
         return ceilDiv(cols, 16 / t.bytes()) <= (long) LAYER_NORM_BACKWARD_GROUPS * MAX_BLOCK;
     }
 
+    /** Dynamic shared memory of the staged LayerNorm backward: its row slots of dy and x. */
+    static int layerNormBackwardSharedBytes(long cols, DType t) {
+        return (int) (LAYER_NORM_BACKWARD_STAGES * 2 * ceilDiv(cols, 16 / t.bytes()) * 16);
+    }
+
+    /**
+     * Whether the staged backward can take these views: it copies whole 16-byte groups (cols a multiple of the
+     * group, rows 16-byte aligned) and writes the fp32 partial rows four floats at a time.
+     */
+    private static boolean staged(long cols, DType t, TensorView dy, TensorView x, TensorView dx, TensorView gamma,
+                                  TensorView workspace) {
+        return cols % (16 / t.bytes()) == 0 && rowsAligned(dy) && rowsAligned(x) && rowsAligned(dx)
+                && gamma.address() % 16 == 0 && rowsAligned(workspace);
+    }
+
+    private static boolean rowsAligned(TensorView v) {
+        return v.address() % 16 == 0 && (v.ld() * v.dtype().bytes()) % 16 == 0;
+    }
+
+    /**
+     * Rows of each part of {@link #biasGrad}'s partial sums: {@link #rowsPerPart} doubled, up to
+     * {@link #MAX_BIAS_GRAD_ROWS_PER_PART}, while the (part, tile of {@code BLOCK} column groups) items still number
+     * {@link #BIAS_GRAD_ITEMS_PER_SM} per SM. Never fewer rows than {@link #rowsPerPart}, so never more parts than
+     * {@link #biasGradWorkspaceRows}.
+     */
+    long biasGradRowsPerPart(long rows, long cols, DType t) {
+        long rpp = rowsPerPart(rows);
+        long tiles = ceilDiv(ceilDiv(cols, 16 / t.bytes()), BLOCK);
+        while (rpp * 2 <= MAX_BIAS_GRAD_ROWS_PER_PART
+               && ceilDiv(rows, rpp * 2) * tiles >= (long) BIAS_GRAD_ITEMS_PER_SM * smCount) {
+            rpp *= 2;
+        }
+        return rpp;
+    }
+
     /**
      * LayerNorm forward: {@code y = (x - mean) * rstd * g + beta} per row, g = gamma (+ 1 with
      * {@code zeroCenteredGamma}); saves the fp32 {@code mean} and {@code rstd} (1 x rows each) when given.
@@ -156,7 +202,7 @@ public final class LayerKernels {
                 .output(y, "y", x).output(mean, "mean").output(rstd, "rstd");
         o.check();
         // One block per row; rows up to LAYER_NORM_FORWARD_GROUPS * MAX_BLOCK groups are read once into registers.
-        launcher.launch(LayerKernelNames.layerNormForward(t), layerNormGrid(x.rows()),
+        launch(LayerKernelNames.layerNormForward(t), layerNormGrid(x.rows()),
                 layerNormBlock(x.cols(), x.dtype(), LAYER_NORM_FORWARD_GROUPS), stream,
                 x.rows(), x.cols(), x.address(), x.ld(), gamma.address(), beta.address(), eps,
                 zeroCenteredGamma ? 1 : 0, y.address(), y.ld(), address(mean), address(rstd));
@@ -190,19 +236,29 @@ public final class LayerKernels {
         TensorView dgammaPart = workspace.rows(0, parts);
         TensorView dbetaPart = workspace.rows(parts, parts);
         long rowsPerPart = layerNormRowsPerPart(x.rows());
-        if (layerNormBackwardFused(x.cols(), x.dtype())) {
+        if (layerNormBackwardFused(x.cols(), x.dtype()) && staged(x.cols(), x.dtype(), dy, x, dx, gamma, workspace)) {
+            // One pass over dy and x, rows staged in shared memory a few rows ahead: as many blocks as stay
+            // resident (128 registers a thread: 64K threads' worth per SM), each walking its parts in turn.
+            int block = layerNormBlock(x.cols(), x.dtype(), LAYER_NORM_BACKWARD_GROUPS);
+            long resident = (long) smCount * Math.max(1, MAX_BLOCK / block);
+            launcher.launch(LayerKernelNames.layerNormBackwardStaged(t), (int) Math.min(parts, resident), block,
+                    layerNormBackwardSharedBytes(x.cols(), x.dtype()), stream,
+                    x.rows(), x.cols(), dy.address(), dy.ld(), x.address(), x.ld(), mean.address(), rstd.address(),
+                    gamma.address(), zeroCenteredGamma ? 1 : 0, dx.address(), dx.ld(), rowsPerPart,
+                    dgammaPart.address(), dbetaPart.address(), workspace.ld());
+        } else if (layerNormBackwardFused(x.cols(), x.dtype())) {
             // One pass over dy and x: dx and the partial sums, a block per part.
-            launcher.launch(LayerKernelNames.layerNormBackward(t), (int) Math.min(parts, MAX_ROW_BLOCKS),
+            launch(LayerKernelNames.layerNormBackward(t), (int) Math.min(parts, MAX_ROW_BLOCKS),
                     layerNormBlock(x.cols(), x.dtype(), LAYER_NORM_BACKWARD_GROUPS), stream,
                     x.rows(), x.cols(), dy.address(), dy.ld(), x.address(), x.ld(), mean.address(), rstd.address(),
                     gamma.address(), zeroCenteredGamma ? 1 : 0, dx.address(), dx.ld(), rowsPerPart,
                     dgammaPart.address(), dbetaPart.address(), workspace.ld());
         } else {
             // Rows too long for registers: the partial sums first, as dx may overwrite dy or x.
-            launcher.launch(LayerKernelNames.layerNormBackwardParamsPartial(t), partialGrid(parts, x.cols()), BLOCK,
+            launch(LayerKernelNames.layerNormBackwardParamsPartial(t), partialGrid(parts, x.cols()), BLOCK,
                     stream, x.rows(), x.cols(), dy.address(), dy.ld(), x.address(), x.ld(), mean.address(),
                     rstd.address(), rowsPerPart, dgammaPart.address(), dbetaPart.address(), workspace.ld());
-            launcher.launch(LayerKernelNames.layerNormBackwardDx(t), layerNormGrid(x.rows()), BLOCK, stream,
+            launch(LayerKernelNames.layerNormBackwardDx(t), layerNormGrid(x.rows()), BLOCK, stream,
                     x.rows(), x.cols(), dy.address(), dy.ld(), x.address(), x.ld(), mean.address(), rstd.address(),
                     gamma.address(), zeroCenteredGamma ? 1 : 0, dx.address(), dx.ld());
         }
@@ -220,12 +276,13 @@ public final class LayerKernels {
     public void biasGrad(TensorView dy, TensorView dbias, boolean accumulate, TensorView workspace, CudaStream stream) {
         KernelType t = type(dy, "dy");
         KernelType out = paramGradType(dbias, dy, "dbias");
-        long parts = parts(dy.rows());
+        long rowsPerPart = biasGradRowsPerPart(dy.rows(), dy.cols(), dy.dtype());
+        long parts = ceilDiv(dy.rows(), rowsPerPart);
         requireWorkspace(workspace, parts, dy.cols(), "biasGrad");
         new Overlaps().input(dy, "dy").output(dbias, "dbias").output(workspace, "workspace").check();
-        launcher.launch(LayerKernelNames.colSumsPartial(t), groupPartialGrid(parts, dy.cols(), dy.dtype()), BLOCK,
+        launch(LayerKernelNames.colSumsPartial(t), groupPartialGrid(parts, dy.cols(), dy.dtype()), BLOCK,
                 stream,
-                dy.rows(), dy.cols(), dy.address(), dy.ld(), rowsPerPart(dy.rows()), workspace.address(),
+                dy.rows(), dy.cols(), dy.address(), dy.ld(), rowsPerPart, workspace.address(),
                 workspace.ld());
         colSums(out, parts, workspace.rows(0, parts), dbias, accumulate, stream);
     }
@@ -235,7 +292,7 @@ public final class LayerKernels {
         KernelType t = type(x, "x");
         requireLike(y, x, "y");
         new Overlaps().input(x, "x").output(y, "y", x).check();
-        launcher.launch(LayerKernelNames.geluForward(t), elementGrid(x.elements()), BLOCK, stream,
+        launch(LayerKernelNames.geluForward(t), geluGrid(x.elements()), BLOCK, stream,
                 x.rows(), x.cols(), x.address(), x.ld(), y.address(), y.ld());
     }
 
@@ -245,7 +302,7 @@ public final class LayerKernels {
         requireLike(dy, x, "dy");
         requireLike(dx, x, "dx");
         new Overlaps().input(dy, "dy").input(x, "x").output(dx, "dx", dy, x).check();
-        launcher.launch(LayerKernelNames.geluBackward(t), elementGrid(x.elements()), BLOCK, stream,
+        launch(LayerKernelNames.geluBackward(t), geluGrid(x.elements()), BLOCK, stream,
                 x.rows(), x.cols(), dy.address(), dy.ld(), x.address(), x.ld(), dx.address(), dx.ld());
     }
 
@@ -262,7 +319,7 @@ public final class LayerKernels {
             requireLike(pre, x, "pre");
         }
         new Overlaps().input(x, "x").input(bias, "bias").output(y, "y", x).output(pre, "pre", x).check();
-        launcher.launch(LayerKernelNames.biasGeluForward(t), elementGrid(x.elements()), BLOCK, stream,
+        launch(LayerKernelNames.biasGeluForward(t), geluGrid(x.elements()), BLOCK, stream,
                 x.rows(), x.cols(), x.address(), x.ld(), bias.address(), y.address(), y.ld(), address(pre),
                 pre == null ? 0L : pre.ld());
     }
@@ -274,7 +331,7 @@ public final class LayerKernels {
         y.requireShape(x.rows(), f, "y (rows x F for x of rows x 2F)");
         y.requireDType(x.dtype(), "y");
         new Overlaps().input(x, "x").output(y, "y").check();
-        launcher.launch(LayerKernelNames.swigluForward(t), elementGrid(x.rows() * f), BLOCK, stream,
+        launch(LayerKernelNames.swigluForward(t), elementGrid(x.rows() * f), BLOCK, stream,
                 x.rows(), f, x.address(), x.ld(), y.address(), y.ld());
     }
 
@@ -289,7 +346,7 @@ public final class LayerKernels {
         dy.requireDType(x.dtype(), "dy");
         requireLike(dx, x, "dx");
         new Overlaps().input(dy, "dy").input(x, "x").output(dx, "dx", x).check();
-        launcher.launch(LayerKernelNames.swigluBackward(t), elementGrid(x.rows() * f), BLOCK, stream,
+        launch(LayerKernelNames.swigluBackward(t), elementGrid(x.rows() * f), BLOCK, stream,
                 x.rows(), f, dy.address(), dy.ld(), x.address(), x.ld(), dx.address(), dx.ld());
     }
 
@@ -311,7 +368,7 @@ public final class LayerKernels {
         }
         new Overlaps().input(y, "y").input(target, "target").output(dy, "dy", y).output(rowSquares, "rowSquares")
                 .check();
-        launcher.launch(LayerKernelNames.mseGrad(t), rowGrid(y.rows()), BLOCK, stream,
+        launch(LayerKernelNames.mseGrad(t), rowGrid(y.rows()), BLOCK, stream,
                 y.rows(), y.cols(), y.address(), y.ld(), target.address(), target.ld(), scale, dy.address(), dy.ld(),
                 rowSquares.address());
     }
@@ -326,13 +383,18 @@ public final class LayerKernels {
             throw new IllegalArgumentException("lr must be finite, got " + lr);
         }
         new Overlaps().input(grad, "grad").output(w, "w").check();
-        launcher.launch(LayerKernelNames.sgd(t), elementGrid(w.elements()), BLOCK, stream,
+        launch(LayerKernelNames.sgd(t), elementGrid(w.elements()), BLOCK, stream,
                 w.rows(), w.cols(), w.address(), w.ld(), grad.address(), grad.ld(), lr);
+    }
+
+    private void launch(String name, int grid, int block, CudaStream stream, Object... args) {
+        launcher.launch(name, grid, block, 0, stream, args);
     }
 
     private void colSums(KernelType out, long parts, TensorView partials, TensorView dst, boolean accumulate,
                          CudaStream stream) {
-        launcher.launch(LayerKernelNames.colSumsF32To(out), columnGrid(dst.cols()), BLOCK, stream,
+        // Sixteen warps a tile of 32 columns: more of the parts' loads in flight than eight.
+        launch(LayerKernelNames.colSumsF32To(out), columnGrid(dst.cols()), MAX_BLOCK, stream,
                 parts, dst.cols(), partials.address(), partials.ld(), dst.address(), accumulate ? 1 : 0);
     }
 
@@ -359,6 +421,11 @@ public final class LayerKernels {
     // A block per 32 columns, its warps splitting the parts.
     private int columnGrid(long cols) {
         return (int) Math.min(ceilDiv(cols, 32), maxBlocks);
+    }
+
+    // As elementGrid, but at most GELU_BLOCKS_PER_SM blocks an SM.
+    private int geluGrid(long elements) {
+        return (int) Math.max(1, Math.min(ceilDiv(elements, BLOCK * 8L), (long) smCount * GELU_BLOCKS_PER_SM));
     }
 
     // About 8 elements per thread, grid-stride.

@@ -52,6 +52,7 @@ class LayerKernelsEmulatedTest {
     private static final Map<String, Case> CASES = new LinkedHashMap<>();
     private static String unavailable;
     private static String emulatorFailures = "";
+    private static int stagedRuns;
 
     @BeforeAll
     static void runEmulator() throws IOException, InterruptedException {
@@ -113,6 +114,11 @@ class LayerKernelsEmulatedTest {
                 }
                 case "end" -> CASES.put(current.name(), current);
                 case "guard-violation" -> emulatorFailures += t[1] + " wrote outside its output view; ";
+                case "staged-mismatch" -> emulatorFailures += t[1] + ": the staged LayerNorm backward's bits differ"
+                        + " from the register-only kernel's; ";
+                case "staged-too-large" -> emulatorFailures += t[1] + ": the staged rows exceed the emulated shared"
+                        + " memory; ";
+                case "staged" -> stagedRuns = Integer.parseInt(t[1]);
                 default -> {
                 }
             }
@@ -169,6 +175,8 @@ class LayerKernelsEmulatedTest {
         assumeTrue(unavailable == null, () -> "kernel emulation skipped: " + unavailable);
         assertEquals("", emulatorFailures);
         assertEquals(36, CASES.size(), "12 cases for each of fp32, fp16, bf16");
+        assertTrue(stagedRuns >= 6, "the staged LayerNorm backward ran beside the register-only one in at least two"
+                + " cases of each type, got " + stagedRuns);
     }
 
     @TestFactory

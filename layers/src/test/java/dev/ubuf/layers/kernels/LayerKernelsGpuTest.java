@@ -257,6 +257,47 @@ class LayerKernelsGpuTest {
         assertClose(b.dx(), dxOut, tolerance(t), "dx in place over dy");
     }
 
+    /**
+     * The staged backward (rows 16-byte aligned) and the register-only one (the same rows one element apart, so not
+     * aligned) add the same terms in the same order: bit-identical dx, dgamma and dbeta.
+     */
+    @ParameterizedTest(name = "{0} {1}x{2}")
+    @CsvSource({"BF16, 1000, 2048", "FP32, 77, 4096", "FP16, 4096, 8192"})
+    void stagedAndRegisterOnlyBackwardsAgreeBitForBit(DType t, int rows, int cols) {
+        double[] x = random((long) rows * cols, t, 2);
+        double[] dy = random((long) rows * cols, t, 1);
+        double[] gamma = random(cols, t, 1);
+        TensorView gv = upload(gamma, alloc(1, cols, t));
+        TensorView mean = alloc(1, rows, DType.FP32);
+        TensorView rstd = alloc(1, rows, DType.FP32);
+        TensorView xv = upload(x, alloc(rows, cols, t));
+        kernels.layerNormForward(xv, gv, upload(random(cols, t, 1), alloc(1, cols, t)), 1e-5f, false,
+                alloc(rows, cols, t), mean, rstd, stream);
+        double[][] outs = new double[2][];
+        for (int ld : new int[]{cols, cols + 1}) {
+            TensorView xs = upload(x, alloc(rows, cols, ld, t));
+            TensorView dys = upload(dy, alloc(rows, cols, ld, t));
+            TensorView dx = alloc(rows, cols, ld, t);
+            TensorView dgamma = alloc(1, cols, DType.FP32);
+            TensorView dbeta = alloc(1, cols, DType.FP32);
+            kernels.layerNormBackward(dys, xs, mean, rstd, gv, false, dx, dgamma, dbeta, false,
+                    alloc(LayerKernels.layerNormBackwardWorkspaceRows(rows), cols, DType.FP32), stream);
+            double[] dxh = download(dx);
+            double[] dg = download(dgamma);
+            double[] db = download(dbeta);
+            double[] all = new double[dxh.length + 2 * cols];
+            System.arraycopy(dxh, 0, all, 0, dxh.length);
+            System.arraycopy(dg, 0, all, dxh.length, cols);
+            System.arraycopy(db, 0, all, dxh.length + cols, cols);
+            outs[ld == cols ? 0 : 1] = all;
+        }
+        assertArrayEquals(outs[1], outs[0], "staged (aligned rows) against register-only (unaligned rows)");
+        HostLayerMath.LayerNormBackward b = HostLayerMath.layerNormBackward(dy, x, download(mean), download(rstd),
+                gamma, false, rows, cols);
+        assertClose(b.dgamma(), java.util.Arrays.copyOfRange(outs[0], rows * cols, rows * cols + cols),
+                tolerance(DType.FP32), "dgamma");
+    }
+
     @ParameterizedTest(name = "{0} {1}x{2} ld {3} into {4}")
     @CsvSource({
             "BF16, 4096, 1024, 1024, BF16",

@@ -35,8 +35,12 @@ class LayerKernelsTest {
     }
 
     final List<Launch> launches = new ArrayList<>();
-    final LayerKernels kernels = new LayerKernels(
-            (name, grid, block, stream, args) -> launches.add(new Launch(name, grid, block, Arrays.asList(args))), SMS);
+    /** The dynamic shared memory of each launch, in order. */
+    final List<Integer> sharedBytes = new ArrayList<>();
+    final LayerKernels kernels = new LayerKernels((name, grid, block, shared, stream, args) -> {
+        launches.add(new Launch(name, grid, block, Arrays.asList(args)));
+        sharedBytes.add(shared);
+    }, SMS);
     final CudaStream stream = null; // the recorder ignores it
 
     /** Device memory that is never dereferenced: only its addresses reach the recorder. */
@@ -137,9 +141,9 @@ class LayerKernelsTest {
                 new Launch("ubuf_layernorm_bwd_f16", 125, 32, List.of(rows, cols, dy.address(), cols, x.address(),
                         cols, mean.address(), rstd.address(), gamma.address(), 0, dy.address(), cols, 8L, ws.address(),
                         dbetaPart, cols)),
-                new Launch("ubuf_col_sums_f32_to_f32", 10, 256, List.of(parts, cols, ws.address(), cols,
+                new Launch("ubuf_col_sums_f32_to_f32", 10, 512, List.of(parts, cols, ws.address(), cols,
                         dgamma.address(), 1)),
-                new Launch("ubuf_col_sums_f32_to_f16", 10, 256, List.of(parts, cols, dbetaPart, cols,
+                new Launch("ubuf_col_sums_f32_to_f16", 10, 512, List.of(parts, cols, dbetaPart, cols,
                         dbeta.address(), 1))), launches);
     }
 
@@ -166,9 +170,9 @@ class LayerKernelsTest {
                         cols, x.address(), cols, mean.address(), rstd.address(), 8L, ws.address(), dbetaPart, cols)),
                 new Launch("ubuf_layernorm_bwd_dx_f32", 100, 256, List.of(rows, cols, dy.address(), cols, x.address(),
                         cols, mean.address(), rstd.address(), gamma.address(), 0, dy.address(), cols)),
-                new Launch("ubuf_col_sums_f32_to_f32", 129, 256, List.of(parts, cols, ws.address(), cols,
+                new Launch("ubuf_col_sums_f32_to_f32", 129, 512, List.of(parts, cols, ws.address(), cols,
                         dgamma.address(), 1)),
-                new Launch("ubuf_col_sums_f32_to_f32", 129, 256, List.of(parts, cols, dbetaPart, cols,
+                new Launch("ubuf_col_sums_f32_to_f32", 129, 512, List.of(parts, cols, dbetaPart, cols,
                         dbeta.address(), 1))), launches);
     }
 
@@ -181,8 +185,8 @@ class LayerKernelsTest {
         assertEquals(64, LayerKernels.rowsPerPart(16384));
         assertEquals(256, LayerKernels.parts(16384));
         assertEquals(256, LayerKernels.parts(16383));
-        assertEquals(2 * 512, LayerKernels.layerNormBackwardWorkspaceRows(16384));
-        assertEquals(32, LayerKernels.layerNormRowsPerPart(16384));
+        assertEquals(2 * 256, LayerKernels.layerNormBackwardWorkspaceRows(16384));
+        assertEquals(64, LayerKernels.layerNormRowsPerPart(16384));
         assertEquals(2 * 3, LayerKernels.layerNormBackwardWorkspaceRows(17), "3 parts of 8 rows");
         for (long rows = 1; rows < 5000; rows += 7) {
             long parts = LayerKernels.parts(rows);
@@ -190,7 +194,7 @@ class LayerKernelsTest {
                     && parts * LayerKernels.rowsPerPart(rows) >= rows, "rows " + rows);
             long lnParts = LayerKernels.layerNormParts(rows);
             long lnRows = LayerKernels.layerNormRowsPerPart(rows);
-            assertTrue(lnParts <= 512 && lnRows >= 8 && (lnParts - 1) * lnRows < rows && lnParts * lnRows >= rows,
+            assertTrue(lnParts <= 256 && lnRows >= 8 && (lnParts - 1) * lnRows < rows && lnParts * lnRows >= rows,
                     "rows " + rows);
             assertTrue(2 * lnParts <= LayerKernels.layerNormBackwardWorkspaceRowsUpTo(rows + 100), "rows " + rows);
         }
@@ -206,8 +210,70 @@ class LayerKernelsTest {
                 // 128 parts x one tile of 256 groups of 8 columns; 32 tiles of 32 columns
                 new Launch("ubuf_col_sums_partial_bf16", 128, 256, List.of(4096L, 1024L, dy.address(), 1024L, 32L,
                         ws.address(), 1024L)),
-                new Launch("ubuf_col_sums_f32_to_bf16", 32, 256, List.of(128L, 1024L, ws.address(), 1024L,
+                new Launch("ubuf_col_sums_f32_to_bf16", 32, 512, List.of(128L, 1024L, ws.address(), 1024L,
                         db.address(), 0))), launches);
+    }
+
+    @Test
+    void biasGradLengthensItsPartsWhileThreeItemsPerSmRemain() {
+        // 8192 x 14336 bf16: 1792 groups = 7 tiles; 64 parts of 128 rows leave 448 items >= 3 x 132.
+        TensorView dy = matrix(8192, 14336, DType.BF16);
+        TensorView db = vector(14336, DType.FP32);
+        TensorView ws = matrix(LayerKernels.biasGradWorkspaceRows(8192), 14336, DType.FP32);
+        kernels.biasGrad(dy, db, false, ws, stream);
+        assertEquals(new Launch("ubuf_col_sums_partial_bf16", 448, 256, List.of(8192L, 14336L, dy.address(), 14336L,
+                128L, ws.address(), 14336L)), launches.getFirst());
+        assertEquals(64L, launches.get(1).args().getFirst(), "64 parts summed");
+        // 8192 x 7168: 4 tiles; 128-row parts would leave 256 items, so 64 rows (512 items).
+        launches.clear();
+        TensorView dy2 = matrix(8192, 7168, DType.BF16);
+        TensorView db2 = vector(7168, DType.FP32);
+        kernels.biasGrad(dy2, db2, false, ws.cols(0, 7168), stream);
+        assertEquals(64L, launches.getFirst().args().get(4));
+        assertEquals(128L, launches.get(1).args().getFirst());
+        for (long rows = 1; rows < 20000; rows += 97) {
+            long rpp = kernels.biasGradRowsPerPart(rows, 14336, DType.BF16);
+            assertTrue(rpp >= LayerKernels.rowsPerPart(rows) && rpp <= Math.max(128, LayerKernels.rowsPerPart(rows)),
+                    "rows " + rows);
+            assertTrue((rows + rpp - 1) / rpp <= LayerKernels.biasGradWorkspaceRows(rows), "rows " + rows);
+        }
+    }
+
+    @Test
+    void layerNormBackwardOfAlignedRowsStagesThemInSharedMemory() {
+        long rows = 4096;
+        long cols = 4096;
+        TensorView dy = matrix(rows, cols, DType.BF16);
+        TensorView x = matrix(rows, cols, DType.BF16);
+        TensorView mean = vector(rows, DType.FP32);
+        TensorView rstd = vector(rows, DType.FP32);
+        TensorView gamma = vector(cols, DType.BF16);
+        TensorView dgamma = vector(cols, DType.FP32);
+        TensorView dbeta = vector(cols, DType.FP32);
+        long parts = LayerKernels.layerNormParts(rows);
+        assertEquals(256, parts);
+        assertEquals(16, LayerKernels.layerNormRowsPerPart(rows));
+        TensorView ws = matrix(LayerKernels.layerNormBackwardWorkspaceRows(rows), cols, DType.FP32);
+        TensorView dx = matrix(rows, cols, DType.BF16);
+        kernels.layerNormBackward(dy, x, mean, rstd, gamma, false, dx, dgamma, dbeta, false, ws, stream);
+        long dbetaPart = ws.address() + parts * cols * 4;
+        // 512 groups, two per thread: 256 threads, two blocks an SM; three slots of a dy and an x row (8 KiB each).
+        assertEquals(new Launch("ubuf_layernorm_bwd_staged_bf16", 256, 256, List.of(rows, cols, dy.address(), cols,
+                x.address(), cols, mean.address(), rstd.address(), gamma.address(), 0, dx.address(), cols, 16L,
+                ws.address(), dbetaPart, cols)), launches.getFirst());
+        assertEquals(List.of(3 * 2 * 8192, 0, 0), sharedBytes);
+        // 8192 columns: 512 threads, one block an SM, so 132 blocks walk the 256 parts.
+        launches.clear();
+        sharedBytes.clear();
+        TensorView dy8 = matrix(rows, 8192, DType.BF16);
+        TensorView x8 = matrix(rows, 8192, DType.BF16);
+        TensorView ws8 = matrix(LayerKernels.layerNormBackwardWorkspaceRows(rows), 8192, DType.FP32);
+        kernels.layerNormBackward(dy8, x8, mean, rstd, vector(8192, DType.BF16), false, dy8, vector(8192, DType.FP32),
+                vector(8192, DType.FP32), false, ws8, stream);
+        assertEquals("ubuf_layernorm_bwd_staged_bf16", launches.getFirst().name());
+        assertEquals(132, launches.getFirst().grid());
+        assertEquals(512, launches.getFirst().block());
+        assertEquals(3 * 2 * 16384, sharedBytes.getFirst());
     }
 
     @Test
@@ -260,6 +326,9 @@ class LayerKernelsTest {
         TensorView dbeta = vector(cols, t);
         kernels.layerNormForward(x, vec, beta, 1e-5f, false, out, mean, rstd, stream);
         kernels.layerNormBackward(dy, x, mean, rstd, vec, false, out, dgamma, dbeta, false, ws, stream);
+        // Rows not 16-byte aligned (one more column of leading dimension): the register-only fused backward.
+        TensorView odd = matrix(rows, cols + 1, t).cols(0, cols);
+        kernels.layerNormBackward(dy, odd, mean, rstd, vec, false, out, dgamma, dbeta, false, ws, stream);
         // Rows too long for the fused backward: the two-kernel path.
         long longCols = 8200;
         TensorView lx = matrix(rows, longCols, t);
