@@ -104,7 +104,11 @@ public final class PipelinedGemmReduceScatter implements RsOverlapMethod {
         return List.of("cs", "splits", "margin");
     }
 
-    /** 2, 4 and 8 column blocks, where they divide n. */
+    /**
+     * 2, 4 and 8 column blocks, where they divide n; each on the default compute streams and on one: block GEMMs
+     * issued on several streams may run side by side and finish together, which holds every reduction back to the
+     * end (seen in a 70B, tp 4 trace), where on one stream each block's reduction starts as its GEMM ends.
+     */
     @Override
     public List<Map<String, String>> tuningSpace(OverlapShape shape) {
         if (!(shape instanceof RsShape rs)) {
@@ -114,6 +118,7 @@ public final class PipelinedGemmReduceScatter implements RsOverlapMethod {
         for (int splits : new int[]{2, 4, 8}) {
             if (whyUnsupported(rs, RsOptions.DEFAULTS.withNumSplits(splits)).isEmpty()) {
                 space.add(Map.of("splits", Integer.toString(splits)));
+                space.add(Map.of("splits", Integer.toString(splits), "cs", "1"));
             }
         }
         return space;
