@@ -16,7 +16,9 @@ The combined file (--out) is in the results format (bench/results/README.md, "Co
   - rounds (how many rounds had the record), ms_rounds (each round's ms, in file order), and for ag/rs records
     pct_of_ideal_rounds, fault_rounds (rounds whose record was above 100.5% of its ideal) and, when the planner's
     choice changed between rounds, ran_rounds;
-  - measurement_fault: true when the combined pct_of_ideal is above 100.5.
+  - measurement_fault: true when the combined pct_of_ideal is above 100.5;
+  - on ag/rs auto records, fastest (the fastest other ubuf method by median ms, nccl_seq counted) and
+    auto_over_fastest (the median over rounds of auto's time over the fastest other method's of the same round).
 Top level: device, date (the latest run's), commit (of ubuf's files; several joined by ","), torch, cuda and init
 (of the baseline's files), files ({"ubuf": N, "torch": N}), rounds (the most rounds of any record, the same way),
 sources (the file names), failures (the
@@ -127,6 +129,35 @@ def combine_records(files):
     return combined, by_key
 
 
+def fastest(files, combined, by_key, shape):
+    """For an overlap shape (op, tp, dtype, m, k, n): the fastest ubuf method other than auto by combined median ms
+    (nccl_seq counted), and the median over rounds of auto's time over the fastest other method's in the same round
+    (the same shuffled iterations); (None, None) without auto or another method."""
+    op, tp, dtype, m, k, n = shape
+    per_method = {key[1]: rounds for key, rounds in by_key.items()
+                  if key[0] == op and key[2:] == (tp, dtype, m, k, n) and not any(files[i][2] for i in rounds)}
+    auto = per_method.pop("auto", {})
+    if not per_method or not auto:
+        return None, None
+    best = min(per_method, key=lambda mth: combined[(op, mth, tp, dtype, m, k, n)]["ms"])
+    ratios = []
+    for i, a in auto.items():
+        others = [rs[i]["ms"] for rs in per_method.values() if i in rs]
+        if others:
+            ratios.append(a["ms"] / min(others))
+    return best, median(ratios)
+
+
+def mark_fastest(files, combined, by_key):
+    """Adds to every ag/rs auto record "fastest" (the fastest other method) and "auto_over_fastest" (see fastest)."""
+    for key, r in combined.items():
+        if key[0] in ("ag", "rs") and key[1] == "auto":
+            best, ratio = fastest(files, combined, by_key, (key[0],) + key[2:])
+            if best is not None and ratio is not None:
+                r["fastest"] = best
+                r["auto_over_fastest"] = ratio
+
+
 def init_of(doc):
     """A PyTorch file's input distribution: its own field, else its records' (torch_gemm_serve.py writes it per
     record), else "normal" (the early baseline files, which said nothing and used torch.randn)."""
@@ -195,22 +226,7 @@ class Report:
 
     def fastest(self, shape):
         """(fastest method other than auto by median ms, median over rounds of auto / the fastest in that round)."""
-        op, tp, dtype, m, k, n = shape
-        per_method = {key[1]: rounds for key, rounds in self.by_key.items()
-                      if key[0] == op and key[2:] == (tp, dtype, m, k, n) and not self.files_torch(rounds)}
-        auto = per_method.pop("auto", {})
-        if not per_method or not auto:
-            return None, None
-        best = min(per_method, key=lambda mth: self.combined[(op, mth, tp, dtype, m, k, n)]["ms"])
-        ratios = []
-        for i, a in auto.items():
-            others = [rs[i]["ms"] for rs in per_method.values() if i in rs]
-            if others:
-                ratios.append(a["ms"] / min(others))
-        return best, median(ratios)
-
-    def files_torch(self, rounds):
-        return any(self.files[i][2] for i in rounds)
+        return fastest(self.files, self.combined, self.by_key, shape)
 
     def gemm_ratio(self, tp, dtype, m, k, n):
         """(cuBLASLt / torch.matmul median ms, how): sequential records first, else the in-op GEMM times."""
@@ -356,6 +372,7 @@ def main(argv):
         return 2
     files.sort(key=lambda f: (f[2], round_label(f[0]) or 0, f[0]))
     combined, by_key = combine_records(files)
+    mark_fastest(files, combined, by_key)
     doc = combined_doc(files, combined)
     report = Report(files, combined, by_key)
     print("\n".join(report.run()))

@@ -3,6 +3,7 @@
 
     python3 scripts/results-tables.py COMBINED.json
     python3 scripts/results-tables.py OVERLAP.json [OVERLAP.json ...] [--torch TORCH.json]
+    python3 scripts/results-tables.py --sweep COMBINED.json [COMBINED.json ...]
     python3 scripts/results-tables.py --update docs/results.md
     python3 scripts/results-tables.py --check docs/results.md
 
@@ -26,6 +27,13 @@ the hidden share. Where layer records of bench/torch/torch_layer.py (torch_nccl,
 layer-against-PyTorch table follows: per layer shape, the median over the files (alternating rounds) of every mode.
 Files of `ubuf bench kernels` and bench/torch/torch_kernels.py (op "kernel") give a kernel table: per kernel and
 shape, the median over the files of ubuf's time and % of copy bandwidth, PyTorch's time, and their ratio.
+
+--sweep gives, instead, the model-shape sweep's table per tp (a combined file of `ubuf bench sweep` rounds and the
+baseline's, scripts/combine-rounds.py; a single round file works too): a row per shape, named by the model GEMMs it is
+(ModelShapes.SWEEP; Mixtral-8x7B's expert FC1/FC2 are Llama-3-8B's), with auto's time and the method it ran, % of
+the ideal, auto against NCCL sequential and against PyTorch async-TP (their time over auto's), the fastest other
+method measured in the same iterations and auto's time over it (combine-rounds.py's auto_over_fastest: the median
+of each round's paired ratio), and whether that is within 2%; then the counts and the list of misses.
 """
 import statistics
 import glob
@@ -66,7 +74,7 @@ def render(args, root=ROOT):
     """The tables of one marker's arguments (paths relative to root), as a block's text."""
     words = []
     for w in args.split():
-        if w == "--torch":
+        if w in ("--torch", "--sweep"):
             words.append(w)
             continue
         found = sorted(glob.glob(os.path.join(root, w)))
@@ -109,8 +117,125 @@ def update(page, check=False, root=ROOT):
     return 0
 
 
+# The sweep's models, as bench/src/main/java/dev/ubuf/bench/ModelShapes.java's SWEEP: name, hidden, ffn, query heads,
+# kv heads, head dim, gated (SwiGLU: FC1 is 2 x ffn wide), attention GEMMs.
+SWEEP_MODELS = [
+    ("llama3-8b", 4096, 14336, 32, 8, 128, True, True),
+    ("llama3-70b", 8192, 28672, 64, 8, 128, True, True),
+    ("qwen2.5-32b", 5120, 27648, 40, 8, 128, True, True),
+    ("mixtral-8x7b-expert", 4096, 14336, 32, 8, 128, True, False),
+    ("gpt3-175b", 12288, 49152, 96, 96, 128, False, True),
+]
+SWEEP_GEMMS = ("qkv", "proj", "fc1", "fc2")
+WITHIN = 1.02
+
+
+def sweep_gemms(tp):
+    """{(op, k, n): [(model index, gemm index, "model gemm")]} of the sweep's GEMMs at tp ranks (any M)."""
+    out = {}
+    for i, (name, hidden, ffn, qh, kvh, hd, gated, attention) in enumerate(SWEEP_MODELS):
+        fc1 = 2 * ffn if gated else ffn
+        gemms = [("fc1", "ag", hidden, fc1 // tp), ("fc2", "rs", ffn // tp, hidden)]
+        if attention:
+            gemms = [("qkv", "ag", hidden, (qh + 2 * kvh) * hd // tp), ("proj", "rs", qh * hd // tp, hidden)] + gemms
+        for g, op, k, n in gemms:
+            out.setdefault((op, k, n), []).append((i, SWEEP_GEMMS.index(g), f"{name} {g}"))
+    return out
+
+
+def sweep_name(tp, op, k, n):
+    """The model GEMMs a sweep shape is ("llama3-8b / mixtral-8x7b-expert fc1"), and a sort key; "-" if none."""
+    found = sweep_gemms(tp).get((op, k, n), [])
+    if not found:
+        return "-", (len(SWEEP_MODELS), 0)
+    gemms = {x[2].split()[1] for x in found}
+    if len(gemms) == 1:
+        return " / ".join(x[2].split()[0] for x in found) + " " + gemms.pop(), found[0][:2]
+    return " = ".join(x[2] for x in found), found[0][:2]
+
+
+def sweep_tables(paths):
+    """The model-shape sweep's table per (tp, dtype) of the files (see the module's doc)."""
+    ours, torch, docs = {}, {}, {}
+    for path in paths:  # PyTorch's records may come from any of the files, as in the tables above
+        doc = load(path)
+        for r in doc.get("records", []):
+            if r.get("op") not in ("ag", "rs"):
+                continue
+            key = (r["op"], r["tp"], r["dtype"], r["m"], r["k"], r["n"])
+            (torch if r["method"].startswith("torch") else ours).setdefault(key, {})[r["method"]] = r
+            if not r["method"].startswith("torch"):
+                docs.setdefault(key[1:3], doc)
+    by_tp = {}
+    for key, methods in ours.items():
+        if "auto" in methods:
+            by_tp.setdefault(key[1:3], []).append(key)
+    for tp, dtype in sorted(by_tp):
+        doc = docs[(tp, dtype)]
+        rounds = sorted({ours[k]["auto"].get("rounds", 1) for k in by_tp[(tp, dtype)]})
+        print(f"\nModel-shape sweep, tp {tp}, {dtype}: {doc.get('device', '-')}, {doc.get('date', '-')}, commit"
+              f" {doc.get('commit', '-')}"
+              + (f", PyTorch {doc['torch']}" if doc.get("torch") else "")
+              + (f"; medians over {rounds[0]}" + (f" to {rounds[-1]}" if len(rounds) > 1 else "")
+                 + " alternating rounds" if rounds and rounds[-1] > 1 else "; one round") + ".\n")
+        print("| GEMM | op | M×K×N | **ubuf auto** ms (ran) | % of ideal | vs NCCL seq | vs torch async |"
+              " fastest other | auto / fastest | within 2% |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        rows, misses = [], []
+        for key in by_tp[(tp, dtype)]:
+            op, _, _, m, k, n = key
+            name, order = sweep_name(tp, op, k, n)
+            rows.append((order, m, op, k, n, name, key))
+        n_within = n_measured = n_nccl = n_async = n_async_won = 0
+        for order, m, op, k, n, name, key in sorted(rows):
+            a = ours[key]["auto"]
+            best, over = a.get("fastest"), a.get("auto_over_fastest")
+            if over is None and a.get("rounds", 1) == 1:  # one round: its records ran in the same iterations
+                others = {mth: r["ms"] for mth, r in ours[key].items() if mth != "auto"}
+                if others:
+                    best = min(others, key=others.get)
+                    over = a["ms"] / others[best]
+            within = "-" if over is None else "yes" if over <= WITHIN else "**no**"
+            if over is not None:
+                n_measured += 1
+                if over <= WITHIN:
+                    n_within += 1
+                else:
+                    misses.append(f"{name} ({op} {m}×{k}×{n}): auto ({a.get('ran', 'auto')}) {over:.3f}x"
+                                  f" {best}")
+            vs_nccl = a.get("vs_nccl_seq")
+            if vs_nccl is not None and vs_nccl >= 1.0:
+                n_nccl += 1
+            ta = torch.get(key, {}).get("torch_async")
+            if ta:
+                n_async += 1
+                if ta["ms"] > a["ms"]:
+                    n_async_won += 1
+            fault = " (!)" if a.get("measurement_fault") else ""
+            print(f"| {name} | {op} | {m}×{k}×{n} | **{a['ms']:.3f}** ({a.get('ran', 'auto')}) | "
+                  f"{a['pct_of_ideal']:.1f}{fault} | {'%.2fx' % vs_nccl if vs_nccl is not None else '-'} | "
+                  f"{ratio(ta and ta['ms'], a['ms'])} | {best or '-'} | "
+                  f"{'%.3f' % over if over is not None else '-'} | {within} |")
+        total = len(rows)
+        print(f"\nauto within 2% of the fastest other method measured in the same iterations: {n_within} of"
+              f" {n_measured} shapes" + (f" ({100.0 * n_within / n_measured:.0f}%)" if n_measured else "")
+              + f"; at least as fast as NCCL sequential: {n_nccl} of {total}; faster than PyTorch async-TP:"
+              f" {n_async_won} of {n_async}.")
+        if misses:
+            print("\nMisses of the 2% (auto's time over the fastest other method's):\n")
+            for x in misses:
+                print(f"- {x}")
+    return 0
+
+
 def tables(argv):
     paths = list(argv)
+    if "--sweep" in paths:
+        paths = [p for p in paths if p != "--sweep"]
+        if not paths:
+            print(__doc__, file=sys.stderr)
+            return 2
+        return sweep_tables(paths)
     if "--torch" in paths:
         i = paths.index("--torch")
         if i + 1 >= len(paths):

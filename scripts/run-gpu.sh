@@ -15,7 +15,8 @@
 #                      baseline in turn, A B A B ..., ROUNDS times each (ROUNDS: N for rounds 1..N, or FIRST-LAST, e.g.
 #                      4-6 to go on from an earlier command). Round r writes $OUT/BENCH-r<r>.json (ubuf bench BENCH ARGS
 #                      --out ...) and $OUT/torch-BENCH-r<r>.json (the baseline on the same shapes: ubuf bench BENCH
-#                      ARGS --list-shapes, then TORCH_ARGS). Prints each part's and each round's seconds. A round is
+#                      ARGS --list-shapes, then TORCH_ARGS; for sweep under torchrun --nproc-per-node=the sweep's --tp,
+#                      default 2; for gemm one process). Prints each part's and each round's seconds. A round is
 #                      only started if the longest so far still fits in ALT_BUDGET_S (default 570) seconds from the
 #                      runner's start (earlier stages count), and each part runs under a timeout of what is left
 #                      (files are written after every shape, so a part cut short keeps what it measured). Merge the
@@ -123,14 +124,24 @@ alternate() {
   for w in "${torch_args[@]}"; do
     case "$w" in --json | --json=* | --shapes | --shapes=*) echo "alternate: leave out $w: the stage adds it"; return 2 ;; esac
   done
-  # The GEMM baseline times rank 0's GPU only, so one process will do (and a one-GPU node can run it).
-  local nproc=2 shapes
-  [ "$bench" = gemm ] && nproc=1
+  # The GEMM baseline times rank 0's GPU only, so one process will do (and a one-GPU node can run it). The sweep's
+  # baseline runs on as many ranks as the sweep's --tp (default 2): its ops split M and K or N over its world size.
+  local nproc=2 shapes prev=""
+  if [ "$bench" = gemm ]; then
+    nproc=1
+  else
+    for w in "${java_args[@]}"; do
+      [ "$prev" = --tp ] && nproc=$w
+      case "$w" in --tp=*) nproc=${w#--tp=} ;; esac
+      prev=$w
+    done
+    if ! [[ "$nproc" =~ ^[2-8]$ ]]; then echo "alternate: the sweep's --tp must be 2..8, got '$nproc'"; return 2; fi
+  fi
   shapes=$(ubuf bench "$bench" "${java_args[@]}" --list-shapes) || { echo "alternate: cannot list the shapes"; return 2; }
   read -r -a shapes <<< "$shapes"
   local budget=${ALT_BUDGET_S:-570} start=$SECONDS longest=0 r t0 t1 jrc trc java_s torch_s rc=0
-  echo "alternate: rounds $first..$last of ubuf bench $bench ${java_args[*]} and torch_baseline.py on its" \
-    "${#shapes[@]} shapes ${torch_args[*]}; budget ${budget}s"
+  echo "alternate: rounds $first..$last of ubuf bench $bench ${java_args[*]} and torch_baseline.py ($nproc" \
+    "processes) on its ${#shapes[@]} shapes ${torch_args[*]}; budget ${budget}s"
   for ((r = first; r <= last; r++)); do
     local used=$SECONDS
     if [ $r -gt "$first" ] && [ $((used + longest)) -gt "$budget" ]; then

@@ -79,6 +79,25 @@ class CombineRoundsTest(unittest.TestCase):
                     self.assertAlmostEqual(o["vs_nccl_seq"], r["vs_nccl_seq"], places=6)
         self.assertIn("PASS         C4 auto faster than torch_async where it ran (28 shapes)", report)
 
+    def test_auto_records_name_the_fastest_other_method_and_the_paired_ratio(self):
+        combined = os.path.join(self.dir.name, "combined.json")
+        code, report = self.run_main(*self.rounds([1.0, 3.0, 1.2]), "--out", combined)
+        self.assertEqual(0, code, report)
+        with open(combined) as f:
+            doc = json.load(f)
+        by = {}
+        for r in self.sweep["records"]:
+            by.setdefault((r["op"], r["m"], r["k"], r["n"]), {})[r["method"]] = r["ms"]
+        autos = [r for r in doc["records"] if r["method"] == "auto"]
+        self.assertEqual(28, len(autos))
+        for r in autos:
+            ms = dict(by[(r["op"], r["m"], r["k"], r["n"])])
+            a = ms.pop("auto")
+            best = min(ms, key=ms.get)
+            self.assertEqual(best, r["fastest"])
+            self.assertAlmostEqual(a / ms[best], r["auto_over_fastest"])  # each round's ratio is the same
+        self.assertFalse([r for r in doc["records"] if r["method"] != "auto" and "fastest" in r])
+
     def test_a_fault_and_a_slower_than_nccl_shape_are_listed_as_misses(self):
         doc = copy.deepcopy(self.sweep)
         for rec in doc["records"]:

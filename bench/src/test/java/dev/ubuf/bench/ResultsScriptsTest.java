@@ -13,9 +13,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * The Python scripts that turn results files into the combined file and docs/results.md's tables, and the PyTorch
- * baselines' GEMM timing, inputs and serving, run their own checks (scripts/test_combine_rounds.py,
- * scripts/test_results_tables.py, bench/torch/test_gemm_timing.py, bench/torch/test_ubuf_random.py,
+ * The Python scripts that turn results files into the combined file and docs/results.md's tables, the sweep's GPU-call
+ * scripts, and the PyTorch baselines' GEMM timing, inputs and serving, run their own checks
+ * (scripts/test_combine_rounds.py, scripts/test_results_tables.py, scripts/test_sweep_tables.py,
+ * scripts/test_sweep_calls.py, bench/torch/test_gemm_timing.py, bench/torch/test_ubuf_random.py,
  * bench/torch/test_torch_gemm_serve.py, bench/torch/test_torch_layer.py) here, where python3 is on the PATH;
  * elsewhere this test is skipped.
  */
@@ -31,6 +32,18 @@ class ResultsScriptsTest {
     @Test
     void resultsTablesPassItsChecks() throws Exception {
         passesItsChecks(SCRIPTS.resolve("test_results_tables.py"));
+    }
+
+    /** The model-shape sweep's table (results-tables.py --sweep) on synthetic records. */
+    @Test
+    void sweepTablesPassTheirChecks() throws Exception {
+        passesItsChecks(SCRIPTS.resolve("test_sweep_tables.py"));
+    }
+
+    /** sweep-calls.sh (with run-gpu.sh's alternate= stage) and sweep-finish.sh on a fake bundle, without a GPU. */
+    @Test
+    void sweepCallsPassTheirChecks() throws Exception {
+        passesItsChecks(SCRIPTS.resolve("test_sweep_calls.py"));
     }
 
     @Test

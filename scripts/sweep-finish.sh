@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# Turns what the sweep's GPU calls returned (scripts/sweep-calls.sh: sweep-tp2.tgz, sweep-tp4.tgz) into results:
+#   bash scripts/sweep-finish.sh DIR COMMIT
+# DIR holds the packs (either or both); COMMIT is the bundle's commit, which every ubuf round file must name. Makes
+# bench/results/<date>-<gpu>x<count>-sweep-<COMMIT>/ (date from the files, gpu and count from the device and
+# nvidia-smi -L) with, per tp, tp<N>/ (every round file, the warm-up, log.txt, rounds.txt, calls.txt, node.txt,
+# dmon.txt, the node's report, cache/: the planner's choices and the GEMM tuning), sweep-tp<N>.json (the rounds
+# combined by scripts/combine-rounds.py; its report, with issue 10's criteria and misses, in tp<N>/combined-report.txt),
+# sweep-tp<N>.png (bin/ubuf bench chart; SWEEP_CHART=0 skips it) and a README.md; then adds a section with one
+# `<!-- results-tables: --sweep ... -->` block per tp to docs/results.md (after the Llama-3-8B sweep; once) and
+# regenerates the page's tables (scripts/results-tables.py --update). Commits nothing: it ends by printing what to
+# review, write (the section's reading of the numbers, README's headline rows) and commit.
+# SWEEP_FINISH_FORCE=1 replaces an existing folder; SWEEP_FINISH_ROOT (default: this repository) is where it writes.
+set -euo pipefail
+if [ $# -ne 2 ]; then
+  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2
+  exit 2
+fi
+dir=$1 commit=$2
+root=${SWEEP_FINISH_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
+packs=()
+for tp in 2 4; do [ -f "$dir/sweep-tp$tp.tgz" ] && packs+=("$dir/sweep-tp$tp.tgz"); done
+[ ${#packs[@]} -gt 0 ] || { echo "sweep-finish: no sweep-tp2.tgz or sweep-tp4.tgz in $dir" >&2; exit 2; }
+[[ "$commit" =~ ^[0-9a-f]{7,40}$ ]] || { echo "sweep-finish: COMMIT is a commit hash, got '$commit'" >&2; exit 2; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for p in "${packs[@]}"; do tar xzf "$p" -C "$tmp"; done
+
+# Date, device and commit from the files; the folder's name.
+name=$(python3 - "$tmp" "$commit" <<'EOF'
+import glob, json, os, re, sys
+tmp, commit = sys.argv[1], sys.argv[2]
+dates, devices, commits = set(), set(), set()
+for path in glob.glob(os.path.join(tmp, "sweep-tp*", "sweep-r*.json")):
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"sweep-finish: {path}: {e} (left out)", file=sys.stderr)
+        continue
+    dates.add(doc.get("date")); devices.add(doc.get("device", "")); commits.add(doc.get("commit", "unknown"))
+if not dates:
+    sys.exit("sweep-finish: no readable ubuf round file (sweep-r*.json) in the packs")
+bad = sorted(c for c in commits if not (c.startswith(commit) or commit.startswith(c)))
+if bad:
+    sys.exit(f"sweep-finish: the files name commit {', '.join(bad)}, not {commit}")
+gpus = sorted({m.group(1).lower() for d in devices for m in [re.search(r"\b([HAB]\d{2,3})\b", d)] if m})
+count = 0
+for node in glob.glob(os.path.join(tmp, "sweep-tp*", "node.txt")):
+    with open(node) as f:
+        count = max(count, len(re.findall(r"^GPU \d+:", f.read(), re.M)))
+if not count:
+    count = max(int(re.match(r"(\d+)x", d).group(1)) for d in devices if re.match(r"(\d+)x", d))
+print(f"{max(dates)}-{'-'.join(gpus) or 'gpu'}x{count}-sweep-{commit}")
+EOF
+)
+dest="$root/bench/results/$name"
+rel="bench/results/$name"
+if [ -e "$dest" ]; then
+  if [ "${SWEEP_FINISH_FORCE:-0}" != 1 ]; then
+    echo "sweep-finish: $rel exists (SWEEP_FINISH_FORCE=1 replaces it)" >&2
+    exit 1
+  fi
+  rm -rf "$dest"
+fi
+mkdir -p "$dest"
+tps=()
+for tp in 2 4; do
+  src="$tmp/sweep-tp$tp"
+  [ -d "$src" ] || continue
+  tps+=("$tp")
+  mkdir -p "$dest/tp$tp"
+  (cd "$src" && find . -maxdepth 1 -type f ! -name '*.partial' -exec cp {} "$dest/tp$tp/" \;)
+  if [ -d "$src/cache" ]; then
+    mkdir -p "$dest/tp$tp/cache"
+    find "$src/cache" -type f \( -name '*.properties' -o -name '*.tsv' \) -exec cp {} "$dest/tp$tp/cache/" \;
+  fi
+  rounds=$(cd "$dest/tp$tp" && ls sweep-r*.json torch-sweep-r*.json 2>/dev/null || true)
+  if [ -z "$rounds" ]; then echo "sweep-finish: tp $tp has no round files" >&2; continue; fi
+  # shellcheck disable=SC2086 # one file name per word
+  (cd "$dest/tp$tp" && python3 "$root/scripts/combine-rounds.py" --out "../sweep-tp$tp.json" $rounds) \
+    > "$dest/tp$tp/combined-report.txt"
+  if [ "${SWEEP_CHART:-1}" != 0 ]; then
+    (cd "$root" && bin/ubuf bench chart --in "$rel/sweep-tp$tp.json" --png "$rel/sweep-tp$tp.png" > /dev/null 2>&1) \
+      || echo "sweep-finish: no chart for tp $tp (bin/ubuf bench chart failed; build first or SWEEP_CHART=0)" >&2
+  fi
+done
+[ ${#tps[@]} -gt 0 ] || { echo "sweep-finish: nothing to combine" >&2; exit 1; }
+
+# The folder's README and the docs section.
+python3 - "$root" "$rel" "$commit" "${tps[@]}" <<'EOF'
+import json, os, re, subprocess, sys, textwrap
+root, rel, commit, tps = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+dest = os.path.join(root, rel)
+docs = {tp: json.load(open(os.path.join(dest, f"sweep-tp{tp}.json"))) for tp in tps if
+        os.path.exists(os.path.join(dest, f"sweep-tp{tp}.json"))}
+any_doc = next(iter(docs.values()))
+device = any_doc.get("device", "-")
+date = any_doc.get("date", "-")
+gpu = re.search(r"\b([HAB]\d{2,3})\b", device)
+gpu = gpu.group(1) if gpu else "GPU"
+count = re.search(r"x(\d+)-sweep-", rel).group(1)
+
+
+def tables(tp):
+    out = subprocess.run([sys.executable, os.path.join(root, "scripts", "results-tables.py"), "--sweep",
+                          os.path.join(dest, f"sweep-tp{tp}.json")], capture_output=True, text=True, check=True)
+    return out.stdout
+
+
+def wrap(text):
+    return textwrap.fill(text, 116, break_long_words=False, break_on_hyphens=False)
+
+
+lines = [f"# The model-shape sweep at tp {' and '.join(tps)} against PyTorch, {count}x {gpu}, {date}, {commit}", "",
+         wrap("`timeout -k 10 585 bash .gpu/sweep-calls.sh tpN` (scripts/sweep-calls.sh), one GPU call per tp on a "
+         f"{count}-GPU node (tp 2 on GPUs 0,1; tp 4 on all four, in a later call). Each call ran a warm-up pass of "
+         "`ubuf bench sweep --iters 1 --warmup 0` (the planner measures and picks a method per shape, every GEMM "
+         "kind is tuned, into the call's own caches: `tpN/cache/`), then rounds of run-gpu.sh's `alternate=` stage: "
+         "`ubuf bench sweep` (every method, the planner's cached choice as auto, NCCL sequential; shuffled "
+         "interleaved iterations, max over ranks) and `torch_baseline.py` (NCCL + torch.matmul, async-TP) under "
+         "torchrun on as many processes as tp, on the same shapes, A B A B. `nvidia-smi dmon -s pucv` sampled every "
+         "GPU each second (`tpN/dmon.txt`); `tpN/node.txt` has clocks and power before and after."), ""]
+for tp in tps:
+    d = docs.get(tp)
+    if not d:
+        continue
+    calls = os.path.join(dest, f"tp{tp}", "calls.txt")
+    lines += [f"## tp {tp}", "",
+              f"- Device: {d.get('device')}; PyTorch {d.get('torch', '-')}, CUDA {d.get('cuda', '-')}.",
+              f"- Rounds: ubuf {d['rounds']['ubuf']}, PyTorch {d['rounds']['torch']} "
+              f"(files: {', '.join(d.get('sources', []))}).",
+              f"- Combined: [sweep-tp{tp}.json](sweep-tp{tp}.json) (scripts/combine-rounds.py; its report with "
+              f"issue 10's criteria: [tp{tp}/combined-report.txt](tp{tp}/combined-report.txt))"
+              + (f"; chart: [sweep-tp{tp}.png](sweep-tp{tp}.png)." if os.path.exists(
+                  os.path.join(dest, f"sweep-tp{tp}.png")) else ".")]
+    if d.get("failures"):
+        lines.append(f"- PyTorch failures: {len(d['failures'])} (first: {d['failures'][0]})")
+    if os.path.exists(calls):
+        lines += ["", "What the call did (`tp%s/calls.txt`):" % tp, "", "```"]
+        lines += [l.rstrip() for l in open(calls)]
+        lines += ["```"]
+    summary = [l for l in tables(tp).splitlines() if l.startswith("auto within 2%")]
+    lines += [""] + [wrap(x) for x in summary] + [""]
+lines += ["The tables: [docs/results.md](../../../docs/results.md).", ""]
+with open(os.path.join(dest, "README.md"), "w") as f:
+    f.write("\n".join(lines))
+
+page = os.path.join(root, "docs", "results.md")
+with open(page) as f:
+    text = f.read()
+if f"--sweep {rel}/" not in text:
+    section = [f"## Model-shape sweep, tp {' and '.join(tps)} ({count}x {gpu}, {date})", "",
+               wrap(f"`bash .gpu/sweep-calls.sh tp2` and `tp4` at {commit} ([what ran](../{rel}/README.md)): "
+               "`ubuf bench sweep` on Llama-3-8B (with M = 256 and 512), Llama-3-70B, Qwen2.5-32B and GPT-3-175B "
+               "(Mixtral-8x7B's expert FC1 and FC2 are Llama-3-8B's shapes, so its rows are those), bf16, every "
+               "method and the planner's choice, alternating with the PyTorch baseline round by round after a "
+               "warm-up pass in which the planner chose; medians over the rounds. \"fastest other\" is the fastest "
+               "of the other methods and NCCL sequential measured in the same iterations; \"auto / fastest\" the "
+               "median over rounds of that round's ratio."), ""]
+    for tp in tps:
+        section += [f"<!-- results-tables: --sweep {rel}/sweep-tp{tp}.json -->", "<!-- /results-tables -->", ""]
+    anchor = "\n## The layer demo\n"
+    block = "\n".join(section) + "\n"
+    text = text.replace(anchor, "\n" + block + anchor[1:], 1) if anchor in text else text.rstrip("\n") + "\n\n" + block
+    with open(page, "w") as f:
+        f.write(text)
+EOF
+python3 "$root/scripts/results-tables.py" --update "$root/docs/results.md"
+echo
+for tp in "${tps[@]}"; do
+  echo "== tp $tp: $rel/sweep-tp$tp.json"
+  grep -E '^(PASS|FAIL|NOT MEASURED)' "$dest/tp$tp/combined-report.txt" || true
+  python3 "$root/scripts/results-tables.py" --sweep "$dest/sweep-tp$tp.json" | grep '^auto within 2%' || true
+done
+echo
+echo "Written: $rel/ ($(du -sh "$dest" | cut -f1)) and docs/results.md's new section. Next: read the tables, write the"
+echo "section's reading of the numbers (docs/results.md) and README's headline rows, then:"
+echo "  git add $rel docs/results.md && git commit -m 'Results: the model-shape sweep at tp ${tps[*]}, $name'"
