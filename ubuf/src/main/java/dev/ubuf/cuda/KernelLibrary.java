@@ -17,9 +17,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class KernelLibrary implements AutoCloseable {
     private final CudaContext context;
     private final CUmodule module = new CUmodule();
-    /** Dynamic shared memory a launch may take without raising the function's limit. */
-    private static final int DEFAULT_SHARED_BYTES = 48 * 1024;
-
     private final Map<String, CUfunction> functions = new HashMap<>();
     private final Map<String, Integer> sharedAllowed = new HashMap<>();
     private final ResourceLedger.Entry entry;
@@ -63,15 +60,17 @@ public final class KernelLibrary implements AutoCloseable {
     }
 
     /**
-     * Launches {@code name} on a 1-D grid with {@code sharedBytes} of dynamic shared memory; above the default 48 KiB
-     * the function's limit is raised first (once per function and size).
+     * Launches {@code name} on a 1-D grid with {@code sharedBytes} of dynamic shared memory; the function's limit is
+     * raised to it first (once per function and size), as static and dynamic shared memory share the default 48 KiB.
      */
     public void launch(String name, int gridX, int blockX, int sharedBytes, CudaStream stream, Object... args) {
         if (sharedBytes < 0) {
             throw new IllegalArgumentException("sharedBytes must be >= 0, got " + sharedBytes);
         }
         CUfunction f = function(name);
-        if (sharedBytes > DEFAULT_SHARED_BYTES) {
+        if (sharedBytes > 0) {
+            // A kernel's static shared memory counts against the same default 48 KiB, so any dynamic size is
+            // allowed explicitly (once per function and size).
             allowShared(name, f, sharedBytes);
         }
         Pointer[] params = new Pointer[args.length];
