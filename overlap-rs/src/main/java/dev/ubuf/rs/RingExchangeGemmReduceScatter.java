@@ -191,8 +191,12 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
         return List.of("cs", "sub", "slots", "lowp");
     }
 
-    /** Sub-chunks 1, 2 and 4 (as m/tp allows); with two ranks also partials in the op's dtype (one hop, so one
-     *  rounding, as a reduce-scatter of rounded partials does), which halves the bytes on the link. */
+    /**
+     * Sub-chunks 1, 2 and 4 (as m/tp allows), each also with partials in the op's dtype, which halves the bytes on
+     * the link: with two ranks that is one rounding, as a reduce-scatter of rounded partials does; with more, one
+     * rounding a hop, as NCCL's ring reduce-scatter (a candidate too) rounds in the op's dtype at every hop, and as
+     * the layers run their rings.
+     */
     @Override
     public List<Map<String, String>> tuningSpace(OverlapShape shape) {
         if (!(shape instanceof RsShape rs) || whyUnsupported(rs, RsOptions.DEFAULTS
@@ -203,9 +207,7 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
         for (int sub : new int[]{1, 2, 4}) {
             if (sub <= rs.rowsPerRank()) {
                 space.add(Map.of("sub", Integer.toString(sub)));
-                if (rs.tp() == 2) {
-                    space.add(Map.of("sub", Integer.toString(sub), "lowp", "1"));
-                }
+                space.add(Map.of("sub", Integer.toString(sub), "lowp", "1"));
             }
         }
         return space;

@@ -70,11 +70,12 @@ class RsMethodRegistrationTest {
     }
 
     @Test
-    void theRingTriesLowPrecisionPartialsOnlyWhereOneHopMeansOneRounding() {
+    void theRingTriesLowPrecisionPartialsAtEveryTpAsNcclsRingRoundsAtEveryHop() {
         OverlapMethod ring = registry.get(Collective.REDUCE_SCATTER, "ring");
         assertTrue(ring.tuningSpace(shape(2, 8192, 4096, 4096)).contains(Map.of("sub", "4", "lowp", "1")));
-        assertTrue(ring.tuningSpace(shape(4, 8192, 4096, 4096)).stream().noneMatch(o -> o.containsKey("lowp")),
-                "with more hops the running sum would be re-rounded at every hop");
+        assertEquals(List.of(Map.of("sub", "1"), Map.of("sub", "1", "lowp", "1"), Map.of("sub", "2"),
+                Map.of("sub", "2", "lowp", "1"), Map.of("sub", "4"), Map.of("sub", "4", "lowp", "1")),
+                ring.tuningSpace(shape(4, 8192, 4096, 4096)), "one rounding a hop, as NCCL's ring and the layers");
         assertEquals(List.of(Map.of("sub", "1"), Map.of("sub", "1", "lowp", "1")),
                 ring.tuningSpace(shape(2, 2, 64, 64)), "one row per rank leaves one sub-chunk");
     }
