@@ -48,7 +48,9 @@ gpus = sorted({m.group(1).lower() for d in devices for m in [re.search(r"\b([HAB
 count = 0
 for node in glob.glob(os.path.join(tmp, "sweep-tp*", "node.txt")):
     with open(node) as f:
-        count = max(count, len(re.findall(r"^GPU \d+:", f.read(), re.M)))
+        # nvidia-smi -L lines ("GPU 0: NVIDIA ..."), distinct indices: the file holds the list twice, and -q's
+        # "GPU 00000000:00:06.0" headers are bus ids, not indices.
+        count = max(count, len(set(re.findall(r"^GPU (\d{1,2}): ", f.read(), re.M))))
 if not count:
     count = max(int(re.match(r"(\d+)x", d).group(1)) for d in devices if re.match(r"(\d+)x", d))
 print(f"{max(dates)}-{'-'.join(gpus) or 'gpu'}x{count}-sweep-{commit}")

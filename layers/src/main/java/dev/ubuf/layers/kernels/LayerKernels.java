@@ -53,8 +53,6 @@ public final class LayerKernels {
     static final int MAX_BIAS_GRAD_ROWS_PER_PART = 128;
     /** ... this many per SM: longer parts write and re-read fewer fp32 partial rows. */
     static final int BIAS_GRAD_ITEMS_PER_SM = 3;
-    /** Blocks per SM of the GELU kernels: 1024 threads an SM ran them 5-10% faster than 2048 (H100, 2026-11-27). */
-    static final int GELU_BLOCKS_PER_SM = 4;
 
     private final Launcher launcher;
     private final int smCount;
@@ -292,7 +290,7 @@ public final class LayerKernels {
         KernelType t = type(x, "x");
         requireLike(y, x, "y");
         new Overlaps().input(x, "x").output(y, "y", x).check();
-        launch(LayerKernelNames.geluForward(t), geluGrid(x.elements()), BLOCK, stream,
+        launch(LayerKernelNames.geluForward(t), elementGrid(x.elements()), BLOCK, stream,
                 x.rows(), x.cols(), x.address(), x.ld(), y.address(), y.ld());
     }
 
@@ -302,7 +300,7 @@ public final class LayerKernels {
         requireLike(dy, x, "dy");
         requireLike(dx, x, "dx");
         new Overlaps().input(dy, "dy").input(x, "x").output(dx, "dx", dy, x).check();
-        launch(LayerKernelNames.geluBackward(t), geluGrid(x.elements()), BLOCK, stream,
+        launch(LayerKernelNames.geluBackward(t), elementGrid(x.elements()), BLOCK, stream,
                 x.rows(), x.cols(), dy.address(), dy.ld(), x.address(), x.ld(), dx.address(), dx.ld());
     }
 
@@ -319,7 +317,7 @@ public final class LayerKernels {
             requireLike(pre, x, "pre");
         }
         new Overlaps().input(x, "x").input(bias, "bias").output(y, "y", x).output(pre, "pre", x).check();
-        launch(LayerKernelNames.biasGeluForward(t), geluGrid(x.elements()), BLOCK, stream,
+        launch(LayerKernelNames.biasGeluForward(t), elementGrid(x.elements()), BLOCK, stream,
                 x.rows(), x.cols(), x.address(), x.ld(), bias.address(), y.address(), y.ld(), address(pre),
                 pre == null ? 0L : pre.ld());
     }
@@ -421,11 +419,6 @@ public final class LayerKernels {
     // A block per 32 columns, its warps splitting the parts.
     private int columnGrid(long cols) {
         return (int) Math.min(ceilDiv(cols, 32), maxBlocks);
-    }
-
-    // As elementGrid, but at most GELU_BLOCKS_PER_SM blocks an SM.
-    private int geluGrid(long elements) {
-        return (int) Math.max(1, Math.min(ceilDiv(elements, BLOCK * 8L), (long) smCount * GELU_BLOCKS_PER_SM));
     }
 
     // About 8 elements per thread, grid-stride.
