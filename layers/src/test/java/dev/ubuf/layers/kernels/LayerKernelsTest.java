@@ -298,6 +298,17 @@ class LayerKernelsTest {
     }
 
     @Test
+    void geluOverDenseViewsTakesFourBlocksAnSmAndStridedViewsEight() {
+        TensorView x = matrix(8192, 7168, DType.BF16);
+        TensorView y = matrix(8192, 7168, DType.BF16);
+        kernels.gelu(x, y, stream);
+        kernels.geluBackward(x, x, y, stream);
+        TensorView wide = matrix(8192, 7200, DType.BF16);
+        kernels.gelu(wide.cols(0, 7168), y, stream);
+        assertEquals(List.of(4 * SMS, 4 * SMS, 8 * SMS), launches.stream().map(Launch::grid).toList());
+    }
+
+    @Test
     void stridedViewsPassTheirLeadingDimension() {
         TensorView wide = matrix(8, 100, DType.FP32);
         TensorView left = wide.cols(0, 40);
