@@ -247,6 +247,48 @@ __device__ __forceinline__ void layernorm_bwd_params_partial(i64 rows, i64 cols,
     }
 }
 
+// One column group of a row in the fused backwards: the row sums' terms and the per-column parameter sums over its
+// first `valid` columns, then its dx. Both fused kernels use it, so they add the same terms in the same order.
+template <class T>
+struct LnBwdGroup {
+    static constexpr int N = ColGroups<T>::N;
+
+    static __device__ __forceinline__ void accumulate(const uint4& dyRaw, const uint4& xRaw, const uint4& gammaRaw,
+                                                      int valid, float mu, float rs, float one, float& s1, float& s2,
+                                                      float (&dg)[N], float (&db)[N]) {
+        float d[N], v[N], gm[N];
+        RawGroup<T>::unpack(dyRaw, d);
+        RawGroup<T>::unpack(xRaw, v);
+        RawGroup<T>::unpack(gammaRaw, gm);
+#pragma unroll
+        for (int i = 0; i < N; ++i) {
+            if (i < valid) {
+                const float xhat = (v[i] - mu) * rs;
+                const float dxhat = d[i] * (gm[i] + one);
+                s1 += dxhat;
+                s2 += dxhat * xhat;
+                dg[i] += d[i] * xhat;
+                db[i] += d[i];
+            }
+        }
+    }
+
+    // dx = rstd * (dxhat - m1 - xhat * m2), m1 and m2 the row's means of dxhat and dxhat * xhat.
+    static __device__ __forceinline__ void dx(const uint4& dyRaw, const uint4& xRaw, const uint4& gammaRaw, float mu,
+                                              float rs, float one, float m1, float m2, float (&out)[N]) {
+        float v[N], gm[N];
+        RawGroup<T>::unpack(dyRaw, out);
+        RawGroup<T>::unpack(xRaw, v);
+        RawGroup<T>::unpack(gammaRaw, gm);
+#pragma unroll
+        for (int i = 0; i < N; ++i) {
+            const float xhat = (v[i] - mu) * rs;
+            const float dxhat = out[i] * (gm[i] + one);
+            out[i] = rs * (dxhat - m1 - xhat * m2);
+        }
+    }
+};
+
 // The whole backward in one pass over dy and x, for rows of at most LN_BWD_GROUPS * blockDim column groups: a block
 // takes parts of rowsPerPart consecutive rows (grid-stride over parts) and, row by row in order, computes dx as
 // layernorm_bwd_dx does while each thread adds dy * xhat and dy into per-column fp32 sums it keeps in registers;
@@ -315,22 +357,8 @@ __device__ __forceinline__ void layernorm_bwd(i64 rows, i64 cols, const T* dy, i
             for (int k = 0; k < K; ++k) {
                 const i64 g = threadIdx.x + (i64)k * blockDim.x;
                 if (g < groups) {
-                    const int valid = G::valid(g, cols);
-                    float d[N], v[N], gm[N];
-                    R::unpack(dyRaw[k], d);
-                    R::unpack(xRaw[k], v);
-                    R::unpack(gammaRaw[k], gm);
-#pragma unroll
-                    for (int i = 0; i < N; ++i) {
-                        if (i < valid) {
-                            const float xhat = (v[i] - mu) * rs;
-                            const float dxhat = d[i] * (gm[i] + one);
-                            s1 += dxhat;
-                            s2 += dxhat * xhat;
-                            dg[k][i] += d[i] * xhat;
-                            db[k][i] += d[i];
-                        }
-                    }
+                    LnBwdGroup<T>::accumulate(dyRaw[k], xRaw[k], gammaRaw[k], G::valid(g, cols), mu, rs, one, s1,
+                                              s2, dg[k], db[k]);
                 }
             }
             block_sum2(s1, s2, scratchA, scratchB);
@@ -341,18 +369,9 @@ __device__ __forceinline__ void layernorm_bwd(i64 rows, i64 cols, const T* dy, i
             for (int k = 0; k < K; ++k) {
                 const i64 g = threadIdx.x + (i64)k * blockDim.x;
                 if (g < groups) {
-                    const int valid = G::valid(g, cols);
-                    float d[N], v[N], gm[N];
-                    R::unpack(dyRaw[k], d);
-                    R::unpack(xRaw[k], v);
-                    R::unpack(gammaRaw[k], gm);
-#pragma unroll
-                    for (int i = 0; i < N; ++i) {
-                        const float xhat = (v[i] - mu) * rs;
-                        const float dxhat = d[i] * (gm[i] + one);
-                        d[i] = rs * (dxhat - m1 - xhat * m2);
-                    }
-                    G::store(dxr, g, valid, vec, d);
+                    float d[N];
+                    LnBwdGroup<T>::dx(dyRaw[k], xRaw[k], gammaRaw[k], mu, rs, one, m1, m2, d);
+                    G::store(dxr, g, G::valid(g, cols), vec, d);
                 }
             }
             if (r + 1 < r1) {
@@ -488,19 +507,7 @@ __device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T
             if (g < groups) {
                 dyRaw[k] = slot[g];
                 xRaw[k] = slot[groups + g];
-                float d[N], v[N], gm[N];
-                R::unpack(dyRaw[k], d);
-                R::unpack(xRaw[k], v);
-                R::unpack(gammaRaw[k], gm);
-#pragma unroll
-                for (int i = 0; i < N; ++i) {
-                    const float xhat = (v[i] - mu) * rs;
-                    const float dxhat = d[i] * (gm[i] + one);
-                    s1 += dxhat;
-                    s2 += dxhat * xhat;
-                    dg[k][i] += d[i] * xhat;
-                    db[k][i] += d[i];
-                }
+                LnBwdGroup<T>::accumulate(dyRaw[k], xRaw[k], gammaRaw[k], N, mu, rs, one, s1, s2, dg[k], db[k]);
             }
         }
         block_sum2(s1, s2, scratchA, scratchB);
@@ -511,16 +518,8 @@ __device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T
         for (int k = 0; k < K; ++k) {
             const i64 g = threadIdx.x + (i64)k * blockDim.x;
             if (g < groups) {
-                float d[N], v[N], gm[N];
-                R::unpack(dyRaw[k], d);
-                R::unpack(xRaw[k], v);
-                R::unpack(gammaRaw[k], gm);
-#pragma unroll
-                for (int i = 0; i < N; ++i) {
-                    const float xhat = (v[i] - mu) * rs;
-                    const float dxhat = d[i] * (gm[i] + one);
-                    d[i] = rs * (dxhat - m1 - xhat * m2);
-                }
+                float d[N];
+                LnBwdGroup<T>::dx(dyRaw[k], xRaw[k], gammaRaw[k], mu, rs, one, m1, m2, d);
                 store_vec<T, N>(dxr + g * N, d);
             }
         }
