@@ -66,6 +66,14 @@ public sealed interface OverlapOp extends AutoCloseable, TracedOp permits PlanOp
     void forwardGemmsOnly(OperandBindings operands, CudaStream stream);
 
     /**
+     * The op's GEMMs alone, each on the compute stream the op issues it on, with nothing between them (an op of one
+     * GEMM: {@link #forwardGemmsOnly}). Benchmarks time it as the third GEMM term of the ideal; results are scratch.
+     */
+    default void forwardGemmsOnTheirStreams(OperandBindings operands, CudaStream stream) {
+        forwardGemmsOnly(operands, stream);
+    }
+
+    /**
      * Initialisation (collective): tunes the GEMMs this op runs for {@code operands} (their shapes, views and SM
      * budgets), running them alone with no communication, and has the ranks agree on each algorithm
      * ({@link TpCommunicator#tuneGemms}). Call it before the first {@link #forward} with bindings of this kind, while

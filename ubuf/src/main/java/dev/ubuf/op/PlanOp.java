@@ -33,6 +33,7 @@ public final class PlanOp implements OverlapOp {
     private final FlagRegion flags;
     private final CudaPlanExecutor executor;
     private CudaPlanExecutor gemmsOnly;
+    private CudaPlanExecutor gemmsOnTheirStreams;
     private boolean closed;
 
     PlanOp(TpCommunicator comm, Schedule schedule, DeviceKernels kernels, ExecutionSettings settings) {
@@ -125,6 +126,15 @@ public final class PlanOp implements OverlapOp {
     }
 
     @Override
+    public void forwardGemmsOnTheirStreams(OperandBindings operands, CudaStream stream) {
+        if (gemmsOnTheirStreams == null) {
+            gemmsOnTheirStreams = new CudaPlanExecutor(plan.gemmsOnTheirStreams(), comm, ubuf, flags, kernels, settings,
+                    new int[0]);
+        }
+        gemmsOnTheirStreams.run(operands, stream);
+    }
+
+    @Override
     public void await(CudaStream stream) {
         comm.await(stream, executor::pendingWaits);
         executor.checkKernelErrors();
@@ -158,7 +168,7 @@ public final class PlanOp implements OverlapOp {
         }
         closed = true;
         RuntimeException failure = null;
-        for (CudaPlanExecutor e : new CudaPlanExecutor[]{gemmsOnly, executor}) {
+        for (CudaPlanExecutor e : new CudaPlanExecutor[]{gemmsOnTheirStreams, gemmsOnly, executor}) {
             try {
                 if (e != null) {
                     e.close();

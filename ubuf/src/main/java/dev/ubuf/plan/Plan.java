@@ -2,6 +2,7 @@ package dev.ubuf.plan;
 
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -94,6 +95,33 @@ public record Plan(String op, String method, int rank, int tp, List<StreamRole> 
             throw new IllegalStateException(op + "/" + method + " has no GEMM");
         }
         return new Plan(op, method + "-gemms", rank, tp, List.of(StreamRole.COMPUTE), matrices, List.of(), 0, gemms);
+    }
+
+    /**
+     * This plan's GEMMs alone, each on its own compute stream as the op issues it (streams renumbered in order of
+     * first use), with no copies, signals, reductions or the waits between them: the op's GEMMs as concurrent as its
+     * streams allow, which can beat both the whole GEMM and {@link #gemmsOnly} (one GEMM's last wave filled by
+     * another's). Benchmarks time it for the ideal; its results are not the op's (GEMMs that accumulate into one
+     * region may race).
+     */
+    public Plan gemmsOnTheirStreams() {
+        Map<Integer, Integer> renumbered = new HashMap<>();
+        List<StreamRole> roles = new ArrayList<>();
+        List<PlanStep> gemms = new ArrayList<>();
+        for (PlanStep s : steps) {
+            if (s instanceof PlanStep.Gemm || s instanceof PlanStep.AtomicGemm) {
+                int stream = renumbered.computeIfAbsent(s.stream(), k -> {
+                    roles.add(StreamRole.COMPUTE);
+                    return roles.size() - 1;
+                });
+                gemms.add(s instanceof PlanStep.Gemm g ? g.onStream(stream)
+                        : ((PlanStep.AtomicGemm) s).withoutFlags(stream));
+            }
+        }
+        if (gemms.isEmpty()) {
+            throw new IllegalStateException(op + "/" + method + " has no GEMM");
+        }
+        return new Plan(op, method + "-gemms-streams", rank, tp, roles, matrices, List.of(), 0, gemms);
     }
 
     /**

@@ -45,9 +45,43 @@ class GemmsOnlyPlanTest {
     }
 
     @Test
+    void onTheirStreamsKeepsEachGemmOnItsComputeStreamRenumbered() {
+        PlanBuilder b = new PlanBuilder("rs", "toy", 0, 2);
+        b.matrix(BufferRole.INPUT, DType.BF16, 4, 8);
+        b.matrix(BufferRole.WEIGHT, DType.BF16, 8, 6);
+        b.matrix(BufferRole.OUTPUT, DType.BF16, 2, 6);
+        b.matrix(BufferRole.UBUF, DType.BF16, 4, 6);
+        int comm = b.stream(StreamRole.COMM);
+        int c0 = b.stream(StreamRole.COMPUTE);
+        int c1 = b.stream(StreamRole.COMPUTE);
+        b.flag(1);
+        PlanStep.Gemm g0 = new PlanStep.Gemm(c1, Region.rows(BufferRole.INPUT, 0, 0, 2, 8),
+                Region.rows(BufferRole.WEIGHT, 0, 0, 8, 6), Region.rows(BufferRole.UBUF, 0, 0, 2, 6), false);
+        PlanStep.Gemm g1 = new PlanStep.Gemm(c0, Region.rows(BufferRole.INPUT, 0, 2, 2, 8),
+                Region.rows(BufferRole.WEIGHT, 0, 0, 8, 6), Region.rows(BufferRole.UBUF, 0, 2, 2, 6), false);
+        PlanStep.Gemm g2 = new PlanStep.Gemm(c1, Region.rows(BufferRole.INPUT, 0, 0, 2, 8),
+                Region.rows(BufferRole.WEIGHT, 0, 0, 8, 6), Region.rows(BufferRole.OUTPUT, 0, 0, 2, 6), true);
+        b.add(g0);
+        b.add(new PlanStep.Signal(comm, 1, 0));
+        b.add(new PlanStep.WaitSignal(c0, 0, 1));
+        b.add(g1);
+        b.add(g2);
+        Plan gemms = b.build().gemmsOnTheirStreams();
+        assertEquals(List.of(StreamRole.COMPUTE, StreamRole.COMPUTE), gemms.streams(), "the comm stream is gone");
+        assertEquals(0, gemms.flagCount());
+        assertEquals(0, gemms.eventCount());
+        // c1 is met first: stream 0; c0 second: stream 1. Order and accumulate flags kept.
+        assertEquals(List.of(new PlanStep.Gemm(0, g0.a(), g0.b(), g0.c(), false),
+                new PlanStep.Gemm(1, g1.a(), g1.b(), g1.c(), false),
+                new PlanStep.Gemm(0, g2.a(), g2.b(), g2.c(), true)), gemms.steps());
+        assertEquals("toy-gemms-streams", gemms.method());
+    }
+
+    @Test
     void aPlanWithoutGemmHasNoDecomposition() {
         PlanBuilder b = new PlanBuilder("ag", "bulk", 0, 1);
         b.matrix(BufferRole.UBUF, DType.BF16, 4, 8);
         assertThrows(IllegalStateException.class, () -> b.build().gemmsOnly());
+        assertThrows(IllegalStateException.class, () -> b.build().gemmsOnTheirStreams());
     }
 }
