@@ -35,7 +35,7 @@ import java.util.SequencedMap;
  * fp32 (twice the bytes of bf16; the kernel writes fp32 so the reduction rounds once). Requires bf16 or fp16, k and
  * n multiples of 8, tp ≥ 2 and an sm_90a GPU.
  *
- * <p>No options, so the planner measures it with the defaults ({@link OverlapMethod#tuningSpace}) for every shape
+ * <p>No options, so the planner measures it with the defaults ({@link #tuningSpace}) for every two-rank shape
  * {@link #schedule} accepts, on sm_90a GPUs ({@link #unsupportedOn}), with copy-engine copies and not with graph-safe
  * execution.
  */
@@ -54,6 +54,17 @@ public final class AtomicGemmReduceScatter implements OverlapMethod {
     @Override
     public Collective collective() {
         return Collective.REDUCE_SCATTER;
+    }
+
+    /**
+     * The defaults at two ranks; nothing at more, where it can still be named but is no planner candidate: in the
+     * tp 4 sweep (4x H100, 2026-11-27) its times spread widely from round to round (p90 / median 1.12-1.13, against
+     * 1.00-1.02 at tp 2), and on 5 of the 7 shapes where the planner chose it the benchmark measured it 3-57% slower
+     * than the fastest method; at tp 2 it was within 1% of the fastest on all 3 shapes it was chosen for.
+     */
+    @Override
+    public List<Map<String, String>> tuningSpace(OverlapShape shape) {
+        return shape.tp() > 2 ? List.of() : OverlapMethod.super.tuningSpace(shape);
     }
 
     @Override
