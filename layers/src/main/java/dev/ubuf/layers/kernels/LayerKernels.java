@@ -239,7 +239,7 @@ public final class LayerKernels {
         long rowsPerPart = layerNormRowsPerPart(x.rows());
         if (layerNormBackwardFused(x.cols(), x.dtype()) && staged(x.cols(), x.dtype(), dy, x, dx, gamma, workspace)) {
             // One pass over dy and x, rows staged in shared memory a few rows ahead: as many blocks as stay
-            // resident (128 registers a thread: 64K threads' worth per SM), each walking its parts in turn.
+            // resident (at 128 registers a thread an SM holds 512 threads), each walking its parts in turn.
             int block = layerNormBlock(x.cols(), x.dtype(), LAYER_NORM_BACKWARD_GROUPS);
             long resident = (long) smCount * Math.max(1, MAX_BLOCK / block);
             launcher.launch(LayerKernelNames.layerNormBackwardStaged(t), (int) Math.min(parts, resident), block,
