@@ -1,11 +1,13 @@
 package dev.ubuf.plan;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.IntUnaryOperator;
 
 /**
  * The schedule of one overlapped op on one rank, as data: per-stream steps with explicit dependencies.
@@ -83,18 +85,7 @@ public record Plan(String op, String method, int rank, int tp, List<StreamRole> 
      * GEMM decomposition, which benchmarks time to bound what the overlap could reach. Its results are not the op's.
      */
     public Plan gemmsOnly() {
-        List<PlanStep> gemms = new ArrayList<>();
-        for (PlanStep s : steps) {
-            if (s instanceof PlanStep.Gemm g) {
-                gemms.add(g.onStream(0));
-            } else if (s instanceof PlanStep.AtomicGemm g) {
-                gemms.add(g.withoutFlags(0));
-            }
-        }
-        if (gemms.isEmpty()) {
-            throw new IllegalStateException(op + "/" + method + " has no GEMM");
-        }
-        return new Plan(op, method + "-gemms", rank, tp, List.of(StreamRole.COMPUTE), matrices, List.of(), 0, gemms);
+        return gemmsAlone("-gemms", stream -> 0);
     }
 
     /**
@@ -106,14 +97,17 @@ public record Plan(String op, String method, int rank, int tp, List<StreamRole> 
      */
     public Plan gemmsOnTheirStreams() {
         Map<Integer, Integer> renumbered = new HashMap<>();
-        List<StreamRole> roles = new ArrayList<>();
+        return gemmsAlone("-gemms-streams", stream -> renumbered.computeIfAbsent(stream, k -> renumbered.size()));
+    }
+
+    /** The GEMM steps alone, GEMM i on compute stream {@code streamOf(its stream)}; streams 0..max are COMPUTE. */
+    private Plan gemmsAlone(String suffix, IntUnaryOperator streamOf) {
         List<PlanStep> gemms = new ArrayList<>();
+        int streamCount = 0;
         for (PlanStep s : steps) {
             if (s instanceof PlanStep.Gemm || s instanceof PlanStep.AtomicGemm) {
-                int stream = renumbered.computeIfAbsent(s.stream(), k -> {
-                    roles.add(StreamRole.COMPUTE);
-                    return roles.size() - 1;
-                });
+                int stream = streamOf.applyAsInt(s.stream());
+                streamCount = Math.max(streamCount, stream + 1);
                 gemms.add(s instanceof PlanStep.Gemm g ? g.onStream(stream)
                         : ((PlanStep.AtomicGemm) s).withoutFlags(stream));
             }
@@ -121,7 +115,8 @@ public record Plan(String op, String method, int rank, int tp, List<StreamRole> 
         if (gemms.isEmpty()) {
             throw new IllegalStateException(op + "/" + method + " has no GEMM");
         }
-        return new Plan(op, method + "-gemms-streams", rank, tp, roles, matrices, List.of(), 0, gemms);
+        return new Plan(op, method + suffix, rank, tp, Collections.nCopies(streamCount, StreamRole.COMPUTE), matrices,
+                List.of(), 0, gemms);
     }
 
     /**
