@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Packs a small Java 25 runtime for machines with no JDK (the GPU nodes) into OUT_DIR/jre.tgz, with jlink from a
+# Packs a small Java 25 runtime for machines with no JDK (the GPU nodes) into OUT_DIR/jre.txz, with jlink from a
 # local JDK 25 (scripts/find-jdk25.sh). The runtime holds the modules jdeps finds in the given jars, plus a few that
-# only reflection or the JUnit console reach. An existing jre.tgz built from the same module list is kept.
+# only reflection or the JUnit console reach, and jdk.jfr (Flight Recorder: profiles of the host's time on a node). An
+# existing jre.txz built from the same module list is kept.
 # Usage: scripts/pack-jre.sh OUT_DIR [JAR...]
 set -euo pipefail
 out=${1:?usage: scripts/pack-jre.sh OUT_DIR [JAR...]}
@@ -10,7 +11,7 @@ jdk=$(bash "$(dirname "$0")/find-jdk25.sh")
 [ -x "$jdk/bin/jlink" ] || { echo "pack-jre: $jdk has no jlink: set JAVA_HOME to a full JDK 25" >&2; exit 1; }
 # jdk.unsupported: sun.misc.Unsafe for libraries that look for it; java.management and java.xml: the JUnit console
 # (its runtime report and XML reports); jdk.zipfs: jars opened as file systems; java.logging: the bootstrap's log.
-modules="java.base,java.logging,java.management,java.xml,jdk.unsupported,jdk.zipfs"
+modules="java.base,java.logging,java.management,java.xml,jdk.unsupported,jdk.zipfs,jdk.jfr"
 if [ $# -gt 0 ]; then
   # Jar by jar against the others (a modular jar such as progressbar's names its dependencies as modules), keeping
   # only the JDK's own modules: the jars themselves travel on the class path. Test jars are analysed but kept off
@@ -25,13 +26,13 @@ if [ $# -gt 0 ]; then
 fi
 modules=$(tr ',' '\n' <<<"$modules" | grep -E '^(java|jdk)\.' | sort -u | paste -sd, -)
 mkdir -p "$out"
-if [ -s "$out/jre.tgz" ] && [ "$(cat "$out/jre.modules" 2>/dev/null)" = "$modules" ]; then
-  echo "pack-jre: $out/jre.tgz is up to date ($modules)"
+if [ -s "$out/jre.txz" ] && [ "$(cat "$out/jre.modules" 2>/dev/null)" = "$modules" ]; then
+  echo "pack-jre: $out/jre.txz is up to date ($modules)"
   exit 0
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$jdk/bin/jlink" --add-modules "$modules" --strip-debug --no-header-files --no-man-pages --output "$work/jre"
-tar czf "$out/jre.tgz" -C "$work" jre
+tar cJf "$out/jre.txz" -C "$work" jre
 echo "$modules" > "$out/jre.modules"
-echo "pack-jre: $out/jre.tgz ($(du -h "$out/jre.tgz" | cut -f1)) with $modules"
+echo "pack-jre: $out/jre.txz ($(du -h "$out/jre.txz" | cut -f1)) with $modules"
