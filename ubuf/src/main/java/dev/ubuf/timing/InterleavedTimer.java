@@ -4,11 +4,8 @@ import dev.ubuf.comm.TpCommunicator;
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaEvent;
 import dev.ubuf.cuda.CudaStream;
-import dev.ubuf.cuda.DeviceBuffer;
-import dev.ubuf.cuda.StreamPriority;
 import dev.ubuf.resource.Closer;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -21,24 +18,12 @@ import java.util.Map;
  * Collective: every rank calls {@link #time} with the same candidate names.
  */
 public final class InterleavedTimer implements AutoCloseable {
-    private static final System.Logger LOG = System.getLogger(InterleavedTimer.class.getName());
     private final TpCommunicator comm;
     private final CudaStream stream;
-    private final CudaStream releaser;
-    private final DeviceBuffer hold;
+    private final StreamHold hold;
     private final CudaEvent start;
     private final CudaEvent end;
-    private int holdValue;
     private final Closer closer = new Closer("interleaved timer");
-    /** Releases a hold the enqueueing thread did not release in time (see {@link #HOLD_LIMIT}). */
-    private final java.util.concurrent.ScheduledExecutorService valve =
-            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, "ubuf-timer-valve");
-                t.setDaemon(true);
-                return t;
-            });
-    /** Samples of the current {@link #time} call whose hold the valve released (written by the valve thread). */
-    private final java.util.concurrent.atomic.AtomicInteger valveReleases = new java.util.concurrent.atomic.AtomicInteger();
 
     /**
      * Enqueueing a candidate takes microseconds to milliseconds. A candidate whose enqueue blocks the host until its
@@ -52,16 +37,12 @@ public final class InterleavedTimer implements AutoCloseable {
         this.stream = stream;
         CudaContext ctx = comm.context().makeCurrent();
         try {
-            releaser = closer.register("releaser stream", ctx.createStream(StreamPriority.HIGH));
-            hold = closer.register("hold flag", ctx.allocate(Integer.BYTES));
+            hold = closer.register("stream hold", new StreamHold(ctx, HOLD_LIMIT));
             start = closer.register("start event", ctx.createEvent(true));
             end = closer.register("end event", ctx.createEvent(true));
-            releaser.fill32(hold.address(), 0, 1);
-            releaser.synchronize();
         } catch (RuntimeException e) {
             throw closer.closeAfter(e);
         }
-        closer.onClose("valve", valve::shutdownNow);
     }
 
     /**
@@ -88,7 +69,7 @@ public final class InterleavedTimer implements AutoCloseable {
      * issued on the timer's stream. Returns the same result on every rank.
      */
     public Result time(Map<String, Runnable> candidates, RoundBudget budget, long seed) {
-        valveReleases.set(0);
+        hold.resetValveReleases();
         // One unheld pass first: whatever a candidate does on the host at its first call (tuning its GEMMs,
         // creating its GEMM-only executor) happens here, never while the timed stream is held.
         for (var e : candidates.entrySet()) {
@@ -97,39 +78,21 @@ public final class InterleavedTimer implements AutoCloseable {
             comm.await(stream, () -> "first call of " + e.getKey());
         }
         InterleavedRounds.Result r = InterleavedRounds.run(comm.bootstrap(), this::sample, candidates, budget, seed);
-        return new Result(r.stats(), r.rounds(), r.seed(), r.orders(), valveReleases.get());
+        return new Result(r.stats(), r.rounds(), r.seed(), r.orders(), hold.valveReleases());
     }
 
     /** One sample on this rank (the barrier before it is {@link InterleavedRounds}'). */
     private double sample(String name, Runnable work) {
-        int v = ++holdValue;
-        stream.waitValue32(hold.address(), v);
-        java.util.concurrent.atomic.AtomicBoolean released = new java.util.concurrent.atomic.AtomicBoolean();
-        var valveTask = valve.schedule(() -> {
-            if (released.compareAndSet(false, true)) {
-                comm.context().makeCurrent();
-                releaser.writeValue32(hold.address(), v);
-                valveReleases.incrementAndGet();
-                LOG.log(System.Logger.Level.WARNING, "ubuf: timing '" + name + "' on rank " + comm.rank()
-                        + ": enqueueing took over " + HOLD_LIMIT.toMillis() + " ms; the stream was released early and"
-                        + " this sample includes host time");
-            }
-        }, HOLD_LIMIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
-        try {
+        try (StreamHold.Hold h = hold.hold(stream, "timing '" + name + "' on rank " + comm.rank())) {
             start.record(stream);
             work.run();
             end.record(stream);
-        } finally {
-            valveTask.cancel(false);
-            if (released.compareAndSet(false, true)) {
-                releaser.writeValue32(hold.address(), v); // also when enqueueing failed: never leave the stream held
-            }
         }
         comm.await(stream, () -> "timing " + name);
         return end.elapsedMillisSince(start);
     }
 
-    /** Stops the valve, then frees the events, the flag and the releasing stream. */
+    /** Frees the events and the hold (its valve, flag and releasing stream). */
     @Override
     public void close() {
         closer.close();
