@@ -87,8 +87,28 @@ public final class Nccl {
     }
 
     private static final class Default {
-        static final Nccl INSTANCE = new Nccl(SONAME);
+        static final Nccl INSTANCE = open();
+
+        /**
+         * NCCL (2.22 on) connects a communicator's peers at its first collective of each kind, not at init; that
+         * connection allocates device memory and waits for the device. A layer's first NCCL call comes inside its
+         * first training step, while the step's other streams wait on a peer's flags, and a step timed with its
+         * stream held could not start: both ranks of the demo spun in ncclAllReduce for good. So unless the user
+         * chose otherwise, NCCL connects everything at ncclCommInitRank, as before 2.22.
+         */
+        private static Nccl open() {
+            try {
+                dev.ubuf.posix.NativeEnvironment.setIfAbsent(RUNTIME_CONNECT, "0");
+            } catch (RuntimeException | LinkageError e) {
+                System.getLogger(Nccl.class.getName()).log(System.Logger.Level.WARNING, "could not set "
+                        + RUNTIME_CONNECT + "=0 (" + e + "); NCCL connects at its first collective, inside a step");
+            }
+            return new Nccl(SONAME);
+        }
     }
+
+    /** NCCL's switch between connecting at init (0) and at each kind's first collective (1, its default). */
+    static final String RUNTIME_CONNECT = "NCCL_RUNTIME_CONNECT";
 
     /** Whether libnccl.so.2 can be used in this process (for callers and GPU tests that choose a fallback). */
     public static boolean isAvailable() {

@@ -34,6 +34,14 @@ class NcclMissingLibraryTest {
     }
 
     @Test
+    void theProcessBindingMakesNcclConnectAtInitUnlessTheUserChose() {
+        java.util.Optional<String> before = dev.ubuf.posix.NativeEnvironment.get(Nccl.RUNTIME_CONNECT);
+        Nccl.library(); // loads or not: either way the setting is made first
+        java.util.Optional<String> after = dev.ubuf.posix.NativeEnvironment.get(Nccl.RUNTIME_CONNECT);
+        assertEquals(before.isPresent() ? before : java.util.Optional.of("0"), after);
+    }
+
+    @Test
     void theDefaultSonameIsLibnccl2() {
         assertEquals("libnccl.so.2", Nccl.SONAME);
     }
