@@ -22,7 +22,7 @@ TORCHRUN_2 = {"WORLD_SIZE": "2", "LOCAL_RANK": "0", "RANK": "0"}
 # The record keys the task and the demo's --out share, plus the warm-up count.
 RECORD_KEYS = {"op", "method", "tp", "dtype", "m", "n", "k", "ms", "hidden", "ffn", "tokens", "layers", "activation",
                "iters", "warmup", "host_enqueue_ms", "model_flops_per_gpu", "mfu", "mfu_peak_tflops", "p10_ms",
-               "p90_ms", "torch_version", "step_timing"}
+               "p90_ms", "torch_version"}
 
 
 def parse(argv, env=TORCHRUN_2):
@@ -170,17 +170,6 @@ class RecordTest(unittest.TestCase):
         self.assertEqual(nccl["mfu_peak_tflops"], 989.4)
         self.assertAlmostEqual(nccl["mfu"], flops / 12e-3 / 989.4e12)
         self.assertEqual(nccl["torch_version"], "2.11.0")
-
-    def test_queued_records_count_the_steps_that_started_early(self):
-        a = parse(["--iters", "5", "--warmup", "2", "--step-timing", "queued"])
-        recs = torch_layer.build_records(a, ["torch_nccl", "torch_async"], self.times, "2x NVIDIA H200", "2.11.0",
-                                         {"torch_nccl": 0, "torch_async": 3})
-        self.assertEqual([(r["step_timing"], r["queued_leaks"]) for r in recs], [("queued", 0), ("queued", 3)])
-        self.assertEqual(recs[0]["ms"], 12.0)
-        paced = torch_layer.build_records(self.a, ["torch_nccl"], self.times[:1], "2x NVIDIA H200", "2.11.0")[0]
-        self.assertEqual(paced["step_timing"], "paced")
-        self.assertNotIn("queued_leaks", paced)
-        self.assertIn("invalid choice", refused(["--step-timing", "host"]))
 
     def test_no_mfu_for_an_unknown_gpu(self):
         r = torch_layer.build_records(self.a, ["torch_nccl"], self.times[:1], "2x Some GPU", "2.5.1")[0]

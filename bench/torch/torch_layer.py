@@ -60,12 +60,6 @@ DTYPES = ("bf16", "fp16", "fp32")
 LN_EPS = 1e-5  # as ubuf's SequenceParallelLayerNorm.EPS
 
 
-STEP_TIMINGS = ("paced", "queued")
-# A queued step's stream first sleeps this many GPU clock cycles (about 25 ms at 2 GHz) while the host enqueues the
-# step; a step whose start event had already run when the host was done is counted and the sleep doubled.
-QUEUE_SLEEP_CYCLES = 50_000_000
-
-
 def parse_args(argv, env=None):
     """The options, checked against the torchrun world in env (default os.environ): WORLD_SIZE is the TP size."""
     env = os.environ if env is None else env
@@ -88,11 +82,6 @@ def parse_args(argv, env=None):
                         + " (default: %(default)s)")
     p.add_argument("--lr", type=float, default=0.01, help="SGD learning rate, finite and > 0 (default: %(default)s)")
     p.add_argument("--seed", type=int, default=1, help="seed of the weights and the batches (default: %(default)s)")
-    p.add_argument("--step-timing", choices=STEP_TIMINGS, default="paced",
-                   help="paced: a step's time from its first enqueue on an idle stream (the host's pace counts where "
-                        "it starves the GPU); queued: the GPU's time with the whole step queued first (the stream "
-                        "sleeps on the GPU while the host enqueues), as ubuf demo --step-timing (default: "
-                        "%(default)s)")
     a = p.parse_args(argv)
     world = int(env.get("WORLD_SIZE", "0") or 0)
     if world < 1 or "LOCAL_RANK" not in env:
@@ -179,9 +168,8 @@ def batch_seed(seed, iteration, rank):
     return ((seed * 7919 + iteration) * 1_000_003 + rank * 7_777_777 + 12345) & ((1 << 63) - 1)
 
 
-def record(a, method, step_ms, host_ms, device, torch_version, leaks=0):
-    """The results record of one method from its timed iterations' step and host times (max over ranks, ms); leaks:
-    its queued steps whose GPU started before the host had enqueued them (their times include host time)."""
+def record(a, method, step_ms, host_ms, device, torch_version):
+    """The results record of one method from its timed iterations' step and host times (max over ranks, ms)."""
     ms, p10, p90 = summary(step_ms)
     flops = model_flops_per_gpu(a.hidden, a.ffn, a.activation, a.tokens, a.tp)
     r = dict(op="layer", method=method, tp=a.tp, dtype=a.dtype, m=a.tokens, n=a.hidden, k=a.ffn, ms=ms,
@@ -191,9 +179,7 @@ def record(a, method, step_ms, host_ms, device, torch_version, leaks=0):
     if peak is not None:  # as the demo: no MFU for a GPU whose peak is unknown
         r["mfu"] = mfu(flops, ms, peak)
         r["mfu_peak_tflops"] = peak
-    r.update(p10_ms=p10, p90_ms=p90, torch_version=torch_version, step_timing=a.step_timing)
-    if a.step_timing == "queued":
-        r["queued_leaks"] = leaks
+    r.update(p10_ms=p10, p90_ms=p90, torch_version=torch_version)
     return r
 
 
@@ -221,14 +207,13 @@ def human_line(r):
     return line
 
 
-def build_records(a, methods, times, device, torch_version, leaks=None):
+def build_records(a, methods, times, device, torch_version):
     """One record per method from times[method][iteration] = (step ms, host ms), maxima over ranks, the warm-up
-    iterations first (they are left out); leaks: per method, its queued timed steps that started early."""
+    iterations first (they are left out)."""
     out = []
     for i, m in enumerate(methods):
         timed = times[i][a.warmup:]
-        out.append(record(a, m, [t[0] for t in timed], [t[1] for t in timed], device, torch_version,
-                          (leaks or {}).get(m, 0)))
+        out.append(record(a, m, [t[0] for t in timed], [t[1] for t in timed], device, torch_version))
     return out
 
 
@@ -432,33 +417,21 @@ class Layer:
         losses = {m: torch.zeros(total, device=self.device, dtype=torch.float32) for m in methods}
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         mine = [[(0.0, 0.0)] * total for _ in methods]
-        queued = a.step_timing == "queued"
-        sleep_cycles = QUEUE_SLEEP_CYCLES
-        leaks = [0] * len(methods)
         for it in range(total):
             x, target = self.batch(it)
             for i, m in enumerate(methods):
                 self.barrier()
-                if queued:
-                    torch.cuda._sleep(sleep_cycles)
                 start.record()
                 t0 = time.perf_counter()
                 self.step(params[m], x, target, losses[m][it:it + 1], m)
                 host_ms = (time.perf_counter() - t0) * 1e3
                 end.record()
-                if queued and start.query():
-                    if it >= a.warmup:
-                        leaks[i] += 1
-                    sleep_cycles *= 2
                 end.synchronize()
                 mine[i][it] = (start.elapsed_time(end), host_ms)
             if self.rank == 0 and (it + 1) % 10 == 0:
                 print(f"  iteration {it + 1} of {total}", flush=True)
         times = torch.tensor(mine, device=self.device, dtype=torch.float64)
         self.dist.all_reduce(times, op=self.dist.ReduceOp.MAX)
-        leaked = torch.tensor(leaks, device=self.device, dtype=torch.int64)
-        self.dist.all_reduce(leaked, op=self.dist.ReduceOp.MAX)
-        self.leaks = dict(zip(methods, leaked.tolist()))
         out = {}
         for m in methods:
             self.dist.all_reduce(losses[m])  # the sums of squared errors of every rank's rows
@@ -499,7 +472,7 @@ def main(argv):
     finite = all(all_finite(losses[m]) for m in methods)
     if rank0:
         print("\n".join(iteration_lines(a, methods, times, losses)))
-        records = build_records(a, methods, times, device, torch.__version__, layer.leaks)
+        records = build_records(a, methods, times, device, torch.__version__)
         for r in records:
             print(human_line(r))
         print(f"model FLOPs per GPU {records[0]['model_flops_per_gpu']:.3g}; losses "

@@ -26,7 +26,6 @@ import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 import dev.ubuf.trace.RankTrace;
 import dev.ubuf.trace.StepTrace;
-import dev.ubuf.timing.StreamHold;
 import dev.ubuf.trace.StepTracer;
 import dev.ubuf.trace.Tracer;
 import org.apache.commons.math3.stat.descriptive.DescriptiveStatistics;
@@ -73,33 +72,6 @@ public final class LayerDemo {
     public static final String COMPARE_MODE = "bf16_overlap";
 
     /**
-     * How long a queued step's stream stays held at most: enqueueing a step takes milliseconds; a step whose
-     * enqueueing waited for its own stream would otherwise wait for ever.
-     */
-    static final java.time.Duration HOLD_LIMIT = java.time.Duration.ofSeconds(2);
-
-    /** What a step's time covers; chosen once per run, the same for every mode. */
-    public enum StepTiming {
-        /**
-         * From the step's first enqueue to its end, the stream idle at the start: where the host enqueues more
-         * slowly than the GPU runs (the step's start, before the host is ahead), its pace counts. A one-layer
-         * step that starts after a barrier shows the most of it.
-         */
-        PACED,
-        /**
-         * The GPU's time for the step with all of it queued: the stream is held on a device flag while the host
-         * enqueues the step, then released. What a training loop whose host runs ahead of the GPU gets; the host's
-         * enqueue time is reported beside it, and a step whose hold had to be released early is counted.
-         */
-        QUEUED;
-
-        /** The lower-case name of the option and the results files. */
-        public String id() {
-            return name().toLowerCase(java.util.Locale.ROOT);
-        }
-    }
-
-    /**
      * What to run.
      *
      * @param tp            ranks of a TP group
@@ -109,14 +81,11 @@ public final class LayerDemo {
      * @param trace           after the timed iterations, trace one more step of the overlap stack
      * @param compareConfig   an FP8 run's overlap configuration with FP8 off: a fourth stack
      *                        ({@link #COMPARE_MODE}) trains with it; null for none
-     * @param timing          what a step's time covers (see {@link StepTiming})
      */
     public record Settings(int tp, int replicas, UbConfig overlapConfig, UbConfig noOverlapConfig, long hidden,
                            long ffn, Activation activation, long tokens, int layers, int warmup, int iters,
-                           DType dtype, float lr, long seed, boolean trace, UbConfig compareConfig,
-                           StepTiming timing) {
+                           DType dtype, float lr, long seed, boolean trace, UbConfig compareConfig) {
         public Settings {
-            java.util.Objects.requireNonNull(timing, "timing");
             if (replicas < 1) {
                 throw new IllegalArgumentException("replicas must be at least 1, got " + replicas);
             }
@@ -381,8 +350,6 @@ public final class LayerDemo {
              PinnedHostBuffer sqHost = ctx.allocateHost((long) modes * rows * Float.BYTES);
              CudaEvent start = ctx.createEvent(true);
              CudaEvent end = ctx.createEvent(true);
-             // Null (no resource) unless the steps are timed queued.
-             StreamHold hold = st.timing() == StepTiming.QUEUED ? new StreamHold(ctx, HOLD_LIMIT) : null;
              Stack on = new Stack(TpContext.create(comm, st.overlapConfig(), st.dtype(), st.tokens(), planner), st,
                      dp);
              Stack off = new Stack(TpContext.create(comm, st.noOverlapConfig(), st.dtype(), st.tokens(), planner),
@@ -429,19 +396,11 @@ public final class LayerDemo {
                                     .map(t -> java.time.Duration.between(t, java.time.Instant.now()).toMillis() / 1e3)
                                     .orElse(Double.NaN);
                         }
-                        StreamHold.Hold held = hold == null ? null
-                                : hold.hold(s, "demo step " + st.modes().get(m) + " on rank " + rank);
-                        try {
-                            start.record(s);
-                            long enqueue = System.nanoTime();
-                            stacks[m].trainer.step(x, target, sq.cols(m * rows, rows), s);
-                            mine[2 * modes + m] = (System.nanoTime() - enqueue) / 1e6;
-                            end.record(s);
-                        } finally {
-                            if (held != null) {
-                                held.close();
-                            }
-                        }
+                        start.record(s);
+                        long enqueue = System.nanoTime();
+                        stacks[m].trainer.step(x, target, sq.cols(m * rows, rows), s);
+                        mine[2 * modes + m] = (System.nanoTime() - enqueue) / 1e6;
+                        end.record(s);
                         int mode = m;
                         comm.await(s, () -> "demo step " + st.modes().get(mode));
                         mine[m] = end.elapsedMillisSince(start);

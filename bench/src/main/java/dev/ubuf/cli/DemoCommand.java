@@ -90,13 +90,6 @@ final class DemoCommand implements Callable<Integer> {
             description = "Untimed iterations first, 0 to 10000 (GPU only; they train too and their losses are"
                     + " compared; default: ${DEFAULT-VALUE}).")
     int warmup;
-    @Option(names = "--step-timing", defaultValue = "paced", converter = StepTimingConverter.class,
-            paramLabel = "HOW",
-            description = "What a step's time covers (GPU only): paced, from its first enqueue on an idle stream"
-                    + " (the host's enqueue pace counts where it is slower than the GPU), or queued, the GPU's time"
-                    + " with the whole step queued before it starts (the stream held while the host enqueues), what a"
-                    + " loop whose host runs ahead gets. Default: ${DEFAULT-VALUE}.")
-    LayerDemo.StepTiming stepTiming;
     @Option(names = "--dtype", defaultValue = "bf16", converter = BenchDTypes.Converter.class,
             completionCandidates = BenchDTypes.class, paramLabel = "TYPE",
             description = "Weights and activations: ${COMPLETION-CANDIDATES} (GPU only; gradients are fp32;"
@@ -327,7 +320,7 @@ final class DemoCommand implements Callable<Integer> {
         PlannerSettings planner = PlannerSettings.from(System.getenv());
         PrintWriter w = spec.commandLine().getOut();
         LayerDemo.Settings st = new LayerDemo.Settings(ranks, replicas, cfg, off, h, f, act, m, layers, warmup, iters,
-                dtype, (float) lr, seed, tracePng.isPresent(), compare, stepTiming);
+                dtype, (float) lr, seed, tracePng.isPresent(), compare);
         w.printf("ubuf demo: %d x LayerNormMLP (hidden %d, ffn %d, %s), %d tokens per step%s, tp %d, %s, lr %s,"
                         + " %d warm-up + %d timed iterations%n", layers, h, f, act, m,
                 replicas > 1 ? " per replica" : "", ranks, dtype.shortName(), lr, warmup, iters);
@@ -344,9 +337,6 @@ final class DemoCommand implements Callable<Integer> {
                 + " collective" + (replicas > 1 ? ", the DP gradient all-reduce included" : "")
                 + ": a timing-only mode whose losses are wrong by design"
                 + (compare != null ? "; " + LayerDemo.COMPARE_MODE + " is the overlap stack with FP8 off" : "") + ")");
-        w.println("step timing: " + stepTiming.id() + (stepTiming == LayerDemo.StepTiming.QUEUED
-                ? " (each step's stream held until the whole step is enqueued: the GPU's time)"
-                : " (from the step's first enqueue on an idle stream: the host's pace counts where it starves the GPU)"));
         w.flush();
         LayerDemo.Result r;
         try (Progress bar = Progress.of("demo", warmup + iters)) {
@@ -431,7 +421,6 @@ final class DemoCommand implements Callable<Integer> {
                 rec.put("start_to_first_step_s", r.secondsToFirstStep());
                 rec.put("gemms_untuned", r.untunedGemms());
                 rec.put("host_enqueue_ms", host[i]);
-                rec.put("step_timing", stepTiming.id());
                 rec.put("model_flops_per_gpu", flops);
                 if (peak.isPresent()) {
                     rec.put("mfu", StepFlops.mfu(flops, med[i], peak.getAsDouble()));
@@ -541,19 +530,6 @@ final class DemoCommand implements Callable<Integer> {
             return Cuda.deviceCount();
         } catch (RuntimeException | LinkageError e) {
             return 0;
-        }
-    }
-
-    /** paced or queued, in any case. */
-    static final class StepTimingConverter implements picocli.CommandLine.ITypeConverter<LayerDemo.StepTiming> {
-        @Override
-        public LayerDemo.StepTiming convert(String value) {
-            for (LayerDemo.StepTiming t : LayerDemo.StepTiming.values()) {
-                if (t.id().equalsIgnoreCase(value.strip())) {
-                    return t;
-                }
-            }
-            throw new picocli.CommandLine.TypeConversionException("'" + value + "' is not paced or queued");
         }
     }
 }

@@ -21,6 +21,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Work whose enqueueing blocks until its stream makes progress would wait for ever on a held stream, so a
  * valve thread releases any hold still closed after {@code limit}; such holds are counted
  * ({@link #valveReleases()}) and logged, and a time measured across one includes host time.
+ *
+ * <p>For an op's call, not a training step: the driver queues only so much work behind a blocked stream. Holding a
+ * whole LayerNormMLP step (two H100s, 2026-11-27) blocked its enqueueing for good, and the valve's release, on a
+ * stream that may share the held one's hardware queue, never ran.
  */
 public final class StreamHold implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(StreamHold.class.getName());
