@@ -22,9 +22,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * valve thread releases any hold still closed after {@code limit}; such holds are counted
  * ({@link #valveReleases()}) and logged, and a time measured across one includes host time.
  *
- * <p>For an op's call, not a training step: the driver queues only so much work behind a blocked stream. Holding a
- * whole LayerNormMLP step (two H100s, 2026-11-27) blocked its enqueueing for good, and the valve's release, on a
- * stream that may share the held one's hardware queue, never ran.
+ * <p>For an op's call, not a training step: holding a whole LayerNormMLP step (two H100s, 2026-11-27) blocked its
+ * enqueueing for good (both ranks in ncclAllReduce) and the valve's release never ran, most likely because the
+ * driver queues only so much work behind a blocked stream.
  */
 public final class StreamHold implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(StreamHold.class.getName());
