@@ -3,6 +3,7 @@
 # from the folder that holds the bundle (.gpu/, made by scripts/gpu-bundle.sh):
 #   timeout -k 10 585 bash .gpu/sweep-calls.sh tp2     # GPUs 0,1 (CUDA_VISIBLE_DEVICES=0,1)
 #   timeout -k 10 585 bash .gpu/sweep-calls.sh tp4     # GPUs 0,1,2,3, in a later call: never beside tp2
+#   timeout -k 10 585 bash .gpu/sweep-calls.sh tp2 fp8 # the FP8 subset (below)
 # Steps, all within ALT_BUDGET_S (default 540) seconds of this script's start, so it ends by itself:
 #   1. a warm-up pass: ubuf bench sweep with one timed round (--iters 1 --warmup 0), which makes the planner measure
 #      and pick a method for every shape and tunes every GEMM kind, into this run's own caches (UB_PLAN_CACHE,
@@ -20,20 +21,27 @@
 # and again after every round (written whole, then renamed, so a run killed late still returns the last pack), and
 # $OUT/sweep-<tp2|tp4>-summary.txt repeats the rounds and the report for a quick look. Unpack and commit with
 #   bash scripts/sweep-finish.sh DIR COMMIT          (DIR: the folder holding the .tgz files)
+# FP8 (E4M3 operands, bf16 output and partials): `sweep-calls.sh tp2 fp8` (or tp4 fp8) runs the same steps with
+# `bench sweep --fp8` on SWEEP_TOKENS (default 4096,8192,16384, no M = 256/512) into sweep-<tp2|tp4>-fp8.tgz, without
+# PyTorch (its baseline has no FP8 mode: bf16 rows beside FP8 ones would compare different work), so its rounds are
+# ubuf's alone, back to back. Combine them with combine-rounds.py by hand (sweep-finish.sh takes the bf16 packs).
 # Variables: ALT_BUDGET_S (540), WARMUP_MAX_S (budget / 3), SWEEP_ROUNDS (4), SWEEP_MODELS (llama3-8b,llama3-70b,
 # qwen2.5-32b,gpt3-175b: mixtral-8x7b-expert's FC1 and FC2 are exactly llama3-8b's, hidden 4096, ffn 14336, SwiGLU, so
 # the default sweep times those shapes twice a round and combine-rounds.py keeps one; M = 256 and 512 go to the first
 # model), SWEEP_ITERS (10), SWEEP_WARMUP (3), TORCH_ITERS (10), TORCH_WARMUP (3), SWEEP_WORK (./sweep-work: the
 # unpacked files; cleared per tp), OUT (./gpu-out). NVLink multicast stays off (UB_SKIPMC=1, NCCL_NVLS_ENABLE=0, ...).
 set -uo pipefail
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2; exit 2; }
 case "${1:-}" in
   tp2) tp=2 devices=0,1 ;;
   tp4) tp=4 devices=0,1,2,3 ;;
-  *)
-    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2
-    exit 2 ;;
+  *) usage ;;
 esac
-name=tp$tp
+case "${2:-}" in
+  "") fp8=0 name=tp$tp ;;
+  fp8) fp8=1 name=tp$tp-fp8 ;;
+  *) usage ;;
+esac
 bundle=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 budget=${ALT_BUDGET_S:-540}
 warmup_max=${WARMUP_MAX_S:-$((budget / 3))}
@@ -41,6 +49,11 @@ rounds=${SWEEP_ROUNDS:-4}
 min_left=${SWEEP_MIN_LEFT_S:-20}
 models=${SWEEP_MODELS:-llama3-8b,llama3-70b,qwen2.5-32b,gpt3-175b}
 iters=${SWEEP_ITERS:-10} warm=${SWEEP_WARMUP:-3} titers=${TORCH_ITERS:-10} twarm=${TORCH_WARMUP:-3}
+# FP8: its own token counts, and the flags every ubuf sweep of it takes.
+tokens=${SWEEP_TOKENS:-4096,8192,16384}
+[[ "$tokens" =~ ^[0-9]+(,[0-9]+)*$ ]] || { echo "sweep-calls: SWEEP_TOKENS is numbers and commas, got '$tokens'" >&2; exit 2; }
+fp8_args=()
+[ "$fp8" = 1 ] && fp8_args=(--fp8 --tokens "$tokens" --no-small)
 for v in "$budget" "$warmup_max" "$rounds" "$min_left" "$iters" "$warm" "$titers" "$twarm"; do
   [[ "$v" =~ ^[0-9]+$ ]] || { echo "sweep-calls: numbers only, got '$v'" >&2; exit 2; }
 done
@@ -119,7 +132,8 @@ on_term() {
 trap on_term TERM INT
 
 say "commit $UBUF_COMMIT, CUDA_VISIBLE_DEVICES=$devices, budget ${budget}s (warm-up at most ${warmup_max}s)," \
-  "models $models, ubuf --iters $iters --warmup $warm, torch --iters $titers --warmup $twarm, up to $rounds rounds"
+  "$([ "$fp8" = 1 ] && echo "FP8 at M $tokens without PyTorch, ")models $models, ubuf --iters $iters" \
+  "--warmup $warm, torch --iters $titers --warmup $twarm, up to $rounds rounds"
 if command -v nvidia-smi > /dev/null; then
   { node_state before; nvidia-smi -L; nvidia-smi topo -m; } > "$work/node.txt" 2>&1
   nvidia-smi dmon -s pucv -d 1 -o DT > "$work/dmon.txt" 2>&1 &
@@ -127,15 +141,15 @@ if command -v nvidia-smi > /dev/null; then
 else
   say "no nvidia-smi: no clocks"
 fi
-command -v torchrun > /dev/null || say "torchrun not found: the PyTorch parts will fail"
+[ "$fp8" = 1 ] || command -v torchrun > /dev/null || say "torchrun not found: the PyTorch parts will fail"
 
 # 1. The warm-up pass: plans and GEMM tuning into this run's caches.
 t0=$SECONDS
 left=$((budget - SECONDS))
 cap=$((warmup_max < left ? warmup_max : left))
 run_child timeout --signal=TERM --kill-after=15 "$cap" bash "$bundle/java.sh" -cp "$bundle/lib/*" \
-  dev.ubuf.cli.UbufCli bench sweep --tp "$tp" --models "$models" --iters 1 --warmup 0 --out "$work/warmup.json" \
-  > "$work/warmup.txt" 2>&1
+  dev.ubuf.cli.UbufCli bench sweep --tp "$tp" --models "$models" --iters 1 --warmup 0 "${fp8_args[@]}" \
+  --out "$work/warmup.json" > "$work/warmup.txt" 2>&1
 rc=$?
 say "warm-up: exit $rc in $((SECONDS - t0))s, $(grep -c '^ *auto ' "$work/warmup.txt" 2>/dev/null || true) shapes" \
   "planned$([ $rc -eq 124 ] && echo " (cut at ${cap}s: round 1 plans the rest)")"
@@ -155,10 +169,18 @@ for ((r = 1; r <= rounds; r++)); do
     break
   fi
   t0=$SECONDS
-  ALT_BUDGET_S=$left OUT="$work" run_child bash "$bundle/run-gpu.sh" \
-    "alternate=$r-$r sweep --tp $tp --models $models --iters $iters --warmup $warm -- --iters $titers --warmup $twarm" \
-    > /dev/null 2>&1
-  rc=$?
+  if [ "$fp8" = 1 ]; then
+    run_child timeout --signal=TERM --kill-after=15 "$left" bash "$bundle/java.sh" -cp "$bundle/lib/*" \
+      dev.ubuf.cli.UbufCli bench sweep --tp "$tp" --models "$models" --iters "$iters" --warmup "$warm" \
+      "${fp8_args[@]}" --out "$work/sweep-r$r.json" > "$work/sweep-r$r.txt" 2>&1
+    rc=$?
+    echo "  round $r   sweep $((SECONDS - t0))s exit $rc (FP8, no PyTorch)" > "$work/summary.txt"
+  else
+    ALT_BUDGET_S=$left OUT="$work" run_child bash "$bundle/run-gpu.sh" \
+      "alternate=$r-$r sweep --tp $tp --models $models --iters $iters --warmup $warm -- --iters $titers --warmup $twarm" \
+      > /dev/null 2>&1
+    rc=$?
+  fi
   d=$((SECONDS - t0))
   [ $d -gt $longest ] && longest=$d
   done_rounds=$r

@@ -117,12 +117,12 @@ class SweepCallsTest(unittest.TestCase):
     def tearDown(self):
         self.dir.cleanup()
 
-    def run_calls(self, which, out, timeout=None, **env):
+    def run_calls(self, which, out, timeout=None, extra=None, **env):
         e = dict(os.environ, PATH=self.bin + os.pathsep + os.environ["PATH"], FAKE_LOG=self.log, FAKE_DATE=self.date,
                  OUT=out, SWEEP_WORK=os.path.join(self.dir.name, "work"))
         e.pop("CUDA_VISIBLE_DEVICES", None)
         e.update({k: str(v) for k, v in env.items()})
-        cmd = ["bash", os.path.join(self.bundle, "sweep-calls.sh"), which]
+        cmd = ["bash", os.path.join(self.bundle, "sweep-calls.sh"), which] + ([extra] if extra else [])
         if timeout:
             cmd = ["timeout", "-k", "5", str(timeout)] + cmd
         p = subprocess.run(cmd, cwd=self.dir.name, env=e, capture_output=True, text=True, timeout=120)
@@ -186,6 +186,29 @@ class SweepCallsTest(unittest.TestCase):
         self.assertIn("sweep-tp2/calls.txt", files)
         with open(os.path.join(out, "sweep-tp2-summary.txt")) as f:
             self.assertIn("terminated", f.read())
+
+    def test_fp8_runs_ubuf_alone_on_the_fp8_subset_into_a_pack_of_its_own(self):
+        out = os.path.join(self.dir.name, "out-fp8")
+        code, text = self.run_calls("tp2", out, ALT_BUDGET_S=60, SWEEP_ROUNDS=2, extra="fp8")
+        self.assertEqual(0, code, text)
+        self.assertEqual(["sweep-tp2-fp8-summary.txt", "sweep-tp2-fp8.tgz"], sorted(os.listdir(out)))
+        files = self.members(os.path.join(out, "sweep-tp2-fp8.tgz"))
+        for name in ("warmup.json", "sweep-r1.json", "sweep-r2.json", "rounds.txt", "report.txt"):
+            self.assertIn("sweep-tp2-fp8/" + name, files)
+        self.assertFalse(any("torch-sweep" in f for f in files), files)
+        self.assertEqual([], self.calls("torchrun"))
+        java = self.calls("java")
+        self.assertEqual(3, len(java))  # the warm-up and two rounds, no --list-shapes for a baseline
+        for c in java:
+            self.assertIn("--fp8 --tokens 4096,8192,16384 --no-small", " ".join(c["args"]))
+            self.assertEqual("0,1", c["env"]["CUDA_VISIBLE_DEVICES"])
+        self.assertIn("--iters 10 --warmup 3", " ".join(java[1]["args"]))
+        self.assertIn("FP8 at M 4096,8192,16384 without PyTorch", text)
+        code, text = self.run_calls("tp2", out, extra="fp16")
+        self.assertEqual(2, code)
+        code, text = self.run_calls("tp2", out, extra="fp8", SWEEP_TOKENS="4096;8192")
+        self.assertEqual(2, code)
+        self.assertIn("SWEEP_TOKENS", text)
 
     def test_bad_arguments_are_refused(self):
         code, text = self.run_calls("tp3", os.path.join(self.dir.name, "o"))

@@ -49,7 +49,7 @@ final class SweepBenchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         common.check();
-        List<OverlapShape> shapes = selection.shapes(common.tp, common.dtype);
+        List<OverlapShape> shapes = selection.shapes(common.tp, common.dtype, common.fp8Operands());
         if (listShapes) {
             common.spec.commandLine().getOut().println(String.join(" ", shapes.stream()
                     .map(x -> x.collective().resultName() + ":" + x.m() + "," + x.k() + "," + x.n()).toList()));

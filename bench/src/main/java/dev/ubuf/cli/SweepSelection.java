@@ -1,7 +1,10 @@
 package dev.ubuf.cli;
 
+import dev.ubuf.ag.AgShape;
 import dev.ubuf.bench.ModelShapes;
+import dev.ubuf.op.Fp8Operands;
 import dev.ubuf.op.OverlapShape;
+import dev.ubuf.rs.RsShape;
 import dev.ubuf.tensor.DType;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -9,6 +12,7 @@ import picocli.CommandLine.Spec;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Which models and token counts the model-shape sweep covers (bench sweep, and bench gemm --from-sweep, which times
@@ -32,6 +36,26 @@ final class SweepSelection {
 
     /** The sweep's op shapes at {@code tp} ranks: every GEMM of every model at every token count, in that order. */
     List<OverlapShape> shapes(int tp, DType dtype) {
+        return shapes(tp, dtype, Optional.empty());
+    }
+
+    /**
+     * As {@link #shapes(int, DType)}, every shape with {@code fp8} operands when given ({@code dtype} is then the
+     * output's, and the reduce-scatters' partials').
+     */
+    List<OverlapShape> shapes(int tp, DType dtype, Optional<Fp8Operands> fp8) {
+        List<OverlapShape> shapes = new ArrayList<>();
+        for (OverlapShape s : modelShapes(tp, dtype)) {
+            shapes.add(fp8.isEmpty() ? s : switch (s) {
+                case AgShape a -> new AgShape(a.tp(), a.m(), a.k(), a.n(), a.dtype(), fp8);
+                case RsShape r -> new RsShape(r.tp(), r.m(), r.k(), r.n(), r.dtype(), r.bias(), fp8);
+                default -> throw new IllegalStateException("the sweep makes AG and RS shapes only, got " + s);
+            });
+        }
+        return shapes;
+    }
+
+    private List<OverlapShape> modelShapes(int tp, DType dtype) {
         for (int t : tokens) {
             if (t <= 0 || t % tp != 0) {
                 throw OptionChecks.invalid(spec, "--tokens: " + t + " must be positive and divisible by --tp " + tp);
