@@ -47,7 +47,8 @@ public final class TimelineChart {
             SpanKind.KERNEL, new Color(0x2ca02c),
             SpanKind.NCCL, new Color(0x8c564b),
             SpanKind.EVENT, new Color(0x7f7f7f),
-            SpanKind.OP, new Color(0x17becf)));
+            SpanKind.OP, new Color(0x17becf),
+            SpanKind.HOST, new Color(0xdbdb8d)));
 
     private static final PixelFont TITLE = new PixelFont(2, false);
     private static final PixelFont TEXT = new PixelFont(1, false);

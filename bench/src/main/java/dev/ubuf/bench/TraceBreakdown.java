@@ -20,10 +20,10 @@ import java.util.Set;
  * Communication is the data movement itself: copies, reductions and NCCL calls; waits, signals and events are
  * bookkeeping. A collective is named by its streams ("fc1_fprop: comm 0" belongs to fc1_fprop); work on the
  * caller's own streams is "caller". Span times come from CUDA events, so a gap the host left between two events
- * counts as time too.
+ * counts as time too; where the trace has the host's spans, {@link HostWait} says how much of that there was.
  */
 public record TraceBreakdown(int rank, double stepUs, double gemmUs, double kernelUs, double commUs,
-                             double commUnderGemmUs, List<Collective> collectives, List<Work> work) {
+                             double commUnderGemmUs, List<Collective> collectives, List<Work> work, HostWait host) {
     /** Data movement, as opposed to the bookkeeping spans (waits, signals, events) and the ops' outlines. */
     static final Set<SpanKind> COMMUNICATION = EnumSet.of(SpanKind.COPY, SpanKind.REDUCE, SpanKind.NCCL);
 
@@ -38,9 +38,68 @@ public record TraceBreakdown(int rank, double stepUs, double gemmUs, double kern
     public record Work(SpanKind kind, String name, int count, double us, double underCommUs) {
     }
 
+    /**
+     * The host against the GPU, from the trace's {@link SpanKind#HOST} spans (null without them): when the host had
+     * issued the step's last span, and how long the caller's streams sat idle waiting for the host to issue their
+     * next span (each span's GPU start, or its host opening if earlier, minus the end of the stream's span before
+     * it, where that is positive and the host opened the span after that end), with the spans that waited longest.
+     */
+    public record HostWait(double issuedUs, double waitedUs, List<Waited> longest) {
+        public HostWait {
+            longest = List.copyOf(longest);
+        }
+    }
+
+    /** One span whose stream waited for the host to issue it. */
+    public record Waited(String stream, String name, double us) {
+    }
+
     public TraceBreakdown {
         collectives = List.copyOf(collectives);
         work = List.copyOf(work);
+    }
+
+    /** How many of the longest host waits {@link HostWait#longest()} keeps. */
+    static final int LONGEST_WAITS = 3;
+
+    static HostWait hostLag(RankTrace r) {
+        List<Span> host = r.spans().stream().filter(s -> s.kind() == SpanKind.HOST).toList();
+        if (host.isEmpty()) {
+            return null;
+        }
+        Map<String, List<Span>> hostByKey = new LinkedHashMap<>();
+        for (Span h : host) {
+            hostByKey.computeIfAbsent(h.args().get("stream") + "\n" + h.name(), k -> new ArrayList<>()).add(h);
+        }
+        double waited = 0;
+        List<Waited> waits = new ArrayList<>();
+        Map<String, List<Span>> gpuByStream = new LinkedHashMap<>();
+        for (Span s : r.spans()) {
+            if (s.kind() != SpanKind.HOST && hostByKey.containsKey(s.stream() + "\n" + s.name())) {
+                gpuByStream.computeIfAbsent(s.stream(), k -> new ArrayList<>()).add(s);
+            }
+        }
+        for (var e : gpuByStream.entrySet()) {
+            List<Span> spans = new ArrayList<>(e.getValue());
+            spans.sort(Comparator.comparingDouble(Span::startUs));
+            Map<String, Integer> seen = new LinkedHashMap<>();
+            double prevEnd = 0;
+            for (Span s : spans) {
+                String key = s.stream() + "\n" + s.name();
+                int i = seen.merge(key, 1, Integer::sum) - 1;
+                List<Span> hs = hostByKey.get(key);
+                Span h = hs.get(Math.min(i, hs.size() - 1));
+                double idle = Math.min(s.startUs(), h.startUs()) - prevEnd;
+                if (h.startUs() > prevEnd && idle > 0) {
+                    waited += idle;
+                    waits.add(new Waited(s.stream(), s.name(), idle));
+                }
+                prevEnd = Math.max(prevEnd, s.endUs());
+            }
+        }
+        waits.sort(Comparator.comparingDouble(Waited::us).reversed());
+        double issued = host.stream().mapToDouble(Span::endUs).max().orElse(0);
+        return new HostWait(issued, waited, waits.subList(0, Math.min(LONGEST_WAITS, waits.size())));
     }
 
     /** The breakdown of {@code r}'s step. */
@@ -75,8 +134,8 @@ public record TraceBreakdown(int rank, double stepUs, double gemmUs, double kern
         // A kernel span may enclose a collective (the FP8 amax reduction): kernel time is what is not communication.
         List<double[]> kernels = intervals(r.spans(), EnumSet.of(SpanKind.KERNEL));
         double kernelUs = length(kernels) - length(intersect(kernels, comm));
-        return new TraceBreakdown(r.rank(), r.endUs(), length(gemm), kernelUs, length(comm),
-                length(intersect(comm, gemm)), collectives, sorted);
+        return new TraceBreakdown(r.rank(), r.gpuEndUs(), length(gemm), kernelUs, length(comm),
+                length(intersect(comm, gemm)), collectives, sorted, hostLag(r));
     }
 
     /** The whole step's communication under GEMMs over all of it. */
@@ -90,6 +149,12 @@ public record TraceBreakdown(int rank, double stepUs, double gemmUs, double kern
         lines.add(String.format(Locale.ROOT, "rank %d: step %.0f us; GPU busy with GEMMs %.0f us (%.0f%%), other"
                         + " kernels %.0f us, communication %.0f us of which %.0f us under a GEMM (hidden %.2f)", rank,
                 stepUs, gemmUs, 100 * gemmUs / stepUs, kernelUs, commUs, commUnderGemmUs, hiddenShare()));
+        if (host != null) {
+            lines.add(String.format(Locale.ROOT, "  host: issued the step's last span at %.0f us; the caller's streams"
+                    + " waited %.0f us for the host%s", host.issuedUs(), host.waitedUs(), host.longest().isEmpty() ? ""
+                    : " (longest before: " + String.join(", ", host.longest().stream().map(w -> String.format(
+                    Locale.ROOT, "%s %.0f us", w.name(), w.us())).toList()) + ")"));
+        }
         lines.add(String.format(Locale.ROOT, "  %-24s %12s %14s %7s", "collective", "comm us", "under GEMM us",
                 "hidden"));
         for (Collective c : collectives) {

@@ -133,8 +133,9 @@ final class DemoCommand implements Callable<Integer> {
                     + " ${DEFAULT-VALUE}).")
     long seed;
     @Option(names = "--trace", paramLabel = "FILE",
-            description = "GPU only: after the timed iterations, trace one more step of the overlap stack on every"
-                    + " rank and stream (GEMMs, copies, waits, signals, reductions, kernels, NCCL collectives; timed"
+            description = "GPU only: after the timed iterations, trace two more steps of the overlap stack (the"
+                    + " second kept) on every rank and stream (GEMMs, copies, waits, signals, reductions, kernels, NCCL"
+                    + " collectives, and the host's time issuing each span; timed"
                     + " with CUDA events; with --num-replicas R > 1 every rank of every replica, one process per world"
                     + " rank, all started after a barrier of the whole world, the DP gradient all-reduce an NCCL span)"
                     + " and write it to FILE, a Chrome trace (open it in ui.perfetto.dev) whose"

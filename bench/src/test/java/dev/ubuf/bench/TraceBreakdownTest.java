@@ -42,6 +42,35 @@ class TraceBreakdownTest {
     }
 
     @Test
+    void theHostsSpansTellWhereTheCallersStreamWaitedForTheHost() {
+        List<Span> spans = List.of(
+                new Span("caller", "ln", SpanKind.KERNEL, 2, 30, null),
+                new Span("caller", "fc1 (ring)", SpanKind.OP, 400, 1400, null),
+                new Span("fc1: compute 0", "g", SpanKind.GEMM, 410, 1390, null),
+                new Span("caller", "bias", SpanKind.KERNEL, 1400, 1450, null),
+                new Span("caller", "bias", SpanKind.KERNEL, 1600, 1650, null),
+                new Span("host", "ln", SpanKind.HOST, 1, 5, java.util.Map.of("stream", "caller")),
+                // the op issued long after the LayerNorm ended: the stream sat idle from 30 to 395
+                new Span("host", "fc1 (ring)", SpanKind.HOST, 395, 700, java.util.Map.of("stream", "caller")),
+                // issued while the op still ran: no wait
+                new Span("host", "bias", SpanKind.HOST, 710, 720, java.util.Map.of("stream", "caller")),
+                // the second bias: issued at 1590, after the first ended at 1450
+                new Span("host", "bias", SpanKind.HOST, 1590, 1700, java.util.Map.of("stream", "caller")));
+        TraceBreakdown b = TraceBreakdown.of(new RankTrace(0, List.of("caller", "fc1: compute 0", "host"), spans));
+        assertEquals(1650, b.stepUs(), 1e-9, "the GPU's last span; the host's ends later");
+        TraceBreakdown.HostWait h = b.host();
+        assertEquals(1700, h.issuedUs(), 1e-9);
+        assertEquals(1 + (395 - 30) + (1590 - 1450), h.waitedUs(), 1e-9);
+        assertEquals(List.of(new TraceBreakdown.Waited("caller", "fc1 (ring)", 365),
+                new TraceBreakdown.Waited("caller", "bias", 140), new TraceBreakdown.Waited("caller", "ln", 1)),
+                h.longest());
+        assertEquals(1030 - 0, b.gemmUs() + 50, 1e-9, "HOST spans are no GPU work");
+        assertTrue(b.describe(1).get(1).contains("waited 506 us for the host (longest before: fc1 (ring) 365 us"),
+                b.describe(1)::toString);
+        assertEquals(null, TraceBreakdown.of(TraceSamples.twoRanks().ranks().get(0)).host(), "no host spans: none");
+    }
+
+    @Test
     void overlappingSpansOfOneKindCountOnce() {
         List<Span> spans = List.of(
                 new Span("a: compute 0", "g1", SpanKind.GEMM, 0, 100, null),

@@ -22,4 +22,9 @@ public record RankTrace(int rank, List<String> streams, List<Span> spans) {
     public double endUs() {
         return spans.stream().mapToDouble(Span::endUs).max().orElse(0);
     }
+
+    /** The end of the last span of GPU work ({@link SpanKind#HOST} spans left out; 0 without any). */
+    public double gpuEndUs() {
+        return spans.stream().filter(s -> s.kind() != SpanKind.HOST).mapToDouble(Span::endUs).max().orElse(0);
+    }
 }

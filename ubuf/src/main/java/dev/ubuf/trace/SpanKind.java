@@ -21,7 +21,13 @@ public enum SpanKind {
     /** An event recorded or waited for between a plan's streams. */
     EVENT,
     /** A whole overlapped op as its caller's stream sees it: from its fork to its join. */
-    OP;
+    OP,
+    /**
+     * The host issuing a span's work, from opening the span to closing it, on the host's clock from the step's start
+     * (taken when the origin was recorded on the idle caller stream, so it lines up with the GPU's clock to within a
+     * launch's latency). Not GPU work: a GPU span that starts as soon as its host span does waited for the host.
+     */
+    HOST;
 
     /** The lower-case name trace files use: "gemm", "copy", ... */
     public String id() {

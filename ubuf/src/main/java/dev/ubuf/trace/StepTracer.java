@@ -17,16 +17,23 @@ import java.util.Objects;
  * {@link #span} brackets work issued on any stream with a pair of timing events, {@link #op} lets an overlapped op
  * time each of its plan steps on its own streams ({@link TracedOp#enableTrace()}), and {@link #collect()} (after
  * the step's work completed) turns it all into a {@link RankTrace}, every time measured from the origin with
- * {@code cuEventElapsedTime}: GPU time, not host time, so spans on different streams are comparable.
+ * {@code cuEventElapsedTime}: GPU time, not host time, so spans on different streams are comparable. Beside them, on
+ * a stream of its own ({@link #HOST_STREAM}), the host's time issuing each span ({@link SpanKind#HOST}), so a GPU
+ * span that waited for its host shows.
  *
  * <p>Tracing costs two event records per span (and per plan step of a traced op), so trace a step of its own, not
  * a timed one. One tracer serves one step at a time on one thread, like the rank's layers; its events are made on
- * first use, reused by the next step and freed by {@link #close()}.
+ * first use, reused by the next step and freed by {@link #close()}. Making them (and an op's own, at its first
+ * traced call) costs host time inside the step, so keep the trace of a step that follows one traced step.
  */
 public final class StepTracer implements Tracer, AutoCloseable {
+    /** One span: its GPU events, and the host's clock when it was opened and closed ({@code hostNs}). */
     private record Bracket(String stream, String name, SpanKind kind, Map<String, Object> args, CudaEvent start,
-                           CudaEvent end) {
+                           CudaEvent end, long[] hostNs) {
     }
+
+    /** The stream name of the host's spans ({@link SpanKind#HOST}) in a trace. */
+    public static final String HOST_STREAM = "host";
 
     /** One of an op's own streams (ops compare by identity). */
     private record StreamKey(TracedOp op, int stream) {
@@ -45,6 +52,8 @@ public final class StepTracer implements Tracer, AutoCloseable {
     private final List<Bracket> brackets = new ArrayList<>();
     private final List<OpCall> ops = new ArrayList<>();
     private boolean started;
+    /** The host's clock when the origin was recorded. */
+    private long originNs;
     private final Closer closer;
 
     public StepTracer(CudaContext context, int rank) {
@@ -77,6 +86,7 @@ public final class StepTracer implements Tracer, AutoCloseable {
         context.makeCurrent();
         streamName(caller);
         origin.record(caller);
+        originNs = System.nanoTime();
         started = true;
     }
 
@@ -87,7 +97,7 @@ public final class StepTracer implements Tracer, AutoCloseable {
     @Override
     public Scope span(CudaStream stream, String name, SpanKind kind, Map<String, Object> args) {
         Bracket b = open(stream, name, kind, args);
-        return () -> b.end().record(stream);
+        return () -> close(b, stream);
     }
 
     /**
@@ -100,13 +110,19 @@ public final class StepTracer implements Tracer, AutoCloseable {
         op.enableTrace();
         Bracket b = open(stream, name + " (" + op.label() + ")", SpanKind.OP, Map.of("op", op.traceKey()));
         ops.add(new OpCall(name, op, b.stream(), b));
-        return () -> b.end().record(stream);
+        return () -> close(b, stream);
+    }
+
+    private void close(Bracket b, CudaStream stream) {
+        b.end().record(stream);
+        b.hostNs()[1] = System.nanoTime();
     }
 
     private Bracket open(CudaStream stream, String name, SpanKind kind, Map<String, Object> args) {
         requireStarted();
         context.makeCurrent();
-        Bracket b = new Bracket(streamName(stream), name, kind, args, event(), event());
+        long opened = System.nanoTime();
+        Bracket b = new Bracket(streamName(stream), name, kind, args, event(), event(), new long[]{opened, opened});
         brackets.add(b);
         b.start().record(stream);
         return b;
@@ -137,8 +153,11 @@ public final class StepTracer implements Tracer, AutoCloseable {
         for (OpCall c : ops) {
             opSteps.put(c.bracket(), c.op().trace(origin));
         }
+        List<Span> host = new ArrayList<>();
         for (Bracket b : brackets) {
             add(streams, b.stream());
+            host.add(new Span(HOST_STREAM, b.name(), SpanKind.HOST, (b.hostNs()[0] - originNs) / 1e3,
+                    (b.hostNs()[1] - originNs) / 1e3, Map.of("stream", b.stream())));
             List<TraceSpan> steps = opSteps.get(b);
             if (steps != null && steps.stream().anyMatch(t -> t.role().equals("caller"))) {
                 continue;
@@ -162,6 +181,10 @@ public final class StepTracer implements Tracer, AutoCloseable {
                 add(streams, stream);
                 spans.add(new Span(stream, t.what(), t.kind(), t.startMs() * 1000, t.endMs() * 1000, t.args()));
             }
+        }
+        if (!host.isEmpty()) {
+            add(streams, HOST_STREAM);
+            spans.addAll(host);
         }
         return new RankTrace(rank, streams, spans);
     }

@@ -39,11 +39,18 @@ class TraceModelTest {
         assertEquals(7, r.endUs());
         StepTrace t = new StepTrace("t", Map.of(), List.of(r, new RankTrace(0, List.of(), List.of())));
         assertEquals(7, t.endUs());
+        RankTrace withHost = new RankTrace(1, List.of("caller", "host"), List.of(
+                new Span("caller", "gelu", SpanKind.KERNEL, 2, 7, null),
+                new Span("host", "gelu", SpanKind.HOST, 1, 9, null)));
+        assertEquals(9, withHost.endUs(), "the timeline shows the host too");
+        assertEquals(7, withHost.gpuEndUs(), "the GPU's work ends at 7");
+        assertEquals(0, new RankTrace(0, List.of(), List.of()).gpuEndUs());
     }
 
     @Test
     void kindsHaveTheLowerCaseIdsTraceFilesUse() {
         assertEquals("gemm", SpanKind.GEMM.id());
         assertEquals("nccl", SpanKind.NCCL.id());
+        assertEquals("host", SpanKind.HOST.id());
     }
 }
