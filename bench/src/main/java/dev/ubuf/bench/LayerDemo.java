@@ -120,7 +120,8 @@ public final class LayerDemo {
      * replicas of each replica's MSE; {@code replicaLoss*[it][g]} is replica g's), and each mode's step time (max over
      * all ranks, ms); medians over the timed iterations only. {@code replicaWeights}: whether every replica ended with
      * bit-identical overlap and no_overlap parameters, and what was compared (null with one replica). {@code trace}
-     * is the traced overlap step of every world rank (ordered by world rank), or null when none was asked for.
+     * is the traced overlap step of every world rank (ordered by world rank), {@code traceNoComm} the no_comm stack's
+     * traced step likewise (the compute alone), both null when no trace was asked for.
      * {@code initSeconds}: rank 0's initialisation of every stack (ops made, GEMMs tuned, weights set);
      * {@code secondsToFirstStep}: from the JVM's start to the first timed step's start on rank 0 (after the warm-up);
      * {@code untunedGemms}: GEMMs the steps ran untuned because the initialisation had not seen them (max over ranks).
@@ -129,7 +130,7 @@ public final class LayerDemo {
      */
     public record Result(String device, double[] lossOverlap, double[] lossNoOverlap, double[][] replicaLossOverlap,
                          double[][] replicaLossNoOverlap, double[][] stepMs, int warmup, ReplicaCheck replicaWeights,
-                         StepTrace trace, double[] lossCompare, double initSeconds, double secondsToFirstStep,
+                         StepTrace trace, StepTrace traceNoComm, double[] lossCompare, double initSeconds, double secondsToFirstStep,
                          int untunedGemms, double[][] hostMs) {
         public double median(int mode) {
             return medianAfterWarmup(stepMs[mode]);
@@ -236,7 +237,7 @@ public final class LayerDemo {
         DomainLayout layout = st.layout();
         Outputs o = new Outputs(new double[total], new double[total], new double[total][st.replicas()],
                 new double[total][st.replicas()], new double[st.modes().size()][total], new String[1],
-                new ReplicaCheck[1], new RankTrace[layout.worldSize()],
+                new ReplicaCheck[1], new RankTrace[layout.worldSize()], new RankTrace[layout.worldSize()],
                 st.compareConfig() == null ? null : new double[total], new double[2],
                 new int[layout.worldSize()], new double[st.modes().size()][total]);
         // One thread and GPU per world rank; each rank then splits the world bootstrap into its TP and DP groups.
@@ -250,17 +251,19 @@ public final class LayerDemo {
             }
         });
         return new Result(o.device()[0], o.lossOn(), o.lossOff(), o.replicaLossOn(), o.replicaLossOff(), o.ms(),
-                st.warmup(), o.weights()[0], st.trace() ? stepTrace(st, o.device()[0], List.of(o.traces())) : null,
+                st.warmup(), o.weights()[0],
+                st.trace() ? stepTrace(st, o.device()[0], "overlap", List.of(o.traces())) : null,
+                st.trace() ? stepTrace(st, o.device()[0], "no_comm", List.of(o.tracesNoComm())) : null,
                 o.lossCompare(), o.initSeconds()[0], o.initSeconds()[1],
                 java.util.Arrays.stream(o.untuned()).max().orElse(0), o.hostMs());
     }
 
     /** The ranks' traces (one per world rank) with what a reader of the trace file needs to know about them. */
-    static StepTrace stepTrace(Settings st, String device, List<RankTrace> ranks) {
+    static StepTrace stepTrace(Settings st, String device, String mode, List<RankTrace> ranks) {
         DomainLayout layout = st.layout();
         Map<String, Object> meta = new LinkedHashMap<>();
         meta.put("device", device);
-        meta.put("mode", "overlap");
+        meta.put("mode", mode);
         meta.put("step", "one training step (forward, loss gradient, backward"
                 + (st.replicas() > 1 ? ", the gradients' mean over the DP group" : "") + ", SGD) after "
                 + (st.warmup() + st.iters()) + " iterations");
@@ -289,7 +292,7 @@ public final class LayerDemo {
                 + " caller stream right after a host barrier of all " + layout.worldSize() + " world ranks (every"
                 + " TP group and every replica) with every stream idle; the GPUs' clocks are not otherwise compared,"
                 + " so cross-rank offsets are accurate to the barrier's skew (tens of microseconds)");
-        return new StepTrace("ubuf demo: one overlap step, tp " + st.tp()
+        return new StepTrace("ubuf demo: one " + mode + " step, tp " + st.tp()
                 + (st.replicas() > 1 ? " x " + st.replicas() + " replicas" : "") + ", " + st.layers()
                 + " x LayerNormMLP (hidden " + st.hidden() + ", ffn " + st.ffn() + ", " + st.tokens() + " tokens"
                 + (st.replicas() > 1 ? " per replica" : "") + ", " + st.dtype().shortName() + ") on " + device,
@@ -302,7 +305,8 @@ public final class LayerDemo {
      */
     private record Outputs(double[] lossOn, double[] lossOff, double[][] replicaLossOn, double[][] replicaLossOff,
                            double[][] ms, String[] device, ReplicaCheck[] weights, RankTrace[] traces,
-                           double[] lossCompare, double[] initSeconds, int[] untuned, double[][] hostMs) {
+                           RankTrace[] tracesNoComm, double[] lossCompare, double[] initSeconds, int[] untuned,
+                           double[][] hostMs) {
     }
 
     /** One mode's stack and its trainer; closed (collectively) trainer first, then the stack and its context. */
@@ -444,6 +448,8 @@ public final class LayerDemo {
                 if (st.trace()) {
                     // Before the replicas' weights are compared, so the check covers the traced step too.
                     o.traces()[rank] = traceStep(on, world, ctx, s, x, target, sq.cols(0, rows), comm);
+                    // The compute alone, traced the same way: where the overlap step loses time against it.
+                    o.tracesNoComm()[rank] = traceStep(none, world, ctx, s, x, target, sq.cols(0, rows), comm);
                 }
                 if (replicas > 1) {
                     ReplicaCheck check = ReplicaCheck.compare(st.layout(), world, MODES.subList(0, 2),
@@ -464,14 +470,14 @@ public final class LayerDemo {
     }
 
     /**
-     * Two more steps of the overlap stack, traced, the second kept: every rank of the world (all TP groups, so every
-     * replica) starts each together (a barrier over the world bootstrap, then the tracer's origin on the idle caller
-     * stream), the layers record their work into the tracer (and the host's time issuing it), and the rank's spans
-     * are read once the step completed. The first step makes the tracer's and the ops' timing events, whose creation
-     * would show as host time in the kept one. The barrier spans
-     * the world, not only the TP group, because the step's DP gradient all-reduce couples the TP groups: a group
-     * that started early would show the others' lateness as a long all-reduce. Training goes on with it like any
-     * other step (the DP all-reduce included, so the replicas stay identical). The trace's rank is the world rank.
+     * Two more steps of {@code on} (the overlap stack, or the no_comm one), traced, the second kept: every rank of the
+     * world (all TP groups, so every replica) starts each together (a barrier over the world bootstrap, then the
+     * tracer's origin on the idle caller stream), the layers record their work into the tracer (and the host's time
+     * issuing it), and the rank's spans are read once the step completed. The first step makes the tracer's and the
+     * ops' timing events, whose creation would show as host time in the kept one. The barrier spans the world, not
+     * only the TP group, because the step's DP gradient all-reduce couples the TP groups: a group that started early
+     * would show the others' lateness as a long all-reduce. Training goes on with them like any other step (the DP
+     * all-reduce included, so the replicas stay identical). The trace's rank is the world rank.
      */
     private static RankTrace traceStep(Stack on, Bootstrap world, CudaContext ctx, CudaStream s, TensorView x,
                                        TensorView target, TensorView sq, TpCommunicator comm) {

@@ -6,6 +6,7 @@ import dev.ubuf.bench.ResultsFile;
 import dev.ubuf.bench.StepFlops;
 import dev.ubuf.bench.TimelineChart;
 import dev.ubuf.bench.TraceBreakdown;
+import dev.ubuf.bench.TraceComparison;
 import dev.ubuf.config.UbufEnvironment;
 import dev.ubuf.op.PlannerSettings;
 import dev.ubuf.tensor.DType;
@@ -140,8 +141,10 @@ final class DemoCommand implements Callable<Integer> {
                     + " rank, all started after a barrier of the whole world, the DP gradient all-reduce an NCCL span)"
                     + " and write it to FILE, a Chrome trace (open it in ui.perfetto.dev) whose"
                     + " name ends in .json, plus a PNG timeline beside it (.json replaced by .png; drawn after the"
-                    + " trace is written, and one that cannot be drawn is a warning). Both are checked for writing"
-                    + " before any GPU work. The simulation writes no trace and says so. Default: none.")
+                    + " trace is written, and one that cannot be drawn is a warning). The no_comm stack's step (the"
+                    + " compute alone) is traced the same way into FILE-no_comm.json and its PNG, and the two are"
+                    + " compared span by span. All are checked for writing before any GPU work. The simulation writes"
+                    + " no trace and says so. Default: none.")
     Path trace;
     @Mixin
     ResultsOutput out = new ResultsOutput();
@@ -301,7 +304,15 @@ final class DemoCommand implements Callable<Integer> {
         }
         ResultsOutput.requireWritable(spec, "--trace", trace);
         ResultsOutput.requireWritable(spec, "--trace", png);
+        ResultsOutput.requireWritable(spec, "--trace", noCommOf(trace));
+        ResultsOutput.requireWritable(spec, "--trace", pngOf(noCommOf(trace)));
         return Optional.of(png);
+    }
+
+    /** Where the no_comm step's trace goes beside the overlap step's {@code file} (FILE.json: FILE-no_comm.json). */
+    static Path noCommOf(Path file) {
+        String n = file.getFileName().toString();
+        return file.resolveSibling(n.substring(0, n.length() - ".json".length()) + "-no_comm.json");
     }
 
     /** {@code file} with its .json suffix (any case) replaced by .png; null when it has none. */
@@ -438,6 +449,12 @@ final class DemoCommand implements Callable<Integer> {
                             + (replicas > 1 ? " (" + replicas + " replicas, process = world rank)" : ""), w,
                     spec.commandLine().getErr(), () -> TimelineChart.write(r.trace(), png, TRACE_PNG_WIDTH));
             printBreakdown(r.trace(), w, spec.commandLine().getErr());
+            Path noComm = noCommOf(trace);
+            Path noCommPng = pngOf(noComm);
+            writeTrace(r.traceNoComm(), noComm, noCommPng, "the traced no_comm step (the compute alone)", w,
+                    spec.commandLine().getErr(), () -> TimelineChart.write(r.traceNoComm(), noCommPng,
+                            TRACE_PNG_WIDTH));
+            printComparison(r.trace(), r.traceNoComm(), w, spec.commandLine().getErr());
         }
         return agree && replicasAgree && tracks ? 0 : 1;
     }
@@ -455,6 +472,23 @@ final class DemoCommand implements Callable<Integer> {
             }
         } catch (RuntimeException e) {
             err.println("ubuf demo: could not break the traced step down: " + e);
+        }
+    }
+
+    /**
+     * Where rank 0's traced overlap step lost time against its traced no_comm step ({@link TraceComparison}). Only a
+     * report: a failure here is a warning.
+     */
+    static void printComparison(StepTrace overlap, StepTrace noComm, PrintWriter out, PrintWriter err) {
+        try {
+            if (!overlap.ranks().isEmpty() && !noComm.ranks().isEmpty()) {
+                out.println("the traced overlap step against the traced no_comm step, rank 0:");
+                TraceComparison.of(overlap.ranks().getFirst(), noComm.ranks().getFirst()).describe(12)
+                        .forEach(out::println);
+                out.flush();
+            }
+        } catch (RuntimeException e) {
+            err.println("ubuf demo: could not compare the traced steps: " + e);
         }
     }
 

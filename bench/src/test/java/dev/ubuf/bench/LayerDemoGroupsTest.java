@@ -89,7 +89,7 @@ class LayerDemoGroupsTest {
             ranks.add(new RankTrace(r, List.of("caller"), List.of(new Span("caller", "NCCL DP AllReduce avg of 8"
                     + " gradients", SpanKind.NCCL, 10, 20, Map.of("bytes", 1024L)))));
         }
-        StepTrace trace = LayerDemo.stepTrace(settings(2, 2), "4x GPU", ranks);
+        StepTrace trace = LayerDemo.stepTrace(settings(2, 2), "4x GPU", "overlap", ranks);
         assertEquals(2, trace.metadata().get("replicas"));
         assertEquals(4, trace.metadata().get("world_size"));
         assertEquals(LayerDemo.describeGroups(settings(2, 2).layout()), trace.metadata().get("groups"));
@@ -99,9 +99,12 @@ class LayerDemoGroupsTest {
         Set<Integer> pids = new TreeSet<>();
         ChromeTrace.toJson(trace).path("traceEvents").forEach(e -> pids.add(e.path("pid").asInt()));
         assertEquals(Set.of(0, 1, 2, 3), pids);
-        StepTrace one = LayerDemo.stepTrace(settings(1, 2), "2x GPU", ranks.subList(0, 2));
+        StepTrace one = LayerDemo.stepTrace(settings(1, 2), "2x GPU", "no_comm", ranks.subList(0, 2));
         assertFalse(one.metadata().containsKey("groups"), one.metadata().toString());
         assertFalse(one.title().contains("replicas"), one.title());
+        assertTrue(one.title().startsWith("ubuf demo: one no_comm step"), one.title());
+        assertEquals("no_comm", one.metadata().get("mode"));
+        assertEquals("overlap", trace.metadata().get("mode"));
     }
 
     private static LayerDemo.Settings settings(int replicas, int tp) {
