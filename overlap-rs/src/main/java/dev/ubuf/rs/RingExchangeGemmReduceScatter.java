@@ -50,6 +50,12 @@ import java.util.Optional;
  * is signal (i-1)*subChunks + j + 1); {@link #CREDIT_FLAG} from r-1, the same count and numbering.
  * Streams: {@code computeStreams} COMPUTE streams (GEMMs round-robin, the final cast rides on its GEMM's stream),
  * then one COMM stream for copies, data signals and credits.
+ *
+ * <p>Bidirectional ({@link RsOptions#ringBidirectional()}): the ring above carries the first half of every chunk's
+ * rows; a mirror ring carries the second half the other way (rank r works at step i on chunk r-i-1 and sends to
+ * r+1), with its own data flag (from r-1) and credit flag (from r+1), declared after the first ring's, its own COMM
+ * stream, and the second half of every slot and of SCRATCH. Each rank then copies to both neighbours at once, on two
+ * copy engines and both directions of the links. The rings' sub-chunks are issued alternately, step by step.
  */
 public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
     /** Flag on which a rank receives running sums from rank r+1. */
@@ -68,6 +74,10 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
 
     @Override
     public Optional<String> whyUnsupported(RsShape shape, RsOptions options) {
+        if (options.ringBidirectional() && options.ringSubChunks() > shape.rowsPerRank() / 2) {
+            return Optional.of("ring: bidir with ringSubChunks=" + options.ringSubChunks() + " needs that many rows"
+                    + " in each half of a chunk, but m/tp=" + shape.rowsPerRank() + " rows per chunk");
+        }
         return options.ringSubChunks() > shape.rowsPerRank()
                 ? Optional.of("ring: ringSubChunks=" + options.ringSubChunks() + " exceeds m/tp=" + shape.rowsPerRank()
                               + " rows per chunk")
@@ -85,90 +95,146 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
         int tp = shape.tp();
         long mc = shape.rowsPerRank();
         long n = shape.n();
-        int subChunks = options.ringSubChunks();
         int slots = slots(shape, options);
-        int left = (rank - 1 + tp) % tp;
-        int right = (rank + 1) % tp;
-        int perCall = (tp - 1) * subChunks;
+        int perCall = (tp - 1) * options.ringSubChunks();
 
         PlanBuilder b = new PlanBuilder("rs", name(), rank, tp);
         PlanParts.declareOperands(b, shape);
         PlanParts.declareOutput(b, shape);
         b.matrix(BufferRole.UBUF, options.ringPartialDtype(), slots * mc, n);
         b.matrix(BufferRole.SCRATCH, options.ringPartialDtype(), mc, n);
-        int dataFlag = b.flag(perCall);
-        int creditFlag = b.flag(perCall);
-        assert dataFlag == DATA_FLAG && creditFlag == CREDIT_FLAG;
+        List<Ring> rings = new ArrayList<>();
+        long half = options.ringBidirectional() ? mc / 2 : mc;
+        rings.add(new Ring(-1, 0, half, b.flag(perCall), b.flag(perCall)));
+        assert rings.getFirst().dataFlag == DATA_FLAG && rings.getFirst().creditFlag == CREDIT_FLAG;
+        if (options.ringBidirectional()) {
+            rings.add(new Ring(+1, half, mc - half, b.flag(perCall), b.flag(perCall)));
+        }
         int[] compute = new int[options.computeStreams()];
         for (int s = 0; s < compute.length; s++) {
             compute[s] = b.stream(StreamRole.COMPUTE);
         }
-        int comm = b.stream(StreamRole.COMM);
+        for (Ring ring : rings) {
+            ring.comm = b.stream(StreamRole.COMM);
+        }
 
         int gemm = 0;
-        // Sums in the output's type: the last step adds the received sum to the rounded own partial.
-        boolean outputTypedSums = options.ringPartialDtype() == shape.dtype();
-        int creditAwaited = -1; // the comm stream runs in order: a credit wait no higher than an earlier one is moot
         for (int step = 0; step < tp; step++) {
-            long chunk = (rank + step + 1) % tp;
-            for (int j = 0; j < subChunks; j++) {
-                long lo = subChunkStart(mc, subChunks, j);
-                long rows = subChunkStart(mc, subChunks, j + 1) - lo;
-                int stream = compute[gemm++ % compute.length];
-                Region x = Region.rows(BufferRole.INPUT, rank, chunk * mc + lo, rows, shape.k());
-                Region w = Region.rows(BufferRole.WEIGHT, rank, 0, shape.k(), n);
-                Region sum;
-                boolean last = step == tp - 1;
-                if (step == 0) {
-                    sum = Region.rows(BufferRole.SCRATCH, rank, lo, rows, n);
-                } else {
-                    sum = Region.rows(BufferRole.UBUF, rank, slotRow(slots, step, mc) + lo, rows, n);
-                }
-                if (last && outputTypedSums) {
-                    // The own partial is rounded to the output type and then added to the received sum, as an
-                    // unoverlapped GEMM + reduce-scatter in that type does; and the GEMM need not wait for the data.
-                    Region out = Region.rows(BufferRole.OUTPUT, rank, lo, rows, n);
-                    b.add(PlanParts.gemm(shape, stream, x, w, out, false));
-                    b.add(new PlanStep.WaitSignal(stream, dataFlag, sequence(subChunks, step, j)));
-                    b.add(new PlanStep.Reduce(stream, List.of(sum), out, true));
-                    if (shape.bias()) {
-                        b.add(new PlanStep.AddBias(stream, out));
-                    }
-                    b.order(stream, comm);
-                    b.add(new PlanStep.Signal(comm, right, creditFlag));
-                    continue;
-                }
-                if (step > 0) {
-                    b.add(new PlanStep.WaitSignal(stream, dataFlag, sequence(subChunks, step, j)));
-                }
-                b.add(PlanParts.gemm(shape, stream, x, w, sum, step > 0));
-                if (!last) {
-                    b.order(stream, comm);
-                    int next = step + 1;
-                    int reused = next - slots;
-                    int credit = reused >= 1 ? sequence(subChunks, reused, j) : 0;
-                    if (credit > creditAwaited) {
-                        b.add(new PlanStep.WaitSignal(comm, creditFlag, credit));
-                        creditAwaited = credit;
-                    }
-                    Region dst = Region.rows(BufferRole.UBUF, left, slotRow(slots, next, mc) + lo, rows, n);
-                    b.add(new PlanStep.Copy(comm, sum, dst));
-                    b.add(new PlanStep.Signal(comm, left, dataFlag));
-                    if (step > 0) {
-                        b.add(new PlanStep.Signal(comm, right, creditFlag));
-                    }
-                } else {
-                    Region out = Region.rows(BufferRole.OUTPUT, rank, lo, rows, n);
-                    b.add(new PlanStep.Reduce(stream, List.of(sum), out, false));
-                    if (shape.bias()) {
-                        b.add(new PlanStep.AddBias(stream, out));
-                    }
-                    b.order(stream, comm);
-                    b.add(new PlanStep.Signal(comm, right, creditFlag));
+            for (int j = 0; j < options.ringSubChunks(); j++) {
+                for (Ring ring : rings) {
+                    issue(b, shape, options, rank, ring, step, j, compute[gemm++ % compute.length]);
                 }
             }
         }
         return shape.finish(b.build());
+    }
+
+    /**
+     * One direction round the ring over rows [rowLo, rowLo + rows) of every chunk: {@code direction} -1 sends the
+     * running sums to rank r-1 (and works at step i on chunk r+i+1), +1 to rank r+1 (chunk r-i-1). Its own data and
+     * credit flags and its own comm stream; {@code creditAwaited} is the highest credit its comm stream has waited
+     * for (a wait no higher is moot: the stream runs in order).
+     */
+    private static final class Ring {
+        final int direction;
+        final long rowLo;
+        final long rows;
+        final int dataFlag;
+        final int creditFlag;
+        int comm;
+        int creditAwaited = -1;
+
+        Ring(int direction, long rowLo, long rows, int dataFlag, int creditFlag) {
+            this.direction = direction;
+            this.rowLo = rowLo;
+            this.rows = rows;
+            this.dataFlag = dataFlag;
+            this.creditFlag = creditFlag;
+        }
+
+        /** The chunk this ring works on at {@code step} on {@code rank}. */
+        long chunk(int rank, int step, int tp) {
+            return Math.floorMod(rank - direction * (step + 1), tp);
+        }
+
+        /** The rank the running sums go to. */
+        int next(int rank, int tp) {
+            return Math.floorMod(rank + direction, tp);
+        }
+
+        /** The rank the running sums come from, which this rank's credits go to. */
+        int previous(int rank, int tp) {
+            return Math.floorMod(rank - direction, tp);
+        }
+    }
+
+    /** Sub-chunk j of ring step {@code step} of {@code ring}: its GEMM, and its copy onward or its final cast. */
+    private void issue(PlanBuilder b, RsShape shape, RsOptions options, int rank, Ring ring, int step, int j,
+                       int stream) {
+        int tp = shape.tp();
+        long mc = shape.rowsPerRank();
+        long n = shape.n();
+        int subChunks = options.ringSubChunks();
+        int slots = slots(shape, options);
+        int comm = ring.comm;
+        int next = ring.next(rank, tp);
+        int previous = ring.previous(rank, tp);
+        long chunk = ring.chunk(rank, step, tp);
+        long lo = ring.rowLo + subChunkStart(ring.rows, subChunks, j);
+        long rows = subChunkStart(ring.rows, subChunks, j + 1) - subChunkStart(ring.rows, subChunks, j);
+        // Sums in the output's type: the last step adds the received sum to the rounded own partial.
+        boolean outputTypedSums = options.ringPartialDtype() == shape.dtype();
+        Region x = Region.rows(BufferRole.INPUT, rank, chunk * mc + lo, rows, shape.k());
+        Region w = Region.rows(BufferRole.WEIGHT, rank, 0, shape.k(), n);
+        Region sum;
+        boolean last = step == tp - 1;
+        if (step == 0) {
+            sum = Region.rows(BufferRole.SCRATCH, rank, lo, rows, n);
+        } else {
+            sum = Region.rows(BufferRole.UBUF, rank, slotRow(slots, step, mc) + lo, rows, n);
+        }
+        if (last && outputTypedSums) {
+            // The own partial is rounded to the output type and then added to the received sum, as an
+            // unoverlapped GEMM + reduce-scatter in that type does; and the GEMM need not wait for the data.
+            Region out = Region.rows(BufferRole.OUTPUT, rank, lo, rows, n);
+            b.add(PlanParts.gemm(shape, stream, x, w, out, false));
+            b.add(new PlanStep.WaitSignal(stream, ring.dataFlag, sequence(subChunks, step, j)));
+            b.add(new PlanStep.Reduce(stream, List.of(sum), out, true));
+            if (shape.bias()) {
+                b.add(new PlanStep.AddBias(stream, out));
+            }
+            b.order(stream, comm);
+            b.add(new PlanStep.Signal(comm, previous, ring.creditFlag));
+            return;
+        }
+        if (step > 0) {
+            b.add(new PlanStep.WaitSignal(stream, ring.dataFlag, sequence(subChunks, step, j)));
+        }
+        b.add(PlanParts.gemm(shape, stream, x, w, sum, step > 0));
+        if (!last) {
+            b.order(stream, comm);
+            int nextStep = step + 1;
+            int reused = nextStep - slots;
+            int credit = reused >= 1 ? sequence(subChunks, reused, j) : 0;
+            if (credit > ring.creditAwaited) {
+                b.add(new PlanStep.WaitSignal(comm, ring.creditFlag, credit));
+                ring.creditAwaited = credit;
+            }
+            Region dst = Region.rows(BufferRole.UBUF, next, slotRow(slots, nextStep, mc) + lo, rows, n);
+            b.add(new PlanStep.Copy(comm, sum, dst));
+            b.add(new PlanStep.Signal(comm, next, ring.dataFlag));
+            if (step > 0) {
+                b.add(new PlanStep.Signal(comm, previous, ring.creditFlag));
+            }
+        } else {
+            Region out = Region.rows(BufferRole.OUTPUT, rank, lo, rows, n);
+            b.add(new PlanStep.Reduce(stream, List.of(sum), out, false));
+            if (shape.bias()) {
+                b.add(new PlanStep.AddBias(stream, out));
+            }
+            b.order(stream, comm);
+            b.add(new PlanStep.Signal(comm, previous, ring.creditFlag));
+        }
     }
 
     /** First row of sub-chunk j of a chunk of mc rows (uneven splits spread the remainder). */
@@ -188,14 +254,15 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
 
     @Override
     public List<String> keys() {
-        return List.of("cs", "sub", "slots", "lowp");
+        return List.of("cs", "sub", "slots", "lowp", "bidir");
     }
 
     /**
      * Sub-chunks 1, 2 and 4 (as m/tp allows), each also with partials in the op's dtype, which halves the bytes on
      * the link: with two ranks that is one rounding, as a reduce-scatter of rounded partials does; with more, one
      * rounding a hop, as NCCL's ring reduce-scatter (a candidate too) rounds in the op's dtype at every hop, and as
-     * the layers run their rings.
+     * the layers run their rings. And the bidirectional ring with those partials, 1 and 2 sub-chunks a half (the
+     * GEMM sizes of 2 and 4 sub-chunks), which sends to both neighbours at once.
      */
     @Override
     public List<Map<String, String>> tuningSpace(OverlapShape shape) {
@@ -208,6 +275,12 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
             if (sub <= rs.rowsPerRank()) {
                 space.add(Map.of("sub", Integer.toString(sub)));
                 space.add(Map.of("sub", Integer.toString(sub), "lowp", "1"));
+            }
+        }
+        for (int sub : new int[]{1, 2}) {
+            RsOptions bidir = RsOptions.DEFAULTS.withRingSubChunks(sub).withRingBidirectional(true);
+            if (whyUnsupported(rs, bidir).isEmpty()) {
+                space.add(Map.of("sub", Integer.toString(sub), "lowp", "1", "bidir", "1"));
             }
         }
         return space;

@@ -25,12 +25,15 @@ import java.util.Objects;
  * @param ringPartialDtype RING: type of the partial sums on the wire and in the slots. FP32 (default) keeps every
  *                         accumulation in fp32 and rounds once into the output; the output dtype halves the NVLink
  *                         bytes at the price of one rounding per ring step
+ * @param ringBidirectional RING: the first half of each chunk's rows goes round the ring one way and the second half
+ *                         the other way, each ring with its own copy stream, flags and half of every slot, so each
+ *                         rank sends to both neighbours at once; every half holds {@code ringSubChunks} sub-chunks
  */
 public record RsOptions(int computeStreams, int numSplits, int gemmSmMargin, int ringSubChunks, int ringSlots,
-                        DType ringPartialDtype) {
+                        DType ringPartialDtype, boolean ringBidirectional) {
 
     /** Transformer Engine's pipeline defaults (4 splits, 16 SMs for communication) and a 2-sub-chunk fp32 ring. */
-    public static final RsOptions DEFAULTS = new RsOptions(3, 4, 16, 2, 2, DType.FP32);
+    public static final RsOptions DEFAULTS = new RsOptions(3, 4, 16, 2, 2, DType.FP32, false);
 
     public RsOptions {
         Objects.requireNonNull(ringPartialDtype, "ringPartialDtype");
@@ -56,26 +59,37 @@ public record RsOptions(int computeStreams, int numSplits, int gemmSmMargin, int
     }
 
     public RsOptions withComputeStreams(int v) {
-        return new RsOptions(v, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype);
+        return new RsOptions(v, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
+                ringBidirectional);
     }
 
     public RsOptions withNumSplits(int v) {
-        return new RsOptions(computeStreams, v, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype);
+        return new RsOptions(computeStreams, v, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
+                ringBidirectional);
     }
 
     public RsOptions withGemmSmMargin(int v) {
-        return new RsOptions(computeStreams, numSplits, v, ringSubChunks, ringSlots, ringPartialDtype);
+        return new RsOptions(computeStreams, numSplits, v, ringSubChunks, ringSlots, ringPartialDtype,
+                ringBidirectional);
     }
 
     public RsOptions withRingSubChunks(int v) {
-        return new RsOptions(computeStreams, numSplits, gemmSmMargin, v, ringSlots, ringPartialDtype);
+        return new RsOptions(computeStreams, numSplits, gemmSmMargin, v, ringSlots, ringPartialDtype,
+                ringBidirectional);
     }
 
     public RsOptions withRingSlots(int v) {
-        return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, v, ringPartialDtype);
+        return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, v, ringPartialDtype,
+                ringBidirectional);
     }
 
     public RsOptions withRingPartialDtype(DType v) {
-        return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, v);
+        return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, v,
+                ringBidirectional);
+    }
+
+    public RsOptions withRingBidirectional(boolean v) {
+        return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
+                v);
     }
 }

@@ -27,7 +27,8 @@ class RsPlansHostTest {
         public String toString() {
             String opts = switch (method) {
                 case RingExchangeGemmReduceScatter _ -> "subChunks=" + options.ringSubChunks() + " slots="
-                        + options.ringSlots() + " streams=" + options.computeStreams();
+                        + options.ringSlots() + " streams=" + options.computeStreams() + " partials="
+                        + options.ringPartialDtype().shortName() + (options.ringBidirectional() ? " bidir" : "");
                 case PipelinedGemmReduceScatter _ -> "splits=" + options.numSplits() + " streams="
                         + options.computeStreams();
                 default -> "";
@@ -48,7 +49,10 @@ class RsPlansHostTest {
                 d.withRingSubChunks(3).withRingSlots(3).withComputeStreams(2),
                 d.withRingSlots(8),                                             // a slot per step (clamped to tp-1)
                 d.withRingPartialDtype(DType.BF16),                             // sums in the output's type
-                d.withRingSubChunks(1).withRingPartialDtype(DType.BF16));
+                d.withRingSubChunks(1).withRingPartialDtype(DType.BF16),
+                d.withRingSubChunks(1).withRingBidirectional(true),              // a ring each way, whole halves
+                d.withRingBidirectional(true).withRingPartialDtype(DType.BF16).withComputeStreams(1),
+                d.withRingSubChunks(2).withRingSlots(3).withRingBidirectional(true).withComputeStreams(2));
         List<RsOptions> pipeline = List.of(
                 d.withNumSplits(3),
                 d.withNumSplits(2).withComputeStreams(1),
