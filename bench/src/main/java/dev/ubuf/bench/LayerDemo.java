@@ -130,8 +130,8 @@ public final class LayerDemo {
      */
     public record Result(String device, double[] lossOverlap, double[] lossNoOverlap, double[][] replicaLossOverlap,
                          double[][] replicaLossNoOverlap, double[][] stepMs, int warmup, ReplicaCheck replicaWeights,
-                         StepTrace trace, StepTrace traceNoComm, double[] lossCompare, double initSeconds, double secondsToFirstStep,
-                         int untunedGemms, double[][] hostMs) {
+                         StepTrace trace, StepTrace traceNoComm, double[] lossCompare, double initSeconds,
+                         double secondsToFirstStep, int untunedGemms, double[][] hostMs) {
         public double median(int mode) {
             return medianAfterWarmup(stepMs[mode]);
         }

@@ -30,7 +30,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@code ubuf demo}'s GPU path at a small size: three iterations of training with and without overlap on two GPUs,
  * which must exit 0, print the three timed modes, agree on every iteration's loss within the demo's tolerance (the
  * runs start from the same weights and see the same batches) and write one results record per mode; with
- * {@code --trace}, a Chrome trace of one overlap step with GEMMs and copies on both ranks, and its PNG timeline.
+ * {@code --trace}, a Chrome trace of one overlap step with GEMMs, copies and the host's spans on both ranks, its PNG
+ * timeline, and the no_comm step's trace beside it.
  */
 class DemoGpuTest {
     private static final Pattern ITER = Pattern.compile(
@@ -158,10 +159,22 @@ class DemoGpuTest {
         }
         assertEquals(Set.of(0, 1), kinds.keySet(), "both ranks traced: " + kinds);
         for (Set<String> k : kinds.values()) {
-            assertTrue(k.contains("gemm") && k.contains("copy") && k.contains("nccl"), "kinds per rank: " + kinds);
+            assertTrue(k.contains("gemm") && k.contains("copy") && k.contains("nccl") && k.contains("host"),
+                    "kinds per rank: " + kinds);
         }
         BufferedImage img = ImageIO.read(png.toFile());
         assertNotNull(img, "no readable PNG beside the trace:\n" + all);
         assertTrue(img.getWidth() >= 1000 && img.getHeight() > 200, img.getWidth() + "x" + img.getHeight());
+        // The compute alone beside it, with its GEMMs, and the comparison in the output.
+        String name = file.getFileName().toString();
+        Path noComm = file.resolveSibling(name.substring(0, name.length() - ".json".length()) + "-no_comm.json");
+        JsonNode alone = new ObjectMapper().readTree(noComm.toFile());
+        assertEquals("no_comm", alone.path("metadata").path("mode").asText(), alone.path("metadata").toString());
+        Set<String> aloneKinds = new TreeSet<>();
+        alone.path("traceEvents").forEach(e -> aloneKinds.add(e.path("cat").asText()));
+        assertTrue(aloneKinds.contains("gemm"), aloneKinds.toString());
+        assertNotNull(ImageIO.read(file.resolveSibling(name.substring(0, name.length() - ".json".length())
+                + "-no_comm.png").toFile()), all);
+        assertTrue(all.contains("the traced overlap step against the traced no_comm step"), all);
     }
 }
