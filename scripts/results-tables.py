@@ -162,7 +162,9 @@ def sweep_tables(paths):
         for r in doc.get("records", []):
             if r.get("op") not in ("ag", "rs"):
                 continue
-            key = (r["op"], r["tp"], r["dtype"], r["m"], r["k"], r["n"])
+            # FP8 operands make another sweep (never beside a bf16 baseline): its own table, named by them
+            dtype = r["dtype"] + (f" out, FP8 operands ({r['fp8']})" if r.get("fp8") else "")
+            key = (r["op"], r["tp"], dtype, r["m"], r["k"], r["n"])
             (torch if r["method"].startswith("torch") else ours).setdefault(key, {})[r["method"]] = r
             if not r["method"].startswith("torch"):
                 docs.setdefault(key[1:3], doc)

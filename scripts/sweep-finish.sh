@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Turns what the sweep's GPU calls returned (scripts/sweep-calls.sh: sweep-tp2.tgz, sweep-tp4.tgz) into results:
+# Turns what the sweep's GPU calls returned (scripts/sweep-calls.sh: sweep-tp2.tgz, sweep-tp4.tgz, and the FP8
+# subset's sweep-tp2-fp8.tgz, sweep-tp4-fp8.tgz) into results:
 #   bash scripts/sweep-finish.sh DIR COMMIT
-# DIR holds the packs (either or both); COMMIT is the bundle's commit, which every ubuf round file must name. Makes
+# DIR holds the packs (any of them; an FP8 pack's tp<N>-fp8/ and sweep-tp<N>-fp8.json go beside the others, its
+# table is its own and never compared with PyTorch's bf16 baseline); COMMIT is the bundle's commit, which every ubuf round file must name. Makes
 # bench/results/<date>-<gpu>x<count>-sweep-<COMMIT>/ (date from the files, gpu and count from the device and
 # nvidia-smi -L) with, per tp, tp<N>/ (every round file, the warm-up, log.txt, rounds.txt, calls.txt, node.txt,
 # dmon.txt, the node's report, cache/: the planner's choices and the GEMM tuning), sweep-tp<N>.json (the rounds
@@ -18,9 +20,11 @@ if [ $# -ne 2 ]; then
 fi
 dir=$1 commit=$2
 root=${SWEEP_FINISH_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
+# A pack per label: tp2, tp4 (bf16 against PyTorch) and tp2-fp8, tp4-fp8 (sweep-calls.sh tpN fp8: ubuf alone).
+labels="2 4 2-fp8 4-fp8"
 packs=()
-for tp in 2 4; do [ -f "$dir/sweep-tp$tp.tgz" ] && packs+=("$dir/sweep-tp$tp.tgz"); done
-[ ${#packs[@]} -gt 0 ] || { echo "sweep-finish: no sweep-tp2.tgz or sweep-tp4.tgz in $dir" >&2; exit 2; }
+for tp in $labels; do [ -f "$dir/sweep-tp$tp.tgz" ] && packs+=("$dir/sweep-tp$tp.tgz"); done
+[ ${#packs[@]} -gt 0 ] || { echo "sweep-finish: no sweep-tp2.tgz, sweep-tp4.tgz or their -fp8 packs in $dir" >&2; exit 2; }
 [[ "$commit" =~ ^[0-9a-f]{7,40}$ ]] || { echo "sweep-finish: COMMIT is a commit hash, got '$commit'" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -67,7 +71,7 @@ if [ -e "$dest" ]; then
 fi
 mkdir -p "$dest"
 tps=()
-for tp in 2 4; do
+for tp in $labels; do
   src="$tmp/sweep-tp$tp"
   [ -d "$src" ] || continue
   tps+=("$tp")
@@ -114,7 +118,13 @@ def wrap(text):
     return textwrap.fill(text, 116, break_long_words=False, break_on_hyphens=False)
 
 
-lines = [f"# The model-shape sweep at tp {' and '.join(tps)} against PyTorch, {count}x {gpu}, {date}, {commit}", "",
+def title(tp):
+    """'2' -> 'tp 2'; '2-fp8' -> 'tp 2, FP8 operands (...)'."""
+    n, _, fp8 = tp.partition("-")
+    return f"tp {n}" + (", FP8 operands (sweep-calls.sh tp" + n + " fp8: ubuf alone, no PyTorch)" if fp8 else "")
+
+
+lines = [f"# The model-shape sweep at {', '.join(title(tp) for tp in tps)}, {count}x {gpu}, {date}, {commit}", "",
          wrap("`timeout -k 10 585 bash .gpu/sweep-calls.sh tpN` (scripts/sweep-calls.sh), one GPU call per tp on a "
          f"{count}-GPU node (tp 2 on GPUs 0,1; tp 4 on all four, in a later call). Each call ran a warm-up pass of "
          "`ubuf bench sweep --iters 1 --warmup 0` (the planner measures and picks a method per shape, every GEMM "
@@ -128,7 +138,7 @@ for tp in tps:
     if not d:
         continue
     calls = os.path.join(dest, f"tp{tp}", "calls.txt")
-    lines += [f"## tp {tp}", "",
+    lines += [f"## {title(tp)}", "",
               f"- Device: {d.get('device')}; PyTorch {d.get('torch', '-')}, CUDA {d.get('cuda', '-')}.",
               f"- Rounds: ubuf {d['rounds']['ubuf']}, PyTorch {d['rounds']['torch']} "
               f"(files: {', '.join(d.get('sources', []))}).",
@@ -152,7 +162,7 @@ page = os.path.join(root, "docs", "results.md")
 with open(page) as f:
     text = f.read()
 if f"--sweep {rel}/" not in text:
-    section = [f"## Model-shape sweep, tp {' and '.join(tps)} ({count}x {gpu}, {date})", "",
+    section = [f"## Model-shape sweep, {', '.join(title(tp) for tp in tps)} ({count}x {gpu}, {date})", "",
                wrap(f"`bash .gpu/sweep-calls.sh tp2` and `tp4` at {commit} ([what ran](../{rel}/README.md)): "
                "`ubuf bench sweep` on Llama-3-8B (with M = 256 and 512), Llama-3-70B, Qwen2.5-32B and GPT-3-175B "
                "(Mixtral-8x7B's expert FC1 and FC2 are Llama-3-8B's shapes, so its rows are those), bf16, every "

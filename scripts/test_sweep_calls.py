@@ -35,7 +35,7 @@ recs = []
 for op, m, k, n in shapes:
     ring = 0.88 if op == "ag" else 0.9   # auto (0.9) 1.023x ring on the AG: a miss of the 2%
     base = dict(op=op, tp=tp, dtype="bf16", m=m, k=k, n=n, iters=int(opt("--iters", "20")), sweep=True,
-                gemm_ms=0.8, comm_ms=0.3)
+                gemm_ms=0.8, comm_ms=0.3, **({"fp8": "e4m3"} if "--fp8" in args else {}))
     recs.append(dict(base, method="nccl_seq", ms=1.1))
     for method, ms, ran in (("auto", 0.9, "ring"), ("ring", ring, "ring"), ("oneshot", 0.95, "oneshot")):
         recs.append(dict(base, method=method, ms=ms, ran=ran, ideal_ms=0.8, pct_of_ideal=80 / ms,
@@ -260,6 +260,36 @@ class SweepCallsTest(unittest.TestCase):
                                text=True, timeout=120)
         self.assertNotEqual(0, other.returncode)
         self.assertIn("not def5678", other.stderr)
+
+    def test_finish_takes_an_fp8_pack_beside_the_bf16_ones(self):
+        packs = os.path.join(self.dir.name, "packs8")
+        self.assertEqual(0, self.run_calls("tp2", packs, ALT_BUDGET_S=60, SWEEP_ROUNDS=2)[0])
+        self.assertEqual(0, self.run_calls("tp2", packs, ALT_BUDGET_S=60, SWEEP_ROUNDS=2, extra="fp8")[0])
+        root = os.path.join(self.dir.name, "repo8")
+        os.makedirs(os.path.join(root, "scripts"))
+        os.makedirs(os.path.join(root, "docs"))
+        for name in ("sweep-finish.sh", "combine-rounds.py", "results-tables.py"):
+            shutil.copy(os.path.join(HERE, name), os.path.join(root, "scripts"))
+        with open(os.path.join(root, "docs", "results.md"), "w") as f:
+            f.write("# Results\n\n## The layer demo\n\nmore\n")
+        env = dict(os.environ, SWEEP_FINISH_ROOT=root, SWEEP_CHART="0")
+        p = subprocess.run(["bash", os.path.join(root, "scripts", "sweep-finish.sh"), packs, "abc1234"], env=env,
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(0, p.returncode, p.stdout + p.stderr)
+        dest = os.path.join(root, "bench", "results", f"{self.date}-h100x4-sweep-abc1234")
+        for f in ("sweep-tp2.json", "sweep-tp2-fp8.json", "tp2-fp8/sweep-r2.json", "tp2-fp8/combined-report.txt"):
+            self.assertTrue(os.path.isfile(os.path.join(dest, f)), f)
+        with open(os.path.join(dest, "sweep-tp2-fp8.json")) as f:
+            self.assertEqual(0, json.load(f)["rounds"]["torch"])
+        with open(os.path.join(dest, "README.md")) as f:
+            readme = f.read()
+        self.assertIn("## tp 2, FP8 operands", readme)
+        with open(os.path.join(root, "docs", "results.md")) as f:
+            page = f.read()
+        self.assertIn("Model-shape sweep, tp 2, bf16 out, FP8 operands (e4m3)", page)
+        self.assertIn("Model-shape sweep, tp 2, bf16:", page)
+        fp8_table = page[page.index("FP8 operands (e4m3)"):]
+        self.assertIn("faster than PyTorch async-TP: 0 of 0", fp8_table, "never against the bf16 baseline")
 
 
 if __name__ == "__main__":
