@@ -6,6 +6,7 @@ module dev.ubuf.ag {
 
     provides dev.ubuf.op.OverlapMethod with
             dev.ubuf.ag.RingAllGatherGemm,
+            dev.ubuf.ag.BidirectionalRingAllGatherGemm,
             dev.ubuf.ag.AggregateAllGatherGemm,
             dev.ubuf.ag.OneShotAllGatherGemm,
             dev.ubuf.ag.BulkAllGather;

@@ -24,7 +24,7 @@ final class AgBenchCommand implements Callable<Integer> {
                     + " (default: ${DEFAULT-VALUE}).")
     List<String> shapes;
     @Option(names = "--methods", split = ";", splitSynopsisLabel = ";", paramLabel = "METHOD",
-            defaultValue = "ring;aggregate;oneshot;auto",
+            defaultValue = "ring;bidir;aggregate;oneshot;auto",
             description = "Methods or variants separated by ';', e.g. ring;ring:cs=2;aggregate (default:"
                     + " ${DEFAULT-VALUE}); methods and keys below.")
     List<String> methods;

@@ -32,7 +32,7 @@ final class SweepBenchCommand implements Callable<Integer> {
     OverlapBenchOptions common;
     @Mixin
     SweepSelection selection;
-    @Option(names = "--ag-methods", split = ";", paramLabel = "METHOD", defaultValue = "auto;ring;aggregate;oneshot",
+    @Option(names = "--ag-methods", split = ";", paramLabel = "METHOD", defaultValue = "auto;ring;bidir;aggregate;oneshot",
             description = "AllGather methods (default: ${DEFAULT-VALUE}).")
     List<String> agMethods;
     @Option(names = "--rs-methods", split = ";", paramLabel = "METHOD",

@@ -62,11 +62,11 @@ class HelpTest {
         String rs = Ubuf.run("bench", "rs", "--help").out();
         String rsLine = oneLine(rs);
         assertInOrder(rsLine, "pipeline: cs = ", "splits = ", "margin = ", "ring: cs = ", "sub = ", "slots = ",
-                "lowp = ");
+                "lowp = ", "bidir = ");
         assertTrue(rsLine.contains("Methods: oneshot, pipeline, ring, auto, nccl"), rs);
         String ag = oneLine(Ubuf.run("bench", "ag", "--help").out());
-        assertInOrder(ag, "aggregate: cs = ", "ms = ", "ring: cs = ", "ms = ");
-        assertTrue(ag.contains("Methods: aggregate, oneshot, ring, auto, nccl"), ag);
+        assertInOrder(ag, "aggregate: cs = ", "ms = ", "bidir: cs = ", "ms = ", "ring: cs = ", "ms = ");
+        assertTrue(ag.contains("Methods: aggregate, bidir, oneshot, ring, auto, nccl"), ag);
         assertFalse(ag.contains("lowp"), ag);
         assertEquals(rs, Ubuf.run("bench", "rs", "--help").out(), "the same help every time");
     }

@@ -52,6 +52,23 @@ final class AgLayout {
         return Region.rows(BufferRole.UBUF, owner, first * rows, count * rows, shape.k());
     }
 
+    /** Rows [lo, lo+count) of chunk {@code chunk} of the gathered buffer in {@code owner}'s memory. */
+    Region ubufRows(int owner, int chunk, long lo, long count) {
+        return Region.rows(BufferRole.UBUF, owner, chunk * rows + lo, count, shape.k());
+    }
+
+    /** Rows [lo, lo+count) of this rank's shard where the call finds it. */
+    Region shardRows(long lo, long count) {
+        return inputInUbuf ? ubufRows(rank, rank, lo, count)
+                : Region.rows(BufferRole.INPUT, rank, lo, count, shape.k());
+    }
+
+    /** The GEMM of rows [lo, lo+count) of chunk {@code chunk} read from {@code a}, into the same output rows. */
+    PlanStep.Gemm gemmRows(int stream, Region a, int chunk, long lo, long count) {
+        return new PlanStep.Gemm(stream, a, weight(), Region.rows(BufferRole.OUTPUT, rank, chunk * rows + lo, count,
+                shape.n()), false, shape.fp8().isPresent() ? Fp8Scaling.INPUT_X_WEIGHT : null);
+    }
+
     /** This rank's shard where the call finds it: INPUT, or chunk {@code rank} of UBUF. */
     Region shard() {
         return inputInUbuf ? ubuf(rank, rank, 1)

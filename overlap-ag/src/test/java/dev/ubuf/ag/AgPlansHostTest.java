@@ -35,6 +35,9 @@ class AgPlansHostTest {
                     continue;
                 }
                 for (long[] s : SHAPES) {
+                    if (method instanceof BidirectionalRingAllGatherGemm && s[0] < 2) {
+                        continue; // a one-row shard has no halves
+                    }
                     all.add(Arguments.of(Named.of(method.name(), method),
                             new AgShape(tp, s[0] * tp, s[1], s[2], DType.BF16)));
                 }

@@ -49,6 +49,32 @@ class AgPlansTest {
     }
 
     @Test
+    void bidirNeedsTwoRowsAShardAndSendsHalvesBothWays() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> AgPlans.domain(new BidirectionalRingAllGatherGemm(), new AgShape(4, 4, 4, 4, DType.BF16),
+                        AgOptions.defaults()));
+        assertTrue(e.getMessage().contains("two halves") && e.getMessage().contains("m/tp = 1"), e.getMessage());
+        AgShape shape = new AgShape(4, 20, 4, 4, DType.BF16); // 5 rows a shard: halves of 2 and 3
+        for (Plan p : AgPlans.domain(new BidirectionalRingAllGatherGemm(), shape, AgOptions.defaults())) {
+            int next = (p.rank() + 1) % 4;
+            int prev = (p.rank() + 3) % 4;
+            assertEquals(List.of(3, 1, 3, 1), p.flagsReceivedPerCall());
+            assertEquals(1 + 2 * 3, count(p, PlanStep.Gemm.class), "the own shard whole, then two halves a step");
+            assertEquals(3, p.signalsSentPerCall(next, BidirectionalRingAllGatherGemm.DATA_A));
+            assertEquals(3, p.signalsSentPerCall(prev, BidirectionalRingAllGatherGemm.DATA_B));
+            List<PlanStep.Copy> copies = p.steps().stream().filter(s -> s instanceof PlanStep.Copy)
+                    .map(s -> (PlanStep.Copy) s).toList();
+            assertEquals(2 * 3 + 1, copies.size(), "three halves each way and the own shard into UBUF");
+            assertEquals(2, copies.stream().map(PlanStep::stream).distinct().count(), "one comm stream a ring");
+            for (PlanStep.Copy c : copies.subList(0, 6)) {
+                boolean first = c.dst().rank() == next;
+                assertEquals(first ? 2 : 3, c.dst().rows(), c.toString());
+                assertEquals(first ? 0 : 2, c.dst().row() % 5, c.toString());
+            }
+        }
+    }
+
+    @Test
     void rankOutsideTheDomainIsRejected() {
         assertThrows(IllegalArgumentException.class,
                 () -> AgPlans.plan(new RingAllGatherGemm(), new AgShape(2, 4, 4, 4, DType.BF16), 2, AgOptions.defaults()));

@@ -88,11 +88,11 @@ class AgTp8PlansHostTest {
     void everyMethodAndEveryTunedOptionSetIsCoveredAtTp8() {
         Set<String> covered = new TreeSet<>();
         cases().forEach(a -> covered.add(((Schedule) a.get()[0]).label()));
-        assertEquals(4, methods().size(), "ring, aggregate, bulk, oneshot");
+        assertEquals(5, methods().size(), "ring, bidir, aggregate, bulk, oneshot");
         for (AgOverlapMethod m : methods()) {
             assertTrue(covered.contains(m.name()), m.name() + " not covered at tp 8: " + covered);
         }
-        assertTrue(covered.containsAll(List.of("ring:cs=2", "aggregate:cs=2")), covered.toString());
+        assertTrue(covered.containsAll(List.of("ring:cs=2", "aggregate:cs=2", "bidir:cs=2")), covered.toString());
     }
 
     @Test

@@ -111,7 +111,7 @@ class Fp8OverlapGpuTest {
 
     static Stream<Arguments> cases() {
         List<Case> c = new ArrayList<>();
-        for (String v : new String[]{"ring", "aggregate", "oneshot"}) {
+        for (String v : new String[]{"ring", "bidir", "aggregate", "oneshot"}) {
             for (DType t : new DType[]{DType.BF16, DType.FP32}) {
                 c.add(new Case(ALL_GATHER, v, t, E4M3, 1024, 128, 256, true, false));
             }
@@ -120,7 +120,8 @@ class Fp8OverlapGpuTest {
             c.add(new Case(ALL_GATHER, v, DType.BF16, E4M3, 6, 64, 128, true, false));      // tiny M
         }
         c.add(new Case(ALL_GATHER, "ring:cs=1", DType.BF16, E4M3, 1024, 128, 256, true, false));
-        for (String v : new String[]{"ring", "ring:sub=1", "ring:lowp=1", "pipeline", "pipeline:splits=2", "oneshot"}) {
+        for (String v : new String[]{"ring", "ring:sub=1", "ring:lowp=1", "ring:bidir=1,lowp=1", "pipeline",
+                "pipeline:splits=2", "oneshot"}) {
             for (DType t : new DType[]{DType.BF16, DType.FP32}) {
                 c.add(new Case(REDUCE_SCATTER, v, t, E4M3, 1024, 128, 256, true, t == DType.BF16));
             }

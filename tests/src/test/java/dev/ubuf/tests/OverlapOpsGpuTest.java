@@ -27,7 +27,7 @@ class OverlapOpsGpuTest {
 
     static Stream<Arguments> cases() {
         List<Arguments> a = new ArrayList<>();
-        for (String v : new String[]{"ring", "aggregate", "oneshot"}) {
+        for (String v : new String[]{"ring", "bidir", "aggregate", "oneshot"}) {
             for (DType t : new DType[]{DType.BF16, DType.FP16, DType.FP32}) {
                 a.add(Arguments.of(ALL_GATHER, v, t, 2000, 512, 384, true, false, false));
             }
@@ -43,6 +43,10 @@ class OverlapOpsGpuTest {
             a.add(Arguments.of(REDUCE_SCATTER, v, DType.BF16, 6, 136, 128, true, true, true));
         }
         a.add(Arguments.of(REDUCE_SCATTER, "ring:sub=4,lowp=1", DType.BF16, 4096, 512, 256, true, false, false));
+        a.add(Arguments.of(REDUCE_SCATTER, "ring:bidir=1", DType.BF16, 2000, 384, 512, true, false, true));
+        a.add(Arguments.of(REDUCE_SCATTER, "ring:bidir=1,lowp=1,sub=2", DType.BF16, 4096, 512, 256, true, false,
+                false));
+        a.add(Arguments.of(REDUCE_SCATTER, "ring:bidir=1,sub=1", DType.BF16, 6, 136, 128, false, true, true));
         a.add(Arguments.of(REDUCE_SCATTER, "pipeline:splits=8,margin=24", DType.BF16, 2048, 512, 512, true, false,
                 true));
         for (Collective c : Collective.values()) { // the planner measures every candidate, then runs its choice
