@@ -49,7 +49,7 @@ final class AgLayout {
 
     /** Chunks [first, first+count) of the gathered buffer in {@code owner}'s memory. */
     Region ubuf(int owner, int first, int count) {
-        return Region.rows(BufferRole.UBUF, owner, first * rows, count * rows, shape.k());
+        return ubufRows(owner, first, 0, count * rows);
     }
 
     /** Rows [lo, lo+count) of chunk {@code chunk} of the gathered buffer in {@code owner}'s memory. */
@@ -65,19 +65,23 @@ final class AgLayout {
 
     /** The GEMM of rows [lo, lo+count) of chunk {@code chunk} read from {@code a}, into the same output rows. */
     PlanStep.Gemm gemmRows(int stream, Region a, int chunk, long lo, long count) {
-        return new PlanStep.Gemm(stream, a, weight(), Region.rows(BufferRole.OUTPUT, rank, chunk * rows + lo, count,
-                shape.n()), false, shape.fp8().isPresent() ? Fp8Scaling.INPUT_X_WEIGHT : null);
+        return new PlanStep.Gemm(stream, a, weight(), outRows(chunk, lo, count), false,
+                shape.fp8().isPresent() ? Fp8Scaling.INPUT_X_WEIGHT : null);
     }
 
     /** This rank's shard where the call finds it: INPUT, or chunk {@code rank} of UBUF. */
     Region shard() {
-        return inputInUbuf ? ubuf(rank, rank, 1)
-                : Region.rows(BufferRole.INPUT, rank, 0, rows, shape.k());
+        return shardRows(0, rows);
     }
 
     /** Output rows of chunks [first, first+count). */
     Region out(int first, int count) {
-        return Region.rows(BufferRole.OUTPUT, rank, first * rows, count * rows, shape.n());
+        return outRows(first, 0, count * rows);
+    }
+
+    /** Output rows [lo, lo+count) of chunk {@code chunk}. */
+    Region outRows(int chunk, long lo, long count) {
+        return Region.rows(BufferRole.OUTPUT, rank, chunk * rows + lo, count, shape.n());
     }
 
     Region weight() {
@@ -86,8 +90,7 @@ final class AgLayout {
 
     /** The GEMM of chunks [first, first+count) read from {@code a}. */
     PlanStep.Gemm gemm(int stream, Region a, int first, int count) {
-        return new PlanStep.Gemm(stream, a, weight(), out(first, count), false,
-                shape.fp8().isPresent() ? Fp8Scaling.INPUT_X_WEIGHT : null);
+        return gemmRows(stream, a, first, 0, count * rows);
     }
 
     /** Puts the shard into UBUF chunk {@code rank} (so the call hands out the whole gathered input), if not there. */
