@@ -128,6 +128,17 @@ class SweepCallsTest(unittest.TestCase):
         p = subprocess.run(cmd, cwd=self.dir.name, env=e, capture_output=True, text=True, timeout=120)
         return p.returncode, p.stdout + p.stderr
 
+    def repo(self, name, results_md):
+        """A checkout for sweep-finish.sh: its scripts and a docs/results.md holding results_md."""
+        root = os.path.join(self.dir.name, name)
+        os.makedirs(os.path.join(root, "scripts"))
+        os.makedirs(os.path.join(root, "docs"))
+        for script in ("sweep-finish.sh", "combine-rounds.py", "results-tables.py"):
+            shutil.copy(os.path.join(HERE, script), os.path.join(root, "scripts"))
+        with open(os.path.join(root, "docs", "results.md"), "w") as f:
+            f.write(results_md)
+        return root
+
     def calls(self, prog):
         with open(self.log) as f:
             return [c for c in map(json.loads, f) if c["prog"] == prog]
@@ -222,13 +233,7 @@ class SweepCallsTest(unittest.TestCase):
         packs = os.path.join(self.dir.name, "packs")
         self.assertEqual(0, self.run_calls("tp2", packs, ALT_BUDGET_S=60, SWEEP_ROUNDS=2)[0])
         self.assertEqual(0, self.run_calls("tp4", packs, ALT_BUDGET_S=60, SWEEP_ROUNDS=3)[0])
-        root = os.path.join(self.dir.name, "repo")
-        os.makedirs(os.path.join(root, "scripts"))
-        os.makedirs(os.path.join(root, "docs"))
-        for name in ("sweep-finish.sh", "combine-rounds.py", "results-tables.py"):
-            shutil.copy(os.path.join(HERE, name), os.path.join(root, "scripts"))
-        with open(os.path.join(root, "docs", "results.md"), "w") as f:
-            f.write("# Results\n\n## Llama-3-8B sweep\n\ntext\n\n## The layer demo\n\nmore\n")
+        root = self.repo("repo", "# Results\n\n## Llama-3-8B sweep\n\ntext\n\n## The layer demo\n\nmore\n")
         env = dict(os.environ, SWEEP_FINISH_ROOT=root, SWEEP_CHART="0")
         finish = ["bash", os.path.join(root, "scripts", "sweep-finish.sh"), packs]
         p = subprocess.run(finish + ["abc1234"], env=env, capture_output=True, text=True, timeout=120)
@@ -265,13 +270,7 @@ class SweepCallsTest(unittest.TestCase):
         packs = os.path.join(self.dir.name, "packs8")
         self.assertEqual(0, self.run_calls("tp2", packs, ALT_BUDGET_S=60, SWEEP_ROUNDS=2)[0])
         self.assertEqual(0, self.run_calls("tp2", packs, ALT_BUDGET_S=60, SWEEP_ROUNDS=2, extra="fp8")[0])
-        root = os.path.join(self.dir.name, "repo8")
-        os.makedirs(os.path.join(root, "scripts"))
-        os.makedirs(os.path.join(root, "docs"))
-        for name in ("sweep-finish.sh", "combine-rounds.py", "results-tables.py"):
-            shutil.copy(os.path.join(HERE, name), os.path.join(root, "scripts"))
-        with open(os.path.join(root, "docs", "results.md"), "w") as f:
-            f.write("# Results\n\n## The layer demo\n\nmore\n")
+        root = self.repo("repo8", "# Results\n\n## The layer demo\n\nmore\n")
         env = dict(os.environ, SWEEP_FINISH_ROOT=root, SWEEP_CHART="0")
         p = subprocess.run(["bash", os.path.join(root, "scripts", "sweep-finish.sh"), packs, "abc1234"], env=env,
                            capture_output=True, text=True, timeout=120)
