@@ -105,9 +105,10 @@ public final class PipelinedGemmReduceScatter implements RsOverlapMethod {
     }
 
     /**
-     * 2, 4 and 8 column blocks, where they divide n; each on the default compute streams and on one: block GEMMs
-     * issued on several streams may run side by side and finish together, which holds every reduction back to the
-     * end (seen in a 70B, tp 4 trace), where on one stream each block's reduction starts as its GEMM ends.
+     * 2, 4 and 8 column blocks, where they divide n; each on one compute stream (first: a near-tie takes it) and on
+     * the default streams: block GEMMs issued on several streams may run side by side and finish together, which
+     * holds every reduction back to the end (seen in a 70B, tp 4 trace), where on one stream each block's reduction
+     * starts as its GEMM ends.
      */
     @Override
     public List<Map<String, String>> tuningSpace(OverlapShape shape) {
@@ -117,8 +118,8 @@ public final class PipelinedGemmReduceScatter implements RsOverlapMethod {
         List<Map<String, String>> space = new ArrayList<>();
         for (int splits : new int[]{2, 4, 8}) {
             if (whyUnsupported(rs, RsOptions.DEFAULTS.withNumSplits(splits)).isEmpty()) {
-                space.add(Map.of("splits", Integer.toString(splits)));
                 space.add(Map.of("splits", Integer.toString(splits), "cs", "1"));
+                space.add(Map.of("splits", Integer.toString(splits)));
             }
         }
         return space;

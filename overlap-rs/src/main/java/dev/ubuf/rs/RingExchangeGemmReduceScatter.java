@@ -263,8 +263,9 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
      * rounding a hop, as NCCL's ring reduce-scatter (a candidate too) rounds in the op's dtype at every hop, and as
      * the layers run their rings. And the bidirectional ring with those partials, 1 and 2 sub-chunks a half (the
      * GEMM sizes of 2 and 4 sub-chunks), which sends to both neighbours at once. The partials in the op's dtype also
-     * on one compute stream: chunk GEMMs issued on several run side by side, so the first chunk, whose send starts
-     * the ring, finishes late (an 8B, tp 2 layer trace: three 2048-row GEMMs of 160 us alone took 163, 313, 458).
+     * on one compute stream, listed first so that a near-tie takes it: chunk GEMMs issued on several streams run side
+     * by side inside a layer's step, and the first chunk, whose send starts the ring, finishes last (an 8B, tp 2
+     * layer trace: three 2048-row GEMMs of 160 us alone ended 164, 309 and 464 us after they began, the first-sent last).
      */
     @Override
     public List<Map<String, String>> tuningSpace(OverlapShape shape) {
@@ -276,8 +277,8 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
         for (int sub : new int[]{1, 2, 4}) {
             if (sub <= rs.rowsPerRank()) {
                 space.add(Map.of("sub", Integer.toString(sub)));
-                space.add(Map.of("sub", Integer.toString(sub), "lowp", "1"));
                 space.add(Map.of("sub", Integer.toString(sub), "lowp", "1", "cs", "1"));
+                space.add(Map.of("sub", Integer.toString(sub), "lowp", "1"));
             }
         }
         for (int sub : new int[]{1, 2}) {

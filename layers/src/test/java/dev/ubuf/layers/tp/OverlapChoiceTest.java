@@ -23,10 +23,23 @@ class OverlapChoiceTest {
         assertEquals("pipeline:splits=4,margin=16", OverlapChoice.resolve(c, GemmName.FC2_FPROP).label());
         OverlapChoice dgrad = OverlapChoice.resolve(c, GemmName.FC1_DGRAD);
         assertTrue(dgrad.bulk());
-        assertEquals(16, dgrad.gemmSmMargin(), "set_sm_margin: the dgrad GEMM leaves num_sm SMs to the collective");
-        assertTrue(OverlapChoice.resolve(c, GemmName.FC1_WGRAD).bulk());
+        assertEquals(0, dgrad.gemmSmMargin(), "the bulk all-gather's copies run on the copy engines: no SMs to leave");
+        OverlapChoice wgrad = OverlapChoice.resolve(c, GemmName.FC1_WGRAD);
+        assertTrue(wgrad.bulk());
+        assertEquals(16, wgrad.gemmSmMargin(), "set_sm_margin: the wgrad GEMM leaves num_sm SMs to the pull-reduce");
         assertEquals("nccl", OverlapChoice.resolve(c, GemmName.FC2_WGRAD).label(), "no communication of its own");
         assertTrue(OverlapChoice.resolve(c, GemmName.FC1_FPROP).settings().useCopyEngine());
+    }
+
+    @Test
+    void aBulkAllGatherKeepsItsMarginWhenConfiguredOrOnSmCopies() {
+        UbConfig explicit = tp2().gemm(GemmName.FC1_DGRAD, g -> g.setSmMargin(true).numSm(8)).build();
+        assertEquals(8, OverlapChoice.resolve(explicit, GemmName.FC1_DGRAD).gemmSmMargin(), "configured: kept");
+        UbConfig sm = tp2().gemm(GemmName.FC1_DGRAD, g -> g.useCe(false)).build();
+        assertEquals(16, OverlapChoice.resolve(sm, GemmName.FC1_DGRAD).gemmSmMargin(),
+                "use_ce=false: the copy kernels need the SMs TE's default leaves them");
+        UbConfig off = tp2().gemm(GemmName.FC1_WGRAD, g -> g.setSmMargin(false)).build();
+        assertEquals(0, OverlapChoice.resolve(off, GemmName.FC1_WGRAD).gemmSmMargin());
     }
 
     @Test
