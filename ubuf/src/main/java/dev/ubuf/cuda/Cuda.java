@@ -52,6 +52,7 @@ public final class Cuda {
         if (DriverProbe.MISSING != null) {
             throw new CudaUnavailableException(DriverProbe.MISSING);
         }
+        JCudaNativeLibrary.ensureWritten(); // before JCudaDriver's class loads its library
         try {
             int rc = JCudaDriver.cuInit(0);
             if (rc != CUresult.CUDA_SUCCESS) {

@@ -13,6 +13,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * Each thread that uses the device calls {@link #makeCurrent()}; the factories do it for you.
  */
 public final class CudaContext implements AutoCloseable {
+    static {
+        JCudaNativeLibrary.ensureWritten(); // before JCudaDriver's class loads its library
+    }
+
     private final CudaDevice device;
     private final Handles.Context handle = new Handles.Context();
     private final ResourceLedger ledger;

@@ -7,6 +7,10 @@ import jcuda.driver.JCudaDriver;
 
 /** One GPU, by ordinal, with the properties ubuf cares about. Immutable. */
 public final class CudaDevice {
+    static {
+        JCudaNativeLibrary.ensureWritten(); // before JCudaDriver's class loads its library
+    }
+
     private final int ordinal;
     private final CUdevice handle;
 
