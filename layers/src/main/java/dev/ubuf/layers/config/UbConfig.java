@@ -245,6 +245,10 @@ public record UbConfig(
             method = UbMethod.PIPELINE;
             why += " (bulk entry run as a pipelined reduce-scatter, as TE does under " + UbFlag.UB_OVERLAP_RS_DGRAD + ")";
         }
+        if (role == GemmName.Role.BULK_ALL_GATHER && cfg.setSmMargin() && cfg.bulkGemmSmMargin(role) == 0) {
+            why += "; the GEMM beside it keeps every SM: the copies run on the copy engines (configure set_sm_margin to"
+                    + " leave num_sm)";
+        }
         return new MethodTable.Entry(g, method, Optional.of(cfg), communication, why);
     }
 

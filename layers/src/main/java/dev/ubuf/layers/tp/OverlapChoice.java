@@ -1,7 +1,6 @@
 package dev.ubuf.layers.tp;
 
 import dev.ubuf.exec.ExecutionSettings;
-import dev.ubuf.layers.config.GemmKey;
 import dev.ubuf.layers.config.GemmName;
 import dev.ubuf.layers.config.GemmOverlapConfig;
 import dev.ubuf.layers.config.MethodTable;
@@ -19,10 +18,8 @@ import java.util.Optional;
  * @param kind         which of the three
  * @param variant      the method variant for {@link Kind#METHOD}, else empty
  * @param settings     how the op executes: copy engines or SM copies ({@code use_ce})
- * @param gemmSmMargin SMs the layer's own GEMM beside a bulk collective leaves free ({@code num_sm} when
- *                     {@code set_sm_margin}), 0 otherwise; a bulk all-gather on the copy engines needs no SMs, so it
- *                     leaves none unless {@code set_sm_margin} is configured (Transformer Engine's default margin is
- *                     for its SM-driven bulk kernels)
+ * @param gemmSmMargin SMs the layer's own GEMM beside a bulk collective leaves free
+ *                     ({@link GemmOverlapConfig#bulkGemmSmMargin}), 0 otherwise
  * @param why          the method table's reason, for logs
  */
 public record OverlapChoice(Kind kind, Optional<String> variant, ExecutionSettings settings, int gemmSmMargin,
@@ -93,14 +90,8 @@ public record OverlapChoice(Kind kind, Optional<String> variant, ExecutionSettin
         int margin = c.setSmMargin() ? c.numSm() : 0;
         UbMethod m = e.method();
         if (bulkRole) {
-            // Only bulk can run a collective beside a GEMM it does not feed; AUTO there means bulk too. Its
-            // all-gather's copies run on the copy engines with use_ce, so TE's default margin would only slow the
-            // dgrad GEMM beside it (8B, tp 2 on H100s: 1.22 ms instead of 1.05 alone; without the margin the step
-            // was 0.1-0.2 ms faster). The reduce-scatter's pull-reduce kernel runs on SMs and keeps it.
-            boolean copyEngineGather = role == GemmName.Role.BULK_ALL_GATHER && c.useCe()
-                    && !c.isExplicit(GemmKey.SET_SM_MARGIN);
-            return new OverlapChoice(Kind.METHOD, Optional.of("bulk"), exec, copyEngineGather ? 0 : margin,
-                    e.reason());
+            // Only bulk can run a collective beside a GEMM it does not feed; AUTO there means bulk too.
+            return new OverlapChoice(Kind.METHOD, Optional.of("bulk"), exec, c.bulkGemmSmMargin(role), e.reason());
         }
         if (c.atomicGemm() && (m == UbMethod.RING_EXCHANGE || m == UbMethod.PIPELINE)) {
             // The atomic GEMM module registers "atomic" in both families; on a GPU without sm_90a making the op

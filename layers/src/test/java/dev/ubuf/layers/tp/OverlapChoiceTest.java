@@ -24,6 +24,7 @@ class OverlapChoiceTest {
         OverlapChoice dgrad = OverlapChoice.resolve(c, GemmName.FC1_DGRAD);
         assertTrue(dgrad.bulk());
         assertEquals(0, dgrad.gemmSmMargin(), "the bulk all-gather's copies run on the copy engines: no SMs to leave");
+        assertTrue(dgrad.why().contains("keeps every SM"), "the configuration table says so: " + dgrad.why());
         OverlapChoice wgrad = OverlapChoice.resolve(c, GemmName.FC1_WGRAD);
         assertTrue(wgrad.bulk());
         assertEquals(16, wgrad.gemmSmMargin(), "set_sm_margin: the wgrad GEMM leaves num_sm SMs to the pull-reduce");
@@ -35,6 +36,7 @@ class OverlapChoiceTest {
     void aBulkAllGatherKeepsItsMarginWhenConfiguredOrOnSmCopies() {
         UbConfig explicit = tp2().gemm(GemmName.FC1_DGRAD, g -> g.setSmMargin(true).numSm(8)).build();
         assertEquals(8, OverlapChoice.resolve(explicit, GemmName.FC1_DGRAD).gemmSmMargin(), "configured: kept");
+        assertFalse(OverlapChoice.resolve(explicit, GemmName.FC1_DGRAD).why().contains("keeps every SM"));
         UbConfig sm = tp2().gemm(GemmName.FC1_DGRAD, g -> g.useCe(false)).build();
         assertEquals(16, OverlapChoice.resolve(sm, GemmName.FC1_DGRAD).gemmSmMargin(),
                 "use_ce=false: the copy kernels need the SMs TE's default leaves them");
