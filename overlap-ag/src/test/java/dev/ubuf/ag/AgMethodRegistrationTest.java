@@ -53,7 +53,8 @@ class AgMethodRegistrationTest {
     void aggregateOffersNothingToPlanAtOddTp() {
         AgShape odd = new AgShape(3, 3 * 512, 256, 128, DType.BF16);
         assertTrue(registry.get(Collective.ALL_GATHER, "aggregate").tuningSpace(odd).isEmpty());
-        assertEquals(List.of(Map.of("cs", "1"), Map.of(), Map.of("cs", "2")), registry.get(Collective.ALL_GATHER, "ring").tuningSpace(odd));
+        assertEquals(List.of(Map.of("cs", "1"), Map.of(), Map.of("cs", "2")),
+                registry.get(Collective.ALL_GATHER, "ring").tuningSpace(odd));
         assertThrows(IllegalArgumentException.class, () -> registry.schedule(odd, "aggregate"));
     }
 }

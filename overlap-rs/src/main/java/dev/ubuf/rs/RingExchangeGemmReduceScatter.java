@@ -265,7 +265,8 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
      * GEMM sizes of 2 and 4 sub-chunks), which sends to both neighbours at once. The partials in the op's dtype also
      * on one compute stream, listed first so that a near-tie takes it: chunk GEMMs issued on several streams run side
      * by side inside a layer's step, and the first chunk, whose send starts the ring, finishes last (an 8B, tp 2
-     * layer trace: three 2048-row GEMMs of 160 us alone ended 164, 309 and 464 us after they began, the first-sent last).
+     * layer trace: three 2048-row GEMMs of 160 us alone ended 164, 309 and 464 us after they began, the first-sent
+     * last).
      */
     @Override
     public List<Map<String, String>> tuningSpace(OverlapShape shape) {

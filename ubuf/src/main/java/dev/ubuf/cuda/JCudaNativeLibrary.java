@@ -40,7 +40,8 @@ final class JCudaNativeLibrary {
                     writeWhole(Path.of(dir));
                 }
             } catch (IOException | RuntimeException e) {
-                LOG.log(System.Logger.Level.DEBUG, "could not write JCuda's driver library ahead of JCuda; JCuda writes it itself", e);
+                LOG.log(System.Logger.Level.DEBUG,
+                        "could not write JCuda's driver library ahead of JCuda; JCuda writes it itself", e);
             }
             done = true;
         }
