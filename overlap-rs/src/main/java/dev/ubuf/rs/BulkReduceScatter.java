@@ -3,8 +3,11 @@ package dev.ubuf.rs;
 import dev.ubuf.plan.BufferRole;
 import dev.ubuf.plan.Plan;
 import dev.ubuf.plan.PlanBuilder;
+import dev.ubuf.plan.PlanStep;
+import dev.ubuf.plan.Region;
 import dev.ubuf.plan.StreamRole;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -17,6 +20,12 @@ import java.util.Optional;
  * from all ranks into OUTPUT (+ bias), credit every peer, then wait for every peer's credit of this call. The
  * last wait is what makes the caller's next write safe: the caller fills the buffer before the next call, outside
  * the plan, so the call must not return (join its caller's stream) while a peer may still read the buffer.
+ *
+ * <p>With {@code stage=1} ({@link RsOptions#bulkStaged()}) the peers' rows are not read by the reduction kernel:
+ * after the ready signals, one COMM stream per peer copies that peer's rows of this rank into a local SCRATCH slot
+ * (on the copy engines when the op runs with them) and credits that peer at once; the first stream then sums its own
+ * rows and the slots locally. Beside a GEMM this keeps the SMs free for the whole transfer but for a short local
+ * pass, where the pull-reduce kernel holds its SMs for as long as reading over NVLink takes.
  */
 public final class BulkReduceScatter implements RsOverlapMethod {
     /** For {@link java.util.ServiceLoader}, which makes the method through this constructor. */
@@ -50,6 +59,9 @@ public final class BulkReduceScatter implements RsOverlapMethod {
         PlanParts.declareOutput(b, shape);
         b.matrix(BufferRole.UBUF, shape.dtype(), shape.m(), shape.n());
         PlanParts.declarePullFlags(b, 1);
+        if (options.bulkStaged()) {
+            return shape.finish(staged(b, shape).build());
+        }
         int s = b.stream(StreamRole.COMM);
 
         PlanParts.signalPeers(b, s, PlanParts.readyFlag(rank));
@@ -60,8 +72,40 @@ public final class BulkReduceScatter implements RsOverlapMethod {
         return shape.finish(b.build());
     }
 
+    /** The stage=1 steps: pulls by copies into SCRATCH, one stream per peer, then a local sum. */
+    private static PlanBuilder staged(PlanBuilder b, RsShape shape) {
+        int tp = shape.tp();
+        int rank = b.rank();
+        long mc = shape.rowsPerRank();
+        b.matrix(BufferRole.SCRATCH, shape.dtype(), (tp - 1) * mc, shape.n());
+        int[] streams = new int[tp - 1];
+        for (int i = 0; i < tp - 1; i++) {
+            streams[i] = b.stream(StreamRole.COMM);
+        }
+        PlanParts.signalPeers(b, streams[0], PlanParts.readyFlag(rank));
+        List<Region> sources = new ArrayList<>();
+        sources.add(new Region(BufferRole.UBUF, rank, rank * mc, mc, 0, shape.n()));
+        for (int i = 0; i < tp - 1; i++) {
+            int p = (rank + 1 + i) % tp; // ranks start on different peers
+            int s = streams[i];
+            Region slot = new Region(BufferRole.SCRATCH, rank, i * mc, mc, 0, shape.n());
+            b.add(new PlanStep.WaitSignal(s, PlanParts.readyFlag(p), 1));
+            b.add(new PlanStep.Copy(s, new Region(BufferRole.UBUF, p, rank * mc, mc, 0, shape.n()), slot));
+            b.add(new PlanStep.Signal(s, p, PlanParts.creditFlag(shape, rank)));
+            sources.add(slot);
+            b.order(s, streams[0]);
+        }
+        Region dst = new Region(BufferRole.OUTPUT, rank, 0, mc, 0, shape.n());
+        b.add(new PlanStep.Reduce(streams[0], sources, dst, false));
+        if (shape.bias()) {
+            b.add(new PlanStep.AddBias(streams[0], dst));
+        }
+        PlanParts.waitPeers(b, streams[0], shape, true, 1);
+        return b;
+    }
+
     @Override
     public List<String> keys() {
-        return List.of();
+        return List.of("stage");
     }
 }

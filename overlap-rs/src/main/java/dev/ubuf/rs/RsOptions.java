@@ -28,12 +28,15 @@ import java.util.Objects;
  * @param ringBidirectional RING: the first half of each chunk's rows goes round the ring one way and the second half
  *                         the other way, each ring with its own copy stream, flags and half of every slot, so each
  *                         rank sends to both neighbours at once; every half holds {@code ringSubChunks} sub-chunks
+ * @param bulkStaged       BULK: the copy engines first pull this rank's rows of every peer's partial into a local
+ *                         scratch, then a local kernel sums them; the SMs then only run a short local reduction
+ *                         instead of a kernel that reads over NVLink for as long as the transfer takes
  */
 public record RsOptions(int computeStreams, int numSplits, int gemmSmMargin, int ringSubChunks, int ringSlots,
-                        DType ringPartialDtype, boolean ringBidirectional) {
+                        DType ringPartialDtype, boolean ringBidirectional, boolean bulkStaged) {
 
     /** Transformer Engine's pipeline defaults (4 splits, 16 SMs for communication) and a 2-sub-chunk fp32 ring. */
-    public static final RsOptions DEFAULTS = new RsOptions(3, 4, 16, 2, 2, DType.FP32, false);
+    public static final RsOptions DEFAULTS = new RsOptions(3, 4, 16, 2, 2, DType.FP32, false, false);
 
     public RsOptions {
         Objects.requireNonNull(ringPartialDtype, "ringPartialDtype");
@@ -60,36 +63,41 @@ public record RsOptions(int computeStreams, int numSplits, int gemmSmMargin, int
 
     public RsOptions withComputeStreams(int v) {
         return new RsOptions(v, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional);
+                ringBidirectional, bulkStaged);
     }
 
     public RsOptions withNumSplits(int v) {
         return new RsOptions(computeStreams, v, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional);
+                ringBidirectional, bulkStaged);
     }
 
     public RsOptions withGemmSmMargin(int v) {
         return new RsOptions(computeStreams, numSplits, v, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional);
+                ringBidirectional, bulkStaged);
     }
 
     public RsOptions withRingSubChunks(int v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, v, ringSlots, ringPartialDtype,
-                ringBidirectional);
+                ringBidirectional, bulkStaged);
     }
 
     public RsOptions withRingSlots(int v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, v, ringPartialDtype,
-                ringBidirectional);
+                ringBidirectional, bulkStaged);
     }
 
     public RsOptions withRingPartialDtype(DType v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, v,
-                ringBidirectional);
+                ringBidirectional, bulkStaged);
     }
 
     public RsOptions withRingBidirectional(boolean v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                v);
+                v, bulkStaged);
+    }
+
+    public RsOptions withBulkStaged(boolean v) {
+        return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
+                ringBidirectional, v);
     }
 }

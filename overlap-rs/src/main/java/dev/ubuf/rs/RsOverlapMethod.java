@@ -60,7 +60,8 @@ public interface RsOverlapMethod extends OverlapMethod {
                 .withRingSubChunks(o.intValue("sub", d.ringSubChunks(), 1, 1 << 20))
                 .withRingSlots(o.intValue("slots", d.ringSlots(), 2, 1 << 10))
                 .withRingPartialDtype(o.boolValue("lowp", false) ? shape.dtype() : d.ringPartialDtype())
-                .withRingBidirectional(o.boolValue("bidir", d.ringBidirectional()));
+                .withRingBidirectional(o.boolValue("bidir", d.ringBidirectional()))
+                .withBulkStaged(o.boolValue("stage", d.bulkStaged()));
     }
 
     @Override
@@ -91,6 +92,7 @@ public interface RsOverlapMethod extends OverlapMethod {
         k.put("slots", "ring: receive slots, at least 2 (default " + d.ringSlots() + ")");
         k.put("lowp", "ring: 1 = partial sums travel in the op's dtype, 0 = in fp32 (default 0)");
         k.put("bidir", "ring: 1 = half of each chunk's rows goes each way round the ring (default 0)");
+        k.put("stage", "bulk: 1 = copies pull the peers' rows into a local scratch, then a local sum (default 0)");
         return java.util.Collections.unmodifiableSequencedMap(k);
     }
 }

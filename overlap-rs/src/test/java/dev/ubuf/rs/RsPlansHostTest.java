@@ -31,6 +31,7 @@ class RsPlansHostTest {
                         + options.ringPartialDtype().shortName() + (options.ringBidirectional() ? " bidir" : "");
                 case PipelinedGemmReduceScatter _ -> "splits=" + options.numSplits() + " streams="
                         + options.computeStreams();
+                case BulkReduceScatter _ -> options.bulkStaged() ? "staged" : "";
                 default -> "";
             };
             return method.name() + " tp=" + shape.tp() + " m=" + shape.m() + " k=" + shape.k() + " n="
@@ -71,6 +72,7 @@ class RsPlansHostTest {
                         add(cases, PIPELINE, shape, o);
                     }
                     add(cases, new BulkReduceScatter(), shape, d);
+                    add(cases, new BulkReduceScatter(), shape, d.withBulkStaged(true));
                     add(cases, new OneShotGemmReduceScatter(), shape, d);
                 }
             }

@@ -32,6 +32,7 @@ class RsPlansMutationTest {
                         D.withRingSubChunks(1).withComputeStreams(1)),
                 new PipelinedGemmReduceScatter().schedule(shape(3, 3, true), D.withNumSplits(3).withComputeStreams(2)),
                 new BulkReduceScatter().schedule(shape(3, 3, true), D),
+                new BulkReduceScatter().schedule(shape(3, 3, true), D.withBulkStaged(true)),
                 new OneShotGemmReduceScatter().schedule(shape(3, 3, true), D));
     }
 
@@ -174,6 +175,18 @@ class RsPlansMutationTest {
     void bulkWithoutTheEndOfCallCreditFails() {
         valueCheckCatches(new BulkReduceScatter().schedule(PAIR, D),
                 s -> s instanceof PlanStep.WaitSignal w && w.flag() >= 2, 200);
+    }
+
+    @Test
+    void stagedBulkWithoutTheEndOfCallCreditFails() {
+        valueCheckCatches(new BulkReduceScatter().schedule(PAIR, D.withBulkStaged(true)),
+                s -> s instanceof PlanStep.WaitSignal w && w.flag() >= 2, 200);
+    }
+
+    @Test
+    void stagedBulkWithoutAPeersReadySignalFails() {
+        valueCheckCatches(new BulkReduceScatter().schedule(PAIR, D.withBulkStaged(true)),
+                s -> s instanceof PlanStep.WaitSignal w && w.flag() < 2, 200);
     }
 
     @Test

@@ -16,6 +16,7 @@ import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The shape of each method's plan: what it allocates, what it computes where, and where its data goes. */
@@ -154,6 +155,29 @@ class RsPlansTest {
         assertFalse(p.matrices().containsKey(BufferRole.WEIGHT));
         assertEquals(List.of(StreamRole.COMM), p.streams());
         assertEquals(1, steps(p, PlanStep.Reduce.class).size());
+        PlanStep last = p.steps().getLast();
+        assertTrue(last instanceof PlanStep.WaitSignal w && w.flag() >= SHAPE.tp() && w.count() == 1,
+                "the call returns only when every peer has finished reading: " + last);
+    }
+
+    @Test
+    void stagedBulkCopiesEachPeersRowsOnItsOwnStreamAndSumsLocally() {
+        Plan p = new BulkReduceScatter().schedule(SHAPE, RsOptions.DEFAULTS.withBulkStaged(true)).plan(1);
+        assertTrue(steps(p, PlanStep.Gemm.class).isEmpty());
+        assertEquals(List.of(StreamRole.COMM, StreamRole.COMM, StreamRole.COMM), p.streams(), "one per peer");
+        List<PlanStep.Copy> copies = steps(p, PlanStep.Copy.class);
+        assertEquals(3, copies.size());
+        Set<Integer> streams = new HashSet<>();
+        for (PlanStep.Copy c : copies) {
+            assertNotEquals(1, c.src().rank(), "a copy reads a peer");
+            assertEquals(1, c.dst().rank(), "into this rank's scratch");
+            assertEquals(BufferRole.SCRATCH, c.dst().buffer());
+            streams.add(c.stream());
+        }
+        assertEquals(3, streams.size());
+        PlanStep.Reduce r = steps(p, PlanStep.Reduce.class).getFirst();
+        assertTrue(r.sources().stream().allMatch(s -> s.rank() == 1), "the sum reads local memory only");
+        assertEquals(4, r.sources().size());
         PlanStep last = p.steps().getLast();
         assertTrue(last instanceof PlanStep.WaitSignal w && w.flag() >= SHAPE.tp() && w.count() == 1,
                 "the call returns only when every peer has finished reading: " + last);

@@ -20,7 +20,7 @@ import dev.ubuf.rs.RsShape;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import java.time.Duration;
 import java.util.SplittableRandom;
@@ -37,11 +37,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class BulkOpsGpuTest {
     static final UbufEnvironment ENV = new UbufEnvironment(true, Duration.ofSeconds(60), false);
 
-    @ParameterizedTest(name = "{0}")
-    @EnumSource(value = DType.class, names = {"BF16", "FP16", "FP32"})
-    void bulkGatherAndBulkReduceScatterBesideAnUnrelatedGemm(DType t) throws Exception {
+    /** The reduce-scatter as TE's pull-reduce kernel ("bulk") and as copy-engine pulls with a local sum (stage=1). */
+    @ParameterizedTest(name = "{0} {1}")
+    @CsvSource({"BF16,bulk", "FP16,bulk", "FP32,bulk", "BF16,bulk:stage=1", "FP16,bulk:stage=1", "FP32,bulk:stage=1"})
+    void bulkGatherAndBulkReduceScatterBesideAnUnrelatedGemm(DType t, String rsVariant) throws Exception {
         Gpu.assumeGpus(2);
-        int tp = 2, m = 2000, k = 512, n = 768;
+        // Four ranks where the machine has them: the staged reduce-scatter then pulls from three peers at once.
+        int tp = dev.ubuf.cuda.Cuda.deviceCount() >= 4 ? 4 : 2, m = 2000, k = 512, n = 768;
         ThreadDomain.run(tp, Duration.ofSeconds(60), (rank, boot, ctx) -> {
             try (TpCommunicator comm = TpCommunicator.create(boot, ctx, ENV, null);
                  KernelLibrary lib = KernelLibrary.load(ctx);
@@ -83,7 +85,7 @@ class BulkOpsGpuTest {
                 MethodRegistry methods = MethodRegistry.load();
                 try (OverlapOp ag = OverlapOp.create(comm, methods.schedule(new AgShape(tp, m, k, n, t), "bulk"),
                         kernels, ExecutionSettings.DEFAULT);
-                     OverlapOp rs = OverlapOp.create(comm, methods.schedule(new RsShape(tp, m, k, n, t, true), "bulk"),
+                     OverlapOp rs = OverlapOp.create(comm, methods.schedule(new RsShape(tp, m, k, n, t, true), rsVariant),
                              kernels, ExecutionSettings.DEFAULT)) {
                     assertThrows(IllegalArgumentException.class, () -> ag.forward(OperandBindings.of(x, b).withOutput(c), other), "bulk takes no weight: it only gathers");
                     for (int call = 0; call < 3; call++) {
@@ -110,7 +112,7 @@ class BulkOpsGpuTest {
                         float[] got = HostTensors.download(ctx, s, out);
                         HostTensors.assertAllFinite(got, "bulk reduce-scatter");
                         double err = HostTensors.relativeError(got, toDouble(HostTensors.download(ctx, s, ref)));
-                        assertTrue(err < (t == DType.FP32 ? 1e-6 : 1e-2), "bulk reduce-scatter error " + err + " seed " + seed);
+                        assertTrue(err < (t == DType.FP32 ? 1e-6 : 1e-2), rsVariant + " reduce-scatter error " + err + " seed " + seed);
                         double gemmErr = HostTensors.relativeError(HostTensors.download(ctx, s, c),
                                 toDouble(HostTensors.download(ctx, s, cRef)));
                         assertTrue(gemmErr < (t == DType.FP32 ? 1e-5 : 1e-2), "the GEMM beside it: " + gemmErr);

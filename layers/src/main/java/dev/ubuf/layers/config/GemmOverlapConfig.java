@@ -134,13 +134,15 @@ public record GemmOverlapConfig(
 
     /**
      * SMs the layer's own GEMM beside this bulk collective leaves free: {@code num_sm} with {@code set_sm_margin}, but
-     * none beside a bulk all-gather on the copy engines unless {@code set_sm_margin} was configured. TE's default
-     * margin is for its SM-driven bulk kernels; here the all-gather's copies need no SMs and the margin only slowed
-     * the dgrad GEMM (8B, tp 2 on H100s: 1.31 ms beside the copies instead of 1.05 alone; the step 0.1-0.2 ms faster
-     * without it). The bulk reduce-scatter's pull-reduce kernel runs on SMs and keeps the margin.
+     * none beside a bulk collective on the copy engines unless {@code set_sm_margin} was configured. TE's default
+     * margin is for its SM-driven bulk kernels. Here a bulk all-gather's copies need no SMs, and a bulk reduce-scatter
+     * on the copy engines pulls the peers' rows by copies and needs SMs only for a short local sum; the margin slowed
+     * the GEMM for its whole length (the dgrad GEMM at 8B, tp 2 on H100s: 1.31 ms beside the copies instead of 1.05
+     * alone). With {@code use_ce: false} the collective's kernels need the SMs and the margin stays.
      */
     public int bulkGemmSmMargin(GemmName.Role role) {
-        if (role == GemmName.Role.BULK_ALL_GATHER && useCe() && !isExplicit(GemmKey.SET_SM_MARGIN)) {
+        boolean bulk = role == GemmName.Role.BULK_ALL_GATHER || role == GemmName.Role.BULK_REDUCE_SCATTER;
+        if (bulk && useCe() && !isExplicit(GemmKey.SET_SM_MARGIN)) {
             return 0;
         }
         return setSmMargin() ? numSm() : 0;

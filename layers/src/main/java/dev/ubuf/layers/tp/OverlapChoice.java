@@ -53,7 +53,7 @@ public record OverlapChoice(Kind kind, Optional<String> variant, ExecutionSettin
 
     /** Whether this is the bulk method (a collective beside an unrelated GEMM of the layer). */
     public boolean bulk() {
-        return variant.filter("bulk"::equals).isPresent();
+        return variant.filter(v -> v.equals("bulk") || v.startsWith("bulk:")).isPresent();
     }
 
     /** "ring", "pipeline:splits=4,margin=16", "auto" or "nccl". */
@@ -68,7 +68,7 @@ public record OverlapChoice(Kind kind, Optional<String> variant, ExecutionSettin
     /**
      * The choice for {@code gemm}: RING_EXCHANGE runs "ring" ("aggregate" with {@code aggregate}), PIPELINE runs
      * "pipeline" with the configured splits and, with {@code set_sm_margin}, {@code num_sm} SMs left to the
-     * reduction; BULK runs "bulk"; AUTO runs the planner (the planner measures GEMM methods only, so AUTO on a bulk
+     * reduction; BULK runs "bulk" (a reduce-scatter with {@code use_ce} "bulk:stage=1"); AUTO runs the planner (the planner measures GEMM methods only, so AUTO on a bulk
      * collective runs "bulk"); a GEMM the table does not overlap, or that {@code ub_name} leaves out, runs NCCL.
      * {@code use_ce} selects copy engines or SM copies. With {@code atomic_gemm}, RING_EXCHANGE and PIPELINE run
      * "atomic" (the atomic-gemm module's method; sm_90a only).
@@ -91,7 +91,9 @@ public record OverlapChoice(Kind kind, Optional<String> variant, ExecutionSettin
         UbMethod m = e.method();
         if (bulkRole) {
             // Only bulk can run a collective beside a GEMM it does not feed; AUTO there means bulk too.
-            return new OverlapChoice(Kind.METHOD, Optional.of("bulk"), exec, c.bulkGemmSmMargin(role), e.reason());
+            // A reduce-scatter on the copy engines pulls the peers' rows by copies and sums locally (stage=1).
+            String bulk = role == GemmName.Role.BULK_REDUCE_SCATTER && c.useCe() ? "bulk:stage=1" : "bulk";
+            return new OverlapChoice(Kind.METHOD, Optional.of(bulk), exec, c.bulkGemmSmMargin(role), e.reason());
         }
         if (c.atomicGemm() && (m == UbMethod.RING_EXCHANGE || m == UbMethod.PIPELINE)) {
             // The atomic GEMM module registers "atomic" in both families; on a GPU without sm_90a making the op

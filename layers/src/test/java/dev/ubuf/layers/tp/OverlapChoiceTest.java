@@ -27,7 +27,9 @@ class OverlapChoiceTest {
         assertTrue(dgrad.why().contains("keeps every SM"), "the configuration table says so: " + dgrad.why());
         OverlapChoice wgrad = OverlapChoice.resolve(c, GemmName.FC1_WGRAD);
         assertTrue(wgrad.bulk());
-        assertEquals(16, wgrad.gemmSmMargin(), "set_sm_margin: the wgrad GEMM leaves num_sm SMs to the pull-reduce");
+        assertEquals("bulk:stage=1", wgrad.label(), "use_ce: the copy engines pull the peers' rows, a local sum");
+        assertEquals(0, wgrad.gemmSmMargin(), "the reduce-scatter's rows move on the copy engines: no SMs to leave");
+        assertTrue(wgrad.why().contains("copied on the copy engines"), wgrad.why());
         assertEquals("nccl", OverlapChoice.resolve(c, GemmName.FC2_WGRAD).label(), "no communication of its own");
         assertTrue(OverlapChoice.resolve(c, GemmName.FC1_FPROP).settings().useCopyEngine());
     }
@@ -42,6 +44,12 @@ class OverlapChoiceTest {
                 "use_ce=false: the copy kernels need the SMs TE's default leaves them");
         UbConfig off = tp2().gemm(GemmName.FC1_WGRAD, g -> g.setSmMargin(false)).build();
         assertEquals(0, OverlapChoice.resolve(off, GemmName.FC1_WGRAD).gemmSmMargin());
+        UbConfig pull = tp2().gemm(GemmName.FC1_WGRAD, g -> g.useCe(false)).build();
+        OverlapChoice teKernel = OverlapChoice.resolve(pull, GemmName.FC1_WGRAD);
+        assertEquals("bulk", teKernel.label(), "use_ce=false: TE's pull-reduce kernel");
+        assertEquals(16, teKernel.gemmSmMargin(), "the pull-reduce kernel runs on the SMs TE's default leaves it");
+        UbConfig staged16 = tp2().gemm(GemmName.FC1_WGRAD, g -> g.setSmMargin(true).numSm(16)).build();
+        assertEquals(16, OverlapChoice.resolve(staged16, GemmName.FC1_WGRAD).gemmSmMargin(), "configured: kept");
     }
 
     @Test
