@@ -14,6 +14,7 @@ import dev.ubuf.cuda.StreamPriority;
 import dev.ubuf.layers.config.UbConfig;
 import dev.ubuf.layers.tp.Activation;
 import dev.ubuf.layers.tp.Collectives;
+import dev.ubuf.layers.tp.StepCheck;
 import dev.ubuf.layers.tp.TpContext;
 import dev.ubuf.layers.tp.TpLayer;
 import dev.ubuf.layers.train.DataParallelGroup;
@@ -131,7 +132,8 @@ public final class LayerDemo {
     public record Result(String device, double[] lossOverlap, double[] lossNoOverlap, double[][] replicaLossOverlap,
                          double[][] replicaLossNoOverlap, double[][] stepMs, int warmup, ReplicaCheck replicaWeights,
                          StepTrace trace, StepTrace traceNoComm, double[] lossCompare, double initSeconds,
-                         double secondsToFirstStep, int untunedGemms, double[][] hostMs) {
+                         double secondsToFirstStep, int untunedGemms, double[][] hostMs,
+                         java.util.Optional<StepCheck.Result> stepCheck) {
         public double median(int mode) {
             return medianAfterWarmup(stepMs[mode]);
         }
@@ -239,7 +241,7 @@ public final class LayerDemo {
                 new double[total][st.replicas()], new double[st.modes().size()][total], new String[1],
                 new ReplicaCheck[1], new RankTrace[layout.worldSize()], new RankTrace[layout.worldSize()],
                 st.compareConfig() == null ? null : new double[total], new double[2],
-                new int[layout.worldSize()], new double[st.modes().size()][total]);
+                new int[layout.worldSize()], new double[st.modes().size()][total], new StepCheck.Result[1]);
         // One thread and GPU per world rank; each rank then splits the world bootstrap into its TP and DP groups.
         ThreadDomain.run(layout.worldSize(), env.timeout(), (rank, world, ctx) -> {
             if (rank == 0) {
@@ -255,7 +257,8 @@ public final class LayerDemo {
                 st.trace() ? stepTrace(st, o.device()[0], "overlap", List.of(o.traces())) : null,
                 st.trace() ? stepTrace(st, o.device()[0], "no_comm", List.of(o.tracesNoComm())) : null,
                 o.lossCompare(), o.initSeconds()[0], o.initSeconds()[1],
-                java.util.Arrays.stream(o.untuned()).max().orElse(0), o.hostMs());
+                java.util.Arrays.stream(o.untuned()).max().orElse(0), o.hostMs(),
+                java.util.Optional.ofNullable(o.stepCheck()[0]));
     }
 
     /** The ranks' traces (one per world rank) with what a reader of the trace file needs to know about them. */
@@ -306,7 +309,7 @@ public final class LayerDemo {
     private record Outputs(double[] lossOn, double[] lossOff, double[][] replicaLossOn, double[][] replicaLossOff,
                            double[][] ms, String[] device, ReplicaCheck[] weights, RankTrace[] traces,
                            RankTrace[] tracesNoComm, double[] lossCompare, double[] initSeconds, int[] untuned,
-                           double[][] hostMs) {
+                           double[][] hostMs, StepCheck.Result[] stepCheck) {
     }
 
     /** One mode's stack and its trainer; closed (collectively) trainer first, then the stack and its context. */
@@ -380,6 +383,7 @@ public final class LayerDemo {
                 comm.await(s, () -> "demo set-up");
                 if (rank == 0) {
                     o.initSeconds()[0] = (System.nanoTime() - initStart) / 1e9;
+                    o.stepCheck()[0] = on.layers.context().stepCheck().orElse(null);
                 }
                 int untunedAtInit = comm.gemmTuner().untunedCount();
                 int total = st.warmup() + st.iters();

@@ -357,6 +357,7 @@ final class DemoCommand implements Callable<Integer> {
         w.printf(java.util.Locale.ROOT, "initialisation %.1f s (every stack's ops made and GEMMs tuned); first timed "
                 + "step after %.1f s from the JVM's start; GEMMs the steps ran untuned: %d%n", r.initSeconds(),
                 r.secondsToFirstStep(), r.untunedGemms());
+        r.stepCheck().ifPresent(c -> w.println("overlap stack's " + c.describe()));
         List<String> modes = st.modes();
         double[] med = new double[modes.size()];
         for (int i = 0; i < med.length; i++) {
@@ -432,6 +433,16 @@ final class DemoCommand implements Callable<Integer> {
                 rec.put("init_s", r.initSeconds());
                 rec.put("start_to_first_step_s", r.secondsToFirstStep());
                 rec.put("gemms_untuned", r.untunedGemms());
+                if (i == 0 && r.stepCheck().isPresent()) {
+                    var c = r.stepCheck().get();
+                    Map<String, Object> sc = new java.util.LinkedHashMap<>();
+                    sc.put("planner_ms", c.plannerMs());
+                    sc.put("one_stream_ms", c.oneStreamMs());
+                    sc.put("one_stream_kept", c.oneStreamKept());
+                    sc.put("planner", new java.util.TreeMap<>(c.planner()));
+                    sc.put("one_stream", new java.util.TreeMap<>(c.oneStream()));
+                    rec.put("step_check", sc);
+                }
                 rec.put("host_enqueue_ms", host[i]);
                 rec.put("model_flops_per_gpu", flops);
                 if (peak.isPresent()) {

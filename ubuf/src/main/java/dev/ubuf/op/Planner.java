@@ -184,6 +184,15 @@ public final class Planner {
         return d;
     }
 
+    /**
+     * Records {@code chosen} as the choice for {@code shape} (rank 0 writes the cache file), for a caller that
+     * measured it better in context than this planner's choice alone (a layer's whole steps); later decisions
+     * for the shape take it from the cache.
+     */
+    public void remember(TpCommunicator comm, OverlapShape shape, ExecutionSettings exec, Candidate chosen) {
+        cache.put(key(comm.context().device(), shape, exec), chosen.label(), comm.rank() == 0);
+    }
+
     /** Measures every candidate with the default execution settings (collective). */
     public Decision measure(TpCommunicator comm, OverlapShape shape, DeviceKernels kernels,
                             List<Candidate> candidates) {

@@ -106,7 +106,7 @@ public final class ColumnParallelLinear implements TpLayer {
         long maxM = tc.maxTokens();
         DType t = tc.dtype();
         this.buffers = new Buffers(tc.makeCurrent(), layer.teName());
-        this.ops = new OpTable<>(tc.tp(), maxM);
+        this.ops = tc.opTable(maxM);
         try {
             this.weight = new Parameter(layer.teName() + ".weight", buffers.matrix(outPerRank, in, t, "weight"),
                     buffers.matrix(outPerRank, in, DType.FP32, "weight.grad"));

@@ -3,9 +3,13 @@ package dev.ubuf.layers.tp;
 import dev.ubuf.layers.config.GemmName;
 import dev.ubuf.resource.Closer;
 
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Supplier;
 
 /**
@@ -23,6 +27,8 @@ public final class OpTable<T extends AutoCloseable> implements AutoCloseable {
     private final int tp;
     private final long maxTokens;
     private final Map<Key, T> ops = new LinkedHashMap<>();
+    /** The ops made and not yet closed, by identity: {@link #discard} closes some before the table closes. */
+    private final Set<T> open = Collections.newSetFromMap(new IdentityHashMap<>());
     private final Closer closer = new Closer("the layer's ops");
 
     public OpTable(int tp, long maxTokens) {
@@ -58,10 +64,48 @@ public final class OpTable<T extends AutoCloseable> implements AutoCloseable {
         Key key = new Key(gemm, tokens);
         T op = ops.get(key);
         if (op == null) {
-            op = closer.register(gemm.teName() + " at " + tokens + " tokens", make.get());
-            ops.put(key, op);
+            T made = make.get();
+            open.add(made);
+            closer.onClose(gemm.teName() + " at " + tokens + " tokens", () -> {
+                if (open.remove(made)) {
+                    made.close();
+                }
+            });
+            ops.put(key, made);
+            op = made;
         }
         return op;
+    }
+
+    /**
+     * Closes the ops of the GEMMs in {@code gemms} (collective for overlap ops: every rank discards the same ones),
+     * last made first; the next {@link #get} of such a key makes its op again. The first failure is thrown after all.
+     */
+    public void discard(Set<GemmName> gemms) {
+        List<Key> keys = new ArrayList<>(ops.keySet());
+        RuntimeException failure = null;
+        for (int i = keys.size() - 1; i >= 0; i--) {
+            Key k = keys.get(i);
+            if (!gemms.contains(k.gemm())) {
+                continue;
+            }
+            T op = ops.remove(k);
+            if (open.remove(op)) {
+                try {
+                    op.close();
+                } catch (Exception e) {
+                    RuntimeException r = e instanceof RuntimeException re ? re : new IllegalStateException(e);
+                    if (failure == null) {
+                        failure = r;
+                    } else {
+                        failure.addSuppressed(r);
+                    }
+                }
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
     }
 
     /** The keys made so far, in order of making. */

@@ -84,7 +84,7 @@ public final class RowParallelLinear implements TpLayer {
         long maxM = tc.maxTokens();
         DType t = tc.dtype();
         this.buffers = new Buffers(tc.makeCurrent(), layer.teName());
-        this.ops = new OpTable<>(tc.tp(), maxM);
+        this.ops = tc.opTable(maxM);
         try {
             this.weight = new Parameter(layer.teName() + ".weight", buffers.matrix(out, inPerRank, t, "weight"),
                     buffers.matrix(out, inPerRank, DType.FP32, "weight.grad"));

@@ -14,6 +14,8 @@ import dev.ubuf.layers.kernels.LayerKernels;
 import dev.ubuf.exec.OperandBindings;
 import dev.ubuf.nccl.NcclCommunicator;
 import dev.ubuf.nccl.NcclRedOp;
+import dev.ubuf.exec.ExecutionSettings;
+import dev.ubuf.op.Candidate;
 import dev.ubuf.op.MethodRegistry;
 import dev.ubuf.op.OverlapOp;
 import dev.ubuf.op.OverlapShape;
@@ -32,6 +34,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
 
 /**
  * What the tensor-parallel layers of one rank share (Transformer Engine's {@code initialize_ub}, as an object): the
@@ -62,6 +66,13 @@ public final class TpContext implements AutoCloseable {
     /** How they run now: {@link #configured}, except during {@link #initialize}'s tuning pass (none). */
     private Collectives collectives;
     private Planner planner;
+    /** The ops of the layers made with this context, one table per linear layer, in order of making. */
+    private final List<OpTable<OverlapOp>> opTables = new ArrayList<>();
+    /** Each {@code method: auto} op the planner decided, by {@link #plannedKey}, in order of deciding. */
+    private final Map<String, PlannedOp> planned = new LinkedHashMap<>();
+    /** Candidates that replace the planner's choice for a planned op ({@link StepCheck}), by {@link #plannedKey}. */
+    private Map<String, Candidate> overrides = Map.of();
+    private StepCheck.Result stepCheck;
     /** Where the layers' work is traced. Not owned. */
     private Tracer tracer = Tracer.NOOP;
     private boolean closed;
@@ -147,8 +158,14 @@ public final class TpContext implements AutoCloseable {
      * tune: a GEMM the initialisation did not see (another token count, an input at another alignment) runs
      * cuBLASLt's first choice untimed and is reported ({@link dev.ubuf.gemm.GemmTuner#untunedCount()}).
      *
+     * <p>Where the planner measured a choice that runs its chunk GEMMs on several streams, whole steps check it
+     * against the one-stream candidates ({@link StepCheck}, with the collectives on, on random inputs): the planner
+     * times each op alone, where GEMMs on several streams may tie with one stream, but in a step they contend with
+     * what else runs. Set the parameters first ({@link TpLayer#initialize}) so the check multiplies real weights.
+     *
      * <p>Parameters keep their values and every gradient is zero afterwards. FP8 scales are as before: the zeros add
-     * nothing to an amax, and the weights' amaxes are the same ones the first step records.
+     * nothing to an amax, and the weights' amaxes are the same ones the first step records (the check does not run
+     * with FP8).
      */
     public void initialize(List<? extends TpLayer> layers, CudaStream stream) {
         Objects.requireNonNull(layers, "layers");
@@ -163,16 +180,9 @@ public final class TpContext implements AutoCloseable {
                 operands.add(new TensorView[]{zeros(zeros, l.inputShape(maxTokens), stream),
                         zeros(zeros, l.outputShape(maxTokens), stream)});
             }
-            collectives = Collectives.none(); // nothing waits on a peer while GEMMs are timed
-            try {
-                comm.tuneGemms(stream, () -> {
-                    for (int i = 0; i < layers.size(); i++) {
-                        layers.get(i).forward(operands.get(i)[0], stream);
-                        layers.get(i).backward(operands.get(i)[1], stream);
-                    }
-                });
-            } finally {
-                collectives = configured;
+            tunePass(layers, operands, stream);
+            if (StepCheck.applies(this)) {
+                stepCheck = StepCheck.run(this, layers, operands, stream);
             }
             for (TpLayer l : layers) {
                 l.zeroGrad(stream);
@@ -184,6 +194,65 @@ public final class TpContext implements AutoCloseable {
                 zeros.get(i).close();
             }
         }
+    }
+
+    /**
+     * One forward and backward of each layer on {@code operands} (input, output gradient) with the collectives off,
+     * tuning every GEMM it runs (collective, {@link TpCommunicator#tuneGemms}).
+     */
+    void tunePass(List<? extends TpLayer> layers, List<TensorView[]> operands, CudaStream stream) {
+        collectives = Collectives.none(); // nothing waits on a peer while GEMMs are timed
+        try {
+            comm.tuneGemms(stream, () -> {
+                for (int i = 0; i < layers.size(); i++) {
+                    layers.get(i).forward(operands.get(i)[0], stream);
+                    layers.get(i).backward(operands.get(i)[1], stream);
+                }
+            });
+        } finally {
+            collectives = configured;
+        }
+    }
+
+    /** What {@link #initialize}'s check of the planner's choices in whole steps found, if one ran. */
+    public Optional<StepCheck.Result> stepCheck() {
+        return Optional.ofNullable(stepCheck);
+    }
+
+    /** An op the planner decided: the GEMM, its shape, how it executes and the decision. */
+    record PlannedOp(GemmName gemm, OverlapShape shape, ExecutionSettings exec, Planner.Decision decision) {
+    }
+
+    static String plannedKey(GemmName gemm, OverlapShape shape) {
+        return gemm.teName() + " | " + shape.key();
+    }
+
+    /** The planner's decisions so far, in order of deciding. */
+    List<PlannedOp> planned() {
+        return List.copyOf(planned.values());
+    }
+
+    /** The planner ({@code method: auto}). */
+    Planner plannerForCheck() {
+        return planner();
+    }
+
+    /**
+     * Makes {@code replace} (by {@link #plannedKey}) the candidates those ops run instead of the planner's choice,
+     * and closes the ops of their GEMMs in every layer, so they are made again (collective: every rank the same).
+     */
+    void override(Map<String, Candidate> replace, Set<GemmName> gemms) {
+        overrides = Map.copyOf(replace);
+        for (OpTable<OverlapOp> t : opTables) {
+            t.discard(gemms);
+        }
+    }
+
+    /** A layer's op table, tracked so that {@link #override} can close its ops. */
+    OpTable<OverlapOp> opTable(long maxTokens) {
+        OpTable<OverlapOp> t = new OpTable<>(tp(), maxTokens);
+        opTables.add(t);
+        return t;
     }
 
     private TensorView zeros(List<DeviceBuffer> owned, TpLayer.Shape shape, CudaStream stream) {
@@ -441,7 +510,15 @@ public final class TpContext implements AutoCloseable {
         OverlapChoice c = choice(gemm);
         return switch (c.kind()) {
             case NCCL -> OverlapOp.ncclReference(comm, shape, kernels);
-            case PLANNER -> planner().planned(comm, shape, kernels, c.settings());
+            case PLANNER -> {
+                String key = plannedKey(gemm, shape);
+                PlannedOp p = planned.get(key);
+                if (p == null) {
+                    p = new PlannedOp(gemm, shape, c.settings(), planner().decide(comm, shape, kernels, c.settings()));
+                    planned.put(key, p);
+                }
+                yield overrides.getOrDefault(key, p.decision().chosen()).create(comm, shape, kernels, c.settings());
+            }
             case METHOD -> OverlapOp.create(comm, registry.schedule(shape, c.variant().orElseThrow()), kernels,
                     c.settings());
         };

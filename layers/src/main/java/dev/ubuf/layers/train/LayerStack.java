@@ -52,12 +52,23 @@ public final class LayerStack implements AutoCloseable {
     }
 
     /**
-     * Initialise, then run (collective, once, before the first step, on the stream the steps will use): makes every
-     * op and tunes every GEMM ({@link TpContext#initialize}), then sets the parameters from {@code seed}
-     * ({@link MlpSpec#layerSeed}: the same weights in every stack and replica made from the same seed).
+     * Initialise, then run (collective, once, before the first step, on the stream the steps will use): sets the
+     * parameters from {@code seed} ({@link MlpSpec#layerSeed}: the same weights in every stack and replica made from
+     * the same seed) and makes every op and tunes every GEMM ({@link TpContext#initialize}), whose check of the
+     * planner's choices then multiplies these weights. With FP8 the parameters are set after, as the context's
+     * initialisation on zeros expects.
      */
     public void initialize(long seed, CudaStream stream) {
+        if (!context.fp8()) {
+            setParameters(seed, stream);
+        }
         context.initialize(blocks, stream);
+        if (context.fp8()) {
+            setParameters(seed, stream);
+        }
+    }
+
+    private void setParameters(long seed, CudaStream stream) {
         for (int l = 0; l < blocks.size(); l++) {
             blocks.get(l).initialize(MlpSpec.layerSeed(seed, l), stream);
         }

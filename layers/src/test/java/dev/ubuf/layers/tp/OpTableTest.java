@@ -63,4 +63,21 @@ class OpTableTest {
         assertEquals(List.of("first"), closed);
         assertThrows(IllegalStateException.class, () -> t.get(GemmName.QKV_FPROP, 8, () -> null));
     }
+
+    @Test
+    void discardedOpsAreClosedOnceAndMadeAgainOnNextUse() {
+        List<String> closed = new ArrayList<>();
+        int[] made = {0};
+        try (OpTable<FakeOp> t = new OpTable<>(2, 1024)) {
+            t.get(GemmName.FC1_FPROP, 1024, () -> new FakeOp("fc1@" + made[0]++, closed));
+            t.get(GemmName.FC2_FPROP, 1024, () -> new FakeOp("fc2@" + made[0]++, closed));
+            t.get(GemmName.FC1_FPROP, 512, () -> new FakeOp("fc1@" + made[0]++, closed));
+            t.discard(java.util.Set.of(GemmName.FC1_FPROP));
+            assertEquals(List.of("fc1@2", "fc1@0"), closed, "only that GEMM's ops, last made first");
+            assertEquals(List.of(new OpTable.Key(GemmName.FC2_FPROP, 1024)), t.keys());
+            FakeOp again = t.get(GemmName.FC1_FPROP, 1024, () -> new FakeOp("fc1@" + made[0]++, closed));
+            assertEquals("fc1@3", again.name(), "made again");
+        }
+        assertEquals(List.of("fc1@2", "fc1@0", "fc1@3", "fc2@1"), closed, "a discarded op is not closed twice");
+    }
 }
