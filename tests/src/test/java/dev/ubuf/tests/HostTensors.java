@@ -2,11 +2,11 @@ package dev.ubuf.tests;
 
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaStream;
-import dev.ubuf.cuda.PinnedHostBuffer;
 import dev.ubuf.fp8.Fp8Format;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.SplittableRandom;
@@ -25,16 +25,25 @@ final class HostTensors {
         return a;
     }
 
+    /*
+     * Staging goes through ordinary (pageable) native memory, not page-locked buffers: freeing page-locked memory
+     * (cuMemFreeHost of a portable allocation) synchronises every GPU it is mapped on, so a rank freeing one while a
+     * peer's stream waits for this rank's next call hangs both (seen in TpLayersGpuTest, 4x H100, 2026-11-27).
+     * Copies from pageable memory by unified addressing are synchronous enough for tests: the stream is synchronised
+     * before the staging memory is freed.
+     */
     static void upload(CudaContext ctx, CudaStream s, float[] rowMajor, TensorView dst) {
         int e = dst.dtype().bytes();
         long rowBytes = dst.cols() * e;
-        try (PinnedHostBuffer h = ctx.allocateHost(rowBytes * dst.rows())) {
-            MemorySegment seg = h.segment();
+        ctx.makeCurrent();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment seg = arena.allocate(rowBytes * dst.rows(), 16);
             for (long i = 0; i < dst.rows() * dst.cols(); i++) {
                 put(seg, i, dst.dtype(), rowMajor[(int) i]);
             }
             for (long r = 0; r < dst.rows(); r++) {
-                s.copyFromHost(dst.memory(), dst.byteOffset() + r * dst.ld() * e, h, r * rowBytes, rowBytes);
+                s.copy(dst.memory().address() + dst.byteOffset() + r * dst.ld() * e, seg.address() + r * rowBytes,
+                        rowBytes);
             }
             s.synchronize();
         }
@@ -46,11 +55,13 @@ final class HostTensors {
             throw new IllegalArgumentException("codes go into a contiguous 1-byte view of " + codes.length
                     + " elements, got " + dst);
         }
-        try (PinnedHostBuffer h = ctx.allocateHost(codes.length)) {
+        ctx.makeCurrent();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment seg = arena.allocate(codes.length, 16);
             for (int i = 0; i < codes.length; i++) {
-                h.segment().set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) codes[i]);
+                seg.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) codes[i]);
             }
-            s.copyFromHost(dst.memory(), dst.byteOffset(), h, 0, codes.length);
+            s.copy(dst.memory().address() + dst.byteOffset(), seg.address(), codes.length);
             s.synchronize();
         }
     }
@@ -59,12 +70,14 @@ final class HostTensors {
         int e = src.dtype().bytes();
         long rowBytes = src.cols() * e;
         float[] out = new float[Math.toIntExact(src.rows() * src.cols())];
-        try (PinnedHostBuffer h = ctx.allocateHost(rowBytes * src.rows())) {
+        ctx.makeCurrent();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment seg = arena.allocate(rowBytes * src.rows(), 16);
             for (long r = 0; r < src.rows(); r++) {
-                s.copyToHost(h, r * rowBytes, src.memory(), src.byteOffset() + r * src.ld() * e, rowBytes);
+                s.copy(seg.address() + r * rowBytes, src.memory().address() + src.byteOffset() + r * src.ld() * e,
+                        rowBytes);
             }
             s.synchronize();
-            MemorySegment seg = h.segment();
             for (int i = 0; i < out.length; i++) {
                 out[i] = get(seg, i, src.dtype());
             }
