@@ -68,8 +68,9 @@ public record OverlapChoice(Kind kind, Optional<String> variant, ExecutionSettin
     /**
      * The choice for {@code gemm}: RING_EXCHANGE runs "ring" ("aggregate" with {@code aggregate}), PIPELINE runs
      * "pipeline" with the configured splits and, with {@code set_sm_margin}, {@code num_sm} SMs left to the
-     * reduction; BULK runs "bulk" (a reduce-scatter with {@code use_ce} "bulk:stage=1"); AUTO runs the planner (the planner measures GEMM methods only, so AUTO on a bulk
-     * collective runs "bulk"); a GEMM the table does not overlap, or that {@code ub_name} leaves out, runs NCCL.
+     * reduction; BULK runs "bulk" (a reduce-scatter with {@code use_ce} "bulk:stage=1"); AUTO runs the planner (the
+     * planner measures GEMM methods only, so AUTO on a bulk collective runs bulk); a GEMM the table does not overlap,
+     * or that {@code ub_name} leaves out, runs NCCL.
      * {@code use_ce} selects copy engines or SM copies. With {@code atomic_gemm}, RING_EXCHANGE and PIPELINE run
      * "atomic" (the atomic-gemm module's method; sm_90a only).
      */
