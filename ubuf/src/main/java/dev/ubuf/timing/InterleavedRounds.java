@@ -89,8 +89,11 @@ public final class InterleavedRounds {
         return mine;
     }
 
-    /** Per candidate, each round's maximum over the ranks' samples (an all-gather: the same on every rank). */
-    static Map<String, TimingStats> maxOverRanks(Bootstrap boot, List<String> names, double[][] mine) {
+    /**
+     * Per candidate ({@code names}, in the order of {@code mine}'s rows), each sample's maximum over the ranks (one
+     * all-gather: collective, the same result on every rank). Every rank's rows hold the same number of samples.
+     */
+    public static Map<String, TimingStats> maxOverRanks(Bootstrap boot, List<String> names, double[][] mine) {
         int count = mine.length == 0 ? 0 : mine[0].length;
         ByteBuffer b = ByteBuffer.allocate(names.size() * count * Double.BYTES);
         for (double[] row : mine) {

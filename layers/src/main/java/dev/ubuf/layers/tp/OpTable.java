@@ -3,7 +3,6 @@ package dev.ubuf.layers.tp;
 import dev.ubuf.layers.config.GemmName;
 import dev.ubuf.resource.Closer;
 
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
@@ -79,33 +78,23 @@ public final class OpTable<T extends AutoCloseable> implements AutoCloseable {
 
     /**
      * Closes the ops of the GEMMs in {@code gemms} (collective for overlap ops: every rank discards the same ones),
-     * last made first; the next {@link #get} of such a key makes its op again. The first failure is thrown after all.
+     * last made first ({@link Closer}: the first failure is thrown after all); the next {@link #get} of such a key
+     * makes its op again.
      */
     public void discard(Set<GemmName> gemms) {
-        List<Key> keys = new ArrayList<>(ops.keySet());
-        RuntimeException failure = null;
-        for (int i = keys.size() - 1; i >= 0; i--) {
-            Key k = keys.get(i);
-            if (!gemms.contains(k.gemm())) {
+        Closer discarded = new Closer("the layer's discarded ops");
+        for (var it = ops.entrySet().iterator(); it.hasNext(); ) {
+            var e = it.next();
+            if (!gemms.contains(e.getKey().gemm())) {
                 continue;
             }
-            T op = ops.remove(k);
-            if (open.remove(op)) {
-                try {
-                    op.close();
-                } catch (Exception e) {
-                    RuntimeException r = e instanceof RuntimeException re ? re : new IllegalStateException(e);
-                    if (failure == null) {
-                        failure = r;
-                    } else {
-                        failure.addSuppressed(r);
-                    }
-                }
+            it.remove();
+            if (open.remove(e.getValue())) {
+                discarded.register(e.getKey().gemm().teName() + " at " + e.getKey().tokens() + " tokens",
+                        e.getValue());
             }
         }
-        if (failure != null) {
-            throw failure;
-        }
+        discarded.close();
     }
 
     /** The keys made so far, in order of making. */

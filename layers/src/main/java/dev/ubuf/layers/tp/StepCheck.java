@@ -10,10 +10,10 @@ import dev.ubuf.op.CandidateTimes;
 import dev.ubuf.op.Planner;
 import dev.ubuf.plan.StreamRole;
 import dev.ubuf.tensor.TensorView;
+import dev.ubuf.timing.InterleavedRounds;
+import dev.ubuf.timing.TimingStats;
 
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -95,8 +95,9 @@ public final class StepCheck {
             tc.kernels().fillRandom(operands.get(i)[0], TpLayer.shardSeed(0x5EED + i, comm.rank()), 1f, stream);
             tc.kernels().fillRandom(operands.get(i)[1], TpLayer.shardSeed(0xD1 + i, comm.rank()), 1f, stream);
         }
-        List<Double> plannerSteps = new ArrayList<>();
-        List<Double> oneStreamSteps = new ArrayList<>();
+        // This rank's step times, [0] the planner's choices, [1] the one-stream candidates; the maximum over ranks is
+        // taken once at the end. Steps are timed unheld (StreamHold cannot hold a whole step), host time included.
+        double[][] mine = new double[2][ROUNDS * STEPS];
         boolean altRunning = false;
         try (CudaEvent start = ctx.createEvent(true); CudaEvent end = ctx.createEvent(true)) {
             for (int r = 0; r < ROUNDS; r++) {
@@ -106,13 +107,14 @@ public final class StepCheck {
                         use(tc, layers, operands, stream, useAlt ? alt : Map.of(), gemms);
                         altRunning = useAlt;
                     }
-                    (useAlt ? oneStreamSteps : plannerSteps).addAll(timeSteps(tc, layers, operands, stream, start,
-                            end));
+                    timeSteps(tc, layers, operands, stream, start, end, mine[useAlt ? 1 : 0], r * STEPS);
                 }
             }
         }
-        double plannerMs = median(plannerSteps);
-        double oneStreamMs = median(oneStreamSteps);
+        Map<String, TimingStats> stats = InterleavedRounds.maxOverRanks(comm.bootstrap(),
+                List.of("planner", "one-stream"), mine);
+        double plannerMs = stats.get("planner").median();
+        double oneStreamMs = stats.get("one-stream").median();
         boolean keep = oneStreamMs < plannerMs * (1 - MARGIN);
         if (keep != altRunning) {
             use(tc, layers, operands, stream, keep ? alt : Map.of(), gemms);
@@ -124,7 +126,7 @@ public final class StepCheck {
             plannerLabels.put(e.getKey(), p.decision().chosen().label());
             altLabels.put(e.getKey(), e.getValue().label());
             if (keep) {
-                tc.plannerForCheck().remember(comm, p.shape(), p.exec(), e.getValue());
+                tc.planner().remember(comm, p.shape(), p.exec(), e.getValue());
             }
         }
         Result result = new Result(plannerLabels, altLabels, plannerMs, oneStreamMs, keep);
@@ -137,7 +139,7 @@ public final class StepCheck {
     /** Rank 0's alternatives (op key to one-stream candidate), the same on every rank. */
     private static Map<String, Candidate> agreedAlternatives(TpContext tc, Map<String, TpContext.PlannedOp> byKey) {
         TpCommunicator comm = tc.comm();
-        Planner planner = tc.plannerForCheck();
+        Planner planner = tc.planner();
         StringBuilder mine = new StringBuilder();
         if (comm.rank() == 0) {
             for (var e : byKey.entrySet()) {
@@ -209,11 +211,10 @@ public final class StepCheck {
         tc.tunePass(layers, operands, stream);
     }
 
-    /** One untimed step, then {@link #STEPS} timed ones: each the maximum over ranks, ms. */
-    private static List<Double> timeSteps(TpContext tc, List<? extends TpLayer> layers, List<TensorView[]> operands,
-                                          CudaStream stream, CudaEvent start, CudaEvent end) {
+    /** One untimed step, then {@link #STEPS} timed ones on this rank, into {@code into} from {@code at}, ms. */
+    private static void timeSteps(TpContext tc, List<? extends TpLayer> layers, List<TensorView[]> operands,
+                                  CudaStream stream, CudaEvent start, CudaEvent end, double[] into, int at) {
         TpCommunicator comm = tc.comm();
-        List<Double> out = new ArrayList<>();
         for (int i = 0; i <= STEPS; i++) {
             comm.bootstrap().barrier(); // every rank starts the step together
             start.record(stream);
@@ -223,21 +224,9 @@ public final class StepCheck {
             }
             end.record(stream);
             comm.await(stream, () -> "a step of the step check");
-            double ms = end.elapsedMillisSince(start);
-            double max = ms;
-            for (byte[] b : comm.bootstrap().allGather(ByteBuffer.allocate(8).putDouble(ms).array())) {
-                max = Math.max(max, ByteBuffer.wrap(b).getDouble());
-            }
             if (i > 0) {
-                out.add(max);
+                into[at + i - 1] = end.elapsedMillisSince(start);
             }
         }
-        return out;
-    }
-
-    static double median(List<Double> v) {
-        double[] a = v.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-        int n = a.length;
-        return n % 2 == 1 ? a[n / 2] : (a[n / 2 - 1] + a[n / 2]) / 2;
     }
 }

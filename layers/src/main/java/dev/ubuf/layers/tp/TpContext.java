@@ -232,11 +232,6 @@ public final class TpContext implements AutoCloseable {
         return List.copyOf(planned.values());
     }
 
-    /** The planner ({@code method: auto}). */
-    Planner plannerForCheck() {
-        return planner();
-    }
-
     /**
      * Makes {@code replace} (by {@link #plannedKey}) the candidates those ops run instead of the planner's choice,
      * and closes the ops of their GEMMs in every layer, so they are made again (collective: every rank the same).
@@ -524,7 +519,8 @@ public final class TpContext implements AutoCloseable {
         };
     }
 
-    private Planner planner() {
+    /** The planner of {@code method: auto} GEMMs, made on first use. */
+    Planner planner() {
         if (planner == null) {
             planner = new Planner(registry, plannerSettings);
         }

@@ -64,10 +64,4 @@ class StepCheckTest {
         CandidateTimes t = times("ring:sub=2,lowp=1", 0.669, "ring:cs=1,sub=1,lowp=1", 0.675, "nccl", 0.9);
         assertEquals("ring:cs=1,sub=1,lowp=1", StepCheck.oneStreamAlternative(chosen, t, rs).label());
     }
-
-    @Test
-    void theMedianOfAnEvenCountIsTheMeanOfTheMiddleTwo() {
-        assertEquals(2.5, StepCheck.median(List.of(4.0, 1.0, 2.0, 3.0)));
-        assertEquals(3.0, StepCheck.median(List.of(5.0, 3.0, 1.0)));
-    }
 }
