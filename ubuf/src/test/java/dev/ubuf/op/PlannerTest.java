@@ -15,6 +15,7 @@ import java.util.Optional;
 import java.util.SequencedMap;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -135,5 +136,8 @@ class PlannerTest {
         var e = assertThrows(IllegalArgumentException.class, () -> PlannerSettings.from(Map.of("UB_TUNE_ITERS", "x")));
         assertTrue(e.getMessage().contains("UB_TUNE_ITERS"), e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> PlannerSettings.from(Map.of("UB_TUNE_ITERS", "0")));
+        assertFalse(d.stepCheck(), "the layers' step check is opt-in");
+        assertTrue(PlannerSettings.from(Map.of("UB_STEP_CHECK", "1")).stepCheck());
+        assertThrows(IllegalArgumentException.class, () -> PlannerSettings.from(Map.of("UB_STEP_CHECK", "maybe")));
     }
 }

@@ -8,6 +8,7 @@ import dev.ubuf.layers.config.GemmName;
 import dev.ubuf.op.Candidate;
 import dev.ubuf.op.CandidateTimes;
 import dev.ubuf.op.Planner;
+import dev.ubuf.op.PlannerSettings;
 import dev.ubuf.plan.StreamRole;
 import dev.ubuf.tensor.TensorView;
 import dev.ubuf.timing.InterleavedRounds;
@@ -29,6 +30,11 @@ import java.util.Set;
  * the one-stream candidates, alternating in {@link #ROUNDS} rounds of {@link #STEPS} timed steps (each the maximum
  * over ranks); the one-stream candidates stay only if their median step is faster by more than {@link #MARGIN}, and
  * the planner then caches them for those shapes. Rank 0's measurements decide; every rank runs the same.
+ *
+ * <p>Opt-in ({@code UB_STEP_CHECK=1}): at 4996259 (2026-11-27, 4x H200 and 4x H100) the 70B LayerNormMLP demo at
+ * tp 2 hung in 4 of 4 runs in which a check had closed and remade ops (both ranks waiting on their streams, during
+ * the check's steps or 3-13 training steps later) and ran through in the one run without a check; earlier the same
+ * day two 70B runs and several 8B runs with a check ran through. Why is not known.
  */
 public final class StepCheck {
     /** Alone, a one-stream candidate at most this much slower than the planner's choice is tried in steps. */
@@ -69,9 +75,13 @@ public final class StepCheck {
         }
     }
 
-    /** Whether a check can run: the planner measured choices in this context, and no FP8 (steps move amaxes). */
-    static boolean applies(TpContext tc) {
-        return !tc.fp8() && tc.planned().stream().anyMatch(p -> !p.decision().measured().isEmpty());
+    /**
+     * Whether a check runs: asked for ({@code UB_STEP_CHECK=1}), the planner measured choices in this context, and no
+     * FP8 (steps move amaxes).
+     */
+    static boolean applies(TpContext tc, PlannerSettings settings) {
+        return settings.stepCheck() && !tc.fp8()
+                && tc.planned().stream().anyMatch(p -> !p.decision().measured().isEmpty());
     }
 
     /**

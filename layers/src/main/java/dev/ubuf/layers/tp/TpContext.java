@@ -158,8 +158,9 @@ public final class TpContext implements AutoCloseable {
      * tune: a GEMM the initialisation did not see (another token count, an input at another alignment) runs
      * cuBLASLt's first choice untimed and is reported ({@link dev.ubuf.gemm.GemmTuner#untunedCount()}).
      *
-     * <p>Where the planner measured a choice that runs its chunk GEMMs on several streams, whole steps check it
-     * against the one-stream candidates ({@link StepCheck}, with the collectives on, on random inputs): the planner
+     * <p>With {@code UB_STEP_CHECK=1}, where the planner measured a choice that runs its chunk GEMMs on several
+     * streams, whole steps check it against the one-stream candidates ({@link StepCheck}, with the collectives on, on
+     * random inputs; opt-in while a hang after it is not understood): the planner
      * times each op alone, where GEMMs on several streams may tie with one stream, but in a step they contend with
      * what else runs. Set the parameters first ({@link TpLayer#initialize}) so the check multiplies real weights.
      *
@@ -181,7 +182,7 @@ public final class TpContext implements AutoCloseable {
                         zeros(zeros, l.outputShape(maxTokens), stream)});
             }
             tunePass(layers, operands, stream);
-            if (StepCheck.applies(this)) {
+            if (StepCheck.applies(this, plannerSettings)) {
                 stepCheck = StepCheck.run(this, layers, operands, stream);
             }
             for (TpLayer l : layers) {
