@@ -435,6 +435,9 @@ public final class TpCommunicator implements AutoCloseable {
     public void abort(String reason) {
         if (abortReason == null) {
             abortReason = reason;
+            // Logged now: closing after an abort can itself take until an outer deadline kills the process, and the
+            // exception carrying the report would then never be printed.
+            LOG.log(System.Logger.Level.ERROR, "ubuf: rank " + rank() + " aborts its domain: " + reason);
             try {
                 bootstrap.abort(reason);
             } catch (RuntimeException ignored) {

@@ -221,12 +221,15 @@ public record UbConfig(
                     ? none.get() : none.get() + "; " + ncclPath(g, role);
             return MethodTable.Entry.unoverlapped(g, communication, why);
         }
+        if (role == GemmName.Role.BULK_ALL_GATHER) {
+            return MethodTable.Entry.unoverlapped(g, communication, keptInput(g)
+                    + (flag(UbFlag.UB_BULK_DGRAD) ? " (" + UbFlag.UB_BULK_DGRAD + " has nothing to overlap)" : ""));
+        }
         UbFlag flag = switch (role) {
             case ALL_GATHER -> UbFlag.UB_OVERLAP_AG;
             case REDUCE_SCATTER -> g.pass() == GemmName.Pass.FPROP ? UbFlag.UB_OVERLAP_RS : UbFlag.UB_OVERLAP_RS_DGRAD;
-            case BULK_ALL_GATHER -> UbFlag.UB_BULK_DGRAD;
             case BULK_REDUCE_SCATTER -> UbFlag.UB_BULK_WGRAD;
-            case NONE -> null;
+            case BULK_ALL_GATHER, NONE -> null;
         };
         if (flag == null) {
             String why = g.layer().columnParallel()
@@ -245,10 +248,6 @@ public record UbConfig(
             method = UbMethod.PIPELINE;
             why += " (bulk entry run as a pipelined reduce-scatter, as TE does under " + UbFlag.UB_OVERLAP_RS_DGRAD + ")";
         }
-        if (role == GemmName.Role.BULK_ALL_GATHER && cfg.setSmMargin() && cfg.bulkGemmSmMargin(role) == 0) {
-            why += "; the GEMM beside it keeps every SM: the copies run on the copy engines (configure set_sm_margin to"
-                    + " leave num_sm)";
-        }
         if (role == GemmName.Role.BULK_REDUCE_SCATTER && cfg.useCe()) {
             why += "; the peers' rows are copied on the copy engines and summed locally (use_ce: false for TE's"
                     + " pull-reduce kernel)" + (cfg.bulkGemmSmMargin(role) == 0 && cfg.setSmMargin()
@@ -261,17 +260,29 @@ public record UbConfig(
         return switch (role) {
             case ALL_GATHER -> g.pass() == GemmName.Pass.FPROP ? "all-gather of the input X" : "all-gather of dY";
             case REDUCE_SCATTER -> g.pass() == GemmName.Pass.FPROP ? "reduce-scatter of the output" : "reduce-scatter of dX";
-            case BULK_ALL_GATHER -> "all-gather of X for " + g.withPass(GemmName.Pass.WGRAD) + " (bulk)";
+            case BULK_ALL_GATHER -> "none (X for " + g.withPass(GemmName.Pass.WGRAD) + " is gathered by "
+                    + g.withPass(GemmName.Pass.FPROP) + ")";
             case BULK_REDUCE_SCATTER -> "reduce-scatter of dX from " + g.withPass(GemmName.Pass.DGRAD) + " (bulk)";
             case NONE -> "none";
         };
+    }
+
+    /**
+     * Why a qkv/fc1 dgrad gathers nothing without {@code ub_overlap_rs_dgrad}: every layer has its own fprop user
+     * buffer, which holds X as the forward gathered it until the layer's next forward (peers wait for its credit
+     * before writing it again), so the wgrad reads it there. TE shares one buffer per name between layers and so
+     * gathers X again beside the dgrad under {@code ub_bulk_dgrad}; the unoverlapped path reads NCCL's gathered copy.
+     */
+    private static String keptInput(GemmName g) {
+        return "no all-gather: " + g.withPass(GemmName.Pass.WGRAD) + " reads X where " + g.withPass(GemmName.Pass.FPROP)
+                + " gathered it";
     }
 
     private static String ncclPath(GemmName g, GemmName.Role role) {
         return switch (role) {
             case ALL_GATHER -> "NCCL all-gather, then one GEMM";
             case REDUCE_SCATTER -> "one GEMM, then NCCL reduce-scatter";
-            case BULK_ALL_GATHER -> "NCCL all-gather of X beside the GEMM";
+            case BULK_ALL_GATHER -> keptInput(g);
             case BULK_REDUCE_SCATTER -> "NCCL reduce-scatter of dX beside the GEMM";
             case NONE -> "no communication of its own";
         };

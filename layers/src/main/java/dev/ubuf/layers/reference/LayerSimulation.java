@@ -91,9 +91,8 @@ public final class LayerSimulation {
         if (config.overlapRsDgrad()) {
             s.add(rs(GemmName.FC1_DGRAD, new RsShape(tp, m, n1, hidden, t, false), bwd, Fp8Role.GRAD_OUTPUT));
         } else {
-            // The bulk all-gather of fc1's input for the wgrad moves the FP8 shard (fp8_buf); the bulk
-            // reduce-scatter moves the dgrad's partial sums, never FP8.
-            s.add(ag(GemmName.FC1_DGRAD, new AgShape(tp, m, hidden, n1, t), fwd, Fp8Role.INPUT));
+            // The bulk reduce-scatter moves the dgrad's partial sums, never FP8; the wgrad reads fc1's input as its
+            // fprop gathered it, so nothing is gathered again.
             s.add(new Step(GemmName.FC1_WGRAD, new RsShape(tp, m, n1, hidden, t, false), null));
         }
         return s;

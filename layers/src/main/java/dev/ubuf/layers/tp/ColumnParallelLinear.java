@@ -29,9 +29,11 @@ import java.util.List;
  * </pre>
  *
  * Backward, as the configuration says: with {@code ub_overlap_rs_dgrad} the dgrad GEMM runs as a reduce-scatter
- * overlap (X is gathered by NCCL on the side stream meanwhile); otherwise a bulk all-gather of X runs beside the
- * dgrad GEMM ({@code ub_bulk_dgrad}), and a bulk reduce-scatter of its result beside the wgrad GEMM
- * ({@code ub_bulk_wgrad}); what is not overlapped runs through NCCL on the caller's stream.
+ * overlap; otherwise a bulk reduce-scatter of its result runs beside the wgrad GEMM ({@code ub_bulk_wgrad}); what is
+ * not overlapped runs through NCCL on the caller's stream. Nothing is gathered in backward: the wgrad reads AG(X) in
+ * the fprop op's user buffer, the layer's own, where the forward gathered it. It stays valid until this layer's next
+ * forward (a peer writes it only after this rank's credit of that call), so the all-gather TE repeats beside the
+ * dgrad under {@code ub_bulk_dgrad}, because its layers share one buffer per name, has nothing to do here.
  *
  * <p>Buffers and ops are made for the context's maximum token count; a call may use any multiple of tp up to it
  * (ops for a new token count are made on first use: collective). The returned tensors are the layer's own and
@@ -45,8 +47,8 @@ import java.util.List;
  *           W_q and W_q^T = fp8(W) (E4M3), Y = AG(x_q) W_q^T              the all-gather moves x_q (fp8_buf)
  * backward: dY_q and dY_q^T = fp8(dY) (E5M2 with hybrid)
  *           dX = RS(dY_q (W_q^T)^T)                                          FP8 GEMM, bf16/fp32 partial sums
- *           dW += dY_q^T (AG(x_q))^T                                         the gathered x_q (the bulk all-gather's
- *                                                                            buffer or NCCL's), transposed
+ *           dW += dY_q^T (AG(x_q))^T                                         the gathered x_q (the fprop's user
+ *                                                                            buffer), transposed
  * </pre>
  * cuBLASLt runs FP8 only as C = A[m, k] B[n, k]^T, so W and dY are quantized in both layouts at once, and the gathered
  * x_q is transposed for the wgrad ({@link Fp8DeviceScales#transpose}, exact). K, N/tp and the tokens must be
@@ -68,7 +70,6 @@ public final class ColumnParallelLinear implements TpLayer {
     private final Parameter bias;
     private final TensorView out;
     private final TensorView dx;
-    private final TensorView gathered;
     private final TensorView biasWorkspace;
     /** FP8 buffers (null without FP8): see the class comment. */
     private final Fp8 fp8;
@@ -120,9 +121,6 @@ public final class ColumnParallelLinear implements TpLayer {
             this.inputQ = fp8 == null ? Quantizer.NONE : fp8.input;
             this.weightQ = fp8 == null ? Quantizer.NONE : fp8.weight;
             this.gradQ = fp8 == null ? Quantizer.NONE : fp8.grad;
-            // X (x_q with FP8) gathered through NCCL, when no bulk op's buffer holds it.
-            this.gathered = gathersWithNccl() ? buffers.matrix(maxM, in, inputQ.dtype(t),
-                    fp8 == null ? "gathered" : "gathered.fp8") : null;
             this.fpropInputInUserBuffer = fp8 != null || inputFromProducer;
         } catch (RuntimeException e) {
             buffers.close();
@@ -202,10 +200,6 @@ public final class ColumnParallelLinear implements TpLayer {
         return tc.config().effective(UbFlag.UB_OVERLAP_RS_DGRAD);
     }
 
-    private boolean gathersWithNccl() {
-        return rsDgrad() || !tc.choice(gemm(GemmName.Pass.DGRAD)).bulk();
-    }
-
     /** Output columns on this rank (N/tp). */
     public long outPerRank() {
         return outPerRank;
@@ -246,7 +240,7 @@ public final class ColumnParallelLinear implements TpLayer {
     public void prepare() {
         long m = tc.maxTokens();
         fpropOp(m);
-        backwardOps(m);
+        backwardOp(m);
     }
 
     @Override
@@ -277,14 +271,11 @@ public final class ColumnParallelLinear implements TpLayer {
     }
 
     /**
-     * The backward's ops for m tokens, as the configuration says, each null where none runs: {@code dgradSide} runs
-     * under the dgrad's name (the dgrad GEMM's reduce-scatter, or the bulk all-gather of x for the wgrad),
-     * {@code wgradSide} under the wgrad's (the bulk reduce-scatter of dX beside the wgrad, or the NCCL reference).
+     * The backward's op for m tokens, the reduce-scatter of dX: with {@code ub_overlap_rs_dgrad} the dgrad GEMM's
+     * overlap (under the dgrad's name); otherwise, under the wgrad's, the bulk reduce-scatter beside the wgrad or
+     * the NCCL reference (the dgrad GEMM, then NCCL's reduce-scatter).
      */
-    private record BackwardOps(OverlapOp dgradSide, OverlapOp wgradSide) {
-    }
-
-    private BackwardOps backwardOps(long m) {
+    private OverlapOp backwardOp(long m) {
         GemmName dg = gemm(GemmName.Pass.DGRAD);
         GemmName wg = gemm(GemmName.Pass.WGRAD);
         RsShape plain = new RsShape(tc.tp(), m, outPerRank, in, tc.dtype(), false);
@@ -292,14 +283,9 @@ public final class ColumnParallelLinear implements TpLayer {
         // the layer's own (bf16/fp32) partial sums, so its shape stays plain.
         RsShape rs = fp8 == null ? plain : plain.withFp8(fp8.dgrad());
         if (rsDgrad()) {
-            return new BackwardOps(ops.get(dg, m, () -> tc.makeOp(dg, rs)), null);
+            return ops.get(dg, m, () -> tc.makeOp(dg, rs));
         }
-        AgShape gather = new AgShape(tc.tp(), m, in, outPerRank, tc.dtype());
-        OverlapOp ag = tc.choice(dg).bulk()
-                ? ops.get(dg, m, () -> tc.makeOp(dg, fp8 == null ? gather : gather.withFp8(fp8.forward()))) : null;
-        // Not bulk: the NCCL reference (dgrad GEMM, then NCCL reduce-scatter) under the wgrad's name.
-        OverlapOp rsOp = ops.get(wg, m, () -> tc.makeOp(wg, tc.choice(wg).bulk() ? plain : rs));
-        return new BackwardOps(ag, rsOp);
+        return ops.get(wg, m, () -> tc.makeOp(wg, tc.choice(wg).bulk() ? plain : rs));
     }
 
     /** Y[tokens, N/tp] = AG(x) W^T (+ b); x is this rank's [tokens/tp, K]. */
@@ -350,43 +336,27 @@ public final class ColumnParallelLinear implements TpLayer {
         dy.requireDType(tc.dtype(), layer.teName() + " output gradient");
         tc.makeCurrent();
         TensorView dxm = dx.rows(0, m / tc.tp());
-        BackwardOps back = backwardOps(m);
+        OverlapOp back = backwardOp(m);
         GemmName dg = gemm(GemmName.Pass.DGRAD);
         GemmName wg = gemm(GemmName.Pass.WGRAD);
         boolean bulkRs = !rsDgrad() && tc.choice(wg).bulk();
         // dY in both layouts with FP8: the dgrad reads it [m, N/tp], the wgrad [N/tp, m].
         Operand dyo = gradQ.quantize(dy, fp8 == null ? null : fp8.dyq.rows(0, m),
                 fp8 == null ? null : dense(fp8.dyqT, outPerRank, m), s);
-        // 1. X (x_q) gathered for the wgrad, beside the dgrad where the configuration overlaps it. The bulk op has a
-        //    user buffer of its own, so the op copies x into it (TE copies ln_out into its dgrad buffer too).
-        TensorView xFull;
-        boolean sideBusy;
-        if (back.dgradSide() != null && !rsDgrad()) {
-            tc.call(dg, back.dgradSide(), OperandBindings.inputOnly(savedInput.data()), tc.fork(s));
-            xFull = back.dgradSide().userBuffer();
-            sideBusy = true;
-        } else {
-            xFull = gathered.rows(0, m);
-            boolean beside = rsDgrad() && tc.choice(dg).overlapped();
-            tc.allGather(savedInput.data(), xFull, beside ? tc.fork(s) : s);
-            sideBusy = beside;
-        }
-        // 2. dgrad: dX = RS(dY W) (with FP8, W_q^T stored [K, N/tp] as cuBLASLt's FP8 layout wants).
+        // 1. dgrad: dX = RS(dY W) (with FP8, W_q^T stored [K, N/tp] as cuBLASLt's FP8 layout wants).
         if (rsDgrad()) {
-            tc.call(dg, back.dgradSide(), Operand.bind(dyo, false, savedWeight, false, dxm, null), s);
+            tc.call(dg, back, Operand.bind(dyo, false, savedWeight, false, dxm, null), s);
         } else if (bulkRs) {
-            tc.multiply(dg, dyo, false, savedWeight, false, back.wgradSide().userBuffer(), 0f,
-                    tc.choice(dg).gemmSmMargin(), s);
+            tc.multiply(dg, dyo, false, savedWeight, false, back.userBuffer(), 0f, 0, s);
         } else {
-            tc.call(wg, back.wgradSide(), Operand.bind(dyo, false, savedWeight, false, dxm, null), s);
+            tc.call(wg, back, Operand.bind(dyo, false, savedWeight, false, dxm, null), s);
         }
-        if (sideBusy) {
-            tc.join(s);
-        }
-        // 3. wgrad, beside the bulk reduce-scatter of the dgrad's result: dW += dY^T X.
+        // 2. wgrad, beside the bulk reduce-scatter of the dgrad's result: dW += dY^T AG(X), AG(X) as the forward
+        //    gathered it (see the class comment).
         if (bulkRs) {
-            tc.call(wg, back.wgradSide(), OperandBindings.outputOnly(dxm), tc.fork(s));
+            tc.call(wg, back, OperandBindings.outputOnly(dxm), tc.fork(s));
         }
+        TensorView xFull = fpropOp(m).userBuffer();
         Operand xo = inputQ.withTransposed(inputQ.stored(xFull), fp8 == null ? null : fp8.scratch.rows(0, m),
                 fp8 == null ? null : dense(fp8.xFullT, in, m), s);
         tc.multiply(wg, dyo, true, xo, false, weight.grad(), 1f, bulkRs ? tc.choice(wg).gemmSmMargin() : 0, s);
@@ -416,9 +386,6 @@ public final class ColumnParallelLinear implements TpLayer {
         tc.makeCurrent();
         tc.kernels().poison(out, s);
         tc.kernels().poison(dx, s);
-        if (gathered != null && fp8 == null) { // the FP8 copy is all written by each gather before any read
-            tc.kernels().poison(gathered, s);
-        }
     }
 
     @Override

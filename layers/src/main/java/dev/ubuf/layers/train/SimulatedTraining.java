@@ -57,6 +57,7 @@ public final class SimulatedTraining {
         // The forward's saved values, per rank.
         double[][] lnIn;
         HostLayerMath.LayerNormForward[] ln;
+        double[][] lnAll;
         double[][] pre;
         double[][] act;
 
@@ -238,7 +239,9 @@ public final class SimulatedTraining {
             w2t[r] = transpose(b.w2[r], h, f);
         }
         // The LayerNorm writes its rows straight into fc1's user buffer (LayerNormLinear): no own-chunk copy.
-        b.pre = allGatherGemm(GemmName.FC1_FPROP, ln, w1t, h, n1, true);
+        // The wgrad reads the gathered rows where the forward left them (each rank's UBUF after the call).
+        b.lnAll = new double[tp][];
+        b.pre = allGatherGemm(GemmName.FC1_FPROP, ln, w1t, h, n1, true, b.lnAll);
         b.act = new double[tp][];
         for (int r = 0; r < tp; r++) {
             addBias(b.pre[r], b.b1[r]);
@@ -255,7 +258,7 @@ public final class SimulatedTraining {
     private double[][] backward(Block b, double[][] dy) {
         int rows = m / tp;
         // fc2: dA = AG(dY) W2 (W2 [hidden, f] is the [k, n] operand as stored); dW2 = AG(dY)^T A; db2 over all rows.
-        double[][] da = allGatherGemm(GemmName.FC2_DGRAD, dy, b.w2, h, f, false);
+        double[][] da = allGatherGemm(GemmName.FC2_DGRAD, dy, b.w2, h, f, false, new double[tp][]);
         double[] dyAll = gather(dy);
         double[] db2 = HostLayerMath.columnSums(dyAll, m, h);
         double[][] dpre = new double[tp][];
@@ -265,21 +268,13 @@ public final class SimulatedTraining {
             dpre[r] = spec.activation() == Activation.GELU ? HostLayerMath.geluBackward(da[r], b.pre[r])
                     : HostLayerMath.swigluBackward(da[r], b.pre[r], m, f);
         }
-        // fc1: dLN = RS(dPre W1) (W1 [n1, hidden] is the [k, n] operand), overlapped as the configuration says, with
-        // the normalized rows gathered for the wgrad; or a bulk all-gather of them beside the dgrad and a bulk
-        // reduce-scatter of its partials.
-        double[][] ln = new double[tp][];
-        for (int r = 0; r < tp; r++) {
-            ln[r] = b.ln[r].y();
-        }
+        // fc1: dLN = RS(dPre W1) (W1 [n1, hidden] is the [k, n] operand), overlapped as the configuration says, or
+        // a bulk reduce-scatter of its partials; the wgrad reads the normalized rows fc1's forward gathered.
+        double[][] lnAll = b.lnAll;
         double[][] dln;
-        double[][] lnAll;
         if (config.overlapRsDgrad()) {
             dln = gemmReduceScatter(GemmName.FC1_DGRAD, dpre, b.w1, n1, h);
-            lnAll = new double[tp][];
-            java.util.Arrays.fill(lnAll, gather(ln));
         } else {
-            lnAll = bulkAllGather(ln);
             double[][] partial = new double[tp][];
             for (int r = 0; r < tp; r++) {
                 partial[r] = product(dpre[r], b.w1[r], m, n1, h);
@@ -313,7 +308,7 @@ public final class SimulatedTraining {
      * written into its chunk of the op's user buffer, as the layer's producer does.
      */
     private double[][] allGatherGemm(GemmName gemm, double[][] in, double[][] w, int k, int n,
-                                     boolean inUserBuffer) {
+                                     boolean inUserBuffer, double[][] gathered) {
         AgShape plain = new AgShape(tp, m, k, n, DType.FP32);
         OverlapShape shape = inUserBuffer ? plain.withInputInUserBuffer() : plain;
         OverlapChoice c = OverlapChoice.resolve(config, gemm);
@@ -322,10 +317,11 @@ public final class SimulatedTraining {
             double[][] out = new double[tp][];
             for (int r = 0; r < tp; r++) {
                 out[r] = product(all, w[r], m, k, n);
+                gathered[r] = all;
             }
             return out;
         }
-        return runPlans(gemm, shape, in, w, BufferRole.INPUT, BufferRole.OUTPUT);
+        return runPlans(gemm, shape, in, w, BufferRole.INPUT, BufferRole.OUTPUT, gathered);
     }
 
     /** out_r [m/tp, n] = rows r of the sum over ranks of in_q w_q, for in_q [m, k] and w_q [k, n]. */
@@ -339,20 +335,7 @@ public final class SimulatedTraining {
             }
             return reduceScatter(partial, n);
         }
-        return runPlans(gemm, shape, in, w, BufferRole.INPUT, BufferRole.OUTPUT);
-    }
-
-    /** The wgrad's bulk all-gather of the normalized rows (fc1_dgrad's), run on its plans. */
-    private double[][] bulkAllGather(double[][] in) {
-        OverlapChoice c = OverlapChoice.resolve(config, GemmName.FC1_DGRAD);
-        if (!c.overlapped()) {
-            double[] all = gather(in);
-            double[][] out = new double[tp][];
-            java.util.Arrays.fill(out, all);
-            return out;
-        }
-        return runPlans(GemmName.FC1_DGRAD, new AgShape(tp, m, h, n1, DType.FP32), in, null, BufferRole.INPUT,
-                BufferRole.UBUF);
+        return runPlans(gemm, shape, in, w, BufferRole.INPUT, BufferRole.OUTPUT, null);
     }
 
     /** The dgrad's bulk reduce-scatter of its [m, hidden] partials (fc1_wgrad's), run on its plans. */
@@ -362,12 +345,15 @@ public final class SimulatedTraining {
             return reduceScatter(partial, h);
         }
         return runPlans(GemmName.FC1_WGRAD, new RsShape(tp, m, n1, h, DType.FP32, false), partial, null,
-                BufferRole.UBUF, BufferRole.OUTPUT);
+                BufferRole.UBUF, BufferRole.OUTPUT, null);
     }
 
-    /** One call of {@code gemm}'s plans on the host executor: each rank's input (and weight), then its result. */
+    /**
+     * One call of {@code gemm}'s plans on the host executor: each rank's input (and weight), then its result; with
+     * {@code userBuffers}, each rank's UBUF after the call too.
+     */
     private double[][] runPlans(GemmName gemm, OverlapShape shape, double[][] in, double[][] w, BufferRole input,
-                                BufferRole result) {
+                                BufferRole result, double[][] userBuffers) {
         String variant = LayerSimulation.hostVariant(OverlapChoice.resolve(config, gemm), shape);
         List<Plan> plans = registry.schedule(shape, variant).plans();
         double[][] out = new double[tp][];
@@ -389,6 +375,9 @@ public final class SimulatedTraining {
                     @Override
                     public void afterCall(int rank, long call, HostRankMemory mem) {
                         out[rank] = mem.get(result);
+                        if (userBuffers != null) {
+                            userBuffers[rank] = mem.get(BufferRole.UBUF);
+                        }
                     }
                 });
         return out;

@@ -46,13 +46,14 @@ class UbFlagsTest {
     static Map<GemmName, UbMethod> teDefaultTable() {
         Map<GemmName, UbMethod> m = new EnumMap<>(GemmName.class);
         m.put(QKV_FPROP, RING_EXCHANGE);
-        m.put(QKV_DGRAD, BULK);
+        // The qkv/fc1 wgrads read X where the fprop gathered it: their dgrads gather nothing (TE: bulk all-gather).
+        m.put(QKV_DGRAD, NONE);
         m.put(QKV_WGRAD, BULK);
         m.put(PROJ_FPROP, PIPELINE);
         m.put(PROJ_DGRAD, RING_EXCHANGE);
         m.put(PROJ_WGRAD, NONE);
         m.put(FC1_FPROP, RING_EXCHANGE);
-        m.put(FC1_DGRAD, BULK);
+        m.put(FC1_DGRAD, NONE);
         m.put(FC1_WGRAD, BULK);
         m.put(FC2_FPROP, PIPELINE);
         m.put(FC2_DGRAD, RING_EXCHANGE);
@@ -104,8 +105,10 @@ class UbFlagsTest {
         UbConfig c = tp4().tpCommOverlap(true).build();
         assertTrue(c.overlapPossible());
         assertEquals(teDefaultTable(), methods(c));
-        assertEquals(List.of(QKV_FPROP, QKV_DGRAD, QKV_WGRAD, PROJ_FPROP, PROJ_DGRAD, FC1_FPROP, FC1_DGRAD,
-                FC1_WGRAD, FC2_FPROP, FC2_DGRAD), c.methodTable().overlapped());
+        assertEquals(List.of(QKV_FPROP, QKV_WGRAD, PROJ_FPROP, PROJ_DGRAD, FC1_FPROP, FC1_WGRAD, FC2_FPROP,
+                FC2_DGRAD), c.methodTable().overlapped());
+        assertEquals("no all-gather: fc1_wgrad reads X where fc1_fprop gathered it (ub_bulk_dgrad has nothing to"
+                + " overlap)", c.explain(FC1_DGRAD));
         assertTrue(c.explain(PROJ_WGRAD).contains("uses dY as all-gathered for proj_dgrad"), c.explain(PROJ_WGRAD));
     }
 
@@ -132,15 +135,16 @@ class UbFlagsTest {
     }
 
     @Test
-    void ubBulkDgradAndBulkWgradEachTurnOffTheirBulkOverlaps() {
+    void ubBulkWgradTurnsOffItsBulkOverlapAndUbBulkDgradHasNothingToOverlap() {
         UbConfig noDgrad = tp4().tpCommOverlap(true).bulkDgrad(false).build();
-        assertEquals(NONE, methods(noDgrad).get(QKV_DGRAD));
-        assertEquals(NONE, methods(noDgrad).get(FC1_DGRAD));
-        assertEquals(BULK, methods(noDgrad).get(QKV_WGRAD));
-        assertEquals("ub_bulk_dgrad is false; NCCL all-gather of X beside the GEMM", noDgrad.explain(QKV_DGRAD));
+        assertEquals(teDefaultTable(), methods(noDgrad));
+        assertEquals("no all-gather: qkv_wgrad reads X where qkv_fprop gathered it", noDgrad.explain(QKV_DGRAD));
+        UbConfig noOverlap = tp4().build();
+        assertTrue(noOverlap.explain(FC1_DGRAD).endsWith("; no all-gather: fc1_wgrad reads X where fc1_fprop gathered"
+                + " it"), "the unoverlapped path reads NCCL's gathered copy: " + noOverlap.explain(FC1_DGRAD));
 
         UbConfig noWgrad = tp4().tpCommOverlap(true).bulkWgrad(false).build();
-        assertEquals(BULK, methods(noWgrad).get(QKV_DGRAD));
+        assertEquals(NONE, methods(noWgrad).get(QKV_DGRAD));
         assertEquals(NONE, methods(noWgrad).get(QKV_WGRAD));
         assertEquals(NONE, methods(noWgrad).get(FC1_WGRAD));
         assertEquals("ub_bulk_wgrad is false; NCCL reduce-scatter of dX beside the GEMM", noWgrad.explain(FC1_WGRAD));

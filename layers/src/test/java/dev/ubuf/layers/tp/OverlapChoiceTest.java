@@ -22,9 +22,9 @@ class OverlapChoiceTest {
         assertEquals("ring", OverlapChoice.resolve(c, GemmName.FC2_DGRAD).label());
         assertEquals("pipeline:splits=4,margin=16", OverlapChoice.resolve(c, GemmName.FC2_FPROP).label());
         OverlapChoice dgrad = OverlapChoice.resolve(c, GemmName.FC1_DGRAD);
-        assertTrue(dgrad.bulk());
-        assertEquals(0, dgrad.gemmSmMargin(), "the bulk all-gather's copies run on the copy engines: no SMs to leave");
-        assertTrue(dgrad.why().contains("keeps every SM"), "the configuration table says so: " + dgrad.why());
+        assertFalse(dgrad.overlapped(), "the wgrad reads X where fc1_fprop gathered it: nothing to gather");
+        assertEquals(0, dgrad.gemmSmMargin(), "nothing beside the dgrad GEMM: every SM is its own");
+        assertTrue(dgrad.why().contains("fc1_wgrad reads X where fc1_fprop gathered it"), dgrad.why());
         OverlapChoice wgrad = OverlapChoice.resolve(c, GemmName.FC1_WGRAD);
         assertTrue(wgrad.bulk());
         assertEquals("bulk:stage=1", wgrad.label(), "use_ce: the copy engines pull the peers' rows, a local sum");
@@ -35,13 +35,10 @@ class OverlapChoiceTest {
     }
 
     @Test
-    void aBulkAllGatherKeepsItsMarginWhenConfiguredOrOnSmCopies() {
+    void aBulkReduceScatterKeepsItsMarginWhenConfiguredOrOnSmCopies() {
         UbConfig explicit = tp2().gemm(GemmName.FC1_DGRAD, g -> g.setSmMargin(true).numSm(8)).build();
-        assertEquals(8, OverlapChoice.resolve(explicit, GemmName.FC1_DGRAD).gemmSmMargin(), "configured: kept");
-        assertFalse(OverlapChoice.resolve(explicit, GemmName.FC1_DGRAD).why().contains("keeps every SM"));
-        UbConfig sm = tp2().gemm(GemmName.FC1_DGRAD, g -> g.useCe(false)).build();
-        assertEquals(16, OverlapChoice.resolve(sm, GemmName.FC1_DGRAD).gemmSmMargin(),
-                "use_ce=false: the copy kernels need the SMs TE's default leaves them");
+        assertEquals(0, OverlapChoice.resolve(explicit, GemmName.FC1_DGRAD).gemmSmMargin(),
+                "a dgrad that gathers nothing has nothing to leave SMs to");
         UbConfig off = tp2().gemm(GemmName.FC1_WGRAD, g -> g.setSmMargin(false)).build();
         assertEquals(0, OverlapChoice.resolve(off, GemmName.FC1_WGRAD).gemmSmMargin());
         UbConfig pull = tp2().gemm(GemmName.FC1_WGRAD, g -> g.useCe(false)).build();
