@@ -28,5 +28,8 @@ class OverlapBenchFp8Test {
         OverlapShape rsComm = OverlapBench.commShape(rs);
         assertTrue(rsComm.fp8().isEmpty(), "an FP8 RS reduce-scatters partials of the output's type");
         assertEquals(DType.BF16, rsComm.dtype());
+        assertEquals(List.of("bulk"), OverlapBench.commVariants(ag));
+        assertEquals(List.of("bulk", "bulk:stage=1"), OverlapBench.commVariants(rs),
+                "a reduce-scatter's communication alone is the faster of the pull-reduce kernel and the staged copies");
     }
 }
