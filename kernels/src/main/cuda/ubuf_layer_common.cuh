@@ -145,26 +145,22 @@ __device__ __forceinline__ void map_elements(i64 rows, i64 cols, const T* const 
 #pragma unroll
         for (int j = 0; j < NOUT; ++j) flat = flat && (ldOut[j] == cols || rows == 1);
         if (flat) {
-            // Four vectors in flight per thread, all loaded before any is computed or stored, and no row/column
-            // bookkeeping; vector i is row 0, column group i of the dense views.
-            constexpr int U = 4;
+            // The same two vectors in flight per thread, without the row/column bookkeeping (5-9% faster for
+            // GELU on an H100 in a standalone probe); vector i is row 0, column group i of the dense views.
             const i64 count = rows * (cols / N);
             const i64 stride = grid_threads();
-            for (i64 a = global_thread(); a < count; a += U * stride) {
-                float x[U][NIN][N];
+            for (i64 a = global_thread(); a < count; a += 2 * stride) {
+                const i64 b = a + stride;
+                const bool hasB = b < count;
+                float xa[NIN][N], xb[NIN][N];
 #pragma unroll
-                for (int u = 0; u < U; ++u) {
-                    const i64 v = a + u * stride;
-                    if (v < count) {
+                for (int j = 0; j < NIN; ++j) load_vec<T, N>(in[j] + a * N, xa[j]);
+                if (hasB) {
 #pragma unroll
-                        for (int j = 0; j < NIN; ++j) load_vec<T, N>(in[j] + v * N, x[u][j]);
-                    }
+                    for (int j = 0; j < NIN; ++j) load_vec<T, N>(in[j] + b * N, xb[j]);
                 }
-#pragma unroll
-                for (int u = 0; u < U; ++u) {
-                    const i64 v = a + u * stride;
-                    if (v < count) apply(x[u], 0, v);
-                }
+                apply(xa, 0, a);
+                if (hasB) apply(xb, 0, b);
             }
             return;
         }

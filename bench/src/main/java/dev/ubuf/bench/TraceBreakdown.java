@@ -42,7 +42,8 @@ public record TraceBreakdown(int rank, double stepUs, double gemmUs, double kern
      * The host against the GPU, from the trace's {@link SpanKind#HOST} spans (null without them): when the host had
      * issued the step's last span, and how long the caller's streams sat idle waiting for the host to issue their
      * next span (each span's GPU start, or its host opening if earlier, minus the end of the stream's span before
-     * it, where that is positive and the host opened the span after that end), with the spans that waited longest.
+     * it, where that is positive, the host opened the span after that end and the span began on its issue, within
+     * {@link #LAUNCH_SLACK_US} of the host closing it), with the spans that waited longest.
      */
     public record HostWait(double issuedUs, double waitedUs, List<Waited> longest) {
         public HostWait {
@@ -58,6 +59,9 @@ public record TraceBreakdown(int rank, double stepUs, double gemmUs, double kern
         collectives = List.copyOf(collectives);
         work = List.copyOf(work);
     }
+
+    /** How long after the host issued a span its GPU start may come and still count as waiting for the host. */
+    static final double LAUNCH_SLACK_US = 50;
 
     /** How many of the longest host waits {@link HostWait#longest()} keeps. */
     static final int LONGEST_WAITS = 3;
@@ -90,7 +94,10 @@ public record TraceBreakdown(int rank, double stepUs, double gemmUs, double kern
                 List<Span> hs = hostByKey.get(key);
                 Span h = hs.get(Math.min(i, hs.size() - 1));
                 double idle = Math.min(s.startUs(), h.startUs()) - prevEnd;
-                if (h.startUs() > prevEnd && idle > 0) {
+                // A span that began well after the host had issued it waited for something else (an event of
+                // another stream, a peer), not for the host: a forked stream idles until its fork.
+                boolean startedOnIssue = s.startUs() <= h.endUs() + LAUNCH_SLACK_US;
+                if (h.startUs() > prevEnd && idle > 0 && startedOnIssue) {
                     waited += idle;
                     waits.add(new Waited(s.stream(), s.name(), idle));
                 }

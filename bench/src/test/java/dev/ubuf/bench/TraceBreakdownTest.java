@@ -55,8 +55,13 @@ class TraceBreakdownTest {
                 // issued while the op still ran: no wait
                 new Span("host", "bias", SpanKind.HOST, 710, 720, java.util.Map.of("stream", "caller")),
                 // the second bias: issued at 1590, after the first ended at 1450
-                new Span("host", "bias", SpanKind.HOST, 1590, 1700, java.util.Map.of("stream", "caller")));
-        TraceBreakdown b = TraceBreakdown.of(new RankTrace(0, List.of("caller", "fc1: compute 0", "host"), spans));
+                new Span("host", "bias", SpanKind.HOST, 1590, 1700, java.util.Map.of("stream", "caller")),
+                // a forked stream's op, issued at 720 and begun at 1500 when its fork came: it waited for the caller's
+                // stream, not for the host
+                new Span("side", "wgrad (bulk)", SpanKind.OP, 1500, 1640, null),
+                new Span("host", "wgrad (bulk)", SpanKind.HOST, 720, 730, java.util.Map.of("stream", "side")));
+        TraceBreakdown b = TraceBreakdown.of(new RankTrace(0, List.of("caller", "fc1: compute 0", "side", "host"),
+                spans));
         assertEquals(1650, b.stepUs(), 1e-9, "the GPU's last span; the host's ends later");
         TraceBreakdown.HostWait h = b.host();
         assertEquals(1700, h.issuedUs(), 1e-9);

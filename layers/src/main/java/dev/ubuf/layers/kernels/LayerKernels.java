@@ -54,13 +54,8 @@ public final class LayerKernels {
     /** ... this many per SM: longer parts write and re-read fewer fp32 partial rows. */
     static final int BIAS_GRAD_ITEMS_PER_SM = 3;
 
-    /**
-     * Blocks an SM of GELU over dense views (see activationGrid); 0: as many blocks as one pass over the vectors needs.
-     * A system property while the GPU measurement decides between them.
-     */
-    static final int DENSE_ACTIVATION_BLOCKS_PER_SM = Integer.getInteger("ubuf.denseActivationBlocksPerSm", 4);
-    /** Vectors of 16 bytes each thread of the element-wise map's flat loop has in flight (U in map_elements). */
-    static final int FLAT_VECTORS_PER_THREAD = 4;
+    /** Blocks an SM of GELU over dense views (see activationGrid). */
+    static final int DENSE_ACTIVATION_BLOCKS_PER_SM = 4;
 
     private final Launcher launcher;
     private final int smCount;
@@ -436,10 +431,6 @@ public final class LayerKernels {
             if (v.ld() != v.cols() && v.rows() > 1) {
                 return elementGrid(elements);
             }
-        }
-        if (DENSE_ACTIVATION_BLOCKS_PER_SM == 0) {
-            long onePass = ceilDiv(ceilDiv(elements, 16 / 2), (long) BLOCK * FLAT_VECTORS_PER_THREAD);
-            return (int) Math.max(1, Math.min(onePass, Integer.MAX_VALUE / 2));
         }
         long cap = (long) smCount * DENSE_ACTIVATION_BLOCKS_PER_SM;
         return (int) Math.max(1, Math.min(ceilDiv(elements, BLOCK * 8L), cap));
