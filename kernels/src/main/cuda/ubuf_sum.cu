@@ -28,14 +28,21 @@ __device__ __forceinline__ void sum_sources_vec(const SumSources& srcs, int k, i
     }
 }
 
-// d[0..N) = (accumulate ? d[0..N) + acc : acc), rounded once.
+// d[0..N) = (accumulate ? d[0..N) + acc : acc), rounded once; with a bias (b non-null, N values), the rounded sum
+// plus the bias, rounded again: bit for bit the sum followed by ubuf_add_bias, in one pass over d.
 template <class D, int N>
-__device__ __forceinline__ void finish_vec(D* d, float (&acc)[N], int accumulate) {
+__device__ __forceinline__ void finish_vec(D* d, float (&acc)[N], int accumulate, const D* b) {
     if (accumulate) {
         float old[N];
         load_vec<D, N>(d, old);
 #pragma unroll
         for (int i = 0; i < N; ++i) acc[i] = old[i] + acc[i];
+    }
+    if (b != nullptr) {
+        float bv[N];
+        load_vec<D, N>(b, bv);
+#pragma unroll
+        for (int i = 0; i < N; ++i) acc[i] = Elem<D>::load(Elem<D>::store(acc[i])) + bv[i];
     }
     store_vec<D, N>(d, acc);
 }
@@ -43,13 +50,14 @@ __device__ __forceinline__ void finish_vec(D* d, float (&acc)[N], int accumulate
 // dst[r][c] = (accumulate ? dst[r][c] : 0) + (((src_0 + src_1) + ...) + src_{k-1})[r][c], in fp32, with
 // the sources summed in index order first (deterministic) and dst added last. dst may be one of the sources
 // (same pointer and ld: every element is read before it is written by the same thread) but must not
-// otherwise overlap them.
+// otherwise overlap them. With bias (cols values, or null) each element is then rounded, plus bias[c], rounded
+// again, as a separate ubuf_add_bias would leave it.
 template <class S, class D>
 __device__ __forceinline__ void sum_rows(const SumSources& srcs, int k, i64 rows, i64 cols, i64 srcLd,
-                                         D* dst, i64 dstLd, int accumulate) {
+                                         D* dst, i64 dstLd, int accumulate, const D* bias) {
     if (k < 1 || k > 8 || rows <= 0 || cols <= 0) return;  // the host validates; never read past p[7]
     constexpr int N = VecWidth<S, D>::N;
-    bool vec = cols % N == 0 && rows_aligned16<D>(dst, dstLd);
+    bool vec = cols % N == 0 && rows_aligned16<D>(dst, dstLd) && (bias == nullptr || aligned16(bias));
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
         if (j < k) vec = vec && rows_aligned16<S>(srcs.p[j], srcLd);
@@ -62,8 +70,8 @@ __device__ __forceinline__ void sum_rows(const SumSources& srcs, int k, i64 rows
             if (hasB) sum_sources_vec<S, N>(srcs, k, it.b.row * srcLd + it.b.col * N, accB);
             D* dA = dst + it.a.row * dstLd + it.a.col * N;
             D* dB = dst + it.b.row * dstLd + it.b.col * N;
-            finish_vec<D, N>(dA, accA, accumulate);
-            if (hasB) finish_vec<D, N>(dB, accB, accumulate);
+            finish_vec<D, N>(dA, accA, accumulate, bias == nullptr ? nullptr : bias + it.a.col * N);
+            if (hasB) finish_vec<D, N>(dB, accB, accumulate, bias == nullptr ? nullptr : bias + it.b.col * N);
         }
     } else {
         for (RowColIter it(cols); it.row < rows; it.next()) {
@@ -75,6 +83,7 @@ __device__ __forceinline__ void sum_rows(const SumSources& srcs, int k, i64 rows
             }
             D* d = dst + it.row * dstLd + it.col;
             if (accumulate) acc = Elem<D>::load(*d) + acc;
+            if (bias != nullptr) acc = Elem<D>::load(Elem<D>::store(acc)) + Elem<D>::load(bias[it.col]);
             *d = Elem<D>::store(acc);
         }
     }
@@ -85,8 +94,8 @@ __device__ __forceinline__ void sum_rows(const SumSources& srcs, int k, i64 rows
 #define UBUF_SUM_KERNEL(NAME, S, D)                                                                     \
     extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS)                                      \
     NAME(SumSources srcs, int k, long long rows, long long cols, long long srcLd, D* dst, long long dstLd, \
-         int accumulate) {                                                                              \
-        ubuf::sum_rows<S, D>(srcs, k, rows, cols, srcLd, dst, dstLd, accumulate);                       \
+         int accumulate, const D* bias) {                                                               \
+        ubuf::sum_rows<S, D>(srcs, k, rows, cols, srcLd, dst, dstLd, accumulate, bias);                 \
     }
 
 // Same-type sums: partials in the output type.

@@ -47,6 +47,20 @@ public final class DeviceKernels {
      * peers' memory; they share one leading dimension and either dst's dtype or fp32.
      */
     public void sum(List<TensorView> sources, TensorView dst, boolean accumulate, CudaStream stream) {
+        sum(sources, dst, accumulate, null, stream);
+    }
+
+    /**
+     * {@link #sum(List, TensorView, boolean, CudaStream)}, then, with {@code bias} (a 1 x cols row of dst's dtype, or
+     * null), {@link #addBias} on dst, in one pass: each element is rounded to dst's type, the bias added, and rounded
+     * again, bit for bit what the two calls leave.
+     */
+    public void sum(List<TensorView> sources, TensorView dst, boolean accumulate, TensorView bias,
+                    CudaStream stream) {
+        if (bias != null) {
+            bias.requireShape(1, dst.cols(), "bias");
+            bias.requireDType(dst.dtype(), "bias");
+        }
         if (sources.isEmpty() || sources.size() > 8) {
             throw new IllegalArgumentException("sum takes 1..8 sources, got " + sources.size());
         }
@@ -71,7 +85,7 @@ public final class DeviceKernels {
                     + first.dtype().shortName());
         }
         library.launch(name, grid(dst.elements()), BLOCK, stream, ptrs, sources.size(), dst.rows(), dst.cols(),
-                first.ld(), dst.address(), dst.ld(), accumulate ? 1 : 0);
+                first.ld(), dst.address(), dst.ld(), accumulate ? 1 : 0, bias == null ? 0L : bias.address());
     }
 
     /** out[r][c] += bias[c]; bias is a 1 x cols row of out's dtype. */

@@ -39,6 +39,13 @@ import java.util.Map;
  */
 public final class CudaPlanExecutor implements AutoCloseable {
     private final Plan plan;
+    /**
+     * Whether a Reduce carries the AddBias after it ({@link #biasFusedReduces}); the system property
+     * {@code ubuf.fuseReduceBias=false} issues them apart, for A/B timing in one process.
+     */
+    static final boolean FUSE_REDUCE_BIAS = !"false".equals(System.getProperty("ubuf.fuseReduceBias"));
+    /** Per step: a Reduce that also adds the bias of the AddBias right after it, which then issues nothing. */
+    private final boolean[] biasFused;
     private final TpCommunicator comm;
     private final UserBuffer ubuf;
     private final FlagRegion flags;
@@ -96,6 +103,7 @@ public final class CudaPlanExecutor implements AutoCloseable {
             throw new IllegalArgumentException("plan needs " + plan.flagCount() + " flags, region has " + flags.count());
         }
         this.plan = plan;
+        this.biasFused = biasFusedReduces(plan.steps());
         this.comm = comm;
         this.ubuf = ubuf;
         this.flags = flags;
@@ -248,7 +256,11 @@ public final class CudaPlanExecutor implements AutoCloseable {
             if (traceEvents != null) {
                 traceEvents[i][0].record(streams[step.stream()]);
             }
-            issue(step, b);
+            if (biasFused[i]) {
+                issueReduce((PlanStep.Reduce) step, (PlanStep.AddBias) plan.steps().get(i + 1), b);
+            } else if (i == 0 || !biasFused[i - 1]) {
+                issue(step, b);
+            }
             if (traceEvents != null) {
                 traceEvents[i][1].record(streams[step.stream()]);
             }
@@ -602,13 +614,7 @@ public final class CudaPlanExecutor implements AutoCloseable {
                 pendingValue[w.stream()] = value;
                 signalling.await(s, w.flag(), perCall, w.count(), value);
             }
-            case PlanStep.Reduce r -> {
-                List<TensorView> src = new ArrayList<>(r.sources().size());
-                for (Region x : r.sources()) {
-                    src.add(view(x, b));
-                }
-                kernels.sum(src, view(r.dst(), b), r.accumulate(), s);
-            }
+            case PlanStep.Reduce r -> issueReduce(r, null, b);
             case PlanStep.RecordEvent e -> events[e.event()].record(s);
             case PlanStep.WaitEvent e -> s.waitEvent(events[e.event()]);
             case PlanStep.AddBias ab -> {
@@ -629,6 +635,32 @@ public final class CudaPlanExecutor implements AutoCloseable {
                         atomicTimeout(), g.doneFlag() < 0 ? 0 : flags.address(flags.rank(), g.doneFlag()), value, s);
             }
         }
+    }
+
+    /** A Reduce, and with {@code bias} the AddBias that follows it, as one kernel (the same bits as two). */
+    private void issueReduce(PlanStep.Reduce r, PlanStep.AddBias bias, OperandBindings b) {
+        List<TensorView> src = new ArrayList<>(r.sources().size());
+        for (Region x : r.sources()) {
+            src.add(view(x, b));
+        }
+        kernels.sum(src, view(r.dst(), b), r.accumulate(),
+                bias == null ? null : b.bias().cols(bias.dst().col(), bias.dst().cols()), streams[r.stream()]);
+    }
+
+    /**
+     * Where a Reduce is followed directly, on its stream, by the AddBias of its destination (the reduce-scatters'
+     * last reduction): the bias rides on the Reduce's kernel, saving a pass over the destination. Nothing runs between
+     * two consecutive steps of one stream, so what the plan orders is unchanged.
+     */
+    static boolean[] biasFusedReduces(List<PlanStep> steps) {
+        boolean[] fused = new boolean[steps.size()];
+        for (int i = 0; FUSE_REDUCE_BIAS && i + 1 < steps.size(); i++) {
+            if (steps.get(i) instanceof PlanStep.Reduce r && steps.get(i + 1) instanceof PlanStep.AddBias ab
+                    && r.stream() == ab.stream() && r.dst().equals(ab.dst())) {
+                fused[i] = true;
+            }
+        }
+        return fused;
     }
 
     /**
