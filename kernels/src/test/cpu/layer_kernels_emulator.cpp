@@ -62,6 +62,7 @@ alignas(16) unsigned char emu_dynamic_shared[256 * 1024];
 #include "ubuf_layernorm.cu"
 #include "ubuf_colsum.cu"
 #include "ubuf_activation.cu"
+#include "ubuf_train.cu"
 
 namespace {
 
@@ -165,6 +166,7 @@ struct K;
         static constexpr auto biasGeluFwd = ubuf_bias_gelu_fwd_##S;                                       \
         static constexpr auto swigluFwd = ubuf_swiglu_fwd_##S;                                            \
         static constexpr auto swigluBwd = ubuf_swiglu_bwd_##S;                                            \
+        static constexpr auto sgd = ubuf_sgd_##S;                                                         \
     };
 UBUF_EMU_KERNELS(float, f32)
 UBUF_EMU_KERNELS(__half, f16)
@@ -372,6 +374,33 @@ void swiglu(const char* name, long long rows, long long f, long long ldX, long l
     printf("end\n");
 }
 
+// The SGD step with the gradient cleared: w = w - lr g (fp32 g), then g = 0, on w and g views of their own lds.
+template <class T>
+void sgd(const char* name, long long rows, long long cols, long long ldW, long long ldG, int offset, unsigned grid,
+         unsigned long long seed) {
+    rngState = seed;
+    Mat<T> w(rows, cols, ldW, offset), w0(rows, cols, ldW, offset);
+    Mat<float> g(rows, cols, ldG, offset), g0(rows, cols, ldG, offset);
+    fill(w, 2.f);
+    fill(g, 4.f);
+    for (long long r = 0; r < rows; ++r)
+        for (long long c = 0; c < cols; ++c) {
+            *w0.at(r, c) = *w.at(r, c);
+            *g0.at(r, c) = *g.at(r, c);
+        }
+    const float lr = 0.375f;
+    launch(grid, 256, [&] { K<T>::sgd(rows, cols, w.base, ldW, g.base, ldG, lr, 1); });
+    checkGuards(name, w);
+    checkGuards(name, g);
+    printf("case %s sgd %s %lld %lld ld_w=%lld ld_g=%lld offset=%d grid=%u lr=%a\n", name, suffix<T>(), rows, cols,
+           ldW, ldG, offset, grid, (double)lr);
+    put("w_before", w0);
+    put("g_before", g0);
+    put("w", w);
+    put("g", g);
+    printf("end\n");
+}
+
 template <class T>
 void all(unsigned long long seed) {
     const std::string s = suffix<T>();
@@ -394,6 +423,8 @@ void all(unsigned long long seed) {
     gelu<T>(n("gelu_scalar").c_str(), 5, 77, 80, 1, 3, seed + 6);
     swiglu<T>(n("swiglu_vec").c_str(), 4, 256, 512, 256, 0, 2, seed + 7);
     swiglu<T>(n("swiglu_scalar").c_str(), 3, 45, 93, 50, 0, 3, seed + 8);
+    sgd<T>(n("sgd_vec").c_str(), 6, 512, 520, 512, 0, 2, seed + 11);   // vectors, fewer threads than groups
+    sgd<T>(n("sgd_scalar").c_str(), 5, 77, 80, 79, 1, 2, seed + 12);   // misaligned: the scalar loop
 }
 
 }  // namespace

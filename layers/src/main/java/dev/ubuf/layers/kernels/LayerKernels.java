@@ -376,6 +376,11 @@ public final class LayerKernels {
 
     /** One SGD step: {@code w -= lr * grad}, grad fp32 of w's shape, each result rounded once to w's dtype. */
     public void sgdStep(TensorView w, TensorView grad, float lr, CudaStream stream) {
+        sgdStep(w, grad, lr, false, stream);
+    }
+
+    /** {@link #sgdStep(TensorView, TensorView, float, CudaStream)}; with {@code zeroGrad}, grad = 0 afterwards. */
+    public void sgdStep(TensorView w, TensorView grad, float lr, boolean zeroGrad, CudaStream stream) {
         KernelType t = type(w, "w");
         Objects.requireNonNull(grad, "grad");
         grad.requireShape(w.rows(), w.cols(), "grad");
@@ -385,7 +390,7 @@ public final class LayerKernels {
         }
         new Overlaps().input(grad, "grad").output(w, "w").check();
         launch(LayerKernelNames.sgd(t), elementGrid(w.elements()), BLOCK, stream,
-                w.rows(), w.cols(), w.address(), w.ld(), grad.address(), grad.ld(), lr);
+                w.rows(), w.cols(), w.address(), w.ld(), grad.address(), grad.ld(), lr, zeroGrad ? 1 : 0);
     }
 
     private void launch(String name, int grid, int block, CudaStream stream, Object... args) {

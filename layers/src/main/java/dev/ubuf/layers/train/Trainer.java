@@ -99,11 +99,11 @@ public final class Trainer implements AutoCloseable {
             current();
         }
         try (Tracer.Scope t = tc.span("sgd + zero grads", SpanKind.KERNEL, stream)) {
+            // Each parameter's update clears its gradient in the same pass (what zeroGrad would do after it).
             for (LayerNormMLP b : stack.blocks()) {
                 for (Parameter p : b.parameters()) {
-                    tc.layerKernels().sgdStep(p.value(), p.grad(), lr, stream);
+                    tc.layerKernels().sgdStep(p.value(), p.grad(), lr, true, stream);
                 }
-                b.zeroGrad(stream);
             }
         }
         // FP8 delayed scaling: the step's amaxes set the next step's scales (nothing without FP8 or under current).

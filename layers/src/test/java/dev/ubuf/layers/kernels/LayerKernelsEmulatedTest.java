@@ -174,7 +174,7 @@ class LayerKernelsEmulatedTest {
     void theEmulatorRanEveryCaseWithoutWritingOutsideItsViews() {
         assumeTrue(unavailable == null, () -> "kernel emulation skipped: " + unavailable);
         assertEquals("", emulatorFailures);
-        assertEquals(36, CASES.size(), "12 cases for each of fp32, fp16, bf16");
+        assertEquals(42, CASES.size(), "14 cases for each of fp32, fp16, bf16");
         assertTrue(stagedRuns >= 6, "the staged LayerNorm backward ran beside the register-only one in at least two"
                 + " cases of each type, got " + stagedRuns);
     }
@@ -261,6 +261,17 @@ class LayerKernelsEmulatedTest {
                 assertClose(HostLayerMath.swiglu(c.a("x"), rows, cols), c.a("y"), tol, "y");
                 assertClose(HostLayerMath.swigluBackward(c.a("dy"), c.a("x"), rows, cols), c.a("dx"), tol, "dx");
                 assertArrayEquals(c.a("dx"), c.a("dx_in_place"), "in place over x");
+            }
+            case "sgd" -> {
+                double lr = c.param("lr");
+                double[] w0 = c.a("w_before");
+                double[] g0 = c.a("g_before");
+                double[] expected = new double[w0.length];
+                for (int i = 0; i < w0.length; i++) {
+                    expected[i] = w0[i] - lr * g0[i];
+                }
+                assertClose(expected, c.a("w"), tol, "w");
+                assertArrayEquals(new double[w0.length], c.a("g"), "the gradient cleared");
             }
             default -> throw new IllegalStateException("unknown case family " + c.family());
         }

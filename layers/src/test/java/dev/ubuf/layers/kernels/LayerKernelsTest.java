@@ -386,11 +386,14 @@ class LayerKernelsTest {
         TensorView w = matrix(64, 300, DType.FP16);
         TensorView g = matrix(64, 300, DType.FP32);
         kernels.sgdStep(w, g, 0.25f, stream);
+        kernels.sgdStep(w, g, 0.25f, true, stream);
         assertEquals(List.of(
                 new Launch("ubuf_mse_grad_bf16", 100, 256, List.of(100L, 64L, y.address(), 64L, target.address(), 64L,
                         0.5f, y.address(), 64L, sq.address())),
                 new Launch("ubuf_sgd_f16", 10, 256, List.of(64L, 300L, w.address(), 300L, g.address(), 300L,
-                        0.25f))), launches);
+                        0.25f, 0)),
+                new Launch("ubuf_sgd_f16", 10, 256, List.of(64L, 300L, w.address(), 300L, g.address(), 300L,
+                        0.25f, 1))), launches);
     }
 
     @Test
