@@ -376,4 +376,29 @@ class LayerKernelsGpuTest {
         kernels.swigluBackward(dyv, xv, xv, stream); // in place over x
         assertArrayEquals(download(dx), download(xv), "in place equals out of place");
     }
+    @ParameterizedTest(name = "{0} {1}x{2} ld {3}/{4}")
+    @CsvSource({
+            "BF16, 256, 4096, 4096, 4096",
+            "FP16, 7, 77, 80, 79",
+            "FP32, 64, 1000, 1000, 1004",
+            "BF16, 33, 1003, 1010, 1003",
+    })
+    void sgdStepUpdatesEveryWeightAndClearsItsGradient(DType t, int rows, int cols, int ldW, int ldG) {
+        double[] w = random((long) rows * cols, t, 2);
+        double[] g = random((long) rows * cols, DType.FP32, 4);
+        TensorView wv = upload(w, alloc(rows, cols, ldW, t));
+        TensorView gv = upload(g, alloc(rows, cols, ldG, DType.FP32));
+        float lr = 0.375f;
+        double[] expected = new double[w.length];
+        for (int i = 0; i < w.length; i++) {
+            expected[i] = w[i] - lr * g[i];
+        }
+        kernels.sgdStep(wv, gv, lr, true, stream);
+        assertClose(expected, download(wv), tolerance(t), "w");
+        assertArrayEquals(new double[g.length], download(gv), "the gradient cleared");
+        // Without zeroGrad the gradient stays: a second step applies it again.
+        TensorView g2 = upload(g, alloc(rows, cols, ldG, DType.FP32));
+        kernels.sgdStep(wv, g2, lr, stream);
+        assertArrayEquals(g, download(g2), "the gradient kept");
+    }
 }
