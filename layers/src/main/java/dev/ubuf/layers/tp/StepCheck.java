@@ -34,8 +34,8 @@ import java.util.Set;
  * <p>Opt-in ({@code UB_STEP_CHECK=1}): at 4996259 (2026-11-27, 4x H200 and 4x H100) the 70B LayerNormMLP demo at
  * tp 2 hung in 4 of 4 runs in which a check had closed and remade ops (both ranks waiting on their streams, during
  * the check's steps or 3-13 training steps later) and ran through in the one run without a check; earlier the same
- * day two 70B runs and several 8B runs with a check ran through. Why is not known; docs/status.md (eighth session)
- * has a hypothesis (remade ops' streams sharing hardware queues differently) and the experiment that would test it.
+ * day two 70B runs and several 8B runs with a check ran through. Why is not known (docs/status.md, eighth session,
+ * has what was ruled out and the next experiments).
  */
 public final class StepCheck {
     /** Alone, a one-stream candidate at most this much slower than the planner's choice is tried in steps. */
