@@ -58,8 +58,7 @@ public final class DeviceKernels {
     public void sum(List<TensorView> sources, TensorView dst, boolean accumulate, TensorView bias,
                     CudaStream stream) {
         if (bias != null) {
-            bias.requireShape(1, dst.cols(), "bias");
-            bias.requireDType(dst.dtype(), "bias");
+            requireBiasRow(bias, dst);
         }
         if (sources.isEmpty() || sources.size() > 8) {
             throw new IllegalArgumentException("sum takes 1..8 sources, got " + sources.size());
@@ -90,8 +89,7 @@ public final class DeviceKernels {
 
     /** out[r][c] += bias[c]; bias is a 1 x cols row of out's dtype. */
     public void addBias(TensorView out, TensorView bias, CudaStream stream) {
-        bias.requireShape(1, out.cols(), "bias");
-        bias.requireDType(out.dtype(), "bias");
+        requireBiasRow(bias, out);
         library.launch("ubuf_add_bias_" + suffix(out.dtype()), grid(out.elements()), BLOCK, stream,
                 out.address(), out.rows(), out.cols(), out.ld(), bias.address());
     }
@@ -149,6 +147,12 @@ public final class DeviceKernels {
     public void waitFlag(long flagAddress, long epochAddress, int perCall, int count, java.time.Duration timeout,
                          CudaStream stream) {
         library.launch("ubuf_wait", 1, 1, stream, flagAddress, epochAddress, perCall, count, timeout.toNanos());
+    }
+
+    /** A bias the kernels add to {@code out}: one row of out's columns, in out's dtype. */
+    private static void requireBiasRow(TensorView bias, TensorView out) {
+        bias.requireShape(1, out.cols(), "bias");
+        bias.requireDType(out.dtype(), "bias");
     }
 
     private static void requireContiguous(TensorView t) {

@@ -133,16 +133,16 @@ public record GemmOverlapConfig(
     }
 
     /**
-     * SMs the layer's own GEMM beside this bulk collective leaves free: {@code num_sm} with {@code set_sm_margin}, but
-     * none beside a bulk collective on the copy engines unless {@code set_sm_margin} was configured. TE's default
-     * margin is for its SM-driven bulk kernels. Here a bulk all-gather's copies need no SMs, and a bulk reduce-scatter
-     * on the copy engines pulls the peers' rows by copies and needs SMs only for a short local sum; the margin slowed
-     * the GEMM for its whole length (the dgrad GEMM at 8B, tp 2 on H100s: 1.31 ms beside the copies instead of 1.05
-     * alone). With {@code use_ce: false} the collective's kernels need the SMs and the margin stays.
+     * SMs the layer's own GEMM beside this bulk reduce-scatter (a qkv/fc1 wgrad's) leaves free: {@code num_sm} with
+     * {@code set_sm_margin}, but none on the copy engines unless {@code set_sm_margin} was configured. TE's default
+     * margin is for its SM-driven bulk kernels; on the copy engines the peers' rows are pulled by copies and SMs are
+     * needed only for a short local sum, and the margin slowed the GEMM for its whole length (a bulk collective beside
+     * the dgrad GEMM at 8B, tp 2 on H100s: 1.31 ms instead of 1.05 alone). With {@code use_ce: false} the
+     * collective's kernels need the SMs and the margin stays. (The qkv/fc1 dgrad, TE's bulk all-gather, gathers
+     * nothing here: its wgrad reads X where the fprop gathered it.)
      */
-    public int bulkGemmSmMargin(GemmName.Role role) {
-        boolean bulk = role == GemmName.Role.BULK_ALL_GATHER || role == GemmName.Role.BULK_REDUCE_SCATTER;
-        if (bulk && useCe() && !isExplicit(GemmKey.SET_SM_MARGIN)) {
+    public int bulkGemmSmMargin() {
+        if (useCe() && !isExplicit(GemmKey.SET_SM_MARGIN)) {
             return 0;
         }
         return setSmMargin() ? numSm() : 0;

@@ -250,7 +250,7 @@ public record UbConfig(
         }
         if (role == GemmName.Role.BULK_REDUCE_SCATTER && cfg.useCe()) {
             why += "; the peers' rows are copied on the copy engines and summed locally (use_ce: false for TE's"
-                    + " pull-reduce kernel)" + (cfg.bulkGemmSmMargin(role) == 0 && cfg.setSmMargin()
+                    + " pull-reduce kernel)" + (cfg.bulkGemmSmMargin() == 0 && cfg.setSmMargin()
                     ? "; the GEMM beside it keeps every SM (configure set_sm_margin to leave num_sm)" : "");
         }
         return new MethodTable.Entry(g, method, Optional.of(cfg), communication, why);

@@ -18,7 +18,7 @@ import java.util.Optional;
  * @param kind         which of the three
  * @param variant      the method variant for {@link Kind#METHOD}, else empty
  * @param settings     how the op executes: copy engines or SM copies ({@code use_ce})
- * @param gemmSmMargin SMs the layer's own GEMM beside a bulk collective leaves free
+ * @param gemmSmMargin SMs the layer's own GEMM beside a bulk reduce-scatter leaves free
  *                     ({@link GemmOverlapConfig#bulkGemmSmMargin}), 0 otherwise
  * @param why          the method table's reason, for logs
  */
@@ -87,14 +87,14 @@ public record OverlapChoice(Kind kind, Optional<String> variant, ExecutionSettin
         GemmOverlapConfig c = e.options().orElseThrow();
         ExecutionSettings exec = ExecutionSettings.DEFAULT.withCopyEngine(c.useCe());
         GemmName.Role role = gemm.role(config.overlapRsDgrad());
-        boolean bulkRole = role == GemmName.Role.BULK_ALL_GATHER || role == GemmName.Role.BULK_REDUCE_SCATTER;
         int margin = c.setSmMargin() ? c.numSm() : 0;
         UbMethod m = e.method();
-        if (bulkRole) {
-            // Only bulk can run a collective beside a GEMM it does not feed; AUTO there means bulk too.
-            // A reduce-scatter on the copy engines pulls the peers' rows by copies and sums locally (stage=1).
-            String bulk = role == GemmName.Role.BULK_REDUCE_SCATTER && c.useCe() ? "bulk:stage=1" : "bulk";
-            return new OverlapChoice(Kind.METHOD, Optional.of(bulk), exec, c.bulkGemmSmMargin(role), e.reason());
+        if (role == GemmName.Role.BULK_REDUCE_SCATTER) {
+            // Only bulk can run a collective beside a GEMM it does not feed; AUTO there means bulk too. On the copy
+            // engines it pulls the peers' rows by copies and sums locally (stage=1). (TE's other bulk collective, the
+            // qkv/fc1 dgrad's all-gather, is never overlapped: the method table says the wgrad reads X in place.)
+            String bulk = c.useCe() ? "bulk:stage=1" : "bulk";
+            return new OverlapChoice(Kind.METHOD, Optional.of(bulk), exec, c.bulkGemmSmMargin(), e.reason());
         }
         if (c.atomicGemm() && (m == UbMethod.RING_EXCHANGE || m == UbMethod.PIPELINE)) {
             // The atomic GEMM module registers "atomic" in both families; on a GPU without sm_90a making the op
