@@ -9,6 +9,8 @@ import dev.ubuf.cuda.KernelLibrary;
 import dev.ubuf.cuda.StreamPriority;
 import dev.ubuf.nccl.NcclCommunicator;
 import dev.ubuf.nccl.NcclRedOp;
+import dev.ubuf.exec.ExecutionSettings;
+import dev.ubuf.op.Candidate;
 import dev.ubuf.op.Collective;
 import dev.ubuf.op.MethodRegistry;
 import dev.ubuf.op.OperandBuffers;
@@ -50,7 +52,8 @@ public final class OverlapBench {
     public static final double FAULT_PCT = 100.5;
 
     /**
-     * @param variants registered method variants ("ring", "ring:cs=2"), "auto" (the planner's choice) or "nccl"
+     * @param variants registered method variants ("ring", "ring:cs=2"), "auto" (the planner's choice), "nccl" or
+     *                 NCCL's pipelined reduce-scatter ("nccl:splits=4")
      * @param out      where the results file is rewritten after every shape, if anywhere
      */
     public record Settings(int tp, List<OverlapShape> shapes, Map<Collective, List<String>> variants, int warmup,
@@ -76,7 +79,7 @@ public final class OverlapBench {
                              Map<Collective, List<String>> variants) {
         for (OverlapShape s : shapes) {
             for (String v : variants.getOrDefault(s.collective(), List.of())) {
-                if (!v.equals("auto") && !v.equals("nccl")) {
+                if (!v.equals("auto") && Candidate.ncclNamed(v, s).isEmpty()) {
                     registry.schedule(s, v);
                 }
             }
@@ -178,11 +181,10 @@ public final class OverlapBench {
                     rows * shape.n(), shape.dtype(), NcclRedOp.SUM, s.nativeHandle()));
             c.put("nccl_seq", () -> reference.forward(b, s));
             for (String v : settings.variantsOf(shape)) {
-                OverlapOp op = switch (v) {
-                    case "auto" -> plans.planned(comm, shape, kernels, copyEngine);
-                    case "nccl" -> OverlapOp.ncclReference(comm, shape, kernels);
-                    default -> OverlapOp.create(comm, registry.schedule(shape, v), kernels, copyEngine);
-                };
+                OverlapOp op = v.equals("auto") ? plans.planned(comm, shape, kernels, copyEngine)
+                        : Candidate.ncclNamed(v, shape).map(nc -> nc.create(comm, shape, kernels,
+                                ExecutionSettings.DEFAULT.withCopyEngine(copyEngine)))
+                        .orElseGet(() -> OverlapOp.create(comm, registry.schedule(shape, v), kernels, copyEngine));
                 ops.add(op);
                 ran.put(v, op.label());
                 c.put(v, () -> op.forward(b, s));

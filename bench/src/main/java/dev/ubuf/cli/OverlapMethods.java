@@ -1,5 +1,6 @@
 package dev.ubuf.cli;
 
+import dev.ubuf.op.Candidate;
 import dev.ubuf.op.Collective;
 import dev.ubuf.op.MethodOptions;
 import dev.ubuf.op.MethodRegistry;
@@ -53,14 +54,18 @@ final class OverlapMethods {
             if (!seen.add(v)) {
                 throw OptionChecks.invalid(spec, "--methods: '" + v + "' is listed twice");
             }
-            if ((name.equals("auto") || name.equals("nccl")) && !v.equals(name)) {
+            if (name.equals("auto") && !v.equals(name)) {
                 throw OptionChecks.invalid(spec, "--methods: '" + v + "': " + name + " takes no options");
             }
             for (OverlapShape s : shapes) {
-                if (name.equals("auto") || name.equals("nccl")) {
+                if (name.equals("auto")) {
                     continue;
                 }
                 try {
+                    if (name.equals("nccl")) {
+                        Candidate.ncclNamed(v, s);
+                        continue;
+                    }
                     registry.schedule(s, v);
                 } catch (dev.ubuf.op.MethodOptionException e) {
                     throw OptionChecks.invalid(spec, "--methods: '" + v + "': " + e.getMessage());
@@ -83,7 +88,8 @@ final class OverlapMethods {
         lines.add("");
         lines.add("--methods: entries METHOD[:key=value,...] separated by ';'. Methods: "
                 + String.join(", ", names(registry, c)) + " (auto: the planner's choice, measured; nccl: the"
-                + " unoverlapped reference).");
+                + " unoverlapped reference" + (c == Collective.REDUCE_SCATTER ? "; nccl:splits=S: its reduce-scatter"
+                + " pipelined over S GEMM column blocks" : "") + ").");
         for (OverlapMethod m : registry.of(c)) {
             if (m.hasGemm() && !m.optionKeys().isEmpty()) {
                 lines.add("  " + m.name() + ": " + MethodOptions.describe(m.optionKeys()));

@@ -17,6 +17,7 @@ import dev.ubuf.exec.OutputScaling;
 import dev.ubuf.fp8.Fp8Format;
 import dev.ubuf.op.Collective;
 import dev.ubuf.op.Fp8Operands;
+import dev.ubuf.op.Candidate;
 import dev.ubuf.op.MethodRegistry;
 import dev.ubuf.op.OverlapOp;
 import dev.ubuf.op.OverlapShape;
@@ -127,6 +128,8 @@ class Fp8OverlapGpuTest {
             }
             c.add(new Case(REDUCE_SCATTER, v, DType.BF16, E5M2_X, 512, 64, 384, false, false));
         }
+        c.add(new Case(REDUCE_SCATTER, "nccl:splits=2", DType.BF16, E4M3, 1024, 128, 256, true, true));
+        c.add(new Case(REDUCE_SCATTER, "nccl:splits=4", DType.FP32, E5M2_X, 512, 64, 384, true, false));
         c.add(new Case(REDUCE_SCATTER, "ring", DType.BF16, E4M3, 6, 64, 128, true, true));
         c.add(new Case(REDUCE_SCATTER, "oneshot", DType.BF16, E4M3, 6, 64, 128, true, true));
         // The sum quantized into an FP8 output: every RS method, both FP8 types, a wide sum in bf16 or fp32.
@@ -196,7 +199,8 @@ class Fp8OverlapGpuTest {
             boolean nccl = comm.sharedDevice().isEmpty(); // ranks sharing a GPU: the exact check alone
             try (OverlapOp op = c.variant().equals("auto")
                     ? new Planner(registry, PlannerSettings.inMemory()).planned(comm, shape, kernels, exec)
-                    : OverlapOp.create(comm, registry.schedule(shape, c.variant()), kernels, exec);
+                    : Candidate.ncclNamed(c.variant(), shape).map(nc -> nc.create(comm, shape, kernels, exec))
+                    .orElseGet(() -> OverlapOp.create(comm, registry.schedule(shape, c.variant()), kernels, exec));
                  OverlapOp reference = nccl ? OverlapOp.ncclReference(comm, shape, kernels) : null) {
                 TensorView x = TensorView.of(xb, shape.inputRows(), k, xt);
                 TensorView w = TensorView.of(wb, n, k, wt); // [n, k]: the NT layout of FP8 GEMMs

@@ -12,6 +12,7 @@ import dev.ubuf.cuda.StreamPriority;
 import dev.ubuf.exec.ExecutionSettings;
 import dev.ubuf.exec.OperandBindings;
 import dev.ubuf.op.Collective;
+import dev.ubuf.op.Candidate;
 import dev.ubuf.op.MethodRegistry;
 import dev.ubuf.op.OverlapOp;
 import dev.ubuf.op.OverlapShape;
@@ -98,7 +99,8 @@ record OverlapScenario(Collective collective, String variant, DType dtype, int m
             }
             try (OverlapOp op = variant.equals("auto")
                     ? new Planner(registry, PlannerSettings.inMemory()).planned(comm, shape, kernels, exec)
-                    : OverlapOp.create(comm, registry.schedule(shape, variant), kernels, exec);
+                    : Candidate.ncclNamed(variant, shape).map(c -> c.create(comm, shape, kernels, exec))
+                    .orElseGet(() -> OverlapOp.create(comm, registry.schedule(shape, variant), kernels, exec));
                  OverlapOp reference = nccl ? OverlapOp.ncclReference(comm, shape, kernels) : null) {
                 TensorView x = TensorView.of(xb, shape.inputRows(), k, t);
                 TensorView w = weightTransposed ? TensorView.of(wb, n, k, t) : TensorView.of(wb, k, n, t);

@@ -11,6 +11,7 @@ import dev.ubuf.trace.SpanKind;
 import dev.ubuf.trace.TraceSpan;
 import dev.ubuf.gemm.Gemm;
 import dev.ubuf.nccl.NcclRedOp;
+import dev.ubuf.resource.Closer;
 import dev.ubuf.devicekernels.DeviceKernels;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
@@ -19,11 +20,20 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * The unoverlapped reference on the caller's stream: AG: NCCL AllGather of the shard into an owned [m, k] buffer,
  * then one GEMM; RS: one GEMM into an owned [m, n] partial, NCCL ReduceScatter into the output, then the bias.
  * Every method is checked against it, and the planner always considers it, so a planned op is never slower.
+ *
+ * <p>With {@code splits} > 1 (RS only, label {@code nccl:splits=S}) the same collective is pipelined the way
+ * Megatron-style NCCL overlap does it: the GEMM runs in S column blocks on the caller's stream, each block written
+ * contiguous ([m, n/S]: every rank's rows of it are one NCCL segment), and NCCL reduce-scatters block j on a
+ * communication stream of the op's own while block j+1 multiplies; each reduced block [m/tp, n/S] is put into its
+ * columns of the output (a copy-engine 2-D copy, or one kernel that adds the bias on the way). Where NCCL's own
+ * reduce-scatter is the fastest communication (4 ranks and more, where its kernels beat the copy-engine pulls),
+ * this hides it behind the GEMM blocks that follow.
  */
 public final class NcclReferenceOp implements OverlapOp {
     private final TpCommunicator comm;
@@ -36,38 +46,96 @@ public final class NcclReferenceOp implements OverlapOp {
     private final dev.ubuf.devicekernels.Fp8Kernels fp8Kernels;
     /** Recorded after each call's last step: close waits for it before freeing the buffer. */
     private final CudaEvent lastUse;
+    /** 1: the reference; more: the pipelined reduce-scatter (class comment) */
+    private final int splits;
+    /** The pipelined RS's reduced blocks, [m/tp, n/S] each, one after another (else null). */
+    private final DeviceBuffer reduced;
+    /** The pipelined RS's communication stream (else null). */
+    private final CudaStream commStream;
+    /** The pipelined RS: block j's GEMM done (on the caller's stream), then the last block's output written. */
+    private final CudaEvent[] blockDone;
+    private final CudaEvent commDone;
     private boolean used;
     private boolean closed;
-    /** start, collective end, GEMM end (or GEMM end, collective end for RS) of the last traced call; null when off */
+    /**
+     * The last traced call's events; null when off. The reference: start, collective end, GEMM end (or GEMM end,
+     * collective end for RS). Pipelined: start, each block's GEMM end, each block's collective start and end, end.
+     */
     private CudaEvent[] traceEvents;
 
+    /** The block counts the planner tries for the pipelined reduce-scatter. */
+    static final int[] PIPELINE_SPLITS = {2, 4, 8};
+
     NcclReferenceOp(TpCommunicator comm, OverlapShape shape, DeviceKernels kernels) {
+        this(comm, shape, kernels, 1);
+    }
+
+    NcclReferenceOp(TpCommunicator comm, OverlapShape shape, DeviceKernels kernels, int splits) {
         if (shape.tp() != comm.tp()) {
             throw new IllegalArgumentException("shape is for tp " + shape.tp() + ", communicator has " + comm.tp());
+        }
+        if (splits != 1) {
+            whyUnsupported(shape, splits).ifPresent(why -> {
+                throw new IllegalArgumentException(why);
+            });
         }
         this.comm = comm;
         this.shape = shape;
         this.kernels = kernels;
+        this.splits = splits;
         comm.nccl(); // collective: every rank creates it now, not at its first call
         CudaContext ctx = comm.context().makeCurrent();
         long cols = ag() ? shape.k() : shape.n();
         // AG stages the gathered input (fp8 for an fp8 op), RS the partial product (the output's type).
         DType stagedType = ag() ? shape.inputDtype() : shape.dtype();
-        this.buffer = ctx.allocate(shape.m() * cols * stagedType.bytes());
-        this.staged = TensorView.of(buffer, shape.m(), cols, stagedType);
-        Gemm g = null;
+        // Construction only: a failure halfway gives back what was made; close() has its own order and rules.
+        Closer made = new Closer("NCCL op " + shape.key());
         try {
-            g = new Gemm(ctx, comm.gemmTuner());
-            this.lastUse = ctx.createEvent(false);
-        } catch (RuntimeException e) {
-            if (g != null) {
-                g.close();
+            this.buffer = made.register("staged buffer", ctx.allocate(shape.m() * cols * stagedType.bytes()));
+            this.staged = TensorView.of(buffer, shape.m(), cols, stagedType);
+            this.gemm = made.register("gemm", new Gemm(ctx, comm.gemmTuner()));
+            this.lastUse = made.register("last-use event", ctx.createEvent(false));
+            if (splits > 1) {
+                this.reduced = made.register("reduced blocks",
+                        ctx.allocate(shape.m() / shape.tp() * shape.n() * stagedType.bytes()));
+                this.commStream = made.register("communication stream", ctx.createStream(StreamPriority.HIGH));
+                this.blockDone = new CudaEvent[splits];
+                for (int j = 0; j < splits; j++) {
+                    blockDone[j] = made.register("block event", ctx.createEvent(false));
+                }
+                this.commDone = made.register("communication event", ctx.createEvent(false));
+            } else {
+                this.reduced = null;
+                this.commStream = null;
+                this.blockDone = null;
+                this.commDone = null;
             }
-            buffer.close();
-            throw e;
+        } catch (RuntimeException e) {
+            throw made.closeAfter(e);
         }
-        this.gemm = g;
         this.fp8Kernels = shape.fp8Output().isPresent() ? new dev.ubuf.devicekernels.Fp8Kernels(kernels.library()) : null;
+    }
+
+    /**
+     * Why the pipelined reduce-scatter cannot run {@code shape} in {@code splits} column blocks; empty when it can.
+     * Each block must be a whole number of 16-byte rows (cuBLASLt's output rows, and NCCL's segments aligned).
+     */
+    public static Optional<String> whyUnsupported(OverlapShape shape, int splits) {
+        String name = "nccl:splits=" + splits;
+        if (shape.collective() != Collective.REDUCE_SCATTER) {
+            return Optional.of(name + ": only the reduce-scatter is pipelined");
+        }
+        if (splits < 2) {
+            return Optional.of(name + ": splits must be at least 2 (1 is the reference, \"nccl\")");
+        }
+        if (shape.fp8Output().isPresent()) {
+            return Optional.of(name + ": an fp8 output is quantized from the whole sum; not pipelined");
+        }
+        if (shape.n() % splits != 0 || shape.n() / splits * shape.dtype().bytes() % 16 != 0) {
+            return Optional.of(name + ": n=" + shape.n() + " does not split into " + splits + " blocks of whole"
+                    + " 16-byte rows of " + shape.dtype().shortName());
+        }
+        return Optional.empty();
     }
 
     private boolean ag() {
@@ -91,7 +159,7 @@ public final class NcclReferenceOp implements OverlapOp {
 
     @Override
     public String label() {
-        return "nccl";
+        return splits == 1 ? "nccl" : "nccl:splits=" + splits;
     }
 
     private Gemm.Options validate(OperandBindings b) {
@@ -159,6 +227,10 @@ public final class NcclReferenceOp implements OverlapOp {
         Gemm.Options o = validate(b);
         comm.requireHealthy("the NCCL reference of " + shape.key());
         comm.context().makeCurrent();
+        if (splits > 1) {
+            forwardPipelined(b, o, s);
+            return;
+        }
         // Tune before the collective is enqueued: tuning waits for its own stream, which must not queue behind it.
         gemm.prepare(ag() ? staged : b.input(), b.weight(), ag() ? b.output() : staged, 0f, o, scales(b), s);
         mark(s, 0);
@@ -194,6 +266,68 @@ public final class NcclReferenceOp implements OverlapOp {
         used = true;
     }
 
+    /** Columns per block of the pipelined reduce-scatter. */
+    private long blockCols() {
+        return shape.n() / splits;
+    }
+
+    /** Block j of the partial product: [m, n/S], contiguous, at the j-th S-th of the staged buffer. */
+    private TensorView partialBlock(int j) {
+        long cols = blockCols();
+        return new TensorView(buffer, j * shape.m() * cols * shape.dtype().bytes(), shape.m(), cols, cols,
+                shape.dtype());
+    }
+
+    /** Block j reduced: this rank's [m/tp, n/S] of it, contiguous. */
+    private TensorView reducedBlock(int j) {
+        long rows = shape.m() / shape.tp(), cols = blockCols();
+        return new TensorView(reduced, j * rows * cols * shape.dtype().bytes(), rows, cols, cols, shape.dtype());
+    }
+
+    /** The weight's columns of block j: [k, n/S] of a [k, n] weight, or rows of one stored [n, k]. */
+    private TensorView weightBlock(OperandBindings b, int j) {
+        long cols = blockCols();
+        return b.weightTransposed() ? b.weight().rows(j * cols, cols) : b.weight().cols(j * cols, cols);
+    }
+
+    /**
+     * Block j's GEMM on the caller's stream, then on the op's communication stream (after it): NCCL's
+     * reduce-scatter of the block and its placement in the output's columns, while block j+1 multiplies. The caller's
+     * stream joins the communication stream at the end, so the next call cannot overwrite a block still being read.
+     */
+    private void forwardPipelined(OperandBindings b, Gemm.Options o, CudaStream s) {
+        TensorView block0 = partialBlock(0);
+        // Tune before any collective is enqueued: tuning waits for its own stream (every block has block 0's spec).
+        gemm.prepare(b.input(), weightBlock(b, 0), block0, 0f, o, scales(b), s);
+        long rows = shape.m() / shape.tp(), cols = blockCols();
+        long e = shape.dtype().bytes();
+        mark(s, 0);
+        for (int j = 0; j < splits; j++) {
+            TensorView partial = partialBlock(j);
+            gemm.multiply(b.input(), weightBlock(b, j), partial, 1f, 0f, o, scales(b), s);
+            mark(s, 1 + j);
+            blockDone[j].record(s);
+            commStream.waitEvent(blockDone[j]);
+            mark(commStream, 1 + splits + j);
+            TensorView in = reducedBlock(j);
+            comm.nccl().reduceScatter(partial.address(), in.address(), rows * cols, shape.dtype(), NcclRedOp.SUM,
+                    commStream.nativeHandle());
+            TensorView out = b.output().cols(j * cols, cols);
+            if (b.bias() != null) {
+                kernels.sum(List.of(in), out, false, b.bias().cols(j * cols, cols), commStream); // rounded twice,
+                // as NCCL's sum and then addBias round
+            } else {
+                commStream.copy2d(out.address(), out.ld() * e, in.address(), cols * e, cols * e, rows);
+            }
+            mark(commStream, 1 + 2 * splits + j);
+        }
+        commDone.record(commStream);
+        s.waitEvent(commDone);
+        mark(s, 1 + 3 * splits);
+        lastUse.record(s);
+        used = true;
+    }
+
     private Gemm.Fp8Scales scales(OperandBindings b) {
         return shape.fp8().isPresent() ? b.scales().forGemm(dev.ubuf.plan.Fp8Scaling.INPUT_X_WEIGHT) : null;
     }
@@ -208,6 +342,14 @@ public final class NcclReferenceOp implements OverlapOp {
     public void forwardGemmsOnly(OperandBindings b, CudaStream s) {
         Gemm.Options o = validate(b);
         comm.context().makeCurrent();
+        if (splits > 1) {
+            for (int j = 0; j < splits; j++) {
+                gemm.multiply(b.input(), weightBlock(b, j), partialBlock(j), 1f, 0f, o, scales(b), s);
+            }
+            lastUse.record(s);
+            used = true;
+            return;
+        }
         gemm.multiply(ag() ? staged : b.input(), b.weight(), ag() ? b.output() : staged, 1f, 0f, o, scales(b), s);
         lastUse.record(s);
         used = true;
@@ -227,8 +369,8 @@ public final class NcclReferenceOp implements OverlapOp {
     public void enableTrace() {
         if (traceEvents == null) {
             CudaContext ctx = comm.context().makeCurrent();
-            traceEvents = new CudaEvent[3];
-            for (int i = 0; i < 3; i++) {
+            traceEvents = new CudaEvent[splits == 1 ? 3 : 2 + 3 * splits];
+            for (int i = 0; i < traceEvents.length; i++) {
                 traceEvents[i] = ctx.createEvent(true);
             }
         }
@@ -243,6 +385,9 @@ public final class NcclReferenceOp implements OverlapOp {
     @Override
     public List<TraceSpan> trace(CudaEvent origin) {
         requireTrace();
+        if (splits > 1) {
+            return tracePipelined(origin);
+        }
         double start = traceEvents[0].elapsedMillisSince(origin);
         double mid = traceEvents[1].elapsedMillisSince(origin);
         double end = traceEvents[2].elapsedMillisSince(origin);
@@ -268,6 +413,36 @@ public final class NcclReferenceOp implements OverlapOp {
         } else {
             spans.add(new TraceSpan(0, "caller", SpanKind.GEMM, gemmName, start, mid, gemmArgs));
             spans.add(new TraceSpan(0, "caller", SpanKind.NCCL, ncclName, mid, end, ncclArgs));
+        }
+        return spans;
+    }
+
+    /** Each block's GEMM on the caller's stream, and its reduce-scatter and placement on the op's own stream. */
+    private List<TraceSpan> tracePipelined(CudaEvent origin) {
+        long rows = shape.m() / shape.tp(), cols = blockCols();
+        List<TraceSpan> spans = new ArrayList<>();
+        double gemmStart = traceEvents[0].elapsedMillisSince(origin);
+        for (int j = 0; j < splits; j++) {
+            double gemmEnd = traceEvents[1 + j].elapsedMillisSince(origin);
+            Map<String, Object> gemmArgs = new LinkedHashMap<>();
+            gemmArgs.put("m", shape.m());
+            gemmArgs.put("n", cols);
+            gemmArgs.put("k", shape.k());
+            gemmArgs.put("block", j);
+            spans.add(new TraceSpan(0, "caller", SpanKind.GEMM, "GEMM " + shape.m() + "x" + cols + "x" + shape.k()
+                    + " block " + j, gemmStart, gemmEnd, gemmArgs));
+            Map<String, Object> ncclArgs = new LinkedHashMap<>();
+            ncclArgs.put("collective", "ReduceScatter");
+            ncclArgs.put("bytes", rows * cols * shape.dtype().bytes() * shape.tp());
+            ncclArgs.put("block", j);
+            if (shape.bias()) {
+                ncclArgs.put("bias", true);
+            }
+            spans.add(new TraceSpan(1, "comm", SpanKind.NCCL, "NCCL ReduceScatter " + shape.m() + "x" + cols
+                    + " block " + j + (shape.bias() ? " + bias" : ""),
+                    traceEvents[1 + splits + j].elapsedMillisSince(origin),
+                    traceEvents[1 + 2 * splits + j].elapsedMillisSince(origin), ncclArgs));
+            gemmStart = gemmEnd;
         }
         return spans;
     }
@@ -303,9 +478,19 @@ public final class NcclReferenceOp implements OverlapOp {
                 traceEvents[i].close();
             }
         }
+        if (commStream != null) {
+            commDone.close();
+            for (int j = blockDone.length - 1; j >= 0; j--) {
+                blockDone[j].close();
+            }
+            commStream.close();
+        }
         lastUse.close();
         gemm.close();
         if (failure == null) {
+            if (reduced != null) {
+                reduced.close();
+            }
             buffer.close();
         }
         if (failure != null) {

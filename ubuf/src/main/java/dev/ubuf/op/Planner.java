@@ -52,7 +52,10 @@ public final class Planner {
         return registry;
     }
 
-    /** Every candidate for {@code shape}: the NCCL reference first, then each GEMM method's tuning space. */
+    /**
+     * Every candidate for {@code shape}: the NCCL reference first, then each GEMM method's tuning space, then
+     * (reduce-scatter) NCCL pipelined over GEMM column blocks.
+     */
     public List<Candidate> candidates(OverlapShape shape) {
         return candidates(shape, null);
     }
@@ -84,6 +87,8 @@ public final class Planner {
                 }
             }
         }
+        // Last, so a near-tie goes to a method whose copies leave the SMs to the GEMMs: NCCL's kernels take SMs.
+        c.addAll(Candidate.ncclPipelines(shape));
         return c;
     }
 

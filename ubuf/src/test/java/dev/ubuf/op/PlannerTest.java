@@ -85,6 +85,42 @@ class PlannerTest {
     }
 
     @Test
+    void aReduceScatterAlsoHasNcclPipelinedOverColumnBlocksLast() {
+        Planner p = new Planner(registry, PlannerSettings.inMemory());
+        List<String> labels = p.candidates(new Shape(Collective.REDUCE_SCATTER, 4, 64, 8, 256, DType.BF16, true))
+                .stream().map(Candidate::label).toList();
+        assertEquals(List.of("nccl", "rsonly", "rsonly:x=2", "nccl:splits=2", "nccl:splits=4", "nccl:splits=8"),
+                labels, "the pipelines last: a near-tie goes to a method that leaves the SMs to the GEMMs");
+        // n = 24 bf16: 2 blocks of 12 (24 bytes) and 8 of 3 are not whole 16-byte rows, 4 blocks of 6 neither
+        List<String> narrow = p.candidates(new Shape(Collective.REDUCE_SCATTER, 2, 64, 8, 24, DType.BF16, false))
+                .stream().map(Candidate::label).toList();
+        assertEquals(List.of("nccl", "rsonly", "rsonly:x=2"), narrow);
+        // fp32 n = 32: 2 blocks of 16 (64 bytes), 4 of 8 (32 bytes), 8 of 4 (16 bytes)
+        assertEquals(3, p.candidates(new Shape(Collective.REDUCE_SCATTER, 2, 64, 8, 32, DType.FP32, false)).stream()
+                .filter(c -> c.label().startsWith("nccl:")).count());
+    }
+
+    @Test
+    void ncclLabelsAreReadAndCheckedAgainstTheShape() {
+        Shape rs = new Shape(Collective.REDUCE_SCATTER, 2, 64, 8, 256, DType.BF16, false);
+        assertEquals(Optional.of(Candidate.nccl()), Candidate.ncclNamed("nccl", rs));
+        assertEquals(Optional.of(Candidate.ncclPipelined(4)), Candidate.ncclNamed("nccl:splits=4", rs));
+        assertTrue(Candidate.ncclNamed("ring:sub=4", rs).isEmpty(), "another method's label");
+        assertTrue(Candidate.ncclNamed("ncclx", rs).isEmpty());
+        for (String[] bad : new String[][]{{"nccl:splits=3", "does not split into 3 blocks"},
+                {"nccl:splits=1", "at least 2"}, {"nccl:splits=x", "whole number"},
+                {"nccl:sub=2", "takes one option, splits"}}) {
+            var e = assertThrows(IllegalArgumentException.class, () -> Candidate.ncclNamed(bad[0], rs));
+            assertTrue(e.getMessage().contains(bad[1]), bad[0] + ": " + e.getMessage());
+        }
+        var e = assertThrows(IllegalArgumentException.class, () -> Candidate.ncclNamed("nccl:splits=2",
+                new Shape(Collective.ALL_GATHER, 2, 64, 8, 256, DType.BF16, false)));
+        assertTrue(e.getMessage().contains("only the reduce-scatter"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> Candidate.ncclPipelined(1));
+        assertTrue(Candidate.ncclPipelined(2).isNccl());
+    }
+
+    @Test
     void aShapeNoMethodCanRunStillHasTheNcclReference() {
         Planner p = new Planner(registry, PlannerSettings.inMemory());
         assertEquals(List.of(Candidate.nccl()),
