@@ -56,8 +56,9 @@ class BenchInputTest {
             bench rs --fp8-output bf16                | --fp8-output is e4m3 or e5m2, got 'bf16'
             bench rs --methods auto:cs=1              | --methods: 'auto:cs=1': auto takes no options
             bench rs --methods nccl:splits=3          | --methods: 'nccl:splits=3' cannot run M=4096 K=8192 N=8192 with --tp 2: nccl:splits=3: n=8192 does not split into 3 blocks
-            bench rs --methods nccl:sub=2             | --methods: 'nccl:sub=2' cannot run M=4096 K=8192 N=8192 with --tp 2: 'nccl:sub=2': nccl takes one option, splits
+            bench rs --methods nccl:sub=2             | --methods: 'nccl:sub=2': method 'nccl' has no option 'sub'; its options: splits =
             bench ag --methods nccl:splits=2          | --methods: 'nccl:splits=2' cannot run M=4096 K=8192 N=8192 with --tp 2: nccl:splits=2: only the reduce-scatter is pipelined
+            bench rs --methods nccl:splits=4,margin=99 | --methods: 'nccl:splits=4,margin=99': method 'nccl' option margin=99 is outside 0..64
             bench ag --methods ;                      | --methods: no method given; methods: aggregate, bidir, oneshot, ring, auto, nccl
             bench rs --methods pipeline:splits=3      | --methods: 'pipeline:splits=3' cannot run M=4096 K=8192 N=8192 with --tp 2: pipeline: n=8192 is not divisible by numSplits=3
             bench rs --methods ring:sub=4096 --shapes 4096,64,64 | --methods: 'ring:sub=4096' cannot run M=4096 K=64 N=64 with --tp 2: ring: ringSubChunks=4096 exceeds m/tp=2048

@@ -50,9 +50,11 @@ class OverlapOpsGpuTest {
         a.add(Arguments.of(REDUCE_SCATTER, "pipeline:splits=8,margin=24", DType.BF16, 2048, 512, 512, true, false,
                 true));
         // NCCL's reduce-scatter pipelined over GEMM column blocks, with and without the bias, W and W^T
-        a.add(Arguments.of(REDUCE_SCATTER, "nccl:splits=4", DType.BF16, 2000, 384, 512, true, false, true));
+        a.add(Arguments.of(REDUCE_SCATTER, "nccl:splits=4,margin=16", DType.BF16, 2000, 384, 512, true, false,
+                true));
         a.add(Arguments.of(REDUCE_SCATTER, "nccl:splits=2", DType.FP16, 1024, 640, 256, true, true, false));
-        a.add(Arguments.of(REDUCE_SCATTER, "nccl:splits=8", DType.FP32, 2048, 256, 1024, true, false, true));
+        a.add(Arguments.of(REDUCE_SCATTER, "nccl:splits=8,margin=32", DType.FP32, 2048, 256, 1024, true, false,
+                true));
         for (Collective c : Collective.values()) { // the planner measures every candidate, then runs its choice
             a.add(Arguments.of(c, "auto", DType.BF16, 512, 1024, 768, true, false, false));
             a.add(Arguments.of(c, "auto", DType.BF16, 4096, 4096, 512, true, false, c == REDUCE_SCATTER));

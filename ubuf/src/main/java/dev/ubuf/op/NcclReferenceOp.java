@@ -27,11 +27,12 @@ import java.util.Optional;
  * then one GEMM; RS: one GEMM into an owned [m, n] partial, NCCL ReduceScatter into the output, then the bias.
  * Every method is checked against it, and the planner always considers it, so a planned op is never slower.
  *
- * <p>With {@code splits} > 1 (RS only, label {@code nccl:splits=S}) the same collective is pipelined the way
+ * <p>With a {@link NcclPipeline} (RS only, label {@code nccl:splits=S,margin=M}) the same collective is pipelined the way
  * Megatron-style NCCL overlap does it: the GEMM runs in S column blocks on the caller's stream, each block written
  * contiguous ([m, n/S]: every rank's rows of it are one NCCL segment), and NCCL reduce-scatters block j on a
  * communication stream of the op's own while block j+1 multiplies; each reduced block [m/tp, n/S] is put into its
- * columns of the output (a copy-engine 2-D copy, or one kernel that adds the bias on the way). Where NCCL's own
+ * columns of the output (a copy-engine 2-D copy, or one kernel that adds the bias on the way). Each block GEMM
+ * leaves M SMs to NCCL's kernel, which would otherwise wait for the whole GEMM. Where NCCL's own
  * reduce-scatter is the fastest communication (4 ranks and more, where its kernels beat the copy-engine pulls),
  * this hides it behind the GEMM blocks that follow.
  */
@@ -48,6 +49,8 @@ public final class NcclReferenceOp implements OverlapOp {
     private final CudaEvent lastUse;
     /** 1: the reference; more: the pipelined reduce-scatter (class comment) */
     private final int splits;
+    /** The pipelined RS's block GEMMs leave this many SMs to NCCL (0: none, or the reference). */
+    private final int margin;
     /** The pipelined RS's reduced blocks, [m/tp, n/S] each, one after another (else null). */
     private final DeviceBuffer reduced;
     /** The pipelined RS's communication stream (else null). */
@@ -63,26 +66,30 @@ public final class NcclReferenceOp implements OverlapOp {
      */
     private CudaEvent[] traceEvents;
 
-    /** The block counts the planner tries for the pipelined reduce-scatter. */
-    static final int[] PIPELINE_SPLITS = {2, 4, 8};
-
     NcclReferenceOp(TpCommunicator comm, OverlapShape shape, DeviceKernels kernels) {
-        this(comm, shape, kernels, 1);
+        this(comm, shape, kernels, null);
     }
 
-    NcclReferenceOp(TpCommunicator comm, OverlapShape shape, DeviceKernels kernels, int splits) {
+    /** {@code pipeline} null: the reference; else its reduce-scatter pipelined so (class comment). */
+    NcclReferenceOp(TpCommunicator comm, OverlapShape shape, DeviceKernels kernels, NcclPipeline pipeline) {
         if (shape.tp() != comm.tp()) {
             throw new IllegalArgumentException("shape is for tp " + shape.tp() + ", communicator has " + comm.tp());
         }
-        if (splits != 1) {
-            whyUnsupported(shape, splits).ifPresent(why -> {
+        if (pipeline != null) {
+            whyUnsupported(shape, pipeline).ifPresent(why -> {
                 throw new IllegalArgumentException(why);
             });
+            int sms = comm.context().device().smCount();
+            if (pipeline.margin() >= sms) {
+                throw new IllegalArgumentException(pipeline.label() + ": a margin of " + pipeline.margin()
+                        + " SMs leaves the GEMMs none of this GPU's " + sms);
+            }
         }
         this.comm = comm;
         this.shape = shape;
         this.kernels = kernels;
-        this.splits = splits;
+        this.splits = pipeline == null ? 1 : pipeline.splits();
+        this.margin = pipeline == null ? 0 : pipeline.margin();
         comm.nccl(); // collective: every rank creates it now, not at its first call
         CudaContext ctx = comm.context().makeCurrent();
         long cols = ag() ? shape.k() : shape.n();
@@ -120,13 +127,11 @@ public final class NcclReferenceOp implements OverlapOp {
      * Why the pipelined reduce-scatter cannot run {@code shape} in {@code splits} column blocks; empty when it can.
      * Each block must be a whole number of 16-byte rows (cuBLASLt's output rows, and NCCL's segments aligned).
      */
-    public static Optional<String> whyUnsupported(OverlapShape shape, int splits) {
-        String name = "nccl:splits=" + splits;
+    static Optional<String> whyUnsupported(OverlapShape shape, NcclPipeline pipeline) {
+        String name = pipeline.label();
+        int splits = pipeline.splits();
         if (shape.collective() != Collective.REDUCE_SCATTER) {
             return Optional.of(name + ": only the reduce-scatter is pipelined");
-        }
-        if (splits < 2) {
-            return Optional.of(name + ": splits must be at least 2 (1 is the reference, \"nccl\")");
         }
         if (shape.fp8Output().isPresent()) {
             return Optional.of(name + ": an fp8 output is quantized from the whole sum; not pipelined");
@@ -159,7 +164,7 @@ public final class NcclReferenceOp implements OverlapOp {
 
     @Override
     public String label() {
-        return splits == 1 ? "nccl" : "nccl:splits=" + splits;
+        return splits == 1 ? Candidate.NCCL : new NcclPipeline(splits, margin).label();
     }
 
     private Gemm.Options validate(OperandBindings b) {
@@ -266,6 +271,11 @@ public final class NcclReferenceOp implements OverlapOp {
         used = true;
     }
 
+    /** The block GEMMs' options: with a margin, cuBLASLt's SM count target leaves that many SMs to NCCL. */
+    private Gemm.Options blockOptions(Gemm.Options o) {
+        return margin == 0 ? o : o.withSmCountTarget(comm.context().device().smCount() - margin);
+    }
+
     /** Columns per block of the pipelined reduce-scatter. */
     private long blockCols() {
         return shape.n() / splits;
@@ -295,7 +305,8 @@ public final class NcclReferenceOp implements OverlapOp {
      * reduce-scatter of the block and its placement in the output's columns, while block j+1 multiplies. The caller's
      * stream joins the communication stream at the end, so the next call cannot overwrite a block still being read.
      */
-    private void forwardPipelined(OperandBindings b, Gemm.Options o, CudaStream s) {
+    private void forwardPipelined(OperandBindings b, Gemm.Options all, CudaStream s) {
+        Gemm.Options o = blockOptions(all);
         TensorView block0 = partialBlock(0);
         // Tune before any collective is enqueued: tuning waits for its own stream (every block has block 0's spec).
         gemm.prepare(b.input(), weightBlock(b, 0), block0, 0f, o, scales(b), s);
@@ -343,8 +354,9 @@ public final class NcclReferenceOp implements OverlapOp {
         Gemm.Options o = validate(b);
         comm.context().makeCurrent();
         if (splits > 1) {
+            Gemm.Options bo = blockOptions(o);
             for (int j = 0; j < splits; j++) {
-                gemm.multiply(b.input(), weightBlock(b, j), partialBlock(j), 1f, 0f, o, scales(b), s);
+                gemm.multiply(b.input(), weightBlock(b, j), partialBlock(j), 1f, 0f, bo, scales(b), s);
             }
             lastUse.record(s);
             used = true;

@@ -89,14 +89,15 @@ class PlannerTest {
         Planner p = new Planner(registry, PlannerSettings.inMemory());
         List<String> labels = p.candidates(new Shape(Collective.REDUCE_SCATTER, 4, 64, 8, 256, DType.BF16, true))
                 .stream().map(Candidate::label).toList();
-        assertEquals(List.of("nccl", "rsonly", "rsonly:x=2", "nccl:splits=2", "nccl:splits=4", "nccl:splits=8"),
-                labels, "the pipelines last: a near-tie goes to a method that leaves the SMs to the GEMMs");
+        assertEquals(List.of("nccl", "rsonly", "rsonly:x=2", "nccl:splits=2,margin=16", "nccl:splits=4,margin=16",
+                "nccl:splits=4,margin=32", "nccl:splits=8,margin=32"), labels,
+                "the pipelines last: a near-tie goes to a method that leaves the SMs to the GEMMs");
         // n = 24 bf16: 2 blocks of 12 (24 bytes) and 8 of 3 are not whole 16-byte rows, 4 blocks of 6 neither
         List<String> narrow = p.candidates(new Shape(Collective.REDUCE_SCATTER, 2, 64, 8, 24, DType.BF16, false))
                 .stream().map(Candidate::label).toList();
         assertEquals(List.of("nccl", "rsonly", "rsonly:x=2"), narrow);
         // fp32 n = 32: 2 blocks of 16 (64 bytes), 4 of 8 (32 bytes), 8 of 4 (16 bytes)
-        assertEquals(3, p.candidates(new Shape(Collective.REDUCE_SCATTER, 2, 64, 8, 32, DType.FP32, false)).stream()
+        assertEquals(4, p.candidates(new Shape(Collective.REDUCE_SCATTER, 2, 64, 8, 32, DType.FP32, false)).stream()
                 .filter(c -> c.label().startsWith("nccl:")).count());
     }
 
@@ -104,20 +105,25 @@ class PlannerTest {
     void ncclLabelsAreReadAndCheckedAgainstTheShape() {
         Shape rs = new Shape(Collective.REDUCE_SCATTER, 2, 64, 8, 256, DType.BF16, false);
         assertEquals(Optional.of(Candidate.nccl()), Candidate.ncclNamed("nccl", rs));
-        assertEquals(Optional.of(Candidate.ncclPipelined(4)), Candidate.ncclNamed("nccl:splits=4", rs));
+        assertEquals(Optional.of(Candidate.ncclPipelined(4, 0)), Candidate.ncclNamed("nccl:splits=4", rs));
+        assertEquals("nccl:splits=4", Candidate.ncclPipelined(4, 0).label(), "no margin: left out of the label");
+        assertEquals(Optional.of(Candidate.ncclPipelined(2, 24)), Candidate.ncclNamed("nccl:margin=24,splits=2", rs),
+                "one label however the options are ordered");
         assertTrue(Candidate.ncclNamed("ring:sub=4", rs).isEmpty(), "another method's label");
         assertTrue(Candidate.ncclNamed("ncclx", rs).isEmpty());
         for (String[] bad : new String[][]{{"nccl:splits=3", "does not split into 3 blocks"},
-                {"nccl:splits=1", "at least 2"}, {"nccl:splits=x", "whole number"},
-                {"nccl:sub=2", "takes one option, splits"}}) {
+                {"nccl:splits=1", "outside 2..16"}, {"nccl:splits=x", "not an integer"},
+                {"nccl:sub=2", "has no option 'sub'"}, {"nccl:margin=16", "need splits"},
+                {"nccl:splits=2,margin=65", "outside 0..64"}, {"nccl:splits", "bad option 'splits'"},
+                {"nccl:", "expected nccl:splits=S"}}) {
             var e = assertThrows(IllegalArgumentException.class, () -> Candidate.ncclNamed(bad[0], rs));
             assertTrue(e.getMessage().contains(bad[1]), bad[0] + ": " + e.getMessage());
         }
         var e = assertThrows(IllegalArgumentException.class, () -> Candidate.ncclNamed("nccl:splits=2",
                 new Shape(Collective.ALL_GATHER, 2, 64, 8, 256, DType.BF16, false)));
         assertTrue(e.getMessage().contains("only the reduce-scatter"), e.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> Candidate.ncclPipelined(1));
-        assertTrue(Candidate.ncclPipelined(2).isNccl());
+        assertThrows(IllegalArgumentException.class, () -> Candidate.ncclPipelined(1, 0));
+        assertTrue(Candidate.ncclPipelined(2, 16).isNccl());
     }
 
     @Test

@@ -1,0 +1,64 @@
+package dev.ubuf.op;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SequencedMap;
+
+/**
+ * How {@link NcclReferenceOp} pipelines its reduce-scatter: the GEMM in {@code splits} column blocks, each leaving
+ * {@code margin} SMs free (cuBLASLt's SM count target) so NCCL's kernel for the previous block finds SMs to start on
+ * beside it: a GEMM that fills every SM holds NCCL back until it ends, which serialises the two (measured on two H100s:
+ * every split count ran slower than the unpipelined reference without a margin). Label {@code nccl:splits=S} or
+ * {@code nccl:splits=S,margin=M}.
+ */
+record NcclPipeline(int splits, int margin) {
+    static final String PREFIX = Candidate.NCCL + ":";
+    private static final SequencedMap<String, String> KEYS = keys();
+
+    /** What the planner tries: few blocks beside a small margin, more blocks beside a wider one. */
+    static final List<NcclPipeline> TRIED = List.of(new NcclPipeline(2, 16), new NcclPipeline(4, 16),
+            new NcclPipeline(4, 32), new NcclPipeline(8, 32));
+
+    NcclPipeline {
+        if (splits < 2 || splits > 16) {
+            throw new IllegalArgumentException("nccl: splits must be 2..16 (1 is the reference, \"nccl\"), got "
+                    + splits);
+        }
+        if (margin < 0 || margin > 64) {
+            throw new IllegalArgumentException("nccl: margin must be 0..64 SMs, got " + margin);
+        }
+    }
+
+    private static SequencedMap<String, String> keys() {
+        SequencedMap<String, String> k = new LinkedHashMap<>();
+        k.put("splits", "GEMM column blocks, each reduce-scattered by NCCL while the next multiplies, 2..16");
+        k.put("margin", "SMs each block GEMM leaves to NCCL's kernel, 0..64 (default 0)");
+        return k;
+    }
+
+    /** {@code nccl:splits=S[,margin=M]}; an {@link IllegalArgumentException} names what is wrong. */
+    static NcclPipeline parse(String label) {
+        if (!label.startsWith(PREFIX) || label.length() == PREFIX.length()) {
+            throw new IllegalArgumentException("'" + label + "': expected nccl:splits=S[,margin=M]");
+        }
+        Map<String, String> given = new LinkedHashMap<>();
+        for (String kv : label.substring(PREFIX.length()).split(",")) {
+            String[] p = kv.split("=", -1);
+            if (p.length != 2 || p[0].isBlank() || p[1].isBlank()) {
+                throw new IllegalArgumentException("'" + label + "': bad option '" + kv + "' (nccl's options: "
+                        + MethodOptions.describe(KEYS) + ")");
+            }
+            given.put(p[0].trim(), p[1].trim());
+        }
+        MethodOptions o = new MethodOptions(Candidate.NCCL, KEYS, given);
+        if (!given.containsKey("splits")) {
+            throw new IllegalArgumentException("'" + label + "': nccl's options need splits (nccl:splits=4)");
+        }
+        return new NcclPipeline(o.intValue("splits", 0, 2, 16), o.intValue("margin", 0, 0, 64));
+    }
+
+    String label() {
+        return PREFIX + "splits=" + splits + (margin == 0 ? "" : ",margin=" + margin);
+    }
+}
