@@ -36,7 +36,7 @@ final class SweepBenchCommand implements Callable<Integer> {
             description = "AllGather methods (default: ${DEFAULT-VALUE}).")
     List<String> agMethods;
     @Option(names = "--rs-methods", split = ";", paramLabel = "METHOD",
-            defaultValue = "auto;ring;ring:lowp=1,sub=4;ring:bidir=1,lowp=1,sub=2;pipeline;oneshot;nccl:splits=4,margin=16",
+            defaultValue = "auto;ring;ring:lowp=1,sub=4;ring:bidir=1,lowp=1,sub=2;pipeline;oneshot",
             description = "ReduceScatter methods (default: ${DEFAULT-VALUE}).")
     List<String> rsMethods;
     @Option(names = "--list-shapes", description = "Print the sweep's shapes as ag:M,K,N / rs:M,K,N words (what the"

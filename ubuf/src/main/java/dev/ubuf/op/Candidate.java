@@ -49,17 +49,6 @@ public record Candidate(String label, Optional<Schedule> schedule) {
         return Optional.of(new Candidate(p.label(), Optional.empty()));
     }
 
-    /** The NCCL pipelined reduce-scatters the planner tries for {@code shape} ({@link NcclPipeline#TRIED}). */
-    static List<Candidate> ncclPipelines(OverlapShape shape) {
-        List<Candidate> c = new ArrayList<>();
-        for (NcclPipeline p : NcclPipeline.TRIED) {
-            if (NcclReferenceOp.whyUnsupported(shape, p).isEmpty()) {
-                c.add(new Candidate(p.label(), Optional.empty()));
-            }
-        }
-        return c;
-    }
-
     public static Candidate of(Schedule s) {
         return new Candidate(s.label(), Optional.of(s));
     }

@@ -27,14 +27,13 @@ import java.util.Optional;
  * then one GEMM; RS: one GEMM into an owned [m, n] partial, NCCL ReduceScatter into the output, then the bias.
  * Every method is checked against it, and the planner always considers it, so a planned op is never slower.
  *
- * <p>With a {@link NcclPipeline} (RS only, label {@code nccl:splits=S,margin=M}) the same collective is pipelined the way
- * Megatron-style NCCL overlap does it: the GEMM runs in S column blocks on the caller's stream, each block written
+ * <p>With a {@link NcclPipeline} (RS only, label {@code nccl:splits=S,margin=M}) the same collective is pipelined the
+ * way Megatron-style NCCL overlap does it: the GEMM runs in S column blocks on the caller's stream, each block written
  * contiguous ([m, n/S]: every rank's rows of it are one NCCL segment), and NCCL reduce-scatters block j on a
  * communication stream of the op's own while block j+1 multiplies; each reduced block [m/tp, n/S] is put into its
  * columns of the output (a copy-engine 2-D copy, or one kernel that adds the bias on the way). Each block GEMM
- * leaves M SMs to NCCL's kernel, which would otherwise wait for the whole GEMM. Where NCCL's own
- * reduce-scatter is the fastest communication (4 ranks and more, where its kernels beat the copy-engine pulls),
- * this hides it behind the GEMM blocks that follow.
+ * leaves M SMs to NCCL's kernel, which would otherwise wait for the whole GEMM. Measured slower than this reference
+ * at tp 2 and 4 (see {@link NcclPipeline}), it runs only when named: the baseline the copy-engine methods beat.
  */
 public final class NcclReferenceOp implements OverlapOp {
     private final TpCommunicator comm;

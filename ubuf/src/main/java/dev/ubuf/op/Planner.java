@@ -53,8 +53,9 @@ public final class Planner {
     }
 
     /**
-     * Every candidate for {@code shape}: the NCCL reference first, then each GEMM method's tuning space, then
-     * (reduce-scatter) NCCL pipelined over GEMM column blocks.
+     * Every candidate for {@code shape}: the NCCL reference first, then each GEMM method's tuning space. NCCL's
+     * pipelined reduce-scatter ({@code nccl:splits=S}) is not one: it ran slower than the unpipelined reference on
+     * every shape measured (2 and 4 H100s), its kernels and the GEMMs slowing each other on the SMs.
      */
     public List<Candidate> candidates(OverlapShape shape) {
         return candidates(shape, null);
@@ -87,8 +88,6 @@ public final class Planner {
                 }
             }
         }
-        // Last, so a near-tie goes to a method whose copies leave the SMs to the GEMMs: NCCL's kernels take SMs.
-        c.addAll(Candidate.ncclPipelines(shape));
         return c;
     }
 

@@ -85,20 +85,11 @@ class PlannerTest {
     }
 
     @Test
-    void aReduceScatterAlsoHasNcclPipelinedOverColumnBlocksLast() {
+    void ncclsPipelinedReduceScatterIsNoCandidate() {
         Planner p = new Planner(registry, PlannerSettings.inMemory());
         List<String> labels = p.candidates(new Shape(Collective.REDUCE_SCATTER, 4, 64, 8, 256, DType.BF16, true))
                 .stream().map(Candidate::label).toList();
-        assertEquals(List.of("nccl", "rsonly", "rsonly:x=2", "nccl:splits=2,margin=16", "nccl:splits=4,margin=16",
-                "nccl:splits=4,margin=32", "nccl:splits=8,margin=32"), labels,
-                "the pipelines last: a near-tie goes to a method that leaves the SMs to the GEMMs");
-        // n = 24 bf16: 2 blocks of 12 (24 bytes) and 8 of 3 are not whole 16-byte rows, 4 blocks of 6 neither
-        List<String> narrow = p.candidates(new Shape(Collective.REDUCE_SCATTER, 2, 64, 8, 24, DType.BF16, false))
-                .stream().map(Candidate::label).toList();
-        assertEquals(List.of("nccl", "rsonly", "rsonly:x=2"), narrow);
-        // fp32 n = 32: 2 blocks of 16 (64 bytes), 4 of 8 (32 bytes), 8 of 4 (16 bytes)
-        assertEquals(4, p.candidates(new Shape(Collective.REDUCE_SCATTER, 2, 64, 8, 32, DType.FP32, false)).stream()
-                .filter(c -> c.label().startsWith("nccl:")).count());
+        assertEquals(List.of("nccl", "rsonly", "rsonly:x=2"), labels, "slower than the reference wherever measured");
     }
 
     @Test
