@@ -178,6 +178,11 @@ public final class CudaContext implements AutoCloseable {
         return new PinnedHostBuffer(this, bytes);
     }
 
+    /** Page-locked host memory the device can also reach ({@link PinnedHostBuffer#deviceAddress()}). */
+    public PinnedHostBuffer allocateHostMapped(long bytes) {
+        return new PinnedHostBuffer(this, bytes, true);
+    }
+
     public CudaStream createStream(StreamPriority priority) {
         return new CudaStream(this, priority);
     }

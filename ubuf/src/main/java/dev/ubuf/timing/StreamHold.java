@@ -2,10 +2,11 @@ package dev.ubuf.timing;
 
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaStream;
-import dev.ubuf.cuda.DeviceBuffer;
-import dev.ubuf.cuda.StreamPriority;
+import dev.ubuf.cuda.PinnedHostBuffer;
 import dev.ubuf.resource.Closer;
 
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -22,9 +23,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  * valve thread releases any hold still closed after {@code limit}; such holds are counted
  * ({@link #valveReleases()}) and logged, and a time measured across one includes host time.
  *
+ * <p>The flag is page-locked host memory mapped for the device, and the host releases a hold with a plain store:
+ * no stream is involved. A release written by a second stream (as before 2026-11-27, ninth session) waits in a
+ * hardware queue, and when that queue is the held stream's (CUDA_DEVICE_MAX_CONNECTIONS=1 maps every stream onto one,
+ * and the default 8 share them round-robin) it sits behind the wait it should end: the 8B demo at tp 4 hung in the
+ * planner's first measurement at CUDA_DEVICE_MAX_CONNECTIONS=1 in 2 of 2 runs (four H100s), and this is the likeliest
+ * cause of the fifth session's held whole steps that never started, whose valve release never ran either.
+ *
  * <p>For an op's call, not a training step: holding a whole LayerNormMLP step (two H100s, 2026-11-27) blocked its
- * enqueueing for good (both ranks in ncclAllReduce) and the valve's release never ran, most likely because the
- * driver queues only so much work behind a blocked stream.
+ * enqueueing for good (both ranks in ncclAllReduce).
  */
 public final class StreamHold implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(StreamHold.class.getName());
@@ -37,8 +44,7 @@ public final class StreamHold implements AutoCloseable {
 
     private final CudaContext context;
     private final Duration limit;
-    private final CudaStream releaser;
-    private final DeviceBuffer flag;
+    private final PinnedHostBuffer flag;
     private final ScheduledExecutorService valve;
     private final AtomicInteger valveReleases = new AtomicInteger();
     private final Closer closer = new Closer("stream hold");
@@ -53,10 +59,8 @@ public final class StreamHold implements AutoCloseable {
         this.limit = limit;
         context.makeCurrent();
         try {
-            releaser = closer.register("releaser stream", context.createStream(StreamPriority.HIGH));
-            flag = closer.register("hold flag", context.allocate(Integer.BYTES));
-            releaser.fill32(flag.address(), 0, 1);
-            releaser.synchronize();
+            flag = closer.register("hold flag", context.allocateHostMapped(Integer.BYTES));
+            release(0);
             valve = Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, "ubuf-hold-valve");
                 t.setDaemon(true);
@@ -75,12 +79,11 @@ public final class StreamHold implements AutoCloseable {
     public Hold hold(CudaStream stream, String what) {
         closer.requireOpen();
         int v = ++value;
-        stream.waitValue32(flag.address(), v);
+        stream.waitValue32(flag.deviceAddress(), v);
         AtomicBoolean released = new AtomicBoolean();
         var task = valve.schedule(() -> {
             if (released.compareAndSet(false, true)) {
-                context.makeCurrent();
-                releaser.writeValue32(flag.address(), v);
+                release(v);
                 valveReleases.incrementAndGet();
                 LOG.log(System.Logger.Level.WARNING, "ubuf: enqueueing " + what + " took over " + limit.toMillis()
                         + " ms; the stream was released early and a time measured across it includes host time");
@@ -89,9 +92,15 @@ public final class StreamHold implements AutoCloseable {
         return () -> {
             task.cancel(false);
             if (released.compareAndSet(false, true)) {
-                releaser.writeValue32(flag.address(), v);
+                release(v);
             }
         };
+    }
+
+    /** The store the held stream's wait polls for, made visible before this returns. */
+    private void release(int v) {
+        flag.segment().set(ValueLayout.JAVA_INT, 0, v);
+        VarHandle.fullFence();
     }
 
     /** How many holds the valve released since {@link #resetValveReleases()} (0 in a sound measurement). */
@@ -103,7 +112,7 @@ public final class StreamHold implements AutoCloseable {
         valveReleases.set(0);
     }
 
-    /** Stops the valve, then frees the flag and the releasing stream; no hold may be open. */
+    /** Stops the valve, then frees the flag; no hold may be open. */
     @Override
     public void close() {
         if (!closer.isClosed()) {
