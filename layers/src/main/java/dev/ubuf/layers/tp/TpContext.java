@@ -89,6 +89,10 @@ public final class TpContext implements AutoCloseable {
         for (GemmName g : GemmName.values()) {
             choices.put(g, OverlapChoice.resolve(config, g));
         }
+        oneHardwareQueue(System.getenv(), choices.values().stream().anyMatch(OverlapChoice::overlapped))
+                .ifPresent(why -> {
+                    throw new IllegalStateException(why);
+                });
         this.registry = MethodRegistry.load();
         CudaContext ctx = comm.context().makeCurrent();
         KernelLibrary lib = KernelLibrary.load(ctx);
@@ -283,6 +287,24 @@ public final class TpContext implements AutoCloseable {
                     + FP8_ALIGNMENT + " with fp8: the wgrad GEMMs multiply over the tokens, and cuBLASLt's FP8 GEMMs"
                     + " need 16-byte rows");
         }
+    }
+
+    /**
+     * Why overlapped layers must not run with {@code env}: CUDA_DEVICE_MAX_CONNECTIONS=1 (Megatron-LM sets it for its
+     * own overlap) puts every stream of the context on one hardware queue, and the overlapped LayerNormMLP step then
+     * never finished (8B dims, tp 4, 2 of 2 runs on 4x H200 at 4870ee0; the ops alone, measured by the planner at
+     * initialisation, completed). Refused before any GPU work rather than left to hang; ubuf orders its streams with
+     * events and needs no such setting. Empty when fine or when nothing overlaps.
+     */
+    static Optional<String> oneHardwareQueue(Map<String, String> env, boolean overlapped) {
+        String v = env.get("CUDA_DEVICE_MAX_CONNECTIONS");
+        if (!overlapped || v == null || !v.trim().equals("1")) {
+            return Optional.empty();
+        }
+        return Optional.of("CUDA_DEVICE_MAX_CONNECTIONS=1 puts every CUDA stream on one hardware queue, and the"
+                + " overlapped layer step hangs there (a known open bug): unset it or set it to 2 or more for ubuf's"
+                + " overlap (its streams are ordered by events and need no such setting), or turn overlap off"
+                + " (ub_tp_comm_overlap: false)");
     }
 
     /** FP8 GEMM dimensions (inner and output columns, and the tokens the wgrad sums over) are multiples of this. */

@@ -65,4 +65,17 @@ class LayerArgumentsTest {
         assertDoesNotThrow(() -> LayerNormMLP.checkFp8(true, 2, 64, 32, Activation.GELU));
         assertDoesNotThrow(() -> LayerNormMLP.checkFp8(false, 2, 63, 10, Activation.GELU), "only with fp8");
     }
+
+    @Test
+    void overlappedLayersRefuseOneHardwareQueue() {
+        var why = TpContext.oneHardwareQueue(java.util.Map.of("CUDA_DEVICE_MAX_CONNECTIONS", "1"), true);
+        assertTrue(why.isPresent() && why.get().contains("CUDA_DEVICE_MAX_CONNECTIONS=1")
+                && why.get().contains("ub_tp_comm_overlap: false"), why.toString());
+        assertTrue(TpContext.oneHardwareQueue(java.util.Map.of("CUDA_DEVICE_MAX_CONNECTIONS", " 1 "), true)
+                .isPresent());
+        assertTrue(TpContext.oneHardwareQueue(java.util.Map.of("CUDA_DEVICE_MAX_CONNECTIONS", "1"), false).isEmpty(),
+                "nothing overlapped: NCCL and GEMMs on the caller's stream run on one queue");
+        assertTrue(TpContext.oneHardwareQueue(java.util.Map.of("CUDA_DEVICE_MAX_CONNECTIONS", "2"), true).isEmpty());
+        assertTrue(TpContext.oneHardwareQueue(java.util.Map.of(), true).isEmpty());
+    }
 }
