@@ -110,6 +110,20 @@ class CombineRoundsTest(unittest.TestCase):
         self.assertIn("miss: ag 4096x4096x14336: 0.9000x NCCL seq", report)
         self.assertIn("NOT MEASURED C4", report)
 
+    def test_auto_running_the_reference_slower_than_nccl_seq_is_a_miss_marked_as_the_same_op(self):
+        doc = copy.deepcopy(self.sweep)
+        shape = next((r["op"], r["m"], r["k"], r["n"]) for r in doc["records"] if r["method"] == "auto")
+        same = [r for r in doc["records"] if (r.get("op"), r.get("m"), r.get("k"), r.get("n")) == shape]
+        seq = next(r for r in same if r["method"] == "nccl_seq")
+        for r in same:
+            if r["method"] == "auto":
+                r["ran"] = "nccl"
+                r["ms"] = seq["ms"] * 1.05
+            elif r["method"] != "nccl_seq":
+                r["ms"] = seq["ms"] * 2
+        _, report = self.run_main(self.write("sweep-r1.json", doc))
+        self.assertIn("auto (nccl) 1.050x the fastest, nccl_seq (the same op as the fastest: noise)", report)
+
     def test_gemm_rounds_give_the_cublaslt_over_torch_ratio(self):
         def gemm_file(method, ms, torch):
             rec = dict(op="gemm", method=method, tp=1, dtype="bf16", m=1024, k=4096, n=3072, ms=ms,
