@@ -79,8 +79,8 @@ public final class OverlapBench {
                              Map<Collective, List<String>> variants) {
         for (OverlapShape s : shapes) {
             for (String v : variants.getOrDefault(s.collective(), List.of())) {
-                if (!v.equals("auto") && Candidate.ncclNamed(v, s).isEmpty()) {
-                    registry.schedule(s, v);
+                if (!v.equals("auto")) {
+                    Candidate.named(registry, s, v);
                 }
             }
             for (String bulk : commVariants(s)) {
@@ -182,9 +182,8 @@ public final class OverlapBench {
             c.put("nccl_seq", () -> reference.forward(b, s));
             for (String v : settings.variantsOf(shape)) {
                 OverlapOp op = v.equals("auto") ? plans.planned(comm, shape, kernels, copyEngine)
-                        : Candidate.ncclNamed(v, shape).map(nc -> nc.create(comm, shape, kernels,
-                                ExecutionSettings.DEFAULT.withCopyEngine(copyEngine)))
-                        .orElseGet(() -> OverlapOp.create(comm, registry.schedule(shape, v), kernels, copyEngine));
+                        : Candidate.named(registry, shape, v).create(comm, shape, kernels,
+                        ExecutionSettings.DEFAULT.withCopyEngine(copyEngine));
                 ops.add(op);
                 ran.put(v, op.label());
                 c.put(v, () -> op.forward(b, s));

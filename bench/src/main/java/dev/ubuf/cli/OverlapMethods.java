@@ -62,11 +62,7 @@ final class OverlapMethods {
                     continue;
                 }
                 try {
-                    if (name.equals("nccl")) {
-                        Candidate.ncclNamed(v, s);
-                        continue;
-                    }
-                    registry.schedule(s, v);
+                    Candidate.named(registry, s, v);
                 } catch (dev.ubuf.op.MethodOptionException e) {
                     throw OptionChecks.invalid(spec, "--methods: '" + v + "': " + e.getMessage());
                 } catch (IllegalArgumentException e) {

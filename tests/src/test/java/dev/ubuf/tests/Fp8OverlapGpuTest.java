@@ -199,8 +199,7 @@ class Fp8OverlapGpuTest {
             boolean nccl = comm.sharedDevice().isEmpty(); // ranks sharing a GPU: the exact check alone
             try (OverlapOp op = c.variant().equals("auto")
                     ? new Planner(registry, PlannerSettings.inMemory()).planned(comm, shape, kernels, exec)
-                    : Candidate.ncclNamed(c.variant(), shape).map(nc -> nc.create(comm, shape, kernels, exec))
-                    .orElseGet(() -> OverlapOp.create(comm, registry.schedule(shape, c.variant()), kernels, exec));
+                    : Candidate.named(registry, shape, c.variant()).create(comm, shape, kernels, exec);
                  OverlapOp reference = nccl ? OverlapOp.ncclReference(comm, shape, kernels) : null) {
                 TensorView x = TensorView.of(xb, shape.inputRows(), k, xt);
                 TensorView w = TensorView.of(wb, n, k, wt); // [n, k]: the NT layout of FP8 GEMMs

@@ -99,8 +99,7 @@ record OverlapScenario(Collective collective, String variant, DType dtype, int m
             }
             try (OverlapOp op = variant.equals("auto")
                     ? new Planner(registry, PlannerSettings.inMemory()).planned(comm, shape, kernels, exec)
-                    : Candidate.ncclNamed(variant, shape).map(c -> c.create(comm, shape, kernels, exec))
-                    .orElseGet(() -> OverlapOp.create(comm, registry.schedule(shape, variant), kernels, exec));
+                    : Candidate.named(registry, shape, variant).create(comm, shape, kernels, exec);
                  OverlapOp reference = nccl ? OverlapOp.ncclReference(comm, shape, kernels) : null) {
                 TensorView x = TensorView.of(xb, shape.inputRows(), k, t);
                 TensorView w = weightTransposed ? TensorView.of(wb, n, k, t) : TensorView.of(wb, k, n, t);

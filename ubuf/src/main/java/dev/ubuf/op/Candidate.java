@@ -53,6 +53,14 @@ public record Candidate(String label, Optional<Schedule> schedule) {
         return new Candidate(s.label(), Optional.of(s));
     }
 
+    /**
+     * The candidate a variant label names: an NCCL one ({@link #ncclNamed}) or a registered method's schedule for
+     * {@code shape} ("ring:sub=4"); a bad label is an {@link IllegalArgumentException} naming what is wrong.
+     */
+    public static Candidate named(MethodRegistry registry, OverlapShape shape, String label) {
+        return ncclNamed(label, shape).orElseGet(() -> of(registry.schedule(shape, label)));
+    }
+
     /** The NCCL pipeline this candidate runs; null for the reference (and for a schedule). */
     private NcclPipeline ncclPipeline() {
         return schedule.isPresent() || label.equals(NCCL) ? null : NcclPipeline.parse(label);

@@ -20,6 +20,24 @@ public record MethodOptions(String method, SequencedMap<String, String> known, M
         }
     }
 
+    /**
+     * The options of {@code variant} ("name:key=v,key=v"): {@code text}, what follows its colon, read as key=value
+     * pairs in order; a malformed pair names {@code method}'s options. Keys are checked by the constructor.
+     */
+    public static java.util.LinkedHashMap<String, String> parse(String variant, String text, String method,
+                                                                SequencedMap<String, String> known) {
+        java.util.LinkedHashMap<String, String> opts = new java.util.LinkedHashMap<>();
+        for (String kv : text.split(",")) {
+            String[] p = kv.split("=", -1);
+            if (p.length != 2 || p[0].isBlank() || p[1].isBlank()) {
+                throw new MethodOptionException("bad option '" + kv + "' in '" + variant + "' (expected key=value; "
+                        + method + "'s options: " + describe(known) + ")");
+            }
+            opts.put(p[0].trim(), p[1].trim());
+        }
+        return opts;
+    }
+
     public static String describe(SequencedMap<String, String> known) {
         if (known.isEmpty()) {
             return "(none)";

@@ -62,18 +62,9 @@ public final class MethodRegistry {
         String s = variant.trim();
         int colon = s.indexOf(':');
         OverlapMethod m = get(shape.collective(), colon < 0 ? s : s.substring(0, colon));
-        java.util.Map<String, String> opts = new java.util.LinkedHashMap<>();
-        if (colon >= 0 && colon < s.length() - 1) {
-            for (String kv : s.substring(colon + 1).split(",")) {
-                String[] p = kv.split("=", -1);
-                if (p.length != 2 || p[0].isBlank() || p[1].isBlank()) {
-                    throw new MethodOptionException("bad option '" + kv + "' in '" + variant
-                            + "' (expected key=value; " + m.name() + "'s options: "
-                            + MethodOptions.describe(m.optionKeys()) + ")");
-                }
-                opts.put(p[0].trim(), p[1].trim());
-            }
-        }
+        java.util.Map<String, String> opts = colon >= 0 && colon < s.length() - 1
+                ? MethodOptions.parse(variant, s.substring(colon + 1), m.name(), m.optionKeys())
+                : new java.util.LinkedHashMap<>();
         return m.schedule(shape, opts);
     }
 }

@@ -40,15 +40,8 @@ record NcclPipeline(int splits, int margin) {
         if (!label.startsWith(PREFIX) || label.length() == PREFIX.length()) {
             throw new IllegalArgumentException("'" + label + "': expected nccl:splits=S[,margin=M]");
         }
-        Map<String, String> given = new LinkedHashMap<>();
-        for (String kv : label.substring(PREFIX.length()).split(",")) {
-            String[] p = kv.split("=", -1);
-            if (p.length != 2 || p[0].isBlank() || p[1].isBlank()) {
-                throw new IllegalArgumentException("'" + label + "': bad option '" + kv + "' (nccl's options: "
-                        + MethodOptions.describe(KEYS) + ")");
-            }
-            given.put(p[0].trim(), p[1].trim());
-        }
+        Map<String, String> given = MethodOptions.parse(label, label.substring(PREFIX.length()), Candidate.NCCL,
+                KEYS);
         MethodOptions o = new MethodOptions(Candidate.NCCL, KEYS, given);
         if (!given.containsKey("splits")) {
             throw new IllegalArgumentException("'" + label + "': nccl's options need splits (nccl:splits=4)");

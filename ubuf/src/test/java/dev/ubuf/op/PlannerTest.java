@@ -115,6 +115,11 @@ class PlannerTest {
         assertTrue(e.getMessage().contains("only the reduce-scatter"), e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> Candidate.ncclPipelined(1, 0));
         assertTrue(Candidate.ncclPipelined(2, 16).isNccl());
+        // One lookup for every label: NCCL's, or a registered method's schedule
+        assertEquals(Candidate.ncclPipelined(4, 0), Candidate.named(registry, rs, "nccl:splits=4"));
+        assertEquals("rsonly:x=2", Candidate.named(registry, rs, "rsonly:x=2").label());
+        assertTrue(Candidate.named(registry, rs, "rsonly").schedule().isPresent());
+        assertThrows(IllegalArgumentException.class, () -> Candidate.named(registry, rs, "alpha"));
     }
 
     @Test
