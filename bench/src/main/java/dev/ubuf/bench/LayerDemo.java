@@ -21,8 +21,10 @@ import dev.ubuf.layers.train.DataParallelGroup;
 import dev.ubuf.layers.train.LayerStack;
 import dev.ubuf.layers.train.MlpSpec;
 import dev.ubuf.layers.train.ReplicaCheck;
+import dev.ubuf.layers.train.StepGraph;
 import dev.ubuf.layers.train.Trainer;
 import dev.ubuf.op.PlannerSettings;
+import dev.ubuf.resource.Closer;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 import dev.ubuf.trace.RankTrace;
@@ -85,8 +87,12 @@ public final class LayerDemo {
      */
     public record Settings(int tp, int replicas, UbConfig overlapConfig, UbConfig noOverlapConfig, long hidden,
                            long ffn, Activation activation, long tokens, int layers, int warmup, int iters,
-                           DType dtype, float lr, long seed, boolean trace, UbConfig compareConfig) {
+                           DType dtype, float lr, long seed, boolean trace, UbConfig compareConfig,
+                           boolean cudaGraph) {
         public Settings {
+            if (cudaGraph && overlapConfig.fp8Enabled()) {
+                throw new IllegalArgumentException("FP8 steps are not captured as CUDA graphs yet");
+            }
             if (replicas < 1) {
                 throw new IllegalArgumentException("replicas must be at least 1, got " + replicas);
             }
@@ -357,17 +363,18 @@ public final class LayerDemo {
              PinnedHostBuffer sqHost = ctx.allocateHost((long) modes * rows * Float.BYTES);
              CudaEvent start = ctx.createEvent(true);
              CudaEvent end = ctx.createEvent(true);
-             Stack on = new Stack(TpContext.create(comm, st.overlapConfig(), st.dtype(), st.tokens(), planner), st,
-                     dp);
-             Stack off = new Stack(TpContext.create(comm, st.noOverlapConfig(), st.dtype(), st.tokens(), planner),
-                     st, dp);
+             Stack on = new Stack(TpContext.create(comm, st.overlapConfig(), st.dtype(), st.tokens(), planner,
+                     Collectives.nccl(), st.cudaGraph()), st, dp);
+             Stack off = new Stack(TpContext.create(comm, st.noOverlapConfig(), st.dtype(), st.tokens(), planner,
+                     Collectives.nccl(), st.cudaGraph()), st, dp);
              // no_comm is no_overlap with its collectives skipped: each GEMM whole, on every SM, the step's
              // compute alone. The overlap configuration's ops would run their chunk GEMMs instead (with SM
              // margins, on one stream), which is no lower bound: at 70B dims the overlap step beat it by 7%.
              Stack none = new Stack(TpContext.create(comm, st.noOverlapConfig(), st.dtype(), st.tokens(), planner,
-                     Collectives.none()), st, dp);
+                     Collectives.none(), st.cudaGraph()), st, dp);
              Stack cmp = st.compareConfig() == null ? null : new Stack(TpContext.create(comm, st.compareConfig(),
-                     st.dtype(), st.tokens(), planner), st, dp)) {
+                     st.dtype(), st.tokens(), planner, Collectives.nccl(), st.cudaGraph()), st, dp);
+             Closer graphs = new Closer("the demo's step graphs")) {
             try {
                 Stack[] stacks = cmp == null ? new Stack[]{on, off, none} : new Stack[]{on, off, none, cmp};
                 TensorView x = TensorView.of(xb, rows, hidden, st.dtype());
@@ -387,8 +394,17 @@ public final class LayerDemo {
                 }
                 int untunedAtInit = comm.gemmTuner().untunedCount();
                 int total = st.warmup() + st.iters();
+                StepGraph[] replays = new StepGraph[modes];
                 for (int it = 0; it < total; it++) {
                     ctx.makeCurrent();
+                    if (st.cudaGraph() && it == st.warmup()) {
+                        // The timed steps replay each stack's step captured now, after the eager warm-up (nothing
+                        // runs while capturing, so no rank waits on another here).
+                        for (int m = 0; m < modes; m++) {
+                            replays[m] = graphs.register(st.modes().get(m) + " step graph",
+                                    stacks[m].trainer.capture(x, target, sq.cols(m * rows, rows), s));
+                        }
+                    }
                     // A fresh batch per iteration, different on every world rank (its replica's tokens of its TP rank;
                     // with one replica the world rank is the TP rank), the same for all modes.
                     long batchSeed = TpLayer.shardSeed(st.seed() * 7919L + it, rank);
@@ -406,7 +422,11 @@ public final class LayerDemo {
                         }
                         start.record(s);
                         long enqueue = System.nanoTime();
-                        stacks[m].trainer.step(x, target, sq.cols(m * rows, rows), s);
+                        if (replays[m] != null) {
+                            replays[m].replay(s);
+                        } else {
+                            stacks[m].trainer.step(x, target, sq.cols(m * rows, rows), s);
+                        }
                         mine[2 * modes + m] = (System.nanoTime() - enqueue) / 1e6;
                         end.record(s);
                         int mode = m;

@@ -127,8 +127,10 @@ class DemoCommandTest {
     void fp8OptionsAreCheckedUpFrontNamingTheOption() {
         String[][] bad = {
                 {"--fp8-recipe", "current"}, {"--fp8", "--fp8-recipe", "lazy"}, {"--compare-bf16"},
-                {"--fp8", "--tokens", "40"}, {"--fp8", "--tp", "4", "--ffn", "96"}, {"--fp8", "--hidden", "72"}};
-        String[] named = {"--fp8-recipe", "--fp8-recipe", "--compare-bf16", "--tokens", "--fp8", "--fp8"};
+                {"--fp8", "--tokens", "40"}, {"--fp8", "--tp", "4", "--ffn", "96"}, {"--fp8", "--hidden", "72"},
+                {"--fp8", "--cuda-graph"}};
+        String[] named = {"--fp8-recipe", "--fp8-recipe", "--compare-bf16", "--tokens", "--fp8", "--fp8",
+                "--cuda-graph"};
         for (int i = 0; i < bad.length; i++) {
             String[] args = new String[bad[i].length + 1];
             args[0] = "demo";
@@ -190,7 +192,7 @@ class DemoCommandTest {
         assertEquals(0, r.exitCode(), r::toString);
         for (String o : new String[]{"--hidden", "--ffn", "--swiglu", "--tokens", "--layers", "--iters", "--warmup",
                 "--dtype", "--config", "--no-comm-overlap", "--lr", "--seed", "--out", "--tp", "--num-replicas",
-                "--fp8", "--fp8-recipe", "--compare-bf16", "--trace"}) {
+                "--fp8", "--fp8-recipe", "--compare-bf16", "--trace", "--cuda-graph"}) {
             assertTrue(r.out().contains(o), () -> o + " missing from the help: " + r);
         }
         assertTrue(r.out().contains("default: 10") && r.out().contains("default: 1)"), r::toString);
@@ -226,9 +228,10 @@ class DemoCommandTest {
     void theSimulationSaysItWritesNoTrace(@TempDir Path dir) {
         assumeTrue(gpus() == 0, "a GPU is visible: the demo runs its GPU path, not the simulation");
         Path trace = dir.resolve("t/trace.json");
-        Ubuf r = Ubuf.run("demo", "--trace", trace.toString());
+        Ubuf r = Ubuf.run("demo", "--trace", trace.toString(), "--cuda-graph");
         assertEquals(0, r.exitCode(), r::toString);
         assertTrue(r.err().contains("--trace needs a GPU"), r::toString);
+        assertTrue(r.err().contains("--cuda-graph needs a GPU"), r::toString);
         assertTrue(!Files.exists(trace) && !Files.exists(dir.resolve("t/trace.png")), r::toString);
     }
 

@@ -14,11 +14,14 @@ public final class CudaGraph implements AutoCloseable {
     private final ResourceLedger.Entry entry;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    CudaGraph(CudaContext context, CUgraph graph) {
+    /** CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY: each kernel keeps the priority of the stream it was captured on. */
+    static final long USE_NODE_PRIORITY = 8;
+
+    CudaGraph(CudaContext context, CUgraph graph, long flags) {
         this.context = context;
         this.graph = graph;
         try {
-            Cuda.check(JCudaDriver.cuGraphInstantiate(exec, graph, 0), "cuGraphInstantiate");
+            Cuda.check(JCudaDriver.cuGraphInstantiate(exec, graph, flags), "cuGraphInstantiate");
         } catch (RuntimeException e) {
             JCudaDriver.cuGraphDestroy(graph);
             throw e;

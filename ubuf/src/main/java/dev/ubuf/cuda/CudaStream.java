@@ -200,9 +200,18 @@ public final class CudaStream implements AutoCloseable {
 
     /** Ends a capture started with {@link #beginCapture()} and instantiates the graph. */
     public CudaGraph endCapture() {
+        return endCapture(false);
+    }
+
+    /**
+     * Ends a capture and instantiates the graph; with {@code nodePriorities} a replay runs each kernel at the priority
+     * of the stream it was captured on (communication kernels ahead of GEMMs, as on the streams), not at the priority
+     * of the stream the graph is launched into.
+     */
+    public CudaGraph endCapture(boolean nodePriorities) {
         CUgraph graph = new CUgraph();
         Cuda.check(JCudaDriver.cuStreamEndCapture(handle(), graph), "cuStreamEndCapture");
-        return new CudaGraph(context, graph);
+        return new CudaGraph(context, graph, nodePriorities ? CudaGraph.USE_NODE_PRIORITY : 0);
     }
 
     private static void checkRange(DeviceMemory m, long offset, long bytes) {

@@ -266,8 +266,7 @@ public final class NcclReferenceOp implements OverlapOp {
             }
         }
         mark(s, 2);
-        lastUse.record(s);
-        used = true;
+        recordLastUse(s);
     }
 
     /** The block GEMMs' options: with a margin, cuBLASLt's SM count target leaves that many SMs to NCCL. */
@@ -334,12 +333,22 @@ public final class NcclReferenceOp implements OverlapOp {
         commDone.record(commStream);
         s.waitEvent(commDone);
         mark(s, 1 + 3 * splits);
-        lastUse.record(s);
-        used = true;
+        recordLastUse(s);
     }
 
     private Gemm.Fp8Scales scales(OperandBindings b) {
         return shape.fp8().isPresent() ? b.scales().forGemm(dev.ubuf.plan.Fp8Scaling.INPUT_X_WEIGHT) : null;
+    }
+
+    /**
+     * Marks the call's end for {@link #close}. Not inside a CUDA graph's capture: an event recorded there cannot be
+     * waited on outside it, so an owner that replays graphs of this op waits for their replays before closing it.
+     */
+    private void recordLastUse(CudaStream s) {
+        if (!s.isCapturing()) {
+            lastUse.record(s);
+            used = true;
+        }
     }
 
     private void mark(CudaStream s, int i) {
@@ -357,13 +366,11 @@ public final class NcclReferenceOp implements OverlapOp {
             for (int j = 0; j < splits; j++) {
                 gemm.multiply(b.input(), weightBlock(b, j), partialBlock(j), 1f, 0f, bo, scales(b), s);
             }
-            lastUse.record(s);
-            used = true;
+            recordLastUse(s);
             return;
         }
         gemm.multiply(ag() ? staged : b.input(), b.weight(), ag() ? b.output() : staged, 1f, 0f, o, scales(b), s);
-        lastUse.record(s);
-        used = true;
+        recordLastUse(s);
     }
 
     @Override

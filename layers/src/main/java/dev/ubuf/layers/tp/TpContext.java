@@ -75,11 +75,14 @@ public final class TpContext implements AutoCloseable {
     private StepCheck.Result stepCheck;
     /** Where the layers' work is traced. Not owned. */
     private Tracer tracer = Tracer.NOOP;
+    /** Whether the ops signal with graph-safe kernels, so that a step can be captured as a CUDA graph. */
+    private final boolean graphCapturable;
     private boolean closed;
 
     private TpContext(TpCommunicator comm, UbConfig config, DType dtype, long maxTokens, PlannerSettings ps,
-                      Collectives collectives) {
+                      Collectives collectives, boolean graphCapturable) {
         this.comm = comm;
+        this.graphCapturable = graphCapturable;
         this.configured = collectives;
         this.collectives = configured;
         this.config = config;
@@ -141,10 +144,27 @@ public final class TpContext implements AutoCloseable {
      */
     public static TpContext create(TpCommunicator comm, UbConfig config, DType dtype, long maxTokens,
                                    PlannerSettings planner, Collectives collectives) {
+        return create(comm, config, dtype, maxTokens, planner, collectives, false);
+    }
+
+    /**
+     * A context whose steps can be captured as CUDA graphs ({@code graphCapturable}, for
+     * {@link dev.ubuf.layers.train.Trainer#capture}): its ops signal with one-thread kernels that count calls on the
+     * device instead of stream memory operations with host sequence numbers ({@link ExecutionSettings#graphSafe}), and
+     * the planner measures and chooses among such ops (atomic methods are not graph-safe and are left out). Eager
+     * steps run as well on such a context.
+     */
+    public static TpContext create(TpCommunicator comm, UbConfig config, DType dtype, long maxTokens,
+                                   PlannerSettings planner, Collectives collectives, boolean graphCapturable) {
         Objects.requireNonNull(comm, "comm");
         checkArguments(comm.tp(), config, dtype, maxTokens);
         return new TpContext(comm, config, dtype, maxTokens, Objects.requireNonNull(planner, "planner"),
-                Objects.requireNonNull(collectives, "collectives"));
+                Objects.requireNonNull(collectives, "collectives"), graphCapturable);
+    }
+
+    /** Whether this context's steps can be captured as CUDA graphs (its ops are graph-safe). */
+    public boolean graphCapturable() {
+        return graphCapturable;
     }
 
     /** How this context's layers communicate (as it was made). */
@@ -526,19 +546,20 @@ public final class TpContext implements AutoCloseable {
     /** The op for {@code gemm}'s communication on {@code shape}, as this context's choice says (collective). */
     OverlapOp makeOp(GemmName gemm, OverlapShape shape) {
         OverlapChoice c = choice(gemm);
+        ExecutionSettings exec = graphCapturable ? c.settings().withGraphSafe(true) : c.settings();
         return switch (c.kind()) {
             case NCCL -> OverlapOp.ncclReference(comm, shape, kernels);
             case PLANNER -> {
                 String key = plannedKey(gemm, shape);
                 PlannedOp p = planned.get(key);
                 if (p == null) {
-                    p = new PlannedOp(gemm, shape, c.settings(), planner().decide(comm, shape, kernels, c.settings()));
+                    p = new PlannedOp(gemm, shape, exec, planner().decide(comm, shape, kernels, exec));
                     planned.put(key, p);
                 }
-                yield overrides.getOrDefault(key, p.decision().chosen()).create(comm, shape, kernels, c.settings());
+                yield overrides.getOrDefault(key, p.decision().chosen()).create(comm, shape, kernels, exec);
             }
             case METHOD -> OverlapOp.create(comm, registry.schedule(shape, c.variant().orElseThrow()), kernels,
-                    c.settings());
+                    exec);
         };
     }
 

@@ -111,6 +111,50 @@ public final class Trainer implements AutoCloseable {
     }
 
     /**
+     * One step on {@code x} and {@code target}, captured as a CUDA graph on {@code stream} and not run: each
+     * {@link StepGraph#replay} runs the whole step (forward, loss gradient, backward, DP average, SGD) from one host
+     * call, reading whatever {@code x} and {@code target} hold then and writing the loss's partial sums into
+     * {@code rowSquares}, as {@link #step(TensorView, TensorView, TensorView, CudaStream)} would. Call it after
+     * {@link LayerStack#initialize} (every op made, every GEMM tuned: nothing is timed under capture), on a context
+     * made graph-capturable ({@link TpContext#create(dev.ubuf.comm.TpCommunicator, dev.ubuf.layers.config.UbConfig,
+     * DType, long, dev.ubuf.op.PlannerSettings, dev.ubuf.layers.tp.Collectives, boolean)}). Capturing runs nothing, so
+     * it is not collective; replays are, as steps are (every rank replays its own graph of the same step). Refused,
+     * before anything is captured: FP8 (delayed scaling keeps host bookkeeping of each step's amax read-back) and a
+     * traced context (its spans read host clocks).
+     */
+    public StepGraph capture(TensorView x, TensorView target, TensorView rowSquares, CudaStream stream) {
+        if (closer.isClosed()) {
+            throw new IllegalStateException("the trainer is closed");
+        }
+        TpContext tc = stack.context();
+        if (!tc.graphCapturable()) {
+            throw new IllegalStateException("this context's ops signal with host sequence numbers, which a replay"
+                    + " would repeat: make it graph-capturable (TpContext.create(..., true)) to capture steps");
+        }
+        if (tc.fp8()) {
+            throw new IllegalStateException("FP8 steps are not captured as CUDA graphs yet: delayed scaling tracks"
+                    + " each step's amax read-back on the host");
+        }
+        if (tc.tracer() != Tracer.NOOP) {
+            throw new IllegalStateException("a traced step cannot be captured: stop tracing (TpContext.trace(NOOP))"
+                    + " first");
+        }
+        current();
+        stream.beginCapture();
+        try {
+            step(x, target, rowSquares, stream);
+        } catch (RuntimeException | Error e) {
+            try {
+                stream.endCapture().close();
+            } catch (RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+        return new StepGraph(tc.comm().context(), stream.endCapture(true));
+    }
+
+    /**
      * The mean squared error of the last {@link #step(TensorView, TensorView, CudaStream)} over the replica (every
      * rank of the TP group): waits for {@code stream}, then sums over the group (collective over the TP group).
      */

@@ -1,0 +1,187 @@
+package dev.ubuf.tests;
+
+import dev.ubuf.bootstrap.Bootstrap;
+import dev.ubuf.comm.ThreadDomain;
+import dev.ubuf.comm.TpCommunicator;
+import dev.ubuf.cuda.CudaContext;
+import dev.ubuf.cuda.CudaStream;
+import dev.ubuf.cuda.DeviceBuffer;
+import dev.ubuf.cuda.StreamPriority;
+import dev.ubuf.layers.tp.Activation;
+import dev.ubuf.layers.tp.Collectives;
+import dev.ubuf.layers.tp.Parameter;
+import dev.ubuf.layers.tp.TpContext;
+import dev.ubuf.layers.train.DataParallelGroup;
+import dev.ubuf.layers.train.LayerStack;
+import dev.ubuf.layers.train.MlpSpec;
+import dev.ubuf.layers.train.StepGraph;
+import dev.ubuf.layers.train.Trainer;
+import dev.ubuf.op.PlannerSettings;
+import dev.ubuf.resource.Closer;
+import dev.ubuf.tensor.DType;
+import dev.ubuf.tensor.TensorView;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A training step captured as a CUDA graph ({@link Trainer#capture}) and replayed does what the same step run
+ * eagerly does. Per iteration, on fresh random inputs: the parameters are saved, one eager step runs, its parameters
+ * and loss partial sums are kept, the parameters are restored, the loss output is poisoned (NaN), and the graph is
+ * replayed; every parameter element and every row's loss must be bit-identical to the eager step's (the same ops,
+ * kernels and GEMM algorithms on the same data; nothing in the step reduces in a run-dependent order), and the step
+ * must have changed the parameters. Three iterations, so the ops' device call counters advance across eager calls
+ * and replays interleaved. A context whose ops signal with host sequence numbers refuses to be captured, leaves the
+ * stream out of capture and steps eagerly afterwards.
+ */
+class StepGraphGpuTest {
+    private static final int HIDDEN = 256;
+    private static final int FFN = 512;
+    private static final int TOKENS = 512;
+
+    @ParameterizedTest(name = "{0} tp={1}")
+    @CsvSource({"te, 2", "ring, 2", "auto, 2", "none, 2", "te, 4", "auto, 4"})
+    void aReplayedStepIsBitIdenticalToTheEagerStep(String overlap, int tp) throws Exception {
+        Gpu.assumeGpus(tp);
+        ThreadDomain.run(tp, Duration.ofSeconds(180), (rank, boot, ctx) -> replayMatchesEager(overlap, rank, boot,
+                ctx));
+    }
+
+    @Test
+    void aContextWithHostSequenceNumbersRefusesCaptureAndStillSteps() throws Exception {
+        Gpu.assumeGpus(2);
+        ThreadDomain.run(2, Duration.ofSeconds(120), (rank, boot, ctx) -> {
+            try (TpCommunicator comm = TpCommunicator.create(boot, ctx, OverlapOpsGpuTest.ENV, null);
+                 CudaStream s = ctx.createStream(StreamPriority.NORMAL);
+                 Closer owned = new Closer("test buffers")) {
+                TpContext tc = TpContext.create(comm, LayerScenario.config("te", 2), DType.BF16, TOKENS,
+                        PlannerSettings.inMemory());
+                LayerStack stack = owned.register("stack", LayerStack.create(tc,
+                        new MlpSpec(HIDDEN, FFN, Activation.SWIGLU, 1)));
+                DataParallelGroup dp = owned.register("dp", DataParallelGroup.join(boot.subgroup(new int[]{rank}),
+                        ctx));
+                Trainer trainer = owned.register("trainer", Trainer.create(stack, dp, 0.01f));
+                stack.initialize(7, s);
+                long rows = TOKENS / 2;
+                TensorView x = tensor(owned, ctx, rows, HIDDEN, DType.BF16);
+                TensorView t = tensor(owned, ctx, rows, HIDDEN, DType.BF16);
+                tc.kernels().fillRandom(x, 11 + rank, 1f, s);
+                tc.kernels().fillRandom(t, 13 + rank, 1f, s);
+                IllegalStateException e = assertThrows(IllegalStateException.class,
+                        () -> trainer.capture(x, t, tensor(owned, ctx, 1, rows, DType.FP32), s));
+                assertTrue(e.getMessage().contains("graph-capturable"), e.getMessage());
+                assertFalse(s.isCapturing(), "the refused capture must not leave the stream capturing");
+                trainer.step(x, t, s);
+                double loss = trainer.loss(s);
+                assertTrue(Double.isFinite(loss) && loss > 0, "eager step after the refusal: loss " + loss);
+            }
+        });
+    }
+
+    private static void replayMatchesEager(String overlap, int rank, Bootstrap boot, CudaContext ctx) {
+        int tp = boot.size();
+        long seed = ByteBuffer.wrap(boot.broadcast(ByteBuffer.allocate(8).putLong(System.nanoTime()).array(), 0))
+                .getLong();
+        long rows = TOKENS / tp;
+        try (TpCommunicator comm = TpCommunicator.create(boot, ctx, OverlapOpsGpuTest.ENV, null);
+             CudaStream s = ctx.createStream(StreamPriority.NORMAL);
+             Closer owned = new Closer("test buffers")) {
+            TpContext tc = TpContext.create(comm, LayerScenario.config(overlap, tp), DType.BF16, TOKENS,
+                    PlannerSettings.inMemory(), Collectives.nccl(), true);
+            assertTrue(tc.graphCapturable());
+            LayerStack stack = owned.register("stack", LayerStack.create(tc,
+                    new MlpSpec(HIDDEN, FFN, Activation.SWIGLU, 2)));
+            DataParallelGroup dp = owned.register("dp", DataParallelGroup.join(boot.subgroup(new int[]{rank}), ctx));
+            Trainer trainer = owned.register("trainer", Trainer.create(stack, dp, 0.05f));
+            stack.initialize(seed, s);
+            TensorView x = tensor(owned, ctx, rows, HIDDEN, DType.BF16);
+            TensorView t = tensor(owned, ctx, rows, HIDDEN, DType.BF16);
+            TensorView sqEager = tensor(owned, ctx, 1, rows, DType.FP32);
+            TensorView sqGraph = tensor(owned, ctx, 1, rows, DType.FP32);
+            List<Parameter> params = stack.parameters();
+            List<TensorView> saved = new ArrayList<>();
+            List<TensorView> eager = new ArrayList<>();
+            for (Parameter p : params) {
+                saved.add(tensor(owned, ctx, p.value().rows(), p.value().cols(), p.value().dtype()));
+                eager.add(tensor(owned, ctx, p.value().rows(), p.value().cols(), p.value().dtype()));
+            }
+            StepGraph graph = owned.register("step graph", trainer.capture(x, t, sqGraph, s));
+            for (int it = 0; it < 3; it++) {
+                String where = overlap + " tp " + tp + " rank " + rank + " iteration " + it + " (seed " + seed + ")";
+                SplittableRandom rnd = new SplittableRandom(seed * 31 + rank * 7919L + it);
+                HostTensors.upload(ctx, s, HostTensors.random(rnd, x.elements(), DType.BF16, 1f), x);
+                HostTensors.upload(ctx, s, HostTensors.random(rnd, t.elements(), DType.BF16, 1f), t);
+                copyAll(params, saved, true, s);
+                tc.kernels().fillBits(sqEager, 0x7FC00000, s);
+                trainer.step(x, t, sqEager, s);
+                copyAll(params, eager, true, s);
+                copyAll(params, saved, false, s);
+                tc.kernels().fillBits(sqGraph, 0x7FC00000, s);
+                graph.replay(s);
+                float[] lossEager = HostTensors.download(ctx, s, sqEager);
+                float[] lossGraph = HostTensors.download(ctx, s, sqGraph);
+                assertBitIdentical(lossEager, lossGraph, "loss partial sums, " + where);
+                long changed = 0;
+                for (int i = 0; i < params.size(); i++) {
+                    float[] e = HostTensors.download(ctx, s, eager.get(i));
+                    float[] g = HostTensors.download(ctx, s, params.get(i).value());
+                    float[] before = HostTensors.download(ctx, s, saved.get(i));
+                    assertBitIdentical(e, g, params.get(i).name() + ", " + where);
+                    for (int j = 0; j < e.length; j++) {
+                        changed += Float.floatToIntBits(e[j]) != Float.floatToIntBits(before[j]) ? 1 : 0;
+                    }
+                    HostTensors.assertAllFinite(g, params.get(i).name() + ", " + where);
+                }
+                assertTrue(changed > 0, "the step changed no parameter, " + where);
+                boot.barrier();
+            }
+            s.synchronize();
+        }
+    }
+
+    /** Copies every parameter's value into ({@code out}) or back from ({@code !out}) {@code copies}. */
+    private static void copyAll(List<Parameter> params, List<TensorView> copies, boolean out, CudaStream s) {
+        for (int i = 0; i < params.size(); i++) {
+            TensorView v = params.get(i).value();
+            TensorView c = copies.get(i);
+            long bytes = v.elements() * v.dtype().bytes();
+            if (out) {
+                s.copy(c.address(), v.address(), bytes);
+            } else {
+                s.copy(v.address(), c.address(), bytes);
+            }
+        }
+    }
+
+    private static void assertBitIdentical(float[] want, float[] got, String what) {
+        assertEquals(want.length, got.length, what);
+        int differ = 0;
+        int first = -1;
+        for (int i = 0; i < want.length; i++) {
+            if (Float.floatToIntBits(want[i]) != Float.floatToIntBits(got[i])) {
+                differ++;
+                first = first < 0 ? i : first;
+            }
+        }
+        int f = first;
+        int d = differ;
+        assertEquals(0, differ, () -> what + ": " + d + " of " + want.length + " elements differ from the eager step,"
+                + " first at " + f + ": eager " + want[f] + ", replay " + got[f]);
+    }
+
+    private static TensorView tensor(Closer owned, CudaContext ctx, long rows, long cols, DType t) {
+        DeviceBuffer b = owned.register("tensor", ctx.allocate(rows * cols * t.bytes(), "test.tensor"));
+        return TensorView.of(b, rows, cols, t);
+    }
+}
