@@ -22,20 +22,34 @@ public final class KernelLibrary implements AutoCloseable {
     private final ResourceLedger.Entry entry;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private KernelLibrary(CudaContext context, byte[] fatbin) {
+    private KernelLibrary(CudaContext context, dev.ubuf.kernels.KernelImage image) {
         this.context = context;
         context.makeCurrent();
-        Cuda.check(JCudaDriver.cuModuleLoadData(module, fatbin), "cuModuleLoadData(ubuf_kernels.fatbin)");
+        Cuda.check(JCudaDriver.cuModuleLoadData(module, image.fatbin()), "cuModuleLoadData(ubuf_kernels.fatbin)");
         this.entry = context.ledger().track(this, "kernel library", "ubuf_kernels.fatbin", 0);
+        try {
+            // Every kernel now, not at its first launch: with lazy loading (CUDA_MODULE_LOADING=LAZY, the default
+            // since CUDA 12.2) cuModuleGetFunction loads a kernel, and loading may wait for the context's running
+            // kernels. A first launch issued while a wait kernel spins for a peer, or while a stream waits on one,
+            // whose own host is stuck the same way, would deadlock the GPUs (the CUDA guide's lazy-loading hazard).
+            for (String name : new java.util.TreeSet<>(image.kernels())) {
+                function(name);
+            }
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
     }
 
-    /** Loads the kernels into {@code context}; fails clearly when the build had no nvcc. */
+    /** Loads the kernels into {@code context}, every one of them now; fails clearly when the build had no nvcc. */
     public static KernelLibrary load(CudaContext context) {
+        dev.ubuf.kernels.KernelImage image;
         try {
-            return new KernelLibrary(context, dev.ubuf.kernels.KernelImage.load().fatbin());
+            image = dev.ubuf.kernels.KernelImage.load();
         } catch (IllegalStateException | java.io.UncheckedIOException e) {
             throw new KernelsUnavailableException(e.getMessage());
         }
+        return new KernelLibrary(context, image);
     }
 
     /** Whether the kernels were compiled into this build (nvcc was present). */
