@@ -3,6 +3,7 @@ package dev.ubuf.tests;
 import dev.ubuf.bootstrap.Bootstrap;
 import dev.ubuf.comm.ThreadDomain;
 import dev.ubuf.comm.TpCommunicator;
+import dev.ubuf.config.UbufEnvironment;
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.DeviceBuffer;
@@ -28,12 +29,14 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * A training step captured as a CUDA graph ({@link Trainer#capture}) and replayed does what the same step run
@@ -42,10 +45,32 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * replayed; every parameter element and every row's loss must be bit-identical to the eager step's (the same ops,
  * kernels and GEMM algorithms on the same data; nothing in the step reduces in a run-dependent order), and the step
  * must have changed the parameters. Three iterations, so the ops' device call counters advance across eager calls
- * and replays interleaved. A context whose ops signal with host sequence numbers refuses to be captured, leaves the
- * stream out of capture and steps eagerly afterwards.
+ * and replays interleaved. The ranks are processes started with CUDA_DEVICE_MAX_CONNECTIONS=32, which
+ * graph-capturable overlapped layers require ({@link TpContext}); without it such a context is refused. A context
+ * whose ops signal with host sequence numbers refuses to be captured, leaves the stream out of capture and steps
+ * eagerly afterwards.
  */
 class StepGraphGpuTest {
+    /** One process per rank: the environment variable must be set before CUDA starts in the rank's JVM. */
+    record Case(String overlap) implements RankScenario {
+        static final String NAME = "stepgraph";
+
+        static Case parse(List<String> params) {
+            ScenarioArgs a = ScenarioArgs.of(NAME, List.of("overlap"), params);
+            return new Case(a.text(0));
+        }
+
+        @Override
+        public List<String> toArgs() {
+            return List.of(NAME, overlap);
+        }
+
+        @Override
+        public void run(int rank, Bootstrap bootstrap, CudaContext ctx, UbufEnvironment env) {
+            replayMatchesEager(overlap, rank, bootstrap, ctx, env);
+        }
+    }
+
     private static final int HIDDEN = 256;
     private static final int FFN = 512;
     private static final int TOKENS = 512;
@@ -54,8 +79,26 @@ class StepGraphGpuTest {
     @CsvSource({"te, 2", "ring, 2", "auto, 2", "none, 2", "te, 4", "auto, 4"})
     void aReplayedStepIsBitIdenticalToTheEagerStep(String overlap, int tp) throws Exception {
         Gpu.assumeGpus(tp);
-        ThreadDomain.run(tp, Duration.ofSeconds(180), (rank, boot, ctx) -> replayMatchesEager(overlap, rank, boot,
-                ctx));
+        Case c = new Case(overlap);
+        ProcessRanks.launch(tp, Duration.ofSeconds(60), c, Duration.ofSeconds(240),
+                Map.of("CUDA_DEVICE_MAX_CONNECTIONS", "32")).assertEveryRankPassed(c, tp);
+    }
+
+    @Test
+    void aGraphCapturableOverlappedContextNeedsThirtyTwoHardwareQueues() throws Exception {
+        Gpu.assumeGpus(2);
+        String v = System.getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+        assumeTrue(v == null || !v.trim().equals("32"), "this JVM already runs with 32 hardware queues");
+        ThreadDomain.run(2, Duration.ofSeconds(60), (rank, boot, ctx) -> {
+            try (TpCommunicator comm = TpCommunicator.create(boot, ctx, OverlapOpsGpuTest.ENV, null)) {
+                IllegalStateException e = assertThrows(IllegalStateException.class, () -> TpContext.create(comm,
+                        LayerScenario.config("te", 2), DType.BF16, TOKENS, PlannerSettings.inMemory(),
+                        Collectives.nccl(), true));
+                assertTrue(e.getMessage().contains("CUDA_DEVICE_MAX_CONNECTIONS=32"), e.getMessage());
+                TpContext.create(comm, LayerScenario.config("none", 2), DType.BF16, TOKENS,
+                        PlannerSettings.inMemory(), Collectives.nccl(), true).close(); // nothing overlapped: fine
+            }
+        });
     }
 
     @Test
@@ -89,12 +132,13 @@ class StepGraphGpuTest {
         });
     }
 
-    private static void replayMatchesEager(String overlap, int rank, Bootstrap boot, CudaContext ctx) {
+    private static void replayMatchesEager(String overlap, int rank, Bootstrap boot, CudaContext ctx,
+                                           UbufEnvironment env) {
         int tp = boot.size();
         long seed = ByteBuffer.wrap(boot.broadcast(ByteBuffer.allocate(8).putLong(System.nanoTime()).array(), 0))
                 .getLong();
         long rows = TOKENS / tp;
-        try (TpCommunicator comm = TpCommunicator.create(boot, ctx, OverlapOpsGpuTest.ENV, null);
+        try (TpCommunicator comm = TpCommunicator.create(boot, ctx, env, null);
              CudaStream s = ctx.createStream(StreamPriority.NORMAL);
              Closer owned = new Closer("test buffers")) {
             TpContext tc = TpContext.create(comm, LayerScenario.config(overlap, tp), DType.BF16, TOKENS,

@@ -92,8 +92,9 @@ public final class TpContext implements AutoCloseable {
         for (GemmName g : GemmName.values()) {
             choices.put(g, OverlapChoice.resolve(config, g));
         }
-        oneHardwareQueue(System.getenv(), choices.values().stream().anyMatch(OverlapChoice::overlapped))
-                .ifPresent(why -> {
+        boolean overlapped = choices.values().stream().anyMatch(OverlapChoice::overlapped);
+        oneHardwareQueue(System.getenv(), overlapped).or(() -> fewQueuesForGraphs(System.getenv(),
+                graphCapturable && overlapped)).ifPresent(why -> {
                     throw new IllegalStateException(why);
                 });
         this.registry = MethodRegistry.load();
@@ -325,6 +326,34 @@ public final class TpContext implements AutoCloseable {
                 + " overlapped layer step hangs there (a known open bug): unset it or set it to 2 or more for ubuf's"
                 + " overlap (its streams are ordered by events and need no such setting), or turn overlap off"
                 + " (ub_tp_comm_overlap: false)");
+    }
+
+    /** The most hardware queues a CUDA context maps its streams onto (CUDA_DEVICE_MAX_CONNECTIONS' upper limit). */
+    static final int MAX_CONNECTIONS = 32;
+
+    /**
+     * Why graph-capturable overlapped layers must not run with {@code env}: their ops wait for peers with spinning
+     * one-thread kernels, and a stream's work behind such a wait holds its hardware queue; with the driver's default
+     * of 8 queues for a context's many streams, a signal a peer waits for can sit in a queue behind such work. At 8,
+     * 70B-dims LayerNormMLP steps at tp 4 deadlocked in 4 of 4 runs (replays and eager calls) and a 2-layer block at
+     * tp 2 at its first call in 2 of 2; at 32 every run completed (session 10, 4x H100). Empty when fine.
+     */
+    public static Optional<String> fewQueuesForGraphs(Map<String, String> env, boolean graphOverlapped) {
+        if (!graphOverlapped) {
+            return Optional.empty();
+        }
+        String v = env.get("CUDA_DEVICE_MAX_CONNECTIONS");
+        try {
+            if (v != null && Integer.parseInt(v.trim()) >= MAX_CONNECTIONS) {
+                return Optional.empty();
+            }
+        } catch (NumberFormatException e) {
+            // reported below with the value
+        }
+        return Optional.of("graph-capturable overlapped layers need CUDA_DEVICE_MAX_CONNECTIONS=" + MAX_CONNECTIONS
+                + " (set before the process first uses CUDA; it is " + (v == null ? "unset, so 8" : "'" + v + "'")
+                + "): their ops wait for peers with spinning kernels, and with fewer hardware queues a signal a peer"
+                + " waits for can queue behind such a wait (the steps deadlocked at 8)");
     }
 
     /** FP8 GEMM dimensions (inner and output columns, and the tokens the wgrad sums over) are multiples of this. */

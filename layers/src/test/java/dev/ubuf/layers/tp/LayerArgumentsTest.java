@@ -78,4 +78,20 @@ class LayerArgumentsTest {
         assertTrue(TpContext.oneHardwareQueue(java.util.Map.of("CUDA_DEVICE_MAX_CONNECTIONS", "2"), true).isEmpty());
         assertTrue(TpContext.oneHardwareQueue(java.util.Map.of(), true).isEmpty());
     }
+
+    @Test
+    void graphCapturableOverlappedLayersNeedThirtyTwoHardwareQueues() {
+        for (java.util.Map<String, String> env : java.util.List.of(java.util.Map.<String, String>of(),
+                java.util.Map.of("CUDA_DEVICE_MAX_CONNECTIONS", "8"),
+                java.util.Map.of("CUDA_DEVICE_MAX_CONNECTIONS", "31"),
+                java.util.Map.of("CUDA_DEVICE_MAX_CONNECTIONS", "many"))) {
+            var why = TpContext.fewQueuesForGraphs(env, true);
+            assertTrue(why.isPresent() && why.get().contains("CUDA_DEVICE_MAX_CONNECTIONS=32"), env + ": " + why);
+        }
+        assertTrue(TpContext.fewQueuesForGraphs(java.util.Map.of(), true).orElseThrow().contains("unset, so 8"));
+        assertTrue(TpContext.fewQueuesForGraphs(java.util.Map.of("CUDA_DEVICE_MAX_CONNECTIONS", " 32 "), true)
+                .isEmpty());
+        assertTrue(TpContext.fewQueuesForGraphs(java.util.Map.of(), false).isEmpty(),
+                "eager ops (stream memory operations) or nothing overlapped: no such need");
+    }
 }
