@@ -131,9 +131,9 @@ final class DemoCommand implements Callable<Integer> {
     boolean compareBf16;
     @Option(names = "--cuda-graph", description = "GPU only: capture each stack's training step as a CUDA graph"
             + " after the warm-up iterations and replay it in the timed ones (one host call per step; the ops are"
-            + " made graph-safe: they signal with one-thread kernels that count calls on the device). Needs"
-            + " CUDA_DEVICE_MAX_CONNECTIONS=32 in the environment with overlap on; not with FP8 yet. The simulation"
-            + " has no graphs and says so (default: ${DEFAULT-VALUE}).")
+            + " made graph-safe: they signal with one-thread kernels that count calls on the device). Needs 32"
+            + " hardware queues, ubuf's default (refused where CUDA_DEVICE_MAX_CONNECTIONS sets fewer); not with FP8"
+            + " yet. The simulation has no graphs and says so (default: ${DEFAULT-VALUE}).")
     boolean cudaGraph;
     @Option(names = "--seed", defaultValue = "1", paramLabel = "S",
             description = "Seed of the weights, the batches and the simulated interleavings (default:"
@@ -213,8 +213,8 @@ final class DemoCommand implements Callable<Integer> {
                     + " scaling tracks each step's amax read-back on the host); drop --cuda-graph or --fp8");
         }
         if (cudaGraph && onGpu) {
-            Optional<String> why = dev.ubuf.layers.tp.TpContext.fewQueuesForGraphs(System.getenv(),
-                    cfg.overlapPossible());
+            Optional<String> why = dev.ubuf.layers.tp.TpContext.fewQueuesForGraphs(
+                    dev.ubuf.cuda.HardwareQueues.effective(System.getenv()), cfg.overlapPossible());
             if (why.isPresent()) {
                 throw OptionChecks.invalid(spec, "--cuda-graph: " + why.get());
             }

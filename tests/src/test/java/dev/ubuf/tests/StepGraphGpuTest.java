@@ -36,7 +36,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * A training step captured as a CUDA graph ({@link Trainer#capture}) and replayed does what the same step run
@@ -45,60 +44,71 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * replayed; every parameter element and every row's loss must be bit-identical to the eager step's (the same ops,
  * kernels and GEMM algorithms on the same data; nothing in the step reduces in a run-dependent order), and the step
  * must have changed the parameters. Three iterations, so the ops' device call counters advance across eager calls
- * and replays interleaved. The ranks are processes started with CUDA_DEVICE_MAX_CONNECTIONS=32, which
- * graph-capturable overlapped layers require ({@link TpContext}); without it such a context is refused. A context
+ * and replays interleaved. The ranks are processes, each starting CUDA with the library's 32 hardware queues,
+ * which graph-capturable overlapped layers require ({@link TpContext}); with 8 such a context is refused. A context
  * whose ops signal with host sequence numbers refuses to be captured, leaves the stream out of capture and steps
  * eagerly afterwards.
  */
 class StepGraphGpuTest {
-    /** One process per rank: the environment variable must be set before CUDA starts in the rank's JVM. */
-    record Case(String overlap) implements RankScenario {
+    private static final int HIDDEN = 256;
+    private static final int FFN = 512;
+    private static final int TOKENS = 512;
+
+    /**
+     * One process per rank, so that each rank's CUDA starts with the environment the case gives it: {@code refused}
+     * cases run with CUDA_DEVICE_MAX_CONNECTIONS=8 and check that a graph-capturable overlapped context is refused,
+     * the others with the library's default (it sets 32 where the variable is unset).
+     */
+    record Case(String overlap, boolean refused) implements RankScenario {
         static final String NAME = "stepgraph";
 
         static Case parse(List<String> params) {
-            ScenarioArgs a = ScenarioArgs.of(NAME, List.of("overlap"), params);
-            return new Case(a.text(0));
+            ScenarioArgs a = ScenarioArgs.of(NAME, List.of("overlap", "refused"), params);
+            return new Case(a.text(0), a.bool(1));
         }
 
         @Override
         public List<String> toArgs() {
-            return List.of(NAME, overlap);
+            return List.of(NAME, overlap, Boolean.toString(refused));
         }
 
         @Override
         public void run(int rank, Bootstrap bootstrap, CudaContext ctx, UbufEnvironment env) {
-            replayMatchesEager(overlap, rank, bootstrap, ctx, env);
+            if (refused) {
+                refusedWithFewQueues(overlap, bootstrap, ctx, env);
+            } else {
+                replayMatchesEager(overlap, rank, bootstrap, ctx, env);
+            }
         }
     }
-
-    private static final int HIDDEN = 256;
-    private static final int FFN = 512;
-    private static final int TOKENS = 512;
 
     @ParameterizedTest(name = "{0} tp={1}")
     @CsvSource({"te, 2", "ring, 2", "auto, 2", "none, 2", "te, 4", "auto, 4"})
     void aReplayedStepIsBitIdenticalToTheEagerStep(String overlap, int tp) throws Exception {
         Gpu.assumeGpus(tp);
-        Case c = new Case(overlap);
-        ProcessRanks.launch(tp, Duration.ofSeconds(60), c, Duration.ofSeconds(240),
-                Map.of("CUDA_DEVICE_MAX_CONNECTIONS", "32")).assertEveryRankPassed(c, tp);
+        Case c = new Case(overlap, false);
+        ProcessRanks.launch(tp, Duration.ofSeconds(60), c, Duration.ofSeconds(240)).assertEveryRankPassed(c, tp);
     }
 
     @Test
-    void aGraphCapturableOverlappedContextNeedsThirtyTwoHardwareQueues() throws Exception {
+    void aGraphCapturableOverlappedContextIsRefusedWithEightHardwareQueues() throws Exception {
         Gpu.assumeGpus(2);
-        String v = System.getenv("CUDA_DEVICE_MAX_CONNECTIONS");
-        assumeTrue(v == null || !v.trim().equals("32"), "this JVM already runs with 32 hardware queues");
-        ThreadDomain.run(2, Duration.ofSeconds(60), (rank, boot, ctx) -> {
-            try (TpCommunicator comm = TpCommunicator.create(boot, ctx, OverlapOpsGpuTest.ENV, null)) {
-                IllegalStateException e = assertThrows(IllegalStateException.class, () -> TpContext.create(comm,
-                        LayerScenario.config("te", 2), DType.BF16, TOKENS, PlannerSettings.inMemory(),
-                        Collectives.nccl(), true));
-                assertTrue(e.getMessage().contains("CUDA_DEVICE_MAX_CONNECTIONS=32"), e.getMessage());
-                TpContext.create(comm, LayerScenario.config("none", 2), DType.BF16, TOKENS,
-                        PlannerSettings.inMemory(), Collectives.nccl(), true).close(); // nothing overlapped: fine
-            }
-        });
+        Case c = new Case("te", true);
+        ProcessRanks.launch(2, Duration.ofSeconds(60), c, Duration.ofSeconds(120),
+                Map.of("CUDA_DEVICE_MAX_CONNECTIONS", "8")).assertEveryRankPassed(c, 2);
+    }
+
+    private static void refusedWithFewQueues(String overlap, Bootstrap boot, CudaContext ctx, UbufEnvironment env) {
+        try (TpCommunicator comm = TpCommunicator.create(boot, ctx, env, null)) {
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> TpContext.create(comm,
+                    LayerScenario.config(overlap, boot.size()), DType.BF16, TOKENS, PlannerSettings.inMemory(),
+                    Collectives.nccl(), true));
+            assertTrue(e.getMessage().contains("CUDA_DEVICE_MAX_CONNECTIONS=32") && e.getMessage().contains("'8'"),
+                    e.getMessage());
+            // Nothing overlapped: no spinning waits, no such need.
+            TpContext.create(comm, LayerScenario.config("none", boot.size()), DType.BF16, TOKENS,
+                    PlannerSettings.inMemory(), Collectives.nccl(), true).close();
+        }
     }
 
     @Test

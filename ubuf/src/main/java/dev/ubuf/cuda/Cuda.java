@@ -49,6 +49,7 @@ public final class Cuda {
      */
     public static int deviceCount() {
         ModuleLoading.eagerUnlessChosen(); // before the driver library is even opened
+        HardwareQueues.mostUnlessChosen();
         if (DriverProbe.MISSING != null) {
             throw new CudaUnavailableException(DriverProbe.MISSING);
         }

@@ -118,6 +118,7 @@ public final class CudaVmm implements VmmDriver {
         try {
             Symbols bound = new Symbols(NativeLibrary.open(List.of(soname)));
             ModuleLoading.eagerUnlessChosen();
+            HardwareQueues.mostUnlessChosen();
             int rc = (int) bound.cuInit.invokeExact(0);
             if (rc == 0) {
                 s = bound;

@@ -28,10 +28,10 @@ public final class KernelLibrary implements AutoCloseable {
         Cuda.check(JCudaDriver.cuModuleLoadData(module, image.fatbin()), "cuModuleLoadData(ubuf_kernels.fatbin)");
         this.entry = context.ledger().track(this, "kernel library", "ubuf_kernels.fatbin", 0);
         try {
-            // Every kernel now, not at its first launch: with lazy loading (CUDA_MODULE_LOADING=LAZY, the default
-            // since CUDA 12.2) cuModuleGetFunction loads a kernel, and loading may wait for the context's running
-            // kernels. A first launch issued while a wait kernel spins for a peer, or while a stream waits on one,
-            // whose own host is stuck the same way, would deadlock the GPUs (the CUDA guide's lazy-loading hazard).
+            // Every kernel now, not at its first launch. ubuf starts CUDA with eager loading (ModuleLoading), but
+            // where the user chose CUDA_MODULE_LOADING=LAZY, cuModuleGetFunction loads a kernel and loading may wait
+            // for the context's running kernels: a first launch issued while a wait kernel spins for a peer whose
+            // host is stuck the same way would deadlock the GPUs (the CUDA guide's lazy-loading hazard).
             for (String name : new java.util.TreeSet<>(image.kernels())) {
                 function(name);
             }
@@ -41,7 +41,7 @@ public final class KernelLibrary implements AutoCloseable {
         }
     }
 
-    /** Loads the kernels into {@code context}, every one of them now; fails clearly when the build had no nvcc. */
+    /** Loads the kernels into {@code context}, each one now; fails clearly when the build had no nvcc. */
     public static KernelLibrary load(CudaContext context) {
         dev.ubuf.kernels.KernelImage image;
         try {

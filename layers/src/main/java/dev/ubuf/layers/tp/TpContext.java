@@ -93,8 +93,9 @@ public final class TpContext implements AutoCloseable {
             choices.put(g, OverlapChoice.resolve(config, g));
         }
         boolean overlapped = choices.values().stream().anyMatch(OverlapChoice::overlapped);
-        oneHardwareQueue(System.getenv(), overlapped).or(() -> fewQueuesForGraphs(System.getenv(),
-                graphCapturable && overlapped)).ifPresent(why -> {
+        Map<String, String> env = dev.ubuf.cuda.HardwareQueues.effective(System.getenv());
+        oneHardwareQueue(env, overlapped).or(() -> fewQueuesForGraphs(env, graphCapturable && overlapped))
+                .ifPresent(why -> {
                     throw new IllegalStateException(why);
                 });
         this.registry = MethodRegistry.load();
@@ -336,7 +337,9 @@ public final class TpContext implements AutoCloseable {
      * one-thread kernels, and a stream's work behind such a wait holds its hardware queue; with the driver's default
      * of 8 queues for a context's many streams, a signal a peer waits for can sit in a queue behind such work. At 8,
      * 70B-dims LayerNormMLP steps at tp 4 deadlocked in 4 of 4 runs (replays and eager calls) and a 2-layer block at
-     * tp 2 at its first call in 2 of 2; at 32 every run completed (session 10, 4x H100). Empty when fine.
+     * tp 2 at its first call in 2 of 2; at 32 every run completed (session 10, 4x H100). ubuf sets 32 where the
+     * variable is unset ({@link dev.ubuf.cuda.HardwareQueues}); {@code env} is as the driver reads it. Empty when
+     * fine.
      */
     public static Optional<String> fewQueuesForGraphs(Map<String, String> env, boolean graphOverlapped) {
         if (!graphOverlapped) {

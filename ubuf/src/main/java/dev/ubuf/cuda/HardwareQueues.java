@@ -1,0 +1,61 @@
+package dev.ubuf.cuda;
+
+import dev.ubuf.posix.NativeEnvironment;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * How many hardware queues a CUDA context spreads its streams over (CUDA_DEVICE_MAX_CONNECTIONS, read when a context
+ * is created): {@value #DEFAULT} unless the user set it, where the driver's default is 8.
+ *
+ * <p>Each overlapped op issues its work on streams of its own, so a layer's context holds far more streams than 8.
+ * Streams that share a queue are issued through it in order: work behind a wait for a peer's flag holds back work of
+ * other streams queued after it, and when those queues fill, the host blocks inside the driver before it issues the
+ * signal the peer waits for. The 8B LayerNormMLP step at tp 4 hung so in its first step in 2 of 16 runs at 8 (rank 0's
+ * host inside cuMemcpyAsync, the others' inside ncclAllReduce; session 10), and graph-safe ops, whose waits are
+ * spinning kernels, deadlocked at 8 in most 70B runs; every run at 32, the driver's most, completed.
+ */
+public final class HardwareQueues {
+    /** The variable the driver reads when it creates a context. */
+    public static final String VARIABLE = "CUDA_DEVICE_MAX_CONNECTIONS";
+    /** What ubuf sets when the user did not: the most the driver allows. */
+    public static final String DEFAULT = "32";
+
+    private static final AtomicBoolean CHOSEN = new AtomicBoolean();
+
+    private HardwareQueues() {
+    }
+
+    /**
+     * Sets CUDA_DEVICE_MAX_CONNECTIONS={@value #DEFAULT} in this process's C environment unless it is set; once per
+     * process, before the driver starts (later calls do nothing). Never throws: without it the driver keeps 8.
+     */
+    static void mostUnlessChosen() {
+        if (!CHOSEN.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            NativeEnvironment.setIfAbsent(VARIABLE, DEFAULT);
+        } catch (RuntimeException | LinkageError e) {
+            System.getLogger(HardwareQueues.class.getName()).log(System.Logger.Level.WARNING,
+                    "could not set " + VARIABLE + "=" + DEFAULT + " (" + e + "); the driver maps every context's"
+                            + " streams onto 8 hardware queues");
+        }
+    }
+
+    /**
+     * {@code env} with CUDA_DEVICE_MAX_CONNECTIONS as the driver sees it: the C environment's value, which ubuf may
+     * have set after the JVM copied {@code env}; absent where neither has it.
+     */
+    public static Map<String, String> effective(Map<String, String> env) {
+        Map<String, String> e = new HashMap<>(env);
+        try {
+            NativeEnvironment.get(VARIABLE).ifPresent(v -> e.put(VARIABLE, v));
+        } catch (RuntimeException | LinkageError ignored) {
+            // no libc binding: the JVM's copy is all there is to go by
+        }
+        return e;
+    }
+}
