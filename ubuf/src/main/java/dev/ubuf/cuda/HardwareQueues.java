@@ -13,9 +13,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>Each overlapped op issues its work on streams of its own, so a layer's context holds far more streams than 8.
  * Streams that share a queue are issued through it in order: work behind a wait for a peer's flag holds back work of
  * other streams queued after it, and when those queues fill, the host blocks inside the driver before it issues the
- * signal the peer waits for. The 8B LayerNormMLP step at tp 4 hung so in its first step in 2 of 16 runs at 8 (rank 0's
- * host inside cuMemcpyAsync, the others' inside ncclAllReduce; session 10), and graph-safe ops, whose waits are
- * spinning kernels, deadlocked at 8 in most 70B runs; every run at 32, the driver's most, completed.
+ * signal the peer waits for. The 8B LayerNormMLP step at tp 4 hung so in its first step in 2 of 21 runs at 8 (rank 0's
+ * host inside cuMemcpyAsync, the others' inside ncclAllReduce; session 10, 4x H100), and graph-safe ops, whose waits
+ * are spinning kernels, deadlocked at 8 in 4 of 4 70B runs; every run at 32, the driver's most, completed.
  */
 public final class HardwareQueues {
     /** The variable the driver reads when it creates a context. */
