@@ -4,7 +4,6 @@ import dev.ubuf.posix.NativeEnvironment;
 
 import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * How many hardware queues a CUDA context spreads its streams over (CUDA_DEVICE_MAX_CONNECTIONS, read when a context
@@ -23,7 +22,8 @@ public final class HardwareQueues {
     /** What ubuf sets when the user did not: the most the driver allows. */
     public static final String DEFAULT = "32";
 
-    private static final AtomicBoolean CHOSEN = new AtomicBoolean();
+    private static final DriverDefault MOST = new DriverDefault(VARIABLE, DEFAULT,
+            "the driver maps every context's streams onto 8 hardware queues");
 
     private HardwareQueues() {
     }
@@ -33,16 +33,7 @@ public final class HardwareQueues {
      * process, before the driver starts (later calls do nothing). Never throws: without it the driver keeps 8.
      */
     static void mostUnlessChosen() {
-        if (!CHOSEN.compareAndSet(false, true)) {
-            return;
-        }
-        try {
-            NativeEnvironment.setIfAbsent(VARIABLE, DEFAULT);
-        } catch (RuntimeException | LinkageError e) {
-            System.getLogger(HardwareQueues.class.getName()).log(System.Logger.Level.WARNING,
-                    "could not set " + VARIABLE + "=" + DEFAULT + " (" + e + "); the driver maps every context's"
-                            + " streams onto 8 hardware queues");
-        }
+        MOST.applyOnce();
     }
 
     /**

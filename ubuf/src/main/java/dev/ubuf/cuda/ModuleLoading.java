@@ -1,9 +1,7 @@
 package dev.ubuf.cuda;
 
-import dev.ubuf.posix.NativeEnvironment;
 import jcuda.driver.CUmoduleLoadingMode;
 import jcuda.driver.JCudaDriver;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * CUDA's module loading mode, chosen before the driver starts: EAGER unless the user set CUDA_MODULE_LOADING.
@@ -20,7 +18,8 @@ public final class ModuleLoading {
     /** The variable the driver reads at cuInit. */
     public static final String VARIABLE = "CUDA_MODULE_LOADING";
 
-    private static final AtomicBoolean CHOSEN = new AtomicBoolean();
+    private static final DriverDefault EAGER = new DriverDefault(VARIABLE, "EAGER",
+            "kernels load lazily, which may deadlock an overlapped step that launches a kernel for the first time");
 
     private ModuleLoading() {
     }
@@ -30,16 +29,7 @@ public final class ModuleLoading {
      * the first cuInit (later calls do nothing). Never throws: without the setting the driver keeps its default.
      */
     static void eagerUnlessChosen() {
-        if (!CHOSEN.compareAndSet(false, true)) {
-            return;
-        }
-        try {
-            NativeEnvironment.setIfAbsent(VARIABLE, "EAGER");
-        } catch (RuntimeException | LinkageError e) {
-            System.getLogger(ModuleLoading.class.getName()).log(System.Logger.Level.WARNING,
-                    "could not set " + VARIABLE + "=EAGER (" + e + "); kernels load lazily, which may deadlock an"
-                            + " overlapped step that launches a kernel for the first time");
-        }
+        EAGER.applyOnce();
     }
 
     /** The mode the driver runs in (cuModuleGetLoadingMode), initialising the driver if needed. */
