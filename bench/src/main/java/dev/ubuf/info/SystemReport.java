@@ -11,8 +11,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /** What `ubuf info` reports: devices, links, library versions and what sharing/multicast this machine allows. */
-public record SystemReport(int driverVersion, String moduleLoading, String cublasLt, String nccl, String kernels,
-                           List<Device> devices,
+public record SystemReport(int driverVersion, String moduleLoading, String hardwareQueues, String cublasLt,
+                           String nccl, String kernels, List<Device> devices,
                            List<List<String>> peerMatrix, boolean multicastSupported, boolean multicastAllowed,
                            String multicastNote) {
 
@@ -52,7 +52,9 @@ public record SystemReport(int driverVersion, String moduleLoading, String cubla
         String note = !mcHw ? "hardware does not support multicast; unicast peer copies are used"
                 : refusal != null ? refusal + "; unicast peer copies are used"
                 : "multicast available";
-        return new SystemReport(Cuda.driverVersion(), ModuleLoading.inEffect(), version(() -> {
+        String queues = dev.ubuf.cuda.HardwareQueues.effective(java.util.Map.of())
+                .getOrDefault(dev.ubuf.cuda.HardwareQueues.VARIABLE, "8");
+        return new SystemReport(Cuda.driverVersion(), ModuleLoading.inEffect(), queues, version(() -> {
             long v = CublasLt.library().version();
             return (v / 10000) + "." + (v / 100 % 100) + "." + (v % 100) + " (" + CublasLt.library().libraryName() + ")";
         }), version(() -> Nccl.versionString(Nccl.version())),
@@ -72,6 +74,8 @@ public record SystemReport(int driverVersion, String moduleLoading, String cubla
         StringBuilder sb = new StringBuilder();
         sb.append(String.format("CUDA driver  %d.%d%n", driverVersion / 1000, driverVersion % 1000 / 10));
         sb.append("modules      ").append(moduleLoading).append(" (CUDA_MODULE_LOADING)\n");
+        sb.append("queues       ").append(hardwareQueues)
+                .append(" hardware queues per context (CUDA_DEVICE_MAX_CONNECTIONS)\n");
         sb.append("cuBLASLt     ").append(cublasLt).append('\n');
         sb.append("NCCL         ").append(nccl).append('\n');
         sb.append("kernels      ").append(kernels).append('\n');

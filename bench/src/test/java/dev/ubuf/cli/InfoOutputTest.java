@@ -20,9 +20,9 @@ import static org.junit.jupiter.api.Assertions.fail;
  */
 class InfoOutputTest {
     /** A two-GPU report, as SystemReport.gather returns on a GPU node. */
-    private static final SystemReport REPORT = new SystemReport(12040, "EAGER", "13.0.0 (libcublasLt.so.13)", "2.27.3",
-            "present", List.of(device(0), device(1)), List.of(List.of("X", "NV18"), List.of("NV18", "X")), true,
-            false, "UB_SKIPMC=1; unicast peer copies are used");
+    private static final SystemReport REPORT = new SystemReport(12040, "EAGER", "32", "13.0.0 (libcublasLt.so.13)",
+            "2.27.3", "present", List.of(device(0), device(1)), List.of(List.of("X", "NV18"), List.of("NV18", "X")),
+            true, false, "UB_SKIPMC=1; unicast peer copies are used");
 
     private static SystemReport.Device device(int i) {
         return new SystemReport.Device(i, "NVIDIA H100 80GB HBM3", "0000:1" + i + ":00.0", 90, 132, 5, 80L << 30, true,

@@ -14,7 +14,7 @@ public final class CudaGraph implements AutoCloseable {
     private final ResourceLedger.Entry entry;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    /** CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY: each kernel keeps the priority of the stream it was captured on. */
+    /** CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY: a kernel keeps the priority of the stream it was captured on. */
     static final long USE_NODE_PRIORITY = 8;
 
     CudaGraph(CudaContext context, CUgraph graph, long flags) {
