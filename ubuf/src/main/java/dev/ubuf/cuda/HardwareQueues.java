@@ -19,10 +19,12 @@ import java.util.Map;
 public final class HardwareQueues {
     /** The variable the driver reads when it creates a context. */
     public static final String VARIABLE = "CUDA_DEVICE_MAX_CONNECTIONS";
-    /** What ubuf sets when the user did not: the most the driver allows. */
-    public static final String DEFAULT = "32";
+    /** The most queues the driver gives a context. */
+    public static final int MOST = 32;
+    /** What ubuf sets when the user did not: {@link #MOST}. */
+    public static final String DEFAULT = "" + MOST;
 
-    private static final DriverDefault MOST = new DriverDefault(VARIABLE, DEFAULT,
+    private static final DriverDefault SETTING = new DriverDefault(VARIABLE, DEFAULT,
             "the driver maps every context's streams onto 8 hardware queues");
 
     private HardwareQueues() {
@@ -33,7 +35,7 @@ public final class HardwareQueues {
      * process, before the driver starts (later calls do nothing). Never throws: without it the driver keeps 8.
      */
     static void mostUnlessChosen() {
-        MOST.applyOnce();
+        SETTING.applyOnce();
     }
 
     /**

@@ -5,6 +5,7 @@ import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaEvent;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.DeviceBuffer;
+import dev.ubuf.cuda.HardwareQueues;
 import dev.ubuf.cuda.KernelLibrary;
 import dev.ubuf.cuda.StreamPriority;
 import dev.ubuf.gemm.Gemm;
@@ -93,7 +94,7 @@ public final class TpContext implements AutoCloseable {
             choices.put(g, OverlapChoice.resolve(config, g));
         }
         boolean overlapped = choices.values().stream().anyMatch(OverlapChoice::overlapped);
-        Map<String, String> env = dev.ubuf.cuda.HardwareQueues.effective(System.getenv());
+        Map<String, String> env = HardwareQueues.effective(System.getenv());
         oneHardwareQueue(env, overlapped).or(() -> fewQueuesForGraphs(env, graphCapturable && overlapped))
                 .ifPresent(why -> {
                     throw new IllegalStateException(why);
@@ -329,31 +330,29 @@ public final class TpContext implements AutoCloseable {
                 + " (ub_tp_comm_overlap: false)");
     }
 
-    /** The most hardware queues a CUDA context maps its streams onto (CUDA_DEVICE_MAX_CONNECTIONS' upper limit). */
-    static final int MAX_CONNECTIONS = 32;
-
     /**
      * Why graph-capturable overlapped layers must not run with {@code env}: their ops wait for peers with spinning
      * one-thread kernels, and a stream's work behind such a wait holds its hardware queue; with the driver's default
      * of 8 queues for a context's many streams, a signal a peer waits for can sit in a queue behind such work. At 8,
      * 70B-dims LayerNormMLP steps at tp 4 deadlocked in 4 of 4 runs (replays and eager calls) and a 2-layer block at
      * tp 2 at its first call in 2 of 2; at 32 every run completed (session 10, 4x H100). ubuf sets 32 where the
-     * variable is unset ({@link dev.ubuf.cuda.HardwareQueues}); {@code env} is as the driver reads it. Empty when
+     * variable is unset ({@link HardwareQueues}); {@code env} is as the driver reads it. Empty when
      * fine.
      */
     public static Optional<String> fewQueuesForGraphs(Map<String, String> env, boolean graphOverlapped) {
         if (!graphOverlapped) {
             return Optional.empty();
         }
-        String v = env.get("CUDA_DEVICE_MAX_CONNECTIONS");
+        String v = env.get(HardwareQueues.VARIABLE);
         try {
-            if (v != null && Integer.parseInt(v.trim()) >= MAX_CONNECTIONS) {
+            if (v != null && Integer.parseInt(v.trim()) >= HardwareQueues.MOST) {
                 return Optional.empty();
             }
         } catch (NumberFormatException e) {
             // reported below with the value
         }
-        return Optional.of("graph-capturable overlapped layers need CUDA_DEVICE_MAX_CONNECTIONS=" + MAX_CONNECTIONS
+        return Optional.of("graph-capturable overlapped layers need " + HardwareQueues.VARIABLE + "="
+                + HardwareQueues.MOST
                 + " (set before the process first uses CUDA; it is " + (v == null ? "unset, so 8" : "'" + v + "'")
                 + "): their ops wait for peers with spinning kernels, and with fewer hardware queues a signal a peer"
                 + " waits for can queue behind such a wait (the steps deadlocked at 8)");
