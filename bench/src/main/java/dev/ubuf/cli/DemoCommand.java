@@ -361,6 +361,9 @@ final class DemoCommand implements Callable<Integer> {
             w.println("each replica trains on its own batches; gradients are averaged over each DP group (one fused"
                     + " NCCL all-reduce) before SGD; the loss printed is the mean over replicas");
         }
+        String queues = dev.ubuf.cuda.HardwareQueues.effective(System.getenv())
+                .getOrDefault(dev.ubuf.cuda.HardwareQueues.VARIABLE, "8");
+        w.println("hardware queues per context: " + queues + " (CUDA_DEVICE_MAX_CONNECTIONS)");
         if (cudaGraph) {
             w.println("CUDA graphs: each mode's step is captured after the warm-up and the timed steps replay it"
                     + " (graph-safe ops)");
@@ -466,6 +469,7 @@ final class DemoCommand implements Callable<Integer> {
                 }
                 rec.put("host_enqueue_ms", host[i]);
                 rec.put("cuda_graph", cudaGraph);
+                rec.put("hardware_queues", queues);
                 rec.put("model_flops_per_gpu", flops);
                 if (peak.isPresent()) {
                     rec.put("mfu", StepFlops.mfu(flops, med[i], peak.getAsDouble()));
