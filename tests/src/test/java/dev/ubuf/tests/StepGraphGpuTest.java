@@ -36,6 +36,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * A training step captured as a CUDA graph ({@link Trainer#capture}) and replayed does what the same step run
@@ -85,7 +86,10 @@ class StepGraphGpuTest {
     @ParameterizedTest(name = "{0} tp={1}")
     @CsvSource({"te, 2", "ring, 2", "auto, 2", "none, 2", "te, 4", "auto, 4"})
     void aReplayedStepIsBitIdenticalToTheEagerStep(String overlap, int tp) throws Exception {
-        Gpu.assumeGpus(tp);
+        Gpu.assumeGpus(2);
+        int gpus = dev.ubuf.cuda.Cuda.deviceCount();
+        assumeTrue(gpus >= tp, "needs " + tp + " GPUs, found " + gpus
+                + " (a plain skip, also under -Dubuf.requireGpu=true: the 4-GPU lane runs it)");
         Case c = new Case(overlap, false);
         ProcessRanks.launch(tp, Duration.ofSeconds(60), c, Duration.ofSeconds(240)).assertEveryRankPassed(c, tp);
     }
