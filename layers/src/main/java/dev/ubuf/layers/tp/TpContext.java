@@ -317,16 +317,16 @@ public final class TpContext implements AutoCloseable {
      * own overlap) puts every stream of the context on one hardware queue, and the overlapped LayerNormMLP step then
      * never finished (8B dims, tp 4, 2 of 2 runs on 4x H200 at 4870ee0; the ops alone, measured by the planner at
      * initialisation, completed). Refused before any GPU work rather than left to hang; ubuf orders its streams with
-     * events and needs no such setting. Empty when fine or when nothing overlaps.
+     * events and, unset, sets 32 queues ({@link HardwareQueues}). Empty when fine or when nothing overlaps.
      */
     static Optional<String> oneHardwareQueue(Map<String, String> env, boolean overlapped) {
-        String v = env.get("CUDA_DEVICE_MAX_CONNECTIONS");
+        String v = env.get(HardwareQueues.VARIABLE);
         if (!overlapped || v == null || !v.trim().equals("1")) {
             return Optional.empty();
         }
         return Optional.of("CUDA_DEVICE_MAX_CONNECTIONS=1 puts every CUDA stream on one hardware queue, and the"
-                + " overlapped layer step hangs there (a known open bug): unset it or set it to 2 or more for ubuf's"
-                + " overlap (its streams are ordered by events and need no such setting), or turn overlap off"
+                + " overlapped layer step hangs there (a known open bug): unset it (ubuf then uses "
+                + HardwareQueues.MOST + " queues; its streams are ordered by events), or turn overlap off"
                 + " (ub_tp_comm_overlap: false)");
     }
 
