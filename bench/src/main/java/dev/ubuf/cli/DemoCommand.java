@@ -361,8 +361,7 @@ final class DemoCommand implements Callable<Integer> {
             w.println("each replica trains on its own batches; gradients are averaged over each DP group (one fused"
                     + " NCCL all-reduce) before SGD; the loss printed is the mean over replicas");
         }
-        String queues = dev.ubuf.cuda.HardwareQueues.effective(System.getenv())
-                .getOrDefault(dev.ubuf.cuda.HardwareQueues.VARIABLE, "8");
+        String queues = dev.ubuf.cuda.HardwareQueues.inEffect();
         w.println("hardware queues per context: " + queues + " (CUDA_DEVICE_MAX_CONNECTIONS)");
         if (cudaGraph) {
             w.println("CUDA graphs: each mode's step is captured after the warm-up and the timed steps replay it"

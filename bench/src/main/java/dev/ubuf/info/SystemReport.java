@@ -52,12 +52,12 @@ public record SystemReport(int driverVersion, String moduleLoading, String hardw
         String note = !mcHw ? "hardware does not support multicast; unicast peer copies are used"
                 : refusal != null ? refusal + "; unicast peer copies are used"
                 : "multicast available";
-        String queues = dev.ubuf.cuda.HardwareQueues.effective(java.util.Map.of())
-                .getOrDefault(dev.ubuf.cuda.HardwareQueues.VARIABLE, "8");
-        return new SystemReport(Cuda.driverVersion(), ModuleLoading.inEffect(), queues, version(() -> {
+        String cublasLt = version(() -> {
             long v = CublasLt.library().version();
             return (v / 10000) + "." + (v / 100 % 100) + "." + (v % 100) + " (" + CublasLt.library().libraryName() + ")";
-        }), version(() -> Nccl.versionString(Nccl.version())),
+        });
+        return new SystemReport(Cuda.driverVersion(), ModuleLoading.inEffect(), dev.ubuf.cuda.HardwareQueues.inEffect(),
+                cublasLt, version(() -> Nccl.versionString(Nccl.version())),
                 dev.ubuf.cuda.KernelLibrary.available() ? "present" : "missing (built without nvcc)",
                 devices, matrix, mcHw, allowed, note);
     }

@@ -38,6 +38,14 @@ public final class HardwareQueues {
         SETTING.applyOnce();
     }
 
+    /** The driver's default where nothing sets the variable. */
+    public static final String DRIVER_DEFAULT = "8";
+
+    /** The queues per context as the driver reads them: the variable's value, else {@value #DRIVER_DEFAULT}. */
+    public static String inEffect() {
+        return effective(System.getenv()).getOrDefault(VARIABLE, DRIVER_DEFAULT);
+    }
+
     /**
      * {@code env} with CUDA_DEVICE_MAX_CONNECTIONS as the driver sees it: the C environment's value, which ubuf may
      * have set after the JVM copied {@code env}; absent where neither has it.

@@ -353,7 +353,8 @@ public final class TpContext implements AutoCloseable {
         }
         return Optional.of("graph-capturable overlapped layers need " + HardwareQueues.VARIABLE + "="
                 + HardwareQueues.MOST
-                + " (set before the process first uses CUDA; it is " + (v == null ? "unset, so 8" : "'" + v + "'")
+                + " (set before the process first uses CUDA; it is "
+                + (v == null ? "unset, so " + HardwareQueues.DRIVER_DEFAULT : "'" + v + "'")
                 + "): their ops wait for peers with spinning kernels, and with fewer hardware queues a signal a peer"
                 + " waits for can queue behind such a wait (the steps deadlocked at 8)");
     }
