@@ -1,6 +1,8 @@
 // Activations of the MLP block, element-wise in fp32 with one rounding per output: GELU with the tanh
-// approximation (as Megatron-LM and TE use it), a fused bias + GELU forward, and SwiGLU (silu(a) * b over the two
-// column halves of the fc1 output, a the first half).
+// approximation (as Megatron-LM and TE use it) and SwiGLU (silu(a) * b over the two column halves of the fc1
+// output, a the first half), each also with fc1's bias fused in: the forward adds the bias on the fly, and the
+// backward recomputes the same sum and writes the bias gradient's partial column sums beside dx, so fc1's output
+// is neither rewritten by a bias add nor read again by a bias gradient.
 #include "ubuf_layer_common.cuh"
 
 namespace ubuf {
@@ -40,17 +42,26 @@ struct GeluBwd {
     }
 };
 
-// inputs (x, bias) -> y = gelu(x + bias), computed from the unrounded fp32 sum
+// x + bias rounded to T and back: the value a separate bias add would have stored, so a fused kernel gives the
+// bits of the bias add followed by the activation.
+template <class T>
+__device__ __forceinline__ float biased(float x, float bias) {
+    return Elem<T>::load(Elem<T>::store(x + bias));
+}
+
+// inputs (x, bias) -> y = gelu(z), z = x + bias rounded to T
+template <class T>
 struct BiasGeluFwd {
     __device__ __forceinline__ void operator()(const float (&x)[2], float (&y)[1]) const {
-        y[0] = gelu_tanh(x[0] + x[1]);
+        y[0] = gelu_tanh(biased<T>(x[0], x[1]));
     }
 };
 
-// inputs (x, bias) -> (y, pre): pre = x + bias, the pre-activation the backward needs
+// inputs (x, bias) -> (y, pre): pre = z, the pre-activation the backward needs
+template <class T>
 struct BiasGeluFwdPre {
     __device__ __forceinline__ void operator()(const float (&x)[2], float (&y)[2]) const {
-        const float z = x[0] + x[1];
+        const float z = biased<T>(x[0], x[1]);
         y[0] = gelu_tanh(z);
         y[1] = z;
     }
@@ -64,14 +75,117 @@ struct SwigluFwd {
 };
 
 // inputs (dy, a, b) -> (da, db): da = dy * b * silu'(a), db = dy * silu(a), silu'(a) = s (1 + a (1 - s)).
+__device__ __forceinline__ void swiglu_grad(float dy, float a, float b, float& da, float& db) {
+    const float s = sigmoid(a);
+    da = dy * b * (s * (1.f + a * (1.f - s)));
+    db = dy * (a * s);
+}
+
 struct SwigluBwd {
     __device__ __forceinline__ void operator()(const float (&x)[3], float (&y)[2]) const {
-        const float dy = x[0], a = x[1], b = x[2];
-        const float s = sigmoid(a);
-        y[0] = dy * b * (s * (1.f + a * (1.f - s)));
-        y[1] = dy * (a * s);
+        swiglu_grad(x[0], x[1], x[2], y[0], y[1]);
     }
 };
+
+// inputs (a, b, bias_a, bias_b) -> silu(za) * zb, za and zb the biased halves rounded to T
+template <class T>
+struct BiasSwigluFwd {
+    __device__ __forceinline__ void operator()(const float (&x)[4], float (&y)[1]) const {
+        const float a = biased<T>(x[0], x[2]);
+        y[0] = a * sigmoid(a) * biased<T>(x[1], x[3]);
+    }
+};
+
+// The backwards of the biased activations, on the pre-activations z (H of them: GELU's one, SwiGLU's two halves).
+struct GeluGradOp {
+    static constexpr int H = 1;
+    __device__ __forceinline__ void operator()(float dy, const float (&z)[1], float (&dz)[1]) const {
+        dz[0] = dy * gelu_tanh_grad(z[0]);
+    }
+};
+
+struct SwigluGradOp {
+    static constexpr int H = 2;
+    __device__ __forceinline__ void operator()(float dy, const float (&z)[2], float (&dz)[2]) const {
+        swiglu_grad(dy, z[0], z[1], dz[0], dz[1]);
+    }
+};
+
+// dx = op(dy, z), z = round_T(x + bias), over rows x (H halves of cols columns): x, bias and dx hold H * cols
+// columns, half h at column offset h * cols, dy holds cols. Also the bias gradient's first step: part[p][c] = the
+// sum, in row order, of the stored (rounded) dx[r][c] over the rows of part p, the sums col_sums_partial gives for
+// dx with the same rowsPerPart, bit for bit; col_sums_f32 finishes them. Items are (part, tile of blockDim column
+// groups of one half) as in col_sums_partial, a thread owning one group in every half; two rows' loads in flight.
+// dx may be x itself (each element is read before the same thread writes it).
+template <class T, class Op>
+__device__ __forceinline__ void bias_act_bwd_partial(i64 rows, i64 cols, const T* dy, i64 ldDy, const T* x, i64 ldX,
+                                                     const T* bias, T* dx, i64 ldDx, i64 rowsPerPart, float* part,
+                                                     i64 ldPart, Op op) {
+    if (rows <= 0 || cols <= 0 || rowsPerPart <= 0) return;
+    constexpr int H = Op::H;
+    using G = ColGroups<T>;
+    constexpr int N = G::N;
+    const bool vec = cols % N == 0 && rows_aligned16<T>(dy, ldDy) && rows_aligned16<T>(x, ldX)
+                     && rows_aligned16<T>(dx, ldDx) && aligned16(bias);
+    const i64 groups = G::count(cols);
+    const i64 parts = (rows + rowsPerPart - 1) / rowsPerPart;
+    const i64 tiles = (groups + blockDim.x - 1) / blockDim.x;
+    for (i64 item = blockIdx.x; item < parts * tiles; item += gridDim.x) {
+        const i64 p = item / tiles;
+        const i64 g = (item - p * tiles) * blockDim.x + threadIdx.x;
+        if (g >= groups) continue;
+        const int valid = G::valid(g, cols);
+        const i64 r0 = p * rowsPerPart;
+        const i64 r1 = r0 + rowsPerPart < rows ? r0 + rowsPerPart : rows;
+        float b[H][N], acc[H][N];
+#pragma unroll
+        for (int h = 0; h < H; ++h) {
+            G::load(bias + h * cols, g, valid, vec, b[h]);
+#pragma unroll
+            for (int i = 0; i < N; ++i) acc[h][i] = 0.f;
+        }
+        // One row: dx from dy and x, stored, and its rounded values added to the sums.
+        auto row = [&](i64 r, const float (&d)[N], const float (&xv)[H][N]) {
+            float out[H][N];
+#pragma unroll
+            for (int i = 0; i < N; ++i) {
+                float z[H], dz[H];
+#pragma unroll
+                for (int h = 0; h < H; ++h) z[h] = biased<T>(xv[h][i], b[h][i]);
+                op(d[i], z, dz);
+#pragma unroll
+                for (int h = 0; h < H; ++h) {
+                    out[h][i] = Elem<T>::load(Elem<T>::store(dz[h]));
+                    acc[h][i] += i < valid ? out[h][i] : 0.f;
+                }
+            }
+#pragma unroll
+            for (int h = 0; h < H; ++h) G::store(dx + r * ldDx + h * cols, g, valid, vec, out[h]);
+        };
+        for (i64 r = r0; r < r1; r += 2) {
+            const bool hasB = r + 1 < r1;
+            float da[N], db[N], xa[H][N], xb[H][N];
+            G::load(dy + r * ldDy, g, valid, vec, da);
+#pragma unroll
+            for (int h = 0; h < H; ++h) G::load(x + r * ldX + h * cols, g, valid, vec, xa[h]);
+            if (hasB) {
+                G::load(dy + (r + 1) * ldDy, g, valid, vec, db);
+#pragma unroll
+                for (int h = 0; h < H; ++h) G::load(x + (r + 1) * ldX + h * cols, g, valid, vec, xb[h]);
+            }
+            row(r, da, xa);
+            if (hasB) row(r + 1, db, xb);
+        }
+#pragma unroll
+        for (int h = 0; h < H; ++h) {
+            float* o = part + p * ldPart + h * cols + g * N;
+#pragma unroll
+            for (int i = 0; i < N; ++i) {
+                if (i < valid) o[i] = acc[h][i];
+            }
+        }
+    }
+}
 
 }  // namespace ubuf
 
@@ -101,11 +215,11 @@ struct SwigluBwd {
         if (pre == nullptr) {                                                                                    \
             T* const out[1] = {y};                                                                               \
             const long long ldOut[1] = {ldY};                                                                    \
-            ubuf::map_elements<T, 2, 1>(rows, cols, in, ldIn, out, ldOut, ubuf::BiasGeluFwd());                  \
+            ubuf::map_elements<T, 2, 1>(rows, cols, in, ldIn, out, ldOut, ubuf::BiasGeluFwd<T>());               \
         } else {                                                                                                 \
             T* const out[2] = {y, pre};                                                                          \
             const long long ldOut[2] = {ldY, ldPre};                                                             \
-            ubuf::map_elements<T, 2, 2>(rows, cols, in, ldIn, out, ldOut, ubuf::BiasGeluFwdPre());               \
+            ubuf::map_elements<T, 2, 2>(rows, cols, in, ldIn, out, ldOut, ubuf::BiasGeluFwdPre<T>());            \
         }                                                                                                        \
     }                                                                                                            \
     extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS)                                               \
@@ -124,6 +238,29 @@ struct SwigluBwd {
         T* const out[2] = {dx, dx + cols};                                                                       \
         const long long ldOut[2] = {ldDx, ldDx};                                                                 \
         ubuf::map_elements<T, 3, 2>(rows, cols, in, ldIn, out, ldOut, ubuf::SwigluBwd());                        \
+    }                                                                                                            \
+    extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS)                                               \
+    ubuf_bias_swiglu_fwd_##SUFFIX(long long rows, long long cols, const T* x, long long ldX, const T* bias,      \
+                                  T* y, long long ldY) {                                                         \
+        const T* const in[4] = {x, x + cols, bias, bias + cols};                                                 \
+        const long long ldIn[4] = {ldX, ldX, 0, 0}; /* ld 0: the bias row is broadcast */                        \
+        T* const out[1] = {y};                                                                                   \
+        const long long ldOut[1] = {ldY};                                                                        \
+        ubuf::map_elements<T, 4, 1>(rows, cols, in, ldIn, out, ldOut, ubuf::BiasSwigluFwd<T>());                 \
+    }                                                                                                            \
+    extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS)                                               \
+    ubuf_bias_gelu_bwd_partial_##SUFFIX(long long rows, long long cols, const T* dy, long long ldDy,             \
+                                        const T* x, long long ldX, const T* bias, T* dx, long long ldDx,         \
+                                        long long rowsPerPart, float* part, long long ldPart) {                  \
+        ubuf::bias_act_bwd_partial<T>(rows, cols, dy, ldDy, x, ldX, bias, dx, ldDx, rowsPerPart, part, ldPart,   \
+                                      ubuf::GeluGradOp());                                                       \
+    }                                                                                                            \
+    extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS)                                               \
+    ubuf_bias_swiglu_bwd_partial_##SUFFIX(long long rows, long long cols, const T* dy, long long ldDy,           \
+                                          const T* x, long long ldX, const T* bias, T* dx, long long ldDx,       \
+                                          long long rowsPerPart, float* part, long long ldPart) {                \
+        ubuf::bias_act_bwd_partial<T>(rows, cols, dy, ldDy, x, ldX, bias, dx, ldDx, rowsPerPart, part, ldPart,   \
+                                      ubuf::SwigluGradOp());                                                     \
     }
 
 UBUF_ACTIVATION_KERNELS(f32, float)

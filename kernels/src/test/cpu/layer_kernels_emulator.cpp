@@ -62,6 +62,7 @@ alignas(16) unsigned char emu_dynamic_shared[256 * 1024];
 #include "ubuf_layernorm.cu"
 #include "ubuf_colsum.cu"
 #include "ubuf_activation.cu"
+#include "ubuf_bias.cu"
 #include "ubuf_train.cu"
 
 namespace {
@@ -166,6 +167,10 @@ struct K;
         static constexpr auto biasGeluFwd = ubuf_bias_gelu_fwd_##S;                                       \
         static constexpr auto swigluFwd = ubuf_swiglu_fwd_##S;                                            \
         static constexpr auto swigluBwd = ubuf_swiglu_bwd_##S;                                            \
+        static constexpr auto biasSwigluFwd = ubuf_bias_swiglu_fwd_##S;                                   \
+        static constexpr auto biasGeluBwdPartial = ubuf_bias_gelu_bwd_partial_##S;                        \
+        static constexpr auto biasSwigluBwdPartial = ubuf_bias_swiglu_bwd_partial_##S;                    \
+        static constexpr auto addBias = ubuf_add_bias_##S;                                                \
         static constexpr auto sgd = ubuf_sgd_##S;                                                         \
     };
 UBUF_EMU_KERNELS(float, f32)
@@ -374,6 +379,83 @@ void swiglu(const char* name, long long rows, long long f, long long ldX, long l
     printf("end\n");
 }
 
+// fc1's bias fused into the activation (GELU: halves = 1, SwiGLU: 2), forward and backward with the bias
+// gradient, beside the unfused kernels (bias add, activation, its backward, the column sums with the same
+// rowsPerPart) on the same data: the test wants the same bits from both, and the float64 reference. The fused
+// backward also runs in place over a copy of x, as the layer runs it. x, bias and dx have halves * f columns.
+template <class T>
+void biasActivation(const char* name, int halves, long long rows, long long f, long long ldX, long long ldY,
+                    int offset, unsigned grid, unsigned block, long long rowsPerPart, unsigned long long seed) {
+    rngState = seed;
+    const long long w = halves * f;
+    Mat<T> x(rows, w, ldX, offset), bias(1, w, w, offset), dy(rows, f, ldY, offset);
+    Mat<T> y(rows, f, ldY, offset), dx(rows, w, ldX, offset), inPlace(rows, w, ldX, offset);
+    Mat<T> xTwo(rows, w, ldX, offset), yTwo(rows, f, ldY, offset), dxTwo(rows, w, ldX, offset);
+    Mat<T> db(1, w, w, 0), db0(1, w, w, 0), dbTwo(1, w, w, 0);
+    fill(x, 4.f);
+    fill(bias, 1.f);
+    fill(dy, 1.f);
+    fill(db, 1.f);
+    for (long long c = 0; c < w; ++c) *db0.at(0, c) = *dbTwo.at(0, c) = *db.at(0, c);
+    for (long long r = 0; r < rows; ++r)
+        for (long long c = 0; c < w; ++c) *xTwo.at(r, c) = *inPlace.at(r, c) = *x.at(r, c);
+    const long long parts = (rows + rowsPerPart - 1) / rowsPerPart;
+    const long long ldPart = w + 3;
+    std::vector<float> ws((size_t)(parts * ldPart), NAN), wsTwo((size_t)(parts * ldPart), NAN);
+    std::vector<float> wsInPlace((size_t)(parts * ldPart), NAN);
+    // Unfused: the bias added in place, then the activation and its backward, then the column sums of dx.
+    launch(grid, block, [&] { K<T>::addBias(xTwo.base, rows, w, ldX, bias.base); });
+    if (halves == 1) {
+        launch(grid, block, [&] { K<T>::geluFwd(rows, f, xTwo.base, ldX, yTwo.base, ldY); });
+        launch(grid, block, [&] { K<T>::geluBwd(rows, f, dy.base, ldY, xTwo.base, ldX, dxTwo.base, ldX); });
+    } else {
+        launch(grid, block, [&] { K<T>::swigluFwd(rows, f, xTwo.base, ldX, yTwo.base, ldY); });
+        launch(grid, block, [&] { K<T>::swigluBwd(rows, f, dy.base, ldY, xTwo.base, ldX, dxTwo.base, ldX); });
+    }
+    launch(grid, block, [&] { K<T>::colSumsPartial(rows, w, dxTwo.base, ldX, rowsPerPart, wsTwo.data(), ldPart); });
+    launch(1, 64, [&] { K<T>::colSums(parts, w, wsTwo.data(), ldPart, dbTwo.base, 1); });
+    // Fused.
+    const auto bwd = halves == 1 ? K<T>::biasGeluBwdPartial : K<T>::biasSwigluBwdPartial;
+    if (halves == 1) {
+        launch(grid, block, [&] { K<T>::biasGeluFwd(rows, f, x.base, ldX, bias.base, y.base, ldY, nullptr, 0); });
+    } else {
+        launch(grid, block, [&] { K<T>::biasSwigluFwd(rows, f, x.base, ldX, bias.base, y.base, ldY); });
+    }
+    launch(grid, block, [&] {
+        bwd(rows, f, dy.base, ldY, x.base, ldX, bias.base, dx.base, ldX, rowsPerPart, ws.data(), ldPart);
+    });
+    launch(1, 64, [&] { K<T>::colSums(parts, w, ws.data(), ldPart, db.base, 1); });
+    launch(grid, block, [&] {
+        bwd(rows, f, dy.base, ldY, inPlace.base, ldX, bias.base, inPlace.base, ldX, rowsPerPart, wsInPlace.data(),
+            ldPart);
+    });
+    checkGuards(name, y);
+    checkGuards(name, dx);
+    checkGuards(name, inPlace);
+    printf("case %s bias_activation %s %lld %lld halves=%d ld_x=%lld ld_y=%lld offset=%d grid=%u block=%u "
+           "rows_per_part=%lld\n", name, suffix<T>(), rows, f, halves, ldX, ldY, offset, grid, block, rowsPerPart);
+    put("x", x);
+    put("bias", bias);
+    put("dy", dy);
+    put("y", y);
+    put("dx", dx);
+    put("dx_in_place", inPlace);
+    put("db_before", db0);
+    put("db", db);
+    put("y_two", yTwo);
+    put("dx_two", dxTwo);
+    put("db_two", dbTwo);
+    std::vector<float> partsFused((size_t)(parts * w)), partsInPlace((size_t)(parts * w));
+    for (long long q = 0; q < parts; ++q)
+        for (long long c = 0; c < w; ++c) {
+            partsFused[(size_t)(q * w + c)] = ws[(size_t)(q * ldPart + c)];
+            partsInPlace[(size_t)(q * w + c)] = wsInPlace[(size_t)(q * ldPart + c)];
+        }
+    putF("parts", partsFused, parts * w);
+    putF("parts_in_place", partsInPlace, parts * w);
+    printf("end\n");
+}
+
 // The SGD step with the gradient cleared: w = w - lr g (fp32 g), then g = 0, on w and g views of their own lds.
 template <class T>
 void sgd(const char* name, long long rows, long long cols, long long ldW, long long ldG, int offset, unsigned grid,
@@ -423,6 +505,11 @@ void all(unsigned long long seed) {
     gelu<T>(n("gelu_scalar").c_str(), 5, 77, 80, 1, 3, seed + 6);
     swiglu<T>(n("swiglu_vec").c_str(), 4, 256, 512, 256, 0, 2, seed + 7);
     swiglu<T>(n("swiglu_scalar").c_str(), 3, 45, 93, 50, 0, 3, seed + 8);
+    // Vectors, a partial last part, two column tiles a half (block 32); then misaligned, odd widths: scalar.
+    biasActivation<T>(n("bias_swiglu_vec").c_str(), 2, 37, 512, 1024, 512, 0, 3, 32, 4, seed + 13);
+    biasActivation<T>(n("bias_swiglu_scalar").c_str(), 2, 7, 45, 93, 50, 1, 2, 32, 3, seed + 14);
+    biasActivation<T>(n("bias_gelu_vec").c_str(), 1, 37, 512, 520, 512, 0, 3, 32, 4, seed + 15);
+    biasActivation<T>(n("bias_gelu_scalar").c_str(), 1, 7, 45, 50, 50, 1, 2, 32, 3, seed + 16);
     sgd<T>(n("sgd_vec").c_str(), 6, 512, 520, 512, 0, 2, seed + 11);   // vectors, fewer threads than groups
     sgd<T>(n("sgd_scalar").c_str(), 5, 77, 80, 79, 1, 2, seed + 12);   // misaligned: the scalar loop
 }

@@ -43,7 +43,8 @@ import java.util.concurrent.Callable;
 final class KernelBenchCommand implements Callable<Integer> {
     /** Every kernel the benchmark times, in order. */
     static final List<String> KERNELS = List.of("layernorm_fwd", "layernorm_bwd", "swiglu_fwd", "swiglu_bwd",
-            "gelu_fwd", "gelu_bwd", "bias_add", "bias_grad", "fp8_quantize", "fp8_quantize_transpose");
+            "bias_swiglu_fwd", "bias_swiglu_bwd", "gelu_fwd", "gelu_bwd", "bias_add", "bias_grad", "fp8_quantize",
+            "fp8_quantize_transpose");
     /** Model dimensions: hidden and ffn of Llama-3 8B and 70B. */
     static final Map<String, long[]> MODELS = Map.of("8b", new long[]{4096, 14336}, "70b", new long[]{8192, 28672});
 
@@ -63,7 +64,9 @@ final class KernelBenchCommand implements Callable<Integer> {
     long tokens;
     @Option(names = "--kernels", split = ",", paramLabel = "KERNEL",
             description = "Kernels to time, comma-separated (default: all): layernorm_fwd, layernorm_bwd, swiglu_fwd,"
-                    + " swiglu_bwd, gelu_fwd, gelu_bwd, bias_add, bias_grad, fp8_quantize, fp8_quantize_transpose.")
+                    + " swiglu_bwd, bias_swiglu_fwd, bias_swiglu_bwd (fc1's bias fused in, as the MLP runs them;"
+                    + " no PyTorch twin), gelu_fwd, gelu_bwd, bias_add, bias_grad, fp8_quantize,"
+                    + " fp8_quantize_transpose.")
     List<String> kernels;
     @Option(names = "--dtype", defaultValue = "bf16", paramLabel = "DTYPE",
             description = "Element type of the layer: bf16, fp16 or fp32 (default: ${DEFAULT-VALUE}).")
@@ -174,6 +177,11 @@ final class KernelBenchCommand implements Callable<Integer> {
                         case "layernorm_bwd" -> new Case(m, tp, k, shard, h, 3 * shard * h * e + 8 * shard + h * e + 8 * h);
                         case "swiglu_fwd" -> new Case(m, tp, k, tokens, 2 * ff, 3 * tokens * ff * e);
                         case "swiglu_bwd" -> new Case(m, tp, k, tokens, 2 * ff, 5 * tokens * ff * e);
+                        // the same as swiglu's, the bias row aside
+                        case "bias_swiglu_fwd" -> new Case(m, tp, k, tokens, 2 * ff, 3 * tokens * ff * e + 2 * ff * e);
+                        // swiglu_bwd's, the bias read and its fp32 gradient written (not the partial sums)
+                        case "bias_swiglu_bwd" -> new Case(m, tp, k, tokens, 2 * ff,
+                                5 * tokens * ff * e + 2 * ff * e + 2 * ff * 4);
                         case "gelu_fwd" -> new Case(m, tp, k, tokens, ff, 2 * tokens * ff * e);
                         case "gelu_bwd" -> new Case(m, tp, k, tokens, ff, 3 * tokens * ff * e);
                         case "bias_add" -> new Case(m, tp, k, tokens, 2 * ff, 2 * tokens * 2 * ff * e + 2 * ff * e);
@@ -317,6 +325,21 @@ final class KernelBenchCommand implements Callable<Integer> {
                     TensorView dy = matrix(owned, r, n / 2, t);
                     TensorView dx = matrix(owned, r, n, t);
                     return () -> lk.swigluBackward(dy, x, dx, s);
+                }
+                case "bias_swiglu_fwd" -> {
+                    TensorView x = matrix(owned, r, n, t);
+                    TensorView bias = matrix(owned, 1, n, t);
+                    TensorView y = matrix(owned, r, n / 2, t);
+                    return () -> lk.biasSwiglu(x, bias, y, s);
+                }
+                case "bias_swiglu_bwd" -> {
+                    // As LayerNormMLP runs it: in place over fc1's output, accumulating fc1's fp32 bias gradient.
+                    TensorView x = matrix(owned, r, n, t);
+                    TensorView bias = matrix(owned, 1, n, t);
+                    TensorView dy = matrix(owned, r, n / 2, t);
+                    TensorView db = matrix(owned, 1, n, DType.FP32);
+                    TensorView ws = matrix(owned, LayerKernels.biasGradWorkspaceRows(r), n, DType.FP32);
+                    return () -> lk.biasSwigluBackward(dy, x, bias, x, db, true, ws, s);
                 }
                 case "gelu_fwd" -> {
                     TensorView x = matrix(owned, r, n, t);

@@ -56,6 +56,9 @@ class KernelBenchCommandTest {
         assertEquals(14336, sw.cols());
         assertEquals(3L * 8192 * 7168 * 2, sw.bytes());
         assertEquals(5L * 8192 * 7168 * 2, byName.get("swiglu_bwd").bytes());
+        // With fc1's bias fused in: the bias row read, and in the backward its fp32 gradient written.
+        assertEquals(3L * 8192 * 7168 * 2 + 14336 * 2, byName.get("bias_swiglu_fwd").bytes());
+        assertEquals(5L * 8192 * 7168 * 2 + 14336 * 2 + 14336 * 4, byName.get("bias_swiglu_bwd").bytes());
         assertEquals(7168, byName.get("gelu_fwd").cols());
         assertEquals(2L * 8192 * 14336 * 2 + 14336 * 2, byName.get("bias_add").bytes());
         assertEquals(8192L * 14336 * 2 + 14336 * 4, byName.get("bias_grad").bytes());

@@ -67,6 +67,21 @@ public final class LayerKernelNames {
         return "ubuf_swiglu_bwd_" + suffix(type);
     }
 
+    /** SwiGLU of fc1's output plus its bias, the sum rounded as a separate bias add would leave it. */
+    public static String biasSwigluForward(KernelType type) {
+        return "ubuf_bias_swiglu_fwd_" + suffix(type);
+    }
+
+    /** GELU's backward at x + bias, with the fp32 partial column sums of dx (the bias gradient's first step). */
+    public static String biasGeluBackwardPartial(KernelType type) {
+        return "ubuf_bias_gelu_bwd_partial_" + suffix(type);
+    }
+
+    /** SwiGLU's backward at x + bias, with the fp32 partial column sums of dx. */
+    public static String biasSwigluBackwardPartial(KernelType type) {
+        return "ubuf_bias_swiglu_bwd_partial_" + suffix(type);
+    }
+
     /** Mean-squared-error gradient {@code dy = scale (y - target)} and per-row fp32 sums of {@code (y - target)^2}. */
     public static String mseGrad(KernelType type) {
         return "ubuf_mse_grad_" + suffix(type);
@@ -93,6 +108,9 @@ public final class LayerKernelNames {
             names.add(biasGeluForward(t));
             names.add(swigluForward(t));
             names.add(swigluBackward(t));
+            names.add(biasSwigluForward(t));
+            names.add(biasGeluBackwardPartial(t));
+            names.add(biasSwigluBackwardPartial(t));
             names.add(mseGrad(t));
             names.add(sgd(t));
         }

@@ -25,9 +25,9 @@ class KernelNamesTest {
     @Test
     void allHasEightyFiveDistinctKernelsFortyTwoOfThemLayerKernelsAndTwentyThreeFp8Kernels() {
         List<String> all = KernelNames.all();
-        assertEquals(85, all.size());
-        assertEquals(85, all.stream().distinct().count());
-        assertEquals(42, LayerKernelNames.all().size());
+        assertEquals(94, all.size());
+        assertEquals(94, all.stream().distinct().count());
+        assertEquals(51, LayerKernelNames.all().size());
         assertTrue(all.containsAll(LayerKernelNames.all()));
         assertEquals(23, Fp8KernelNames.all().size());
         assertTrue(all.containsAll(Fp8KernelNames.all()));

@@ -308,9 +308,10 @@ public final class LayerKernels {
     }
 
     /**
-     * {@code y = gelu(x + bias)} (bias 1 x cols, broadcast over rows), the sum in fp32; with {@code pre} non-null
-     * it also stores the pre-activation {@code x + bias} for the backward ({@link #geluBackward} on it). y or pre
-     * may be x itself (not both).
+     * {@code y = gelu(z)}, {@code z = x + bias} (bias 1 x cols, broadcast over rows) rounded to x's dtype: the bits
+     * of a bias add then {@link #gelu}, without rewriting x. With {@code pre} non-null it also stores z for the
+     * backward ({@link #geluBackward} on it; {@link #biasGeluBackward} recomputes z from x instead). y or pre may be
+     * x itself (not both).
      */
     public void biasGelu(TensorView x, TensorView bias, TensorView y, TensorView pre, CudaStream stream) {
         KernelType t = type(x, "x");
@@ -349,6 +350,76 @@ public final class LayerKernels {
         new Overlaps().input(dy, "dy").input(x, "x").output(dx, "dx", x).check();
         launch(LayerKernelNames.swigluBackward(t), elementGrid(x.rows() * f), BLOCK, stream,
                 x.rows(), f, dy.address(), dy.ld(), x.address(), x.ld(), dx.address(), dx.ld());
+    }
+
+    /**
+     * SwiGLU of fc1's output with its bias: {@code y = silu(za) * zb}, {@code z = x + bias} (bias 1 x 2F, broadcast
+     * over rows) rounded to x's dtype: the bits of a bias add then {@link #swiglu}, without rewriting x.
+     */
+    public void biasSwiglu(TensorView x, TensorView bias, TensorView y, CudaStream stream) {
+        KernelType t = type(x, "x");
+        long f = halfCols(x);
+        requireVector(bias, x.cols(), x.dtype(), "bias");
+        y.requireShape(x.rows(), f, "y (rows x F for x of rows x 2F)");
+        y.requireDType(x.dtype(), "y");
+        new Overlaps().input(x, "x").input(bias, "bias").output(y, "y").check();
+        launch(LayerKernelNames.biasSwigluForward(t), elementGrid(x.rows() * f), BLOCK, stream,
+                x.rows(), f, x.address(), x.ld(), bias.address(), y.address(), y.ld());
+    }
+
+    /**
+     * The backward of {@link #biasGelu} with the bias gradient, in one pass over x: {@code dx = dy * gelu'(z)}
+     * at {@code z = x + bias} rounded as the forward rounded it, and {@code dbias} (added to, with
+     * {@code accumulate}) the column sums of dx as stored; the bits of {@link #geluBackward} on z and a
+     * {@link #biasGrad} whose parts have {@link #rowsPerPart} rows. dx may be x itself.
+     *
+     * @param workspace fp32, at least {@link #biasGradWorkspaceRows}(rows) x cols
+     */
+    public void biasGeluBackward(TensorView dy, TensorView x, TensorView bias, TensorView dx, TensorView dbias,
+                                 boolean accumulate, TensorView workspace, CudaStream stream) {
+        KernelType t = type(x, "x");
+        requireLike(dy, x, "dy");
+        biasActivationBackward(LayerKernelNames.biasGeluBackwardPartial(t), x.cols(), dy, x, bias, dx, dbias,
+                accumulate, workspace, stream);
+    }
+
+    /**
+     * The backward of {@link #biasSwiglu} with the bias gradient, in one pass over x: dx (rows x 2F) as
+     * {@link #swigluBackward} gives it at {@code z = x + bias} rounded as the forward rounded it, and
+     * {@code dbias} (1 x 2F; added to, with {@code accumulate}) the column sums of dx as stored; the bits of
+     * {@link #swigluBackward} on z and a {@link #biasGrad} whose parts have {@link #rowsPerPart} rows. dx may be x
+     * itself.
+     *
+     * @param workspace fp32, at least {@link #biasGradWorkspaceRows}(rows) x 2F
+     */
+    public void biasSwigluBackward(TensorView dy, TensorView x, TensorView bias, TensorView dx, TensorView dbias,
+                                   boolean accumulate, TensorView workspace, CudaStream stream) {
+        KernelType t = type(x, "x");
+        long f = halfCols(x);
+        Objects.requireNonNull(dy, "dy");
+        dy.requireShape(x.rows(), f, "dy (rows x F for x of rows x 2F)");
+        dy.requireDType(x.dtype(), "dy");
+        biasActivationBackward(LayerKernelNames.biasSwigluBackwardPartial(t), f, dy, x, bias, dx, dbias, accumulate,
+                workspace, stream);
+    }
+
+    // dx and the partial column sums in one kernel over (part, tile of BLOCK column groups of a half) items, then
+    // the ordered finish; {@code cols} is the width of one half (dy's).
+    private void biasActivationBackward(String kernel, long cols, TensorView dy, TensorView x, TensorView bias,
+                                        TensorView dx, TensorView dbias, boolean accumulate, TensorView workspace,
+                                        CudaStream stream) {
+        requireVector(bias, x.cols(), x.dtype(), "bias");
+        requireLike(dx, x, "dx");
+        KernelType out = paramGradType(dbias, x, "dbias");
+        long rowsPerPart = rowsPerPart(x.rows());
+        long parts = ceilDiv(x.rows(), rowsPerPart);
+        requireWorkspace(workspace, parts, x.cols(), "biasGrad");
+        new Overlaps().input(dy, "dy").input(x, "x").input(bias, "bias").output(dx, "dx", x)
+                .output(dbias, "dbias").output(workspace, "workspace").check();
+        launch(kernel, groupPartialGrid(parts, cols, x.dtype()), BLOCK, stream,
+                x.rows(), cols, dy.address(), dy.ld(), x.address(), x.ld(), bias.address(), dx.address(), dx.ld(),
+                rowsPerPart, workspace.address(), workspace.ld());
+        colSums(out, parts, workspace.rows(0, parts), dbias, accumulate, stream);
     }
 
     /**

@@ -78,6 +78,11 @@ public final class ColumnParallelLinear implements TpLayer {
     private final Quantizer gradQ;
     /** Whether the fprop's input is written into its user buffer before the call (see the class comment). */
     private final boolean fpropInputInUserBuffer;
+    /**
+     * Whether the kernel that consumes the output adds the bias and its backward sums the bias gradient (an MLP's
+     * activation), so the forward leaves Y without the bias and the backward leaves the bias gradient alone.
+     */
+    private final boolean biasInConsumer;
     /** x (in the fprop op's user buffer when it was written there) and W as the last forward used them. */
     private Operand savedInput;
     private Operand savedWeight;
@@ -89,15 +94,17 @@ public final class ColumnParallelLinear implements TpLayer {
      * @param outFeatures N over all ranks, divisible by tp
      */
     public ColumnParallelLinear(TpContext tc, GemmName.Layer layer, long inFeatures, long outFeatures, boolean bias) {
-        this(tc, layer, inFeatures, outFeatures, bias, false);
+        this(tc, layer, inFeatures, outFeatures, bias, false, false);
     }
 
     /**
      * @param inputFromProducer whether the layer's input is written by a kernel of its owner into
      *                          {@link #inputDestination} (a {@link LayerNormLinear}'s LayerNorm)
+     * @param biasInConsumer    whether its owner's kernel that reads the output adds the bias, and that kernel's
+     *                          backward the bias gradient ({@link #biasGradWorkspace}): an MLP's activation
      */
     ColumnParallelLinear(TpContext tc, GemmName.Layer layer, long inFeatures, long outFeatures, boolean bias,
-                         boolean inputFromProducer) {
+                         boolean inputFromProducer, boolean biasInConsumer) {
         checkArguments(tc.tp(), layer, inFeatures, outFeatures);
         checkFp8(tc.fp8(), tc.tp(), layer, inFeatures, outFeatures);
         this.tc = tc;
@@ -122,6 +129,7 @@ public final class ColumnParallelLinear implements TpLayer {
             this.weightQ = fp8 == null ? Quantizer.NONE : fp8.weight;
             this.gradQ = fp8 == null ? Quantizer.NONE : fp8.grad;
             this.fpropInputInUserBuffer = fp8 != null || inputFromProducer;
+            this.biasInConsumer = bias && biasInConsumer;
         } catch (RuntimeException e) {
             buffers.close();
             throw e;
@@ -218,6 +226,11 @@ public final class ColumnParallelLinear implements TpLayer {
         return bias;
     }
 
+    /** The fp32 workspace of the bias gradient's partial sums (null without a bias): for a consumer that sums it. */
+    TensorView biasGradWorkspace() {
+        return biasWorkspace;
+    }
+
     @Override
     public List<Parameter> parameters() {
         List<Parameter> p = new ArrayList<>(List.of(weight));
@@ -288,7 +301,7 @@ public final class ColumnParallelLinear implements TpLayer {
         return ops.get(wg, m, () -> tc.makeOp(wg, tc.choice(wg).bulk() ? plain : rs));
     }
 
-    /** Y[tokens, N/tp] = AG(x) W^T (+ b); x is this rank's [tokens/tp, K]. */
+    /** Y[tokens, N/tp] = AG(x) W^T (+ b, unless the consumer adds it); x is this rank's [tokens/tp, K]. */
     @Override
     public TensorView forward(TensorView x, CudaStream s) {
         long m = x.rows() * tc.tp();
@@ -314,7 +327,7 @@ public final class ColumnParallelLinear implements TpLayer {
         Operand xo = inputQ.quantize(x, chunk, null, s);
         Operand w = weightQ.quantize(weight.value(), fp8 == null ? null : fp8.wq, fp8 == null ? null : fp8.wqT, s);
         tc.call(gemm(GemmName.Pass.FPROP), op, Operand.bind(xo, fpropInputInUserBuffer, w, true, y, null), s);
-        if (bias != null) {
+        if (bias != null && !biasInConsumer) {
             try (Tracer.Scope t = tc.span(layer.teName() + " bias", SpanKind.KERNEL, s)) {
                 tc.kernels().addBias(y, bias.value(), s);
             }
@@ -325,7 +338,7 @@ public final class ColumnParallelLinear implements TpLayer {
         return y;
     }
 
-    /** dX[tokens/tp, K] for dy[tokens, N/tp]; adds dW and db into the gradients. */
+    /** dX[tokens/tp, K] for dy[tokens, N/tp]; adds dW and (unless the consumer sums it) db into the gradients. */
     @Override
     public TensorView backward(TensorView dy, CudaStream s) {
         if (savedInput == null) {
@@ -360,7 +373,7 @@ public final class ColumnParallelLinear implements TpLayer {
         Operand xo = inputQ.withTransposed(inputQ.stored(xFull), fp8 == null ? null : fp8.scratch.rows(0, m),
                 fp8 == null ? null : dense(fp8.xFullT, in, m), s);
         tc.multiply(wg, dyo, true, xo, false, weight.grad(), 1f, bulkRs ? tc.choice(wg).gemmSmMargin() : 0, s);
-        if (bias != null) {
+        if (bias != null && !biasInConsumer) {
             try (Tracer.Scope t = tc.span(layer.teName() + " bias grad", SpanKind.KERNEL, s)) {
                 tc.layerKernels().biasGrad(dy, bias.grad(), true, biasWorkspace, s);
             }

@@ -22,6 +22,12 @@ public final class LayerNormLinear implements TpLayer {
 
     /** @param layer QKV or FC1; hidden = the linear's input features */
     public LayerNormLinear(TpContext tc, GemmName.Layer layer, long hidden, long outFeatures, boolean bias) {
+        this(tc, layer, hidden, outFeatures, bias, false);
+    }
+
+    /** @param biasInConsumer see {@link ColumnParallelLinear}'s constructor */
+    LayerNormLinear(TpContext tc, GemmName.Layer layer, long hidden, long outFeatures, boolean bias,
+                    boolean biasInConsumer) {
         ColumnParallelLinear.checkArguments(tc.tp(), layer, hidden, outFeatures);
         ColumnParallelLinear.checkFp8(tc.fp8(), tc.tp(), layer, hidden, outFeatures);
         this.tc = tc;
@@ -34,7 +40,7 @@ public final class LayerNormLinear implements TpLayer {
         }
         ColumnParallelLinear l;
         try {
-            l = new ColumnParallelLinear(tc, layer, hidden, outFeatures, bias, true);
+            l = new ColumnParallelLinear(tc, layer, hidden, outFeatures, bias, true, biasInConsumer);
         } catch (RuntimeException e) {
             buffers.close();
             throw e;

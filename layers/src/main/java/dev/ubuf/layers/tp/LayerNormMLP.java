@@ -34,7 +34,7 @@ public final class LayerNormMLP implements TpLayer {
         RowParallelLinear b = null;
         try {
             this.act = buffers.matrix(tc.maxTokens(), ffn / tc.tp(), tc.dtype(), "act");
-            a = new LayerNormLinear(tc, GemmName.Layer.FC1, hidden, activation.fc1Outputs(ffn), bias);
+            a = new LayerNormLinear(tc, GemmName.Layer.FC1, hidden, activation.fc1Outputs(ffn), bias, true);
             b = new RowParallelLinear(tc, GemmName.Layer.FC2, ffn, hidden, bias);
         } catch (RuntimeException e) {
             if (a != null) {
@@ -117,10 +117,18 @@ public final class LayerNormMLP implements TpLayer {
         tc.makeCurrent();
         try (Tracer.Scope t = tc.span(activation.name().toLowerCase(java.util.Locale.ROOT), SpanKind.KERNEL,
                 s)) {
+            // fc1's bias is added here, on the fly, rather than by a pass of its own over h.
+            Parameter b1 = fc1.linear().bias();
             if (activation == Activation.GELU) {
-                tc.layerKernels().gelu(h, a, s);
-            } else {
+                if (b1 == null) {
+                    tc.layerKernels().gelu(h, a, s);
+                } else {
+                    tc.layerKernels().biasGelu(h, b1.value(), a, null, s);
+                }
+            } else if (b1 == null) {
                 tc.layerKernels().swiglu(h, a, s);
+            } else {
+                tc.layerKernels().biasSwiglu(h, b1.value(), a, s);
             }
         }
         pre = h;
@@ -137,10 +145,22 @@ public final class LayerNormMLP implements TpLayer {
         // In place: fc1's output (the pre-activation) is not needed after this.
         try (Tracer.Scope t = tc.span(activation.name().toLowerCase(java.util.Locale.ROOT) + " backward",
                 SpanKind.KERNEL, s)) {
-            if (activation == Activation.GELU) {
-                tc.layerKernels().geluBackward(da, pre, pre, s);
+            // With a bias: at fc1's output plus the bias, as the forward computed it, and fc1's bias gradient
+            // from the same pass.
+            Parameter b1 = fc1.linear().bias();
+            if (b1 == null) {
+                if (activation == Activation.GELU) {
+                    tc.layerKernels().geluBackward(da, pre, pre, s);
+                } else {
+                    tc.layerKernels().swigluBackward(da, pre, pre, s);
+                }
             } else {
-                tc.layerKernels().swigluBackward(da, pre, pre, s);
+                TensorView ws = fc1.linear().biasGradWorkspace();
+                if (activation == Activation.GELU) {
+                    tc.layerKernels().biasGeluBackward(da, pre, b1.value(), pre, b1.grad(), true, ws, s);
+                } else {
+                    tc.layerKernels().biasSwigluBackward(da, pre, b1.value(), pre, b1.grad(), true, ws, s);
+                }
             }
         }
         return fc1.backward(pre, s);

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.ubuf.layers.reference.HostLayerMath;
+import dev.ubuf.tensor.DType;
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -174,7 +175,7 @@ class LayerKernelsEmulatedTest {
     void theEmulatorRanEveryCaseWithoutWritingOutsideItsViews() {
         assumeTrue(unavailable == null, () -> "kernel emulation skipped: " + unavailable);
         assertEquals("", emulatorFailures);
-        assertEquals(42, CASES.size(), "14 cases for each of fp32, fp16, bf16");
+        assertEquals(54, CASES.size(), "18 cases for each of fp32, fp16, bf16");
         assertTrue(stagedRuns >= 6, "the staged LayerNorm backward ran beside the register-only one in at least two"
                 + " cases of each type, got " + stagedRuns);
     }
@@ -261,6 +262,38 @@ class LayerKernelsEmulatedTest {
                 assertClose(HostLayerMath.swiglu(c.a("x"), rows, cols), c.a("y"), tol, "y");
                 assertClose(HostLayerMath.swigluBackward(c.a("dy"), c.a("x"), rows, cols), c.a("dx"), tol, "dx");
                 assertArrayEquals(c.a("dx"), c.a("dx_in_place"), "in place over x");
+            }
+            case "bias_activation" -> {
+                // The fused kernels give the bits of the bias add, the activation, its backward and the column sums.
+                for (String out : List.of("y", "dx", "db")) {
+                    assertArrayEquals(c.a(out + "_two"), c.a(out), c.name() + " " + out + ": fused against unfused");
+                }
+                assertArrayEquals(c.a("dx"), c.a("dx_in_place"), "in place over x");
+                assertArrayEquals(c.a("parts"), c.a("parts_in_place"), "the partial sums in place over x");
+                boolean swiglu = c.param("halves") == 2;
+                int w = swiglu ? 2 * cols : cols;
+                // z = x + bias rounded to the dtype, as the kernels document it (a separate bias add's result).
+                DType t = switch (c.dtype()) {
+                    case "f32" -> DType.FP32;
+                    case "f16" -> DType.FP16;
+                    default -> DType.BF16;
+                };
+                double[] z = c.a("x").clone();
+                double[] bias = c.a("bias");
+                for (int r = 0; r < rows; r++) {
+                    for (int col = 0; col < w; col++) {
+                        z[r * w + col] = t.decode(t.encode((float) (z[r * w + col] + bias[col])));
+                    }
+                }
+                assertClose(swiglu ? HostLayerMath.swiglu(z, rows, cols) : HostLayerMath.gelu(z), c.a("y"), tol, "y");
+                assertClose(swiglu ? HostLayerMath.swigluBackward(c.a("dy"), z, rows, cols)
+                        : HostLayerMath.geluBackward(c.a("dy"), z), c.a("dx"), tol, "dx");
+                double[] expected = HostLayerMath.columnSums(c.a("dx"), rows, w);
+                double[] before = c.a("db_before");
+                for (int i = 0; i < w; i++) {
+                    expected[i] += before[i];
+                }
+                assertClose(expected, c.a("db"), tol, "db (the column sums of dx, accumulated onto the old value)");
             }
             case "sgd" -> {
                 double lr = c.param("lr");

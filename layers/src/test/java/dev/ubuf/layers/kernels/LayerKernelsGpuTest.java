@@ -376,6 +376,69 @@ class LayerKernelsGpuTest {
         kernels.swigluBackward(dyv, xv, xv, stream); // in place over x
         assertArrayEquals(download(dx), download(xv), "in place equals out of place");
     }
+    /**
+     * fc1's bias fused into the activation: the forward and the backward give the bits of the bias add followed by
+     * the unfused kernels, and the bias gradient (accumulated onto an old value) is the column sums of that dx. The
+     * demo's shapes (8B at tp 4: 8192 x 2 x 3584) and odd ones (scalar paths, padded rows).
+     */
+    @ParameterizedTest(name = "{0} {1} {2}x{3} ld {4}/{5}")
+    @CsvSource({
+            "true, BF16, 8192, 3584, 7168, 3584",
+            "true, BF16, 4096, 7168, 14336, 7168",
+            "true, FP16, 77, 45, 93, 50",
+            "true, FP32, 1001, 1408, 2816, 1408",
+            "false, BF16, 4096, 7168, 7168, 7168",
+            "false, BF16, 33, 1003, 1010, 1010",
+            "false, FP32, 257, 512, 520, 520",
+    })
+    void biasedActivationsGiveTheUnfusedBitsAndTheBiasGradient(boolean swiglu, DType t, int rows, int f, int ldX,
+                                                               int ldY) {
+        int w = swiglu ? 2 * f : f;
+        double[] x = random((long) rows * w, t, 4);
+        double[] bias = random(w, t, 1);
+        double[] dy = random((long) rows * f, t, 1);
+        double[] db0 = random(w, DType.FP32, 1);
+        TensorView xv = upload(x, alloc(rows, w, ldX, t));
+        TensorView bv = upload(bias, alloc(1, w, t));
+        TensorView dyv = upload(dy, alloc(rows, f, ldY, t));
+        TensorView dbv = upload(db0, alloc(1, w, DType.FP32));
+        TensorView ws = alloc(LayerKernels.biasGradWorkspaceRows(rows), w, DType.FP32);
+        TensorView y = alloc(rows, f, ldY, t);
+        // Unfused: the bias added into a copy of x, then the plain kernels.
+        TensorView z = upload(x, alloc(rows, w, ldX, t));
+        new dev.ubuf.devicekernels.DeviceKernels(library).addBias(z, bv, stream);
+        TensorView yTwo = alloc(rows, f, ldY, t);
+        TensorView dxTwo = alloc(rows, w, ldX, t);
+        if (swiglu) {
+            kernels.biasSwiglu(xv, bv, y, stream);
+            kernels.swiglu(z, yTwo, stream);
+            kernels.swigluBackward(dyv, z, dxTwo, stream);
+        } else {
+            kernels.biasGelu(xv, bv, y, null, stream);
+            kernels.gelu(z, yTwo, stream);
+            kernels.geluBackward(dyv, z, dxTwo, stream);
+        }
+        assertArrayEquals(download(yTwo), download(y), "forward: the bits of the bias add and the activation");
+        double[] zHost = download(z);
+        assertClose(swiglu ? HostLayerMath.swiglu(zHost, rows, f) : HostLayerMath.gelu(zHost), download(y),
+                tolerance(t), "forward vs float64");
+        // In place over x, as the layer runs it.
+        if (swiglu) {
+            kernels.biasSwigluBackward(dyv, xv, bv, xv, dbv, true, ws, stream);
+        } else {
+            kernels.biasGeluBackward(dyv, xv, bv, xv, dbv, true, ws, stream);
+        }
+        double[] dx = download(xv);
+        assertArrayEquals(download(dxTwo), dx, "backward: the bits of the unfused backward at x + bias");
+        assertClose(swiglu ? HostLayerMath.swigluBackward(dy, zHost, rows, f) : HostLayerMath.geluBackward(dy, zHost),
+                dx, tolerance(t), "backward vs float64");
+        double[] expected = HostLayerMath.columnSums(dx, rows, w);
+        for (int i = 0; i < w; i++) {
+            expected[i] += db0[i];
+        }
+        assertClose(expected, download(dbv), 0x1p-17, "bias gradient: dx's column sums onto the old value");
+    }
+
     @ParameterizedTest(name = "{0} {1}x{2} ld {3}/{4}")
     @CsvSource({
             "BF16, 256, 4096, 4096, 4096",

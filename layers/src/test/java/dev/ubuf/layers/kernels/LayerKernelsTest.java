@@ -215,6 +215,64 @@ class LayerKernelsTest {
     }
 
     @Test
+    void theBiasedActivationsAddTheBiasOnTheFlyAndSumItsGradientBesideDx() {
+        // 8B's fc1 at tp 4: 8192 rows of 2 x 3584.
+        TensorView x = matrix(8192, 7168, DType.BF16);
+        TensorView bias = vector(7168, DType.BF16);
+        TensorView a = matrix(8192, 3584, DType.BF16);
+        TensorView db = vector(7168, DType.FP32);
+        TensorView ws = matrix(LayerKernels.biasGradWorkspaceRows(8192), 7168, DType.FP32);
+        kernels.biasSwiglu(x, bias, a, stream);
+        kernels.biasSwigluBackward(a, x, bias, x, db, true, ws, stream);
+        assertEquals(List.of(
+                new Launch("ubuf_bias_swiglu_fwd_bf16", 1056, 256, List.of(8192L, 3584L, x.address(), 7168L,
+                        bias.address(), a.address(), 3584L)),
+                // 256 parts of 32 rows x two tiles of 256 groups of 8 columns (448 groups a half), in place over x
+                new Launch("ubuf_bias_swiglu_bwd_partial_bf16", 512, 256, List.of(8192L, 3584L, a.address(), 3584L,
+                        x.address(), 7168L, bias.address(), x.address(), 7168L, 32L, ws.address(), 7168L)),
+                new Launch("ubuf_col_sums_f32_to_f32", 224, 512, List.of(256L, 7168L, ws.address(), 7168L,
+                        db.address(), 1))), launches);
+        launches.clear();
+        TensorView gx = matrix(100, 48, DType.FP32);
+        TensorView gdy = matrix(100, 48, DType.FP32);
+        TensorView gb = vector(48, DType.FP32);
+        TensorView gdb = vector(48, DType.FP32);
+        TensorView gws = matrix(LayerKernels.biasGradWorkspaceRows(100), 48, DType.FP32);
+        kernels.biasGeluBackward(gdy, gx, gb, gx, gdb, false, gws, stream);
+        assertEquals(List.of(
+                // 4 parts of 32 rows (the last of 4) x one tile of 12 groups of 4 columns
+                new Launch("ubuf_bias_gelu_bwd_partial_f32", 4, 256, List.of(100L, 48L, gdy.address(), 48L,
+                        gx.address(), 48L, gb.address(), gx.address(), 48L, 32L, gws.address(), 48L)),
+                new Launch("ubuf_col_sums_f32_to_f32", 2, 512, List.of(4L, 48L, gws.address(), 48L, gdb.address(),
+                        0))), launches);
+    }
+
+    @Test
+    void theBiasedActivationsRejectBadOperandsBeforeAnyLaunch() {
+        TensorView x = matrix(64, 32, DType.BF16);
+        TensorView dy = matrix(64, 16, DType.BF16);
+        TensorView bias = vector(32, DType.BF16);
+        TensorView db = vector(32, DType.FP32);
+        TensorView ws = matrix(LayerKernels.biasGradWorkspaceRows(64), 32, DType.FP32);
+        assertRejected("bias must be a 1x32 vector", () -> kernels.biasSwiglu(x, vector(16, DType.BF16),
+                matrix(64, 16, DType.BF16), stream));
+        assertRejected("bias", () -> kernels.biasSwiglu(x, vector(32, DType.FP32), matrix(64, 16, DType.BF16),
+                stream));
+        assertRejected("workspace must be at least", () -> kernels.biasSwigluBackward(dy, x, bias, x, db, true,
+                matrix(1, 32, DType.FP32), stream));
+        assertRejected("dbias must be a 1x32 vector", () -> kernels.biasSwigluBackward(dy, x, bias, x,
+                vector(16, DType.FP32), true, ws, stream));
+        assertRejected("dy (rows x F for x of rows x 2F) must be 64x16", () -> kernels.biasSwigluBackward(x, x, bias,
+                x, db, true, ws, stream));
+        // dx over part of x (not x itself): a partial overlap.
+        TensorView both = matrix(65, 32, DType.BF16);
+        assertRejected("overlap in memory", () -> kernels.biasSwigluBackward(dy, both.rows(0, 64), bias,
+                both.rows(1, 64), db, true, ws, stream));
+        assertRejected("dy", () -> kernels.biasGeluBackward(dy, x, bias, x, db, true, ws, stream));
+        assertTrue(launches.isEmpty(), "nothing launched: " + launches);
+    }
+
+    @Test
     void biasGradLengthensItsPartsWhileThreeItemsPerSmRemain() {
         // 8192 x 14336 bf16: 1792 groups = 7 tiles; 64 parts of 128 rows leave 448 items >= 3 x 132.
         TensorView dy = matrix(8192, 14336, DType.BF16);
@@ -353,6 +411,10 @@ class LayerKernelsTest {
         kernels.biasGelu(x, vec, out, dy, stream);
         kernels.swiglu(x, matrix(rows, cols / 2, t), stream);
         kernels.swigluBackward(matrix(rows, cols / 2, t), x, out, stream);
+        TensorView bws = matrix(LayerKernels.biasGradWorkspaceRows(rows), cols, DType.FP32);
+        kernels.biasSwiglu(x, vec, matrix(rows, cols / 2, t), stream);
+        kernels.biasSwigluBackward(matrix(rows, cols / 2, t), x, vec, x, dgamma, true, bws, stream);
+        kernels.biasGeluBackward(dy, x, vec, out, dbeta, false, bws, stream);
         kernels.mseGrad(x, dy, 2f / (rows * cols), out, mean, stream);
         kernels.sgdStep(out, matrix(rows, cols, DType.FP32), 0.01f, stream);
         Set<String> launched = new TreeSet<>();
