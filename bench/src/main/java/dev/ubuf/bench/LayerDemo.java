@@ -66,6 +66,8 @@ import java.util.function.IntConsumer;
  * overlap and no_overlap parameters and the replicas' hashes are compared.
  */
 public final class LayerDemo {
+    /** How often {@link Settings#clocks} samples each GPU's clock. */
+    static final long CLOCK_PERIOD_MICROS = 250;
     /** The three timed modes, in the order each iteration runs them. */
     public static final List<String> MODES = List.of("overlap", "no_overlap", "no_comm");
     /**
@@ -84,11 +86,14 @@ public final class LayerDemo {
      * @param trace           after the timed iterations, trace one more step of the overlap stack
      * @param compareConfig   an FP8 run's overlap configuration with FP8 off: a fourth stack
      *                        ({@link #COMPARE_MODE}) trains with it; null for none
+     * @param cudaGraph       the timed steps replay each stack's step captured as a CUDA graph
+     * @param clocks          every rank samples its GPU's SM clock through NVML during the timed steps
+     *                        ({@link ClockSampler}): the clock each mode ran at
      */
     public record Settings(int tp, int replicas, UbConfig overlapConfig, UbConfig noOverlapConfig, long hidden,
                            long ffn, Activation activation, long tokens, int layers, int warmup, int iters,
                            DType dtype, float lr, long seed, boolean trace, UbConfig compareConfig,
-                           boolean cudaGraph) {
+                           boolean cudaGraph, boolean clocks) {
         public Settings {
             if (cudaGraph && overlapConfig.fp8Enabled()) {
                 throw new IllegalArgumentException("FP8 steps are not captured as CUDA graphs yet");
@@ -123,6 +128,15 @@ public final class LayerDemo {
     }
 
     /**
+     * One mode's SM clock over its timed steps ({@link Settings#clocks}): the mean over ranks of each rank's mean
+     * (MHz), the lowest rank's mean, the share of all ranks' samples taken while the power cap, or a thermal or
+     * hardware slowdown, held the clocks down, and the number of samples (all ranks).
+     */
+    public record ModeClocks(String mode, double meanMhz, double lowestRankMhz, double powerCapShare,
+                             double otherSlowdownShare, long samples) {
+    }
+
+    /**
      * What came out: per iteration (warm-up included) the loss of the overlap and no_overlap stacks (the mean over
      * replicas of each replica's MSE; {@code replicaLoss*[it][g]} is replica g's), and each mode's step time (max over
      * all ranks, ms); medians over the timed iterations only. {@code replicaWeights}: whether every replica ended with
@@ -133,13 +147,15 @@ public final class LayerDemo {
      * {@code secondsToFirstStep}: from the JVM's start to the first timed step's start on rank 0 (after the warm-up);
      * {@code untunedGemms}: GEMMs the steps ran untuned because the initialisation had not seen them (max over ranks).
      * {@code hostMs}: per mode and iteration, the host's time to enqueue the step (the call returning; max over ranks):
-     * where it is close to the step's GPU time, the host, not the GPU, sets the pace.
+     * where it is close to the step's GPU time, the host, not the GPU, sets the pace. {@code clocks}: per mode, the
+     * SM clock it ran at (empty unless asked for; {@code clocksUnavailable} says why when asked for and not sampled).
      */
     public record Result(String device, double[] lossOverlap, double[] lossNoOverlap, double[][] replicaLossOverlap,
                          double[][] replicaLossNoOverlap, double[][] stepMs, int warmup, ReplicaCheck replicaWeights,
                          StepTrace trace, StepTrace traceNoComm, double[] lossCompare, double initSeconds,
                          double secondsToFirstStep, int untunedGemms, double[][] hostMs,
-                         java.util.Optional<StepCheck.Result> stepCheck) {
+                         java.util.Optional<StepCheck.Result> stepCheck, List<ModeClocks> clocks,
+                         String clocksUnavailable) {
         public double median(int mode) {
             return medianAfterWarmup(stepMs[mode]);
         }
@@ -247,7 +263,8 @@ public final class LayerDemo {
                 new double[total][st.replicas()], new double[st.modes().size()][total], new String[1],
                 new ReplicaCheck[1], new RankTrace[layout.worldSize()], new RankTrace[layout.worldSize()],
                 st.compareConfig() == null ? null : new double[total], new double[2],
-                new int[layout.worldSize()], new double[st.modes().size()][total], new StepCheck.Result[1]);
+                new int[layout.worldSize()], new double[st.modes().size()][total], new StepCheck.Result[1],
+                new ArrayList<>(), new String[1]);
         // One thread and GPU per world rank; each rank then splits the world bootstrap into its TP and DP groups.
         ThreadDomain.run(layout.worldSize(), env.timeout(), (rank, world, ctx) -> {
             if (rank == 0) {
@@ -264,7 +281,7 @@ public final class LayerDemo {
                 st.trace() ? stepTrace(st, o.device()[0], "no_comm", List.of(o.tracesNoComm())) : null,
                 o.lossCompare(), o.initSeconds()[0], o.initSeconds()[1],
                 java.util.Arrays.stream(o.untuned()).max().orElse(0), o.hostMs(),
-                java.util.Optional.ofNullable(o.stepCheck()[0]));
+                java.util.Optional.ofNullable(o.stepCheck()[0]), List.copyOf(o.clocks()), o.clocksUnavailable()[0]);
     }
 
     /** The ranks' traces (one per world rank) with what a reader of the trace file needs to know about them. */
@@ -315,7 +332,8 @@ public final class LayerDemo {
     private record Outputs(double[] lossOn, double[] lossOff, double[][] replicaLossOn, double[][] replicaLossOff,
                            double[][] ms, String[] device, ReplicaCheck[] weights, RankTrace[] traces,
                            RankTrace[] tracesNoComm, double[] lossCompare, double[] initSeconds, int[] untuned,
-                           double[][] hostMs, StepCheck.Result[] stepCheck) {
+                           double[][] hostMs, StepCheck.Result[] stepCheck, List<ModeClocks> clocks,
+                           String[] clocksUnavailable) {
     }
 
     /** One mode's stack and its trainer; closed (collectively) trainer first, then the stack and its context. */
@@ -374,7 +392,7 @@ public final class LayerDemo {
                      Collectives.none(), st.cudaGraph()), st, dp);
              Stack cmp = st.compareConfig() == null ? null : new Stack(TpContext.create(comm, st.compareConfig(),
                      st.dtype(), st.tokens(), planner, Collectives.nccl(), st.cudaGraph()), st, dp);
-             Closer graphs = new Closer("the demo's step graphs")) {
+             Closer graphs = new Closer("the demo's step graphs and clock sampler")) {
             try {
                 Stack[] stacks = cmp == null ? new Stack[]{on, off, none} : new Stack[]{on, off, none, cmp};
                 TensorView x = TensorView.of(xb, rows, hidden, st.dtype());
@@ -394,6 +412,20 @@ public final class LayerDemo {
                 }
                 int untunedAtInit = comm.gemmTuner().untunedCount();
                 int total = st.warmup() + st.iters();
+                ClockSampler clocks = null;
+                String clocksFailure = null;
+                if (st.clocks()) {
+                    try {
+                        clocks = graphs.register("the clock sampler", ClockSampler.start(ctx.device().pciBusId(),
+                                CLOCK_PERIOD_MICROS));
+                    } catch (IllegalStateException e) {
+                        clocksFailure = e.getMessage();
+                    }
+                }
+                ClockSampler.Tally[] tallies = new ClockSampler.Tally[modes];
+                for (int m = 0; m < modes; m++) {
+                    tallies[m] = new ClockSampler.Tally();
+                }
                 StepGraph[] replays = new StepGraph[modes];
                 for (int it = 0; it < total; it++) {
                     ctx.makeCurrent();
@@ -420,6 +452,7 @@ public final class LayerDemo {
                                     .map(t -> java.time.Duration.between(t, java.time.Instant.now()).toMillis() / 1e3)
                                     .orElse(Double.NaN);
                         }
+                        long windowStart = System.nanoTime();
                         start.record(s);
                         long enqueue = System.nanoTime();
                         if (replays[m] != null) {
@@ -431,6 +464,9 @@ public final class LayerDemo {
                         end.record(s);
                         int mode = m;
                         comm.await(s, () -> "demo step " + st.modes().get(mode));
+                        if (clocks != null && it >= st.warmup()) {
+                            clocks.addTo(tallies[m], windowStart, System.nanoTime());
+                        }
                         mine[m] = end.elapsedMillisSince(start);
                     }
                     s.copyToHost(sqHost, 0, sqb, 0, (long) modes * rows * Float.BYTES);
@@ -469,6 +505,9 @@ public final class LayerDemo {
                     }
                 }
                 o.untuned()[rank] = comm.gemmTuner().untunedCount() - untunedAtInit;
+                if (st.clocks()) {
+                    gatherClocks(st, world, tallies, clocks == null ? clocksFailure : clocks.failure(), o);
+                }
                 if (st.trace()) {
                     // Before the replicas' weights are compared, so the check covers the traced step too.
                     o.traces()[rank] = traceStep(on, world, ctx, s, x, target, sq.cols(0, rows), comm);
@@ -490,6 +529,63 @@ public final class LayerDemo {
                 comm.abort("rank " + rank + " failed: " + e);
                 throw e;
             }
+        }
+    }
+
+    /**
+     * Collective over the world: every rank's clock samples per mode, summed on rank 0 into {@link Outputs#clocks}
+     * (a rank that could not sample contributes none; rank 0 says why for itself, or which ranks had none).
+     */
+    private static void gatherClocks(Settings st, Bootstrap world, ClockSampler.Tally[] tallies, String failure,
+                                     Outputs o) {
+        int modes = tallies.length;
+        ByteBuffer b = ByteBuffer.allocate(4 * modes * Double.BYTES);
+        for (ClockSampler.Tally t : tallies) {
+            b.putDouble(t.samples());
+            b.putDouble(t.samples() == 0 ? 0 : t.meanMhz());
+            b.putDouble(t.samples() == 0 ? 0 : t.powerCapShare() * t.samples());
+            b.putDouble(t.samples() == 0 ? 0 : t.otherSlowdownShare() * t.samples());
+        }
+        byte[][] all = world.allGather(b.array());
+        if (world.rank() != 0) {
+            return;
+        }
+        List<Integer> without = new ArrayList<>();
+        for (int m = 0; m < modes; m++) {
+            long samples = 0;
+            double capped = 0;
+            double slowed = 0;
+            double meanSum = 0;
+            double lowest = Double.NaN;
+            int ranksWith = 0;
+            for (int r = 0; r < all.length; r++) {
+                ByteBuffer rb = ByteBuffer.wrap(all[r]);
+                rb.position(4 * m * Double.BYTES);
+                long n = (long) rb.getDouble();
+                double mean = rb.getDouble();
+                if (n == 0) {
+                    if (m == 0) {
+                        without.add(r);
+                    }
+                    rb.getDouble();
+                    rb.getDouble();
+                    continue;
+                }
+                samples += n;
+                capped += rb.getDouble();
+                slowed += rb.getDouble();
+                meanSum += mean;
+                lowest = Double.isNaN(lowest) ? mean : Math.min(lowest, mean);
+                ranksWith++;
+            }
+            o.clocks().add(new ModeClocks(st.modes().get(m), ranksWith == 0 ? Double.NaN : meanSum / ranksWith, lowest,
+                    samples == 0 ? Double.NaN : capped / samples, samples == 0 ? Double.NaN : slowed / samples,
+                    samples));
+        }
+        if (failure != null) {
+            o.clocksUnavailable()[0] = "rank 0: " + failure;
+        } else if (!without.isEmpty()) {
+            o.clocksUnavailable()[0] = "no clock samples from world ranks " + without;
         }
     }
 

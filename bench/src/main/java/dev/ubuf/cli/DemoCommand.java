@@ -135,6 +135,10 @@ final class DemoCommand implements Callable<Integer> {
             + " hardware queues, ubuf's default (refused where CUDA_DEVICE_MAX_CONNECTIONS sets fewer); not with FP8"
             + " yet. The simulation has no graphs and says so (default: ${DEFAULT-VALUE}).")
     boolean cudaGraph;
+    @Option(names = "--clocks", description = "GPU only: every rank samples its GPU's SM clock through NVML every"
+            + " 250 us during the timed steps; prints and records (sm_clock_mhz, power_cap_share) the clock each mode"
+            + " ran at and how often the power cap held it down (default: ${DEFAULT-VALUE}).")
+    boolean clocks;
     @Option(names = "--seed", defaultValue = "1", paramLabel = "S",
             description = "Seed of the weights, the batches and the simulated interleavings (default:"
                     + " ${DEFAULT-VALUE}).")
@@ -349,7 +353,7 @@ final class DemoCommand implements Callable<Integer> {
         PlannerSettings planner = PlannerSettings.from(System.getenv());
         PrintWriter w = spec.commandLine().getOut();
         LayerDemo.Settings st = new LayerDemo.Settings(ranks, replicas, cfg, off, h, f, act, m, layers, warmup, iters,
-                dtype, (float) lr, seed, tracePng.isPresent(), compare, cudaGraph);
+                dtype, (float) lr, seed, tracePng.isPresent(), compare, cudaGraph, clocks);
         w.printf("ubuf demo: %d x LayerNormMLP (hidden %d, ffn %d, %s), %d tokens per step%s, tp %d, %s, lr %s,"
                         + " %d warm-up + %d timed iterations%n", layers, h, f, act, m,
                 replicas > 1 ? " per replica" : "", ranks, dtype.shortName(), lr, warmup, iters);
@@ -402,6 +406,20 @@ final class DemoCommand implements Callable<Integer> {
             w.printf(java.util.Locale.ROOT, "MFU of the overlap step %.1f%% (%.3g model FLOPs per GPU, peak %.1f dense"
                     + " bf16 TFLOP/s)%n", 100 * StepFlops.mfu(flops, med[0], peak.getAsDouble()), flops,
                     peak.getAsDouble());
+        }
+        if (clocks) {
+            if (r.clocksUnavailable() != null) {
+                w.println("SM clock: " + r.clocksUnavailable());
+            }
+            if (!r.clocks().isEmpty()) {
+                w.printf(java.util.Locale.ROOT, "SM clock in the timed steps (NVML every %d us; mean over ranks,"
+                        + " lowest rank, share of samples at the power cap): %s%n", 250, r.clocks().stream()
+                        .map(c -> String.format(java.util.Locale.ROOT, "%s %.0f MHz (lowest %.0f, power cap %.0f%%%s)",
+                                c.mode(), c.meanMhz(), c.lowestRankMhz(), 100 * c.powerCapShare(),
+                                c.otherSlowdownShare() > 0 ? String.format(java.util.Locale.ROOT,
+                                        ", other slowdowns %.0f%%", 100 * c.otherSlowdownShare()) : ""))
+                        .collect(java.util.stream.Collectors.joining(", ")));
+            }
         }
         double diff = r.lossMaxRelDiff();
         double tol = LayerDemo.lossTolerance(dtype);
@@ -468,6 +486,14 @@ final class DemoCommand implements Callable<Integer> {
                 }
                 rec.put("host_enqueue_ms", host[i]);
                 rec.put("cuda_graph", cudaGraph);
+                if (i < r.clocks().size()) {
+                    LayerDemo.ModeClocks c = r.clocks().get(i);
+                    rec.put("sm_clock_mhz", c.meanMhz());
+                    rec.put("sm_clock_lowest_rank_mhz", c.lowestRankMhz());
+                    rec.put("power_cap_share", c.powerCapShare());
+                    rec.put("other_slowdown_share", c.otherSlowdownShare());
+                    rec.put("clock_samples", c.samples());
+                }
                 rec.put("hardware_queues", queues);
                 rec.put("model_flops_per_gpu", flops);
                 if (peak.isPresent()) {
@@ -566,6 +592,9 @@ final class DemoCommand implements Callable<Integer> {
         if (cudaGraph) {
             spec.commandLine().getErr().println("ubuf demo: --cuda-graph needs a GPU; the simulation runs its steps"
                     + " without graphs.");
+        }
+        if (clocks) {
+            spec.commandLine().getErr().println("ubuf demo: --clocks needs a GPU; the simulation samples no clocks.");
         }
         if (trace != null) {
             spec.commandLine().getErr().println("ubuf demo: --trace needs a GPU (CUDA events time the traced step);"

@@ -110,6 +110,6 @@ class LayerDemoGroupsTest {
     private static LayerDemo.Settings settings(int replicas, int tp) {
         UbConfig cfg = UbConfig.builder().tensorModelParallelSize(tp).sequenceParallel(true).build();
         return new LayerDemo.Settings(tp, replicas, cfg, cfg, 64, 128, Activation.GELU, 32, 1, 0, 1, DType.BF16,
-                0.01f, 1, true, null, false);
+                0.01f, 1, true, null, false, false);
     }
 }
