@@ -87,15 +87,6 @@ struct SwigluBwd {
     }
 };
 
-// inputs (a, b, bias_a, bias_b) -> silu(za) * zb, za and zb the biased halves rounded to T
-template <class T>
-struct BiasSwigluFwd {
-    __device__ __forceinline__ void operator()(const float (&x)[4], float (&y)[1]) const {
-        const float a = biased<T>(x[0], x[2]);
-        y[0] = a * sigmoid(a) * biased<T>(x[1], x[3]);
-    }
-};
-
 // The backwards of the biased activations, on the pre-activations z (H of them: GELU's one, SwiGLU's two halves).
 struct GeluGradOp {
     static constexpr int H = 1;
@@ -111,22 +102,30 @@ struct SwigluGradOp {
     }
 };
 
-// dx = op(dy, z), z = round_T(x + bias), over rows x (H halves of cols columns): x, bias and dx hold H * cols
-// columns, half h at column offset h * cols, dy holds cols. Also the bias gradient's first step: part[p][c] = the
-// sum, in row order, of the stored (rounded) dx[r][c] over the rows of part p, the sums col_sums_partial gives for
-// dx with the same rowsPerPart, bit for bit; col_sums_f32 finishes them. Items are (part, tile of blockDim column
-// groups of one half) as in col_sums_partial, a thread owning one group in every half; two rows' loads in flight.
-// dx may be x itself (each element is read before the same thread writes it).
-template <class T, class Op>
-__device__ __forceinline__ void bias_act_bwd_partial(i64 rows, i64 cols, const T* dy, i64 ldDy, const T* x, i64 ldX,
-                                                     const T* bias, T* dx, i64 ldDx, i64 rowsPerPart, float* part,
-                                                     i64 ldPart, Op op) {
+// The fused bias kernels walk column tiles: a thread keeps one column group (16 bytes' worth of columns) of every
+// half for all the rows of its item, so the bias is loaded once per item and the backward's column sums stay in
+// registers; rows are read as raw 16-byte words, ACT_FWD_AHEAD / ACT_BWD_AHEAD rows ahead (raw words take half the registers of
+// their floats, so more bytes are in flight per SM).
+constexpr int ACT_FWD_AHEAD = 8;
+constexpr int ACT_BWD_AHEAD = 4;
+// The backward's block: ACT_LANES row lanes x (blockDim / ACT_LANES) column groups; lane l takes rows l, l + lanes,
+// ... of the item's part, and the lanes' sums are added in lane order through shared memory.
+constexpr int ACT_LANES = 4;
+constexpr int ACT_BLOCK = 256;
+// Blocks an SM the register budget leaves room for (launch bounds): more threads with bytes in flight.
+constexpr int ACT_FWD_BLOCKS_PER_SM = 2;
+constexpr int ACT_BWD_BLOCKS_PER_SM = 2;
+
+// y = silu(za) * zb over rows x cols (x has 2 cols columns: a, then b), z = round_T(x + bias). Items are (part of
+// rowsPerPart rows, tile of blockDim column groups).
+template <class T>
+__device__ __forceinline__ void bias_swiglu_fwd_tiled(i64 rows, i64 cols, const T* x, i64 ldX, const T* bias, T* y,
+                                                      i64 ldY, i64 rowsPerPart) {
     if (rows <= 0 || cols <= 0 || rowsPerPart <= 0) return;
-    constexpr int H = Op::H;
     using G = ColGroups<T>;
+    using R = RawGroup<T>;
     constexpr int N = G::N;
-    const bool vec = cols % N == 0 && rows_aligned16<T>(dy, ldDy) && rows_aligned16<T>(x, ldX)
-                     && rows_aligned16<T>(dx, ldDx) && aligned16(bias);
+    const bool vec = cols % N == 0 && rows_aligned16<T>(x, ldX) && rows_aligned16<T>(y, ldY) && aligned16(bias);
     const i64 groups = G::count(cols);
     const i64 parts = (rows + rowsPerPart - 1) / rowsPerPart;
     const i64 tiles = (groups + blockDim.x - 1) / blockDim.x;
@@ -137,53 +136,139 @@ __device__ __forceinline__ void bias_act_bwd_partial(i64 rows, i64 cols, const T
         const int valid = G::valid(g, cols);
         const i64 r0 = p * rowsPerPart;
         const i64 r1 = r0 + rowsPerPart < rows ? r0 + rowsPerPart : rows;
-        float b[H][N], acc[H][N];
+        // Raw words, unpacked where used: 4 registers each instead of N.
+        const uint4 rba = R::load(bias, g, valid, vec);
+        const uint4 rbb = R::load(bias + cols, g, valid, vec);
+        for (i64 r = r0; r < r1; r += ACT_FWD_AHEAD) {
+            uint4 ra[ACT_FWD_AHEAD], rb[ACT_FWD_AHEAD];
 #pragma unroll
-        for (int h = 0; h < H; ++h) {
-            G::load(bias + h * cols, g, valid, vec, b[h]);
-#pragma unroll
-            for (int i = 0; i < N; ++i) acc[h][i] = 0.f;
-        }
-        // One row: dx from dy and x, stored, and its rounded values added to the sums.
-        auto row = [&](i64 r, const float (&d)[N], const float (&xv)[H][N]) {
-            float out[H][N];
-#pragma unroll
-            for (int i = 0; i < N; ++i) {
-                float z[H], dz[H];
-#pragma unroll
-                for (int h = 0; h < H; ++h) z[h] = biased<T>(xv[h][i], b[h][i]);
-                op(d[i], z, dz);
-#pragma unroll
-                for (int h = 0; h < H; ++h) {
-                    out[h][i] = Elem<T>::load(Elem<T>::store(dz[h]));
-                    acc[h][i] += i < valid ? out[h][i] : 0.f;
+            for (int u = 0; u < ACT_FWD_AHEAD; ++u) {
+                if (r + u < r1) {
+                    ra[u] = R::load(x + (r + u) * ldX, g, valid, vec);
+                    rb[u] = R::load(x + (r + u) * ldX + cols, g, valid, vec);
                 }
             }
 #pragma unroll
-            for (int h = 0; h < H; ++h) G::store(dx + r * ldDx + h * cols, g, valid, vec, out[h]);
-        };
-        for (i64 r = r0; r < r1; r += 2) {
-            const bool hasB = r + 1 < r1;
-            float da[N], db[N], xa[H][N], xb[H][N];
-            G::load(dy + r * ldDy, g, valid, vec, da);
+            for (int u = 0; u < ACT_FWD_AHEAD; ++u) {
+                if (r + u < r1) {
+                    float a[N], b[N], out[N], ba[N], bb[N];
+                    R::unpack(ra[u], a);
+                    R::unpack(rb[u], b);
+                    R::unpack(rba, ba);
+                    R::unpack(rbb, bb);
 #pragma unroll
-            for (int h = 0; h < H; ++h) G::load(x + r * ldX + h * cols, g, valid, vec, xa[h]);
-            if (hasB) {
-                G::load(dy + (r + 1) * ldDy, g, valid, vec, db);
-#pragma unroll
-                for (int h = 0; h < H; ++h) G::load(x + (r + 1) * ldX + h * cols, g, valid, vec, xb[h]);
+                    for (int i = 0; i < N; ++i) {
+                        const float za = biased<T>(a[i], ba[i]);
+                        out[i] = za * sigmoid(za) * biased<T>(b[i], bb[i]);
+                    }
+                    G::store(y + (r + u) * ldY, g, valid, vec, out);
+                }
             }
-            row(r, da, xa);
-            if (hasB) row(r + 1, db, xb);
+        }
+    }
+}
+
+// dx = op(dy, z), z = round_T(x + bias), over rows x (H halves of cols columns): x, bias and dx hold H * cols
+// columns, half h at column offset h * cols, dy holds cols. Also the bias gradient's first step: part[p][c] = the
+// sum of the stored (rounded) dx[r][c] over the rows of part p, in a fixed order (each lane's rows in row order, then
+// the lanes in lane order), which col_sums_f32 finishes. Items are (part, tile of blockDim / ACT_LANES column groups
+// of one half); every thread owns one group in every half. blockDim must be ACT_BLOCK (the lanes' shared sums are
+// sized for it). dx may be x itself (each element is read before the same thread writes it).
+template <class T, class Op>
+__device__ __forceinline__ void bias_act_bwd_partial(i64 rows, i64 cols, const T* dy, i64 ldDy, const T* x, i64 ldX,
+                                                     const T* bias, T* dx, i64 ldDx, i64 rowsPerPart, float* part,
+                                                     i64 ldPart, Op op) {
+    if (rows <= 0 || cols <= 0 || rowsPerPart <= 0 || blockDim.x != ACT_BLOCK) return;
+    constexpr int H = Op::H;
+    using G = ColGroups<T>;
+    using R = RawGroup<T>;
+    constexpr int N = G::N;
+    constexpr int TILE = ACT_BLOCK / ACT_LANES;
+    __shared__ float laneSums[ACT_LANES][H][TILE * N];
+    const bool vec = cols % N == 0 && rows_aligned16<T>(dy, ldDy) && rows_aligned16<T>(x, ldX)
+                     && rows_aligned16<T>(dx, ldDx) && aligned16(bias);
+    const i64 groups = G::count(cols);
+    const i64 parts = (rows + rowsPerPart - 1) / rowsPerPart;
+    const i64 tiles = (groups + TILE - 1) / TILE;
+    const int lane = (int)(threadIdx.x / TILE);
+    const int col = (int)(threadIdx.x % TILE);
+    for (i64 item = blockIdx.x; item < parts * tiles; item += gridDim.x) {
+        const i64 p = item / tiles;
+        const i64 g = (item - p * tiles) * TILE + col;
+        const bool has = g < groups;  // no early exit: every thread reaches the barriers
+        const int valid = has ? G::valid(g, cols) : 0;
+        const i64 r0 = p * rowsPerPart;
+        const i64 r1 = r0 + rowsPerPart < rows ? r0 + rowsPerPart : rows;
+        uint4 rb[H];  // raw words, unpacked where used: 4 registers each instead of N
+        float acc[H][N];
+#pragma unroll
+        for (int h = 0; h < H; ++h) {
+#pragma unroll
+            for (int i = 0; i < N; ++i) acc[h][i] = 0.f;
+            if (has) rb[h] = R::load(bias + h * cols, g, valid, vec);
+        }
+        if (has) {
+            constexpr int AHEAD = ACT_BWD_AHEAD;
+            for (i64 r = r0 + lane; r < r1; r += (i64)AHEAD * ACT_LANES) {
+                uint4 rd[AHEAD], rx[H][AHEAD];
+#pragma unroll
+                for (int u = 0; u < AHEAD; ++u) {
+                    const i64 ru = r + (i64)u * ACT_LANES;
+                    if (ru < r1) {
+                        rd[u] = R::load(dy + ru * ldDy, g, valid, vec);
+#pragma unroll
+                        for (int h = 0; h < H; ++h) rx[h][u] = R::load(x + ru * ldX + h * cols, g, valid, vec);
+                    }
+                }
+#pragma unroll
+                for (int u = 0; u < AHEAD; ++u) {
+                    const i64 ru = r + (i64)u * ACT_LANES;
+                    if (ru < r1) {
+                        float d[N], xv[H][N], b[H][N], out[H][N];
+                        R::unpack(rd[u], d);
+#pragma unroll
+                        for (int h = 0; h < H; ++h) {
+                            R::unpack(rx[h][u], xv[h]);
+                            R::unpack(rb[h], b[h]);
+                        }
+#pragma unroll
+                        for (int i = 0; i < N; ++i) {
+                            float z[H], dz[H];
+#pragma unroll
+                            for (int h = 0; h < H; ++h) z[h] = biased<T>(xv[h][i], b[h][i]);
+                            op(d[i], z, dz);
+#pragma unroll
+                            for (int h = 0; h < H; ++h) {
+                                out[h][i] = Elem<T>::load(Elem<T>::store(dz[h]));
+                                acc[h][i] += i < valid ? out[h][i] : 0.f;
+                            }
+                        }
+#pragma unroll
+                        for (int h = 0; h < H; ++h) G::store(dx + ru * ldDx + h * cols, g, valid, vec, out[h]);
+                    }
+                }
+            }
         }
 #pragma unroll
         for (int h = 0; h < H; ++h) {
-            float* o = part + p * ldPart + h * cols + g * N;
 #pragma unroll
-            for (int i = 0; i < N; ++i) {
-                if (i < valid) o[i] = acc[h][i];
+            for (int i = 0; i < N; ++i) laneSums[lane][h][col * N + i] = acc[h][i];
+        }
+        __syncthreads();
+        if (lane == 0 && has) {
+#pragma unroll
+            for (int h = 0; h < H; ++h) {
+                float* o = part + p * ldPart + h * cols + g * N;
+#pragma unroll
+                for (int i = 0; i < N; ++i) {
+                    float total = laneSums[0][h][col * N + i];
+#pragma unroll
+                    for (int l = 1; l < ACT_LANES; ++l) total += laneSums[l][h][col * N + i];
+                    if (i < valid) o[i] = total;
+                }
             }
         }
+        __syncthreads();
     }
 }
 
@@ -239,23 +324,19 @@ __device__ __forceinline__ void bias_act_bwd_partial(i64 rows, i64 cols, const T
         const long long ldOut[2] = {ldDx, ldDx};                                                                 \
         ubuf::map_elements<T, 3, 2>(rows, cols, in, ldIn, out, ldOut, ubuf::SwigluBwd());                        \
     }                                                                                                            \
-    extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS)                                               \
+    extern "C" __global__ void __launch_bounds__(ubuf::ACT_BLOCK, ubuf::ACT_FWD_BLOCKS_PER_SM)                   \
     ubuf_bias_swiglu_fwd_##SUFFIX(long long rows, long long cols, const T* x, long long ldX, const T* bias,      \
-                                  T* y, long long ldY) {                                                         \
-        const T* const in[4] = {x, x + cols, bias, bias + cols};                                                 \
-        const long long ldIn[4] = {ldX, ldX, 0, 0}; /* ld 0: the bias row is broadcast */                        \
-        T* const out[1] = {y};                                                                                   \
-        const long long ldOut[1] = {ldY};                                                                        \
-        ubuf::map_elements<T, 4, 1>(rows, cols, in, ldIn, out, ldOut, ubuf::BiasSwigluFwd<T>());                 \
+                                  T* y, long long ldY, long long rowsPerPart) {                                  \
+        ubuf::bias_swiglu_fwd_tiled<T>(rows, cols, x, ldX, bias, y, ldY, rowsPerPart);                           \
     }                                                                                                            \
-    extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS)                                               \
+    extern "C" __global__ void __launch_bounds__(ubuf::ACT_BLOCK, ubuf::ACT_BWD_BLOCKS_PER_SM)                   \
     ubuf_bias_gelu_bwd_partial_##SUFFIX(long long rows, long long cols, const T* dy, long long ldDy,             \
                                         const T* x, long long ldX, const T* bias, T* dx, long long ldDx,         \
                                         long long rowsPerPart, float* part, long long ldPart) {                  \
         ubuf::bias_act_bwd_partial<T>(rows, cols, dy, ldDy, x, ldX, bias, dx, ldDx, rowsPerPart, part, ldPart,   \
                                       ubuf::GeluGradOp());                                                       \
     }                                                                                                            \
-    extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS)                                               \
+    extern "C" __global__ void __launch_bounds__(ubuf::ACT_BLOCK, ubuf::ACT_BWD_BLOCKS_PER_SM)                   \
     ubuf_bias_swiglu_bwd_partial_##SUFFIX(long long rows, long long cols, const T* dy, long long ldDy,           \
                                           const T* x, long long ldX, const T* bias, T* dx, long long ldDx,       \
                                           long long rowsPerPart, float* part, long long ldPart) {                \

@@ -42,7 +42,7 @@ float emu_exchange[1024];
 #undef __shared__
 #define __shared__ static
 #undef __launch_bounds__
-#define __launch_bounds__(n)
+#define __launch_bounds__(...)
 
 inline void __syncthreads() { emu_barrier->arrive_and_wait(); }
 
@@ -380,9 +380,10 @@ void swiglu(const char* name, long long rows, long long f, long long ldX, long l
 }
 
 // fc1's bias fused into the activation (GELU: halves = 1, SwiGLU: 2), forward and backward with the bias
-// gradient, beside the unfused kernels (bias add, activation, its backward, the column sums with the same
-// rowsPerPart) on the same data: the test wants the same bits from both, and the float64 reference. The fused
-// backward also runs in place over a copy of x, as the layer runs it. x, bias and dx have halves * f columns.
+// gradient, beside the unfused kernels (bias add, activation, its backward, the column sums) on the same data: the
+// test wants the same bits for y and dx, and the float64 reference for all three (the fused column sums add the
+// rows in another fixed order). The fused backward also runs in place over a copy of x, as the layer runs it. x,
+// bias and dx have halves * f columns.
 template <class T>
 void biasActivation(const char* name, int halves, long long rows, long long f, long long ldX, long long ldY,
                     int offset, unsigned grid, unsigned block, long long rowsPerPart, unsigned long long seed) {
@@ -419,13 +420,14 @@ void biasActivation(const char* name, int halves, long long rows, long long f, l
     if (halves == 1) {
         launch(grid, block, [&] { K<T>::biasGeluFwd(rows, f, x.base, ldX, bias.base, y.base, ldY, nullptr, 0); });
     } else {
-        launch(grid, block, [&] { K<T>::biasSwigluFwd(rows, f, x.base, ldX, bias.base, y.base, ldY); });
+        launch(grid, block, [&] { K<T>::biasSwigluFwd(rows, f, x.base, ldX, bias.base, y.base, ldY, 3); });
     }
-    launch(grid, block, [&] {
+    // The backward's blocks are ACT_BLOCK threads (its lanes' shared sums are sized for it).
+    launch(grid, ubuf::ACT_BLOCK, [&] {
         bwd(rows, f, dy.base, ldY, x.base, ldX, bias.base, dx.base, ldX, rowsPerPart, ws.data(), ldPart);
     });
     launch(1, 64, [&] { K<T>::colSums(parts, w, ws.data(), ldPart, db.base, 1); });
-    launch(grid, block, [&] {
+    launch(grid, ubuf::ACT_BLOCK, [&] {
         bwd(rows, f, dy.base, ldY, inPlace.base, ldX, bias.base, inPlace.base, ldX, rowsPerPart, wsInPlace.data(),
             ldPart);
     });
@@ -507,6 +509,9 @@ void all(unsigned long long seed) {
     swiglu<T>(n("swiglu_scalar").c_str(), 3, 45, 93, 50, 0, 3, seed + 8);
     // Vectors, a partial last part, two column tiles a half (block 32); then misaligned, odd widths: scalar.
     biasActivation<T>(n("bias_swiglu_vec").c_str(), 2, 37, 512, 1024, 512, 0, 3, 32, 4, seed + 13);
+    // Parts longer than a lane's rows ahead (37 rows, parts of 20: lanes walk 5 rows each), 600 columns a half:
+    // several tiles of 64 groups, the last partial.
+    biasActivation<T>(n("bias_swiglu_long").c_str(), 2, 37, 600, 1200, 600, 0, 2, 32, 20, seed + 17);
     biasActivation<T>(n("bias_swiglu_scalar").c_str(), 2, 7, 45, 93, 50, 1, 2, 32, 3, seed + 14);
     biasActivation<T>(n("bias_gelu_vec").c_str(), 1, 37, 512, 520, 512, 0, 3, 32, 4, seed + 15);
     biasActivation<T>(n("bias_gelu_scalar").c_str(), 1, 7, 45, 50, 50, 1, 2, 32, 3, seed + 16);

@@ -54,6 +54,14 @@ public final class LayerKernels {
     /** ... this many per SM: longer parts write and re-read fewer fp32 partial rows. */
     static final int BIAS_GRAD_ITEMS_PER_SM = 3;
 
+    /**
+     * Rows of each item of the fused bias + SwiGLU forward (a thread walks them down one column group): short
+     * items, so the last of several waves of blocks is a small one.
+     */
+    static final int BIAS_ACTIVATION_FORWARD_ROWS = 16;
+    /** Row lanes of the fused activation backwards' blocks (ACT_LANES in ubuf_activation.cu; BLOCK threads). */
+    static final int BIAS_ACTIVATION_LANES = 4;
+
     /** Blocks an SM of GELU over dense views (see activationGrid). */
     static final int DENSE_ACTIVATION_BLOCKS_PER_SM = 4;
 
@@ -363,15 +371,18 @@ public final class LayerKernels {
         y.requireShape(x.rows(), f, "y (rows x F for x of rows x 2F)");
         y.requireDType(x.dtype(), "y");
         new Overlaps().input(x, "x").input(bias, "bias").output(y, "y").check();
-        launch(LayerKernelNames.biasSwigluForward(t), elementGrid(x.rows() * f), BLOCK, stream,
-                x.rows(), f, x.address(), x.ld(), bias.address(), y.address(), y.ld());
+        long parts = ceilDiv(x.rows(), BIAS_ACTIVATION_FORWARD_ROWS);
+        launch(LayerKernelNames.biasSwigluForward(t),
+                (int) Math.min(parts * ceilDiv(ceilDiv(f, 16 / x.dtype().bytes()), BLOCK), maxBlocks), BLOCK, stream,
+                x.rows(), f, x.address(), x.ld(), bias.address(), y.address(), y.ld(),
+                (long) BIAS_ACTIVATION_FORWARD_ROWS);
     }
 
     /**
      * The backward of {@link #biasGelu} with the bias gradient, in one pass over x: {@code dx = dy * gelu'(z)}
      * at {@code z = x + bias} rounded as the forward rounded it, and {@code dbias} (added to, with
-     * {@code accumulate}) the column sums of dx as stored; the bits of {@link #geluBackward} on z and a
-     * {@link #biasGrad} whose parts have {@link #rowsPerPart} rows. dx may be x itself.
+     * {@code accumulate}) the column sums of dx as stored (fp32 partial sums of {@link #rowsPerPart} rows, in a fixed
+     * order); dx has the bits of {@link #geluBackward} on z. dx may be x itself.
      *
      * @param workspace fp32, at least {@link #biasGradWorkspaceRows}(rows) x cols
      */
@@ -386,8 +397,8 @@ public final class LayerKernels {
     /**
      * The backward of {@link #biasSwiglu} with the bias gradient, in one pass over x: dx (rows x 2F) as
      * {@link #swigluBackward} gives it at {@code z = x + bias} rounded as the forward rounded it, and
-     * {@code dbias} (1 x 2F; added to, with {@code accumulate}) the column sums of dx as stored; the bits of
-     * {@link #swigluBackward} on z and a {@link #biasGrad} whose parts have {@link #rowsPerPart} rows. dx may be x
+     * {@code dbias} (1 x 2F; added to, with {@code accumulate}) the column sums of dx as stored (fp32 partial sums
+     * of {@link #rowsPerPart} rows, in a fixed order); dx has the bits of {@link #swigluBackward} on z. dx may be x
      * itself.
      *
      * @param workspace fp32, at least {@link #biasGradWorkspaceRows}(rows) x 2F
@@ -403,8 +414,8 @@ public final class LayerKernels {
                 workspace, stream);
     }
 
-    // dx and the partial column sums in one kernel over (part, tile of BLOCK column groups of a half) items, then
-    // the ordered finish; {@code cols} is the width of one half (dy's).
+    // dx and the partial column sums in one kernel over (part, tile of BLOCK / BIAS_ACTIVATION_LANES column groups
+    // of a half) items, then the ordered finish; {@code cols} is the width of one half (dy's).
     private void biasActivationBackward(String kernel, long cols, TensorView dy, TensorView x, TensorView bias,
                                         TensorView dx, TensorView dbias, boolean accumulate, TensorView workspace,
                                         CudaStream stream) {
@@ -416,7 +427,8 @@ public final class LayerKernels {
         requireWorkspace(workspace, parts, x.cols(), "biasGrad");
         new Overlaps().input(dy, "dy").input(x, "x").input(bias, "bias").output(dx, "dx", x)
                 .output(dbias, "dbias").output(workspace, "workspace").check();
-        launch(kernel, groupPartialGrid(parts, cols, x.dtype()), BLOCK, stream,
+        long tiles = ceilDiv(ceilDiv(cols, 16 / x.dtype().bytes()), BLOCK / BIAS_ACTIVATION_LANES);
+        launch(kernel, (int) Math.min(parts * tiles, maxBlocks), BLOCK, stream,
                 x.rows(), cols, dy.address(), dy.ld(), x.address(), x.ld(), bias.address(), dx.address(), dx.ld(),
                 rowsPerPart, workspace.address(), workspace.ld());
         colSums(out, parts, workspace.rows(0, parts), dbias, accumulate, stream);

@@ -225,10 +225,12 @@ class LayerKernelsTest {
         kernels.biasSwiglu(x, bias, a, stream);
         kernels.biasSwigluBackward(a, x, bias, x, db, true, ws, stream);
         assertEquals(List.of(
-                new Launch("ubuf_bias_swiglu_fwd_bf16", 1056, 256, List.of(8192L, 3584L, x.address(), 7168L,
-                        bias.address(), a.address(), 3584L)),
-                // 256 parts of 32 rows x two tiles of 256 groups of 8 columns (448 groups a half), in place over x
-                new Launch("ubuf_bias_swiglu_bwd_partial_bf16", 512, 256, List.of(8192L, 3584L, a.address(), 3584L,
+                // 512 items of 16 rows x two tiles of 256 groups of 8 columns (448 groups a half)
+                new Launch("ubuf_bias_swiglu_fwd_bf16", 1024, 256, List.of(8192L, 3584L, x.address(), 7168L,
+                        bias.address(), a.address(), 3584L, 16L)),
+                // 256 parts of 32 rows x seven tiles of 64 groups (4 row lanes a block), in place over x; the grid
+                // capped at 8 blocks an SM (grid-stride)
+                new Launch("ubuf_bias_swiglu_bwd_partial_bf16", 1056, 256, List.of(8192L, 3584L, a.address(), 3584L,
                         x.address(), 7168L, bias.address(), x.address(), 7168L, 32L, ws.address(), 7168L)),
                 new Launch("ubuf_col_sums_f32_to_f32", 224, 512, List.of(256L, 7168L, ws.address(), 7168L,
                         db.address(), 1))), launches);
