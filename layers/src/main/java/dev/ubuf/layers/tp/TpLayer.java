@@ -37,7 +37,15 @@ public interface TpLayer extends AutoCloseable {
     TensorView forward(TensorView x, CudaStream stream);
 
     /** The gradient of the last forward's input for {@code gradOutput}; adds the parameters' gradients. */
-    TensorView backward(TensorView gradOutput, CudaStream stream);
+    default TensorView backward(TensorView gradOutput, CudaStream stream) {
+        return backward(gradOutput, GradientMode.ACCUMULATE, stream);
+    }
+
+    /**
+     * The gradient of the last forward's input for {@code gradOutput}; adds the parameters' gradients, or with
+     * {@link GradientMode#OVERWRITE} writes them (no zeroing needed before).
+     */
+    TensorView backward(TensorView gradOutput, GradientMode grads, CudaStream stream);
 
     /** The trainable tensors of this rank, with their fp32 gradients. */
     List<Parameter> parameters();
