@@ -226,8 +226,7 @@ public final class TpContext implements AutoCloseable {
 
     /**
      * One forward and backward of each layer on {@code operands} (input, output gradient) with the collectives off,
-     * tuning every GEMM it runs (collective, {@link TpCommunicator#tuneGemms}): the backward in both
-     * {@link GradientMode}s, whose weight-gradient GEMMs differ (beta 1 or 0) and so are tuned apart.
+     * tuning every GEMM it runs (collective, {@link TpCommunicator#tuneGemms}).
      */
     void tunePass(List<? extends TpLayer> layers, List<TensorView[]> operands, CudaStream stream) {
         collectives = Collectives.none(); // nothing waits on a peer while GEMMs are timed
@@ -235,9 +234,7 @@ public final class TpContext implements AutoCloseable {
             comm.tuneGemms(stream, () -> {
                 for (int i = 0; i < layers.size(); i++) {
                     layers.get(i).forward(operands.get(i)[0], stream);
-                    for (GradientMode grads : GradientMode.values()) {
-                        layers.get(i).backward(operands.get(i)[1], grads, stream);
-                    }
+                    layers.get(i).backward(operands.get(i)[1], stream);
                 }
             });
         } finally {
