@@ -338,12 +338,9 @@ public final class ColumnParallelLinear implements TpLayer {
         return y;
     }
 
-    /**
-     * dX[tokens/tp, K] for dy[tokens, N/tp]; adds dW and (unless the consumer sums it) db into the gradients, or
-     * writes them.
-     */
+    /** dX[tokens/tp, K] for dy[tokens, N/tp]; adds dW and (unless the consumer sums it) db into the gradients. */
     @Override
-    public TensorView backward(TensorView dy, GradientMode grads, CudaStream s) {
+    public TensorView backward(TensorView dy, CudaStream s) {
         if (savedInput == null) {
             throw new IllegalStateException(layer.teName() + ": backward before forward");
         }
@@ -375,11 +372,10 @@ public final class ColumnParallelLinear implements TpLayer {
         TensorView xFull = fpropOp(m).userBuffer();
         Operand xo = inputQ.withTransposed(inputQ.stored(xFull), fp8 == null ? null : fp8.scratch.rows(0, m),
                 fp8 == null ? null : dense(fp8.xFullT, in, m), s);
-        tc.multiply(wg, dyo, true, xo, false, weight.grad(), grads.beta(), bulkRs ? tc.choice(wg).gemmSmMargin() : 0,
-                s);
+        tc.multiply(wg, dyo, true, xo, false, weight.grad(), 1f, bulkRs ? tc.choice(wg).gemmSmMargin() : 0, s);
         if (bias != null && !biasInConsumer) {
             try (Tracer.Scope t = tc.span(layer.teName() + " bias grad", SpanKind.KERNEL, s)) {
-                tc.layerKernels().biasGrad(dy, bias.grad(), grads.accumulates(), biasWorkspace, s);
+                tc.layerKernels().biasGrad(dy, bias.grad(), true, biasWorkspace, s);
             }
         }
         if (bulkRs) {

@@ -90,9 +90,9 @@ public final class LayerNormLinear implements TpLayer {
     }
 
     @Override
-    public TensorView backward(TensorView dy, GradientMode grads, CudaStream s) {
-        TensorView dln = linear.backward(dy, grads, s);
-        return norm.backward(dln, grads, s);
+    public TensorView backward(TensorView dy, CudaStream s) {
+        TensorView dln = linear.backward(dy, s);
+        return norm.backward(dln, s);
     }
 
     @Override

@@ -136,11 +136,11 @@ public final class LayerNormMLP implements TpLayer {
     }
 
     @Override
-    public TensorView backward(TensorView dy, GradientMode grads, CudaStream s) {
+    public TensorView backward(TensorView dy, CudaStream s) {
         if (pre == null) {
             throw new IllegalStateException("mlp: backward before forward");
         }
-        TensorView da = fc2.backward(dy, grads, s);
+        TensorView da = fc2.backward(dy, s);
         tc.makeCurrent();
         // In place: fc1's output (the pre-activation) is not needed after this.
         try (Tracer.Scope t = tc.span(activation.name().toLowerCase(java.util.Locale.ROOT) + " backward",
@@ -157,15 +157,13 @@ public final class LayerNormMLP implements TpLayer {
             } else {
                 TensorView ws = fc1.linear().biasGradWorkspace();
                 if (activation == Activation.GELU) {
-                    tc.layerKernels().biasGeluBackward(da, pre, b1.value(), pre, b1.grad(), grads.accumulates(), ws,
-                            s);
+                    tc.layerKernels().biasGeluBackward(da, pre, b1.value(), pre, b1.grad(), true, ws, s);
                 } else {
-                    tc.layerKernels().biasSwigluBackward(da, pre, b1.value(), pre, b1.grad(), grads.accumulates(),
-                            ws, s);
+                    tc.layerKernels().biasSwigluBackward(da, pre, b1.value(), pre, b1.grad(), true, ws, s);
                 }
             }
         }
-        return fc1.backward(pre, grads, s);
+        return fc1.backward(pre, s);
     }
 
     @Override

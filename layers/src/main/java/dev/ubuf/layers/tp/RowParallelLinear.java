@@ -249,9 +249,9 @@ public final class RowParallelLinear implements TpLayer {
         return ym;
     }
 
-    /** dX[tokens, K/tp] for dy[tokens/tp, N]; adds dW and db into the gradients (or writes them). */
+    /** dX[tokens, K/tp] for dy[tokens/tp, N]; adds dW and db into the gradients. */
     @Override
-    public TensorView backward(TensorView dy, GradientMode grads, CudaStream s) {
+    public TensorView backward(TensorView dy, CudaStream s) {
         if (savedInput == null) {
             throw new IllegalStateException(layer.teName() + ": backward before forward");
         }
@@ -273,16 +273,16 @@ public final class RowParallelLinear implements TpLayer {
         Operand dyFull = gradQ.withTransposed(gradQ.stored(op.userBuffer()),
                 fp8 == null ? null : fp8.scratch.rows(0, m),
                 fp8 == null ? null : ColumnParallelLinear.dense(fp8.dyFullT, out, m), s);
-        tc.multiply(gemm(GemmName.Pass.WGRAD), dyFull, true, savedInput, false, weight.grad(), grads.beta(), 0, s);
+        tc.multiply(gemm(GemmName.Pass.WGRAD), dyFull, true, savedInput, false, weight.grad(), 1f, 0, s);
         if (bias != null) {
             try (Tracer.Scope t = tc.span(layer.teName() + " bias grad", SpanKind.KERNEL, s)) {
                 if (fp8 == null) {
-                    tc.layerKernels().biasGrad(dyFull.data(), bias.grad(), grads.accumulates(), biasWorkspace, s);
+                    tc.layerKernels().biasGrad(dyFull.data(), bias.grad(), true, biasWorkspace, s);
                 } else {
                     // From the wide dY shard, summed over the ranks: the gathered copy is FP8, which would round it.
                     tc.layerKernels().biasGrad(dy, fp8.biasPartial, false, biasWorkspace, s);
                     tc.allReduceSumFp32(fp8.biasPartial, s);
-                    tc.kernels().sum(List.of(fp8.biasPartial), bias.grad(), grads.accumulates(), s);
+                    tc.kernels().sum(List.of(fp8.biasPartial), bias.grad(), true, s);
                 }
             }
         }

@@ -77,7 +77,7 @@ final class SequenceParallelLayerNorm {
         return out;
     }
 
-    TensorView backward(TensorView dy, GradientMode grads, CudaStream s) {
+    TensorView backward(TensorView dy, CudaStream s) {
         long r = savedInput.rows();
         dy.requireShape(r, hidden, "LayerNorm output gradient");
         TensorView d = dx.rows(0, r);
@@ -86,8 +86,8 @@ final class SequenceParallelLayerNorm {
                     false, d, partial.rows(0, 1), partial.rows(1, 1), false, workspace, s);
         }
         tc.allReduceSumFp32(partial, s);
-        try (Tracer.Scope t = tc.span(name + (grads.accumulates() ? " grads +=" : " grads ="), SpanKind.KERNEL, s)) {
-            tc.kernels().sum(List.of(partial), paramGrads, grads.accumulates(), s);
+        try (Tracer.Scope t = tc.span(name + " grads +=", SpanKind.KERNEL, s)) {
+            tc.kernels().sum(List.of(partial), paramGrads, true, s);
         }
         return d;
     }

@@ -37,15 +37,7 @@ public interface TpLayer extends AutoCloseable {
     TensorView forward(TensorView x, CudaStream stream);
 
     /** The gradient of the last forward's input for {@code gradOutput}; adds the parameters' gradients. */
-    default TensorView backward(TensorView gradOutput, CudaStream stream) {
-        return backward(gradOutput, GradientMode.ACCUMULATE, stream);
-    }
-
-    /**
-     * The gradient of the last forward's input for {@code gradOutput}; adds the parameters' gradients, or with
-     * {@link GradientMode#OVERWRITE} writes them (no zeroing needed before).
-     */
-    TensorView backward(TensorView gradOutput, GradientMode grads, CudaStream stream);
+    TensorView backward(TensorView gradOutput, CudaStream stream);
 
     /** The trainable tensors of this rank, with their fp32 gradients. */
     List<Parameter> parameters();

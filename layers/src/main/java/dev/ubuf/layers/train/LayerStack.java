@@ -1,7 +1,6 @@
 package dev.ubuf.layers.train;
 
 import dev.ubuf.cuda.CudaStream;
-import dev.ubuf.layers.tp.GradientMode;
 import dev.ubuf.layers.tp.LayerNormMLP;
 import dev.ubuf.layers.tp.Parameter;
 import dev.ubuf.layers.tp.TpContext;
@@ -107,14 +106,9 @@ public final class LayerStack implements AutoCloseable {
 
     /** The input gradient for {@code gradOutput}; adds every parameter's gradient. */
     public TensorView backward(TensorView gradOutput, CudaStream stream) {
-        return backward(gradOutput, GradientMode.ACCUMULATE, stream);
-    }
-
-    /** The input gradient for {@code gradOutput}; adds every parameter's gradient, or writes it. */
-    public TensorView backward(TensorView gradOutput, GradientMode grads, CudaStream stream) {
         TensorView g = gradOutput;
         for (int l = blocks.size() - 1; l >= 0; l--) {
-            g = blocks.get(l).backward(g, grads, stream);
+            g = blocks.get(l).backward(g, stream);
         }
         return g;
     }

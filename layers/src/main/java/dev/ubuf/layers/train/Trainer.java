@@ -5,7 +5,6 @@ import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.PinnedHostBuffer;
-import dev.ubuf.layers.tp.GradientMode;
 import dev.ubuf.layers.tp.LayerNormMLP;
 import dev.ubuf.layers.tp.Parameter;
 import dev.ubuf.layers.tp.TpContext;
@@ -93,18 +92,17 @@ public final class Trainer implements AutoCloseable {
         try (Tracer.Scope t = tc.span("mse grad", SpanKind.KERNEL, stream)) {
             tc.layerKernels().mseGrad(y, target, scale, dy, rowSquares, stream);
         }
-        // One micro-batch a step: the backward writes the gradients, so nothing zeroes them (and the weight
-        // gradients' GEMMs read no old ones).
-        stack.backward(dy, GradientMode.OVERWRITE, stream);
+        stack.backward(dy, stream);
         current();
         if (dp.size() > 1) {
             tc.collectives().dataParallel(dp.averaging(stack.parameters()), tracer, stream);
             current();
         }
-        try (Tracer.Scope t = tc.span("sgd", SpanKind.KERNEL, stream)) {
+        try (Tracer.Scope t = tc.span("sgd + zero grads", SpanKind.KERNEL, stream)) {
+            // Each parameter's update clears its gradient in the same pass (what zeroGrad would do after it).
             for (LayerNormMLP b : stack.blocks()) {
                 for (Parameter p : b.parameters()) {
-                    tc.layerKernels().sgdStep(p.value(), p.grad(), lr, stream);
+                    tc.layerKernels().sgdStep(p.value(), p.grad(), lr, true, stream);
                 }
             }
         }
