@@ -257,24 +257,77 @@ public final class LayerDemo {
      */
     public static Result run(Settings st, UbufEnvironment env, PlannerSettings planner, PrintWriter log,
                              IntConsumer onIteration) throws Exception {
+        Outputs o = outputs(st);
+        // One thread and GPU per world rank; each rank then splits the world bootstrap into its TP and DP groups.
+        ThreadDomain.run(st.layout().worldSize(), env.timeout(),
+                (rank, world, ctx) -> rank(st, env, planner, world, ctx, o, log, onIteration));
+        return result(st, o);
+    }
+
+    /**
+     * The demo as one process of a launched job ({@code bin/ubuf-launch}, or anything that sets RANK, WORLD_SIZE,
+     * LOCAL_RANK, MASTER_ADDR and MASTER_PORT as torchrun does): this process is world rank RANK on GPU LOCAL_RANK,
+     * so the ranks share no CUDA driver state, as PyTorch's ranks do not. World rank 0 returns the result, the other
+     * ranks empty. The world must be replicas x tp ranks; {@link Settings#trace} is refused (the trace is every
+     * rank's spans, gathered in one process).
+     */
+    public static java.util.Optional<Result> runLaunched(Settings st, UbufEnvironment env, PlannerSettings planner,
+                                                         PrintWriter log, IntConsumer onIteration) throws Exception {
+        dev.ubuf.bootstrap.LaunchEnvironment launch = dev.ubuf.bootstrap.LaunchEnvironment.fromEnvironment();
+        checkLaunch(st, launch.worldSize());
+        Outputs o = outputs(st);
+        try (dev.ubuf.bootstrap.TcpBootstrap world = dev.ubuf.bootstrap.TcpBootstrap.connectFromEnvironment()) {
+            CudaContext ctx = CudaContext.retainPrimary(launch.localRank());
+            try {
+                rank(st, env, planner, world, ctx, o, log, onIteration);
+            } catch (Exception | Error e) {
+                world.abort("rank " + world.rank() + " failed: " + e);
+                throw e;
+            } finally {
+                ctx.close();
+            }
+            return world.rank() == 0 ? java.util.Optional.of(result(st, o)) : java.util.Optional.empty();
+        }
+    }
+
+    /** What {@link #runLaunched} refuses before any GPU work: a world of another size, a trace. */
+    public static void checkLaunch(Settings st, int worldSize) {
+        if (worldSize != st.layout().worldSize()) {
+            throw new IllegalArgumentException("the job has " + worldSize + " ranks, but --num-replicas "
+                    + st.replicas() + " x --tp " + st.tp() + " needs " + st.layout().worldSize());
+        }
+        if (st.trace()) {
+            throw new IllegalArgumentException("--trace needs every rank's spans in one process: run the demo without"
+                    + " the launcher (ranks as threads) to trace");
+        }
+    }
+
+    private static Outputs outputs(Settings st) {
         int total = st.warmup() + st.iters();
         DomainLayout layout = st.layout();
-        Outputs o = new Outputs(new double[total], new double[total], new double[total][st.replicas()],
+        return new Outputs(new double[total], new double[total], new double[total][st.replicas()],
                 new double[total][st.replicas()], new double[st.modes().size()][total], new String[1],
                 new ReplicaCheck[1], new RankTrace[layout.worldSize()], new RankTrace[layout.worldSize()],
                 st.compareConfig() == null ? null : new double[total], new double[2],
                 new int[layout.worldSize()], new double[st.modes().size()][total], new StepCheck.Result[1],
                 new ArrayList<>(), new String[1]);
-        // One thread and GPU per world rank; each rank then splits the world bootstrap into its TP and DP groups.
-        ThreadDomain.run(layout.worldSize(), env.timeout(), (rank, world, ctx) -> {
-            if (rank == 0) {
-                o.device()[0] = layout.worldSize() + "x " + ctx.device().name();
-            }
-            try (Bootstrap tpGroup = world.subgroup(layout.tpGroupRanks(rank));
-                 Bootstrap dpGroup = world.subgroup(layout.dpGroupRanks(rank))) {
-                rankBody(st, env, planner, world, tpGroup, dpGroup, ctx, o, log, onIteration);
-            }
-        });
+    }
+
+    /** One world rank's part: its TP and DP groups split off the world bootstrap, then {@link #rankBody}. */
+    private static void rank(Settings st, UbufEnvironment env, PlannerSettings planner, Bootstrap world,
+                             CudaContext ctx, Outputs o, PrintWriter log, IntConsumer onIteration) {
+        DomainLayout layout = st.layout();
+        int rank = world.rank();
+        if (rank == 0) {
+            o.device()[0] = layout.worldSize() + "x " + ctx.device().name();
+        }
+        try (Bootstrap tpGroup = world.subgroup(layout.tpGroupRanks(rank));
+             Bootstrap dpGroup = world.subgroup(layout.dpGroupRanks(rank))) {
+            rankBody(st, env, planner, world, tpGroup, dpGroup, ctx, o, log, onIteration);
+        }
+    }
+
+    private static Result result(Settings st, Outputs o) {
         return new Result(o.device()[0], o.lossOn(), o.lossOff(), o.replicaLossOn(), o.replicaLossOff(), o.ms(),
                 st.warmup(), o.weights()[0],
                 st.trace() ? stepTrace(st, o.device()[0], "overlap", List.of(o.traces())) : null,
@@ -504,7 +557,14 @@ public final class LayerDemo {
                         onIteration.accept(it);
                     }
                 }
-                o.untuned()[rank] = comm.gemmTuner().untunedCount() - untunedAtInit;
+                // Every rank's count on rank 0 (with ranks as processes, the others' slots are in other JVMs).
+                byte[][] untuned = world.allGather(ByteBuffer.allocate(Integer.BYTES)
+                        .putInt(comm.gemmTuner().untunedCount() - untunedAtInit).array());
+                if (rank == 0) {
+                    for (int r = 0; r < untuned.length; r++) {
+                        o.untuned()[r] = ByteBuffer.wrap(untuned[r]).getInt();
+                    }
+                }
                 if (st.clocks()) {
                     gatherClocks(st, world, tallies, clocks == null ? clocksFailure : clocks.failure(), o);
                 }

@@ -351,9 +351,16 @@ final class DemoCommand implements Callable<Integer> {
         // Bad environment values are IllegalArgumentExceptions: one sentence and exit 2, before any GPU work.
         UbufEnvironment env = UbufEnvironment.fromSystem();
         PlannerSettings planner = PlannerSettings.from(System.getenv());
-        PrintWriter w = spec.commandLine().getOut();
         LayerDemo.Settings st = new LayerDemo.Settings(ranks, replicas, cfg, off, h, f, act, m, layers, warmup, iters,
                 dtype, (float) lr, seed, tracePng.isPresent(), compare, cudaGraph, clocks);
+        // Started by a launcher (RANK set): this process is one rank; world rank 0 prints and writes the results.
+        Optional<dev.ubuf.bootstrap.LaunchEnvironment> launch = launched();
+        if (launch.isPresent()) {
+            LayerDemo.checkLaunch(st, launch.get().worldSize());
+        }
+        boolean reporting = launch.map(l -> l.rank() == 0).orElse(true);
+        PrintWriter w = reporting ? spec.commandLine().getOut()
+                : new PrintWriter(java.io.OutputStream.nullOutputStream());
         w.printf("ubuf demo: %d x LayerNormMLP (hidden %d, ffn %d, %s), %d tokens per step%s, tp %d, %s, lr %s,"
                         + " %d warm-up + %d timed iterations%n", layers, h, f, act, m,
                 replicas > 1 ? " per replica" : "", ranks, dtype.shortName(), lr, warmup, iters);
@@ -377,9 +384,19 @@ final class DemoCommand implements Callable<Integer> {
                 + ": a timing-only mode whose losses are wrong by design"
                 + (compare != null ? "; " + LayerDemo.COMPARE_MODE + " is the overlap stack with FP8 off" : "") + ")");
         w.flush();
+        w.println("ranks: " + (launch.isPresent() ? "one process each (launched), world rank " + launch.get().rank()
+                + " reports" : "threads of this JVM (bin/ubuf-launch runs one process each)"));
         LayerDemo.Result r;
-        try (Progress bar = Progress.of("demo", warmup + iters)) {
-            r = LayerDemo.run(st, env, planner, w, it -> bar.step());
+        if (launch.isPresent()) {
+            Optional<LayerDemo.Result> mine = LayerDemo.runLaunched(st, env, planner, w, it -> { });
+            if (mine.isEmpty()) {
+                return 0; // not world rank 0: it reports, and exits with the verdict
+            }
+            r = mine.get();
+        } else {
+            try (Progress bar = Progress.of("demo", warmup + iters)) {
+                r = LayerDemo.run(st, env, planner, w, it -> bar.step());
+            }
         }
         w.printf(java.util.Locale.ROOT, "initialisation %.1f s (every stack's ops made and GEMMs tuned); first timed "
                 + "step after %.1f s from the JVM's start; GEMMs the steps ran untuned: %d%n", r.initSeconds(),
@@ -582,6 +599,12 @@ final class DemoCommand implements Callable<Integer> {
         double weights = (double) hidden * act.fc1Outputs(ffn) + (double) ffn * hidden;
         double activations = (double) tokens * (hidden + act.fc1Outputs(ffn) + ffn);
         return 90 * weights + 100 * activations;
+    }
+
+    /** The launch this process belongs to (RANK in its environment), checked; empty when not launched. */
+    static Optional<dev.ubuf.bootstrap.LaunchEnvironment> launched() {
+        return System.getenv(dev.ubuf.bootstrap.LaunchEnvironment.RANK) == null ? Optional.empty()
+                : Optional.of(dev.ubuf.bootstrap.LaunchEnvironment.fromEnvironment());
     }
 
     private int simulate(UbConfig cfg, int ranks, long h, long f, long m, Activation act, Optional<Path> results) {

@@ -107,6 +107,22 @@ class LayerDemoGroupsTest {
         assertEquals("overlap", trace.metadata().get("mode"));
     }
 
+    @Test
+    void aLaunchedDemoNeedsAWorldOfReplicasTimesTpAndTracesOnlyAsThreads() {
+        LayerDemo.Settings traced = settings(2, 2); // trace on
+        IllegalArgumentException size = assertThrows(IllegalArgumentException.class,
+                () -> LayerDemo.checkLaunch(traced, 2));
+        assertTrue(size.getMessage().contains("the job has 2 ranks, but --num-replicas 2 x --tp 2 needs 4"),
+                size.getMessage());
+        IllegalArgumentException trace = assertThrows(IllegalArgumentException.class,
+                () -> LayerDemo.checkLaunch(traced, 4));
+        assertTrue(trace.getMessage().startsWith("--trace needs every rank's spans in one process"),
+                trace.getMessage());
+        UbConfig cfg = UbConfig.builder().tensorModelParallelSize(2).sequenceParallel(true).build();
+        LayerDemo.checkLaunch(new LayerDemo.Settings(2, 1, cfg, cfg, 64, 128, Activation.GELU, 32, 1, 0, 1,
+                DType.BF16, 0.01f, 1, false, null, false, false), 2);
+    }
+
     private static LayerDemo.Settings settings(int replicas, int tp) {
         UbConfig cfg = UbConfig.builder().tensorModelParallelSize(tp).sequenceParallel(true).build();
         return new LayerDemo.Settings(tp, replicas, cfg, cfg, 64, 128, Activation.GELU, 32, 1, 0, 1, DType.BF16,
