@@ -240,6 +240,9 @@ final class DemoCommand implements Callable<Integer> {
             }
         }
         UbConfig compare = compareBf16 && onGpu ? config(ranks, noOverlap, true) : null;
+        if (!onGpu && launched().map(l -> l.rank() != 0).orElse(false)) {
+            return 0; // launched without GPUs: world rank 0 runs the simulation, once
+        }
         return onGpu ? gpu(cfg, config(ranks, true), compare, ranks, replicas, h, f, m, act, results, tracePng)
                 : simulate(cfg, ranks, h, f, m, act, results);
     }
