@@ -302,7 +302,7 @@ public final class LayerDemo {
         }
     }
 
-    private static Outputs outputs(Settings st) {
+    static Outputs outputs(Settings st) {
         int total = st.warmup() + st.iters();
         DomainLayout layout = st.layout();
         return new Outputs(new double[total], new double[total], new double[total][st.replicas()],
@@ -382,7 +382,7 @@ public final class LayerDemo {
      * Where rank 0 writes the results (the other ranks only contribute through the world bootstrap); {@code traces}
      * is written by every rank at its world rank.
      */
-    private record Outputs(double[] lossOn, double[] lossOff, double[][] replicaLossOn, double[][] replicaLossOff,
+    record Outputs(double[] lossOn, double[] lossOff, double[][] replicaLossOn, double[][] replicaLossOff,
                            double[][] ms, String[] device, ReplicaCheck[] weights, RankTrace[] traces,
                            RankTrace[] tracesNoComm, double[] lossCompare, double[] initSeconds, int[] untuned,
                            double[][] hostMs, StepCheck.Result[] stepCheck, List<ModeClocks> clocks,
@@ -596,8 +596,8 @@ public final class LayerDemo {
      * Collective over the world: every rank's clock samples per mode, summed on rank 0 into {@link Outputs#clocks}
      * (a rank that could not sample contributes none; rank 0 says why for itself, or which ranks had none).
      */
-    private static void gatherClocks(Settings st, Bootstrap world, ClockSampler.Tally[] tallies, String failure,
-                                     Outputs o) {
+    static void gatherClocks(Settings st, Bootstrap world, ClockSampler.Tally[] tallies, String failure,
+                             Outputs o) {
         int modes = tallies.length;
         ByteBuffer b = ByteBuffer.allocate(4 * modes * Double.BYTES);
         for (ClockSampler.Tally t : tallies) {
