@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The demo on GPUs as a new user runs it, each run from empty caches (GEMM tuning and plans: ~/.cache/ubuf):
 #   OUT=DIR bash .gpu/demo-runs.sh RUN...
-# RUN is TP:DIMS[:fp8][:trace][:xN], e.g. 2:8b 4:70b:fp8 2:8b:trace 4:8b:x5 (DIMS: 8b = Llama-3-8B's MLP, 4096/14336,
-# SwiGLU, 8192 tokens; 70b = 8192/28672, SwiGLU, 16384 tokens). Each run is bounded (RUN_TIMEOUT_S, default 240 s)
+# RUN is TP:DIMS[:fp8][:trace][:graph][:launched][:xN], e.g. 2:8b 4:70b:fp8 2:8b:trace 4:8b:x5 4:8b:graph:launched:x3
+# (DIMS: 8b = Llama-3-8B's MLP, 4096/14336, SwiGLU, 8192 tokens; 70b = 8192/28672, SwiGLU, 16384 tokens; graph:
+# --cuda-graph; launched: one JVM per rank under dev.ubuf.launch.Launcher instead of the ranks as threads of one
+# JVM, TP ranks on the first TP visible GPUs). Each run is bounded (RUN_TIMEOUT_S, default 240 s)
 # and writes $OUT/demo-<run>[-<i>].{txt,json} (and .trace.json/.png with trace; a RUN given again, or found in $OUT
 # already, gets -again2, -again3, ...); a line per run goes to
 # $OUT/demo-summary.txt: exit code, wall seconds, and the demo's own initialisation and start-to-first-step seconds.
@@ -25,11 +27,13 @@ for run in "$@"; do
     70b) extra+=(--hidden 8192 --ffn 28672 --swiglu --tokens 16384) ;;
     *) echo "demo-runs: unknown dims '$dims' (8b or 70b)"; exit 2 ;;
   esac
-  trace=0
+  trace=0; launched=0
   for p in "${parts[@]:2}"; do
     case "$p" in
       fp8) extra+=(--fp8); tag="$tag-fp8" ;;
       trace) trace=1; tag="$tag-trace" ;;
+      graph) extra+=(--cuda-graph); tag="$tag-graph" ;;
+      launched) launched=1; tag="$tag-launched" ;;
       x[0-9]*) times=${p#x} ;;
       *) echo "demo-runs: unknown part '$p'"; exit 2 ;;
     esac
@@ -42,8 +46,10 @@ for run in "$@"; do
     rm -rf "$HOME/.cache/ubuf" "${XDG_CACHE_HOME:-/nonexistent}/ubuf"
     args=(demo --tp "$tp" "${extra[@]}" --iters "${DEMO_ITERS:-10}" --out "$OUT/demo-$name.json")
     [ $trace -eq 1 ] && args+=(--trace "$OUT/demo-$name.trace.json")
+    main=(dev.ubuf.cli.UbufCli)
+    [ $launched -eq 1 ] && main=(dev.ubuf.launch.Launcher --nproc-per-node "$tp" dev.ubuf.cli.UbufCli)
     start=$SECONDS
-    timeout -k 10 "${RUN_TIMEOUT_S:-240}" bash "$bundle/java.sh" -cp "${DEMO_CP:-$bundle/lib/*}" dev.ubuf.cli.UbufCli "${args[@]}" \
+    timeout -k 10 "${RUN_TIMEOUT_S:-240}" bash "$bundle/java.sh" -cp "${DEMO_CP:-$bundle/lib/*}" "${main[@]}" "${args[@]}" \
       > "$OUT/demo-$name.txt" 2>&1
     rc=$?
     [ $rc -ne 0 ] && rc_all=1
