@@ -78,21 +78,19 @@ public final class ClockSampler implements AutoCloseable {
                     "nvmlDeviceGetCurrentClocksThrottleReasons"), FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
             MethodHandle shutdown = lib.bind("nvmlShutdown", FunctionDescriptor.of(JAVA_INT));
             check((int) init.invokeExact(), "nvmlInit");
-            MemorySegment handle;
             try {
                 MemorySegment out = arena.allocate(ADDRESS);
                 check((int) byBus.invokeExact(arena.allocateFrom(pciBusId), out),
                         "nvmlDeviceGetHandleByPciBusId(" + pciBusId + ")");
-                handle = out.get(ADDRESS, 0);
-            } catch (RuntimeException e) {
-                int ignored = (int) shutdown.invokeExact();
-                throw e;
+                ClockSampler s = new ClockSampler(arena, clock, reasons, shutdown, out.get(ADDRESS, 0),
+                        TimeUnit.MICROSECONDS.toNanos(periodMicros));
+                s.sampleOnce(arena.allocate(JAVA_INT), arena.allocate(JAVA_LONG)); // fails here, not in the thread
+                s.thread.start();
+                return s;
+            } catch (Throwable t) {
+                int ignored = (int) shutdown.invokeExact(); // NVML's reference count back, before the arena goes
+                throw t;
             }
-            ClockSampler s = new ClockSampler(arena, clock, reasons, shutdown, handle,
-                    TimeUnit.MICROSECONDS.toNanos(periodMicros));
-            s.sampleOnce(arena.allocate(JAVA_INT), arena.allocate(JAVA_LONG)); // fails here, not in the thread
-            s.thread.start();
-            return s;
         } catch (Throwable t) {
             arena.close();
             throw new IllegalStateException("GPU clocks cannot be sampled through NVML: " + t.getMessage(), t);
