@@ -67,7 +67,7 @@ import java.util.function.IntConsumer;
  */
 public final class LayerDemo {
     /** How often {@link Settings#clocks} samples each GPU's clock. */
-    static final long CLOCK_PERIOD_MICROS = 250;
+    public static final long CLOCK_PERIOD_MICROS = 250;
     /** The three timed modes, in the order each iteration runs them. */
     public static final List<String> MODES = List.of("overlap", "no_overlap", "no_comm");
     /**
@@ -265,18 +265,20 @@ public final class LayerDemo {
     }
 
     /**
-     * The demo as one process of a launched job ({@code bin/ubuf-launch}, or anything that sets RANK, WORLD_SIZE,
-     * LOCAL_RANK, MASTER_ADDR and MASTER_PORT as torchrun does): this process is world rank RANK on GPU LOCAL_RANK,
+     * The demo as one process of a launched job ({@code launch}, as {@code bin/ubuf-launch}, or anything that sets
+     * RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT as torchrun does, describes it in the process's
+     * environment): this process is world rank RANK on GPU LOCAL_RANK,
      * so the ranks share no CUDA driver state, as PyTorch's ranks do not. World rank 0 returns the result, the other
      * ranks empty. The world must be replicas x tp ranks; {@link Settings#trace} is refused (the trace is every
      * rank's spans, gathered in one process).
      */
-    public static java.util.Optional<Result> runLaunched(Settings st, UbufEnvironment env, PlannerSettings planner,
+    public static java.util.Optional<Result> runLaunched(Settings st, dev.ubuf.bootstrap.LaunchEnvironment launch,
+                                                         UbufEnvironment env, PlannerSettings planner,
                                                          PrintWriter log, IntConsumer onIteration) throws Exception {
-        dev.ubuf.bootstrap.LaunchEnvironment launch = dev.ubuf.bootstrap.LaunchEnvironment.fromEnvironment();
         checkLaunch(st, launch.worldSize());
         Outputs o = outputs(st);
-        try (dev.ubuf.bootstrap.TcpBootstrap world = dev.ubuf.bootstrap.TcpBootstrap.connectFromEnvironment()) {
+        try (dev.ubuf.bootstrap.TcpBootstrap world = dev.ubuf.bootstrap.TcpBootstrap.connect(launch,
+                dev.ubuf.bootstrap.BootstrapConfig.fromEnvironment(System.getenv()))) {
             CudaContext ctx = CudaContext.retainPrimary(launch.localRank());
             try {
                 rank(st, env, planner, world, ctx, o, log, onIteration);

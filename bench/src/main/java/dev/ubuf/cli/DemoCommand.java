@@ -136,7 +136,7 @@ final class DemoCommand implements Callable<Integer> {
             + " yet. The simulation has no graphs and says so (default: ${DEFAULT-VALUE}).")
     boolean cudaGraph;
     @Option(names = "--clocks", description = "GPU only: every rank samples its GPU's SM clock through NVML every"
-            + " 250 us during the timed steps; prints and records (sm_clock_mhz, power_cap_share) the clock each mode"
+            + " " + LayerDemo.CLOCK_PERIOD_MICROS + " us during the timed steps; prints and records (sm_clock_mhz, power_cap_share) the clock each mode"
             + " ran at and how often the power cap held it down (default: ${DEFAULT-VALUE}).")
     boolean clocks;
     @Option(names = "--seed", defaultValue = "1", paramLabel = "S",
@@ -391,7 +391,7 @@ final class DemoCommand implements Callable<Integer> {
                 + " reports" : "threads of this JVM (bin/ubuf-launch runs one process each)"));
         LayerDemo.Result r;
         if (launch.isPresent()) {
-            Optional<LayerDemo.Result> mine = LayerDemo.runLaunched(st, env, planner, w, it -> { });
+            Optional<LayerDemo.Result> mine = LayerDemo.runLaunched(st, launch.get(), env, planner, w, it -> { });
             if (mine.isEmpty()) {
                 return 0; // not world rank 0: it reports, and exits with the verdict
             }
@@ -433,7 +433,8 @@ final class DemoCommand implements Callable<Integer> {
             }
             if (!r.clocks().isEmpty()) {
                 w.printf(java.util.Locale.ROOT, "SM clock in the timed steps (NVML every %d us; mean over ranks,"
-                        + " lowest rank, share of samples at the power cap): %s%n", 250, r.clocks().stream()
+                        + " lowest rank, share of samples at the power cap): %s%n", LayerDemo.CLOCK_PERIOD_MICROS,
+                        r.clocks().stream()
                         .map(c -> String.format(java.util.Locale.ROOT, "%s %.0f MHz (lowest %.0f, power cap %.0f%%%s)",
                                 c.mode(), c.meanMhz(), c.lowestRankMhz(), 100 * c.powerCapShare(),
                                 c.otherSlowdownShare() > 0 ? String.format(java.util.Locale.ROOT,

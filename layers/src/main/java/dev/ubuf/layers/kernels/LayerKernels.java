@@ -372,8 +372,7 @@ public final class LayerKernels {
         y.requireDType(x.dtype(), "y");
         new Overlaps().input(x, "x").input(bias, "bias").output(y, "y").check();
         long parts = ceilDiv(x.rows(), BIAS_ACTIVATION_FORWARD_ROWS);
-        launch(LayerKernelNames.biasSwigluForward(t),
-                (int) Math.min(parts * ceilDiv(ceilDiv(f, 16 / x.dtype().bytes()), BLOCK), maxBlocks), BLOCK, stream,
+        launch(LayerKernelNames.biasSwigluForward(t), groupPartialGrid(parts, f, x.dtype()), BLOCK, stream,
                 x.rows(), f, x.address(), x.ld(), bias.address(), y.address(), y.ld(),
                 (long) BIAS_ACTIVATION_FORWARD_ROWS);
     }
