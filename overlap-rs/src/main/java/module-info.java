@@ -8,5 +8,6 @@ module dev.ubuf.rs {
             dev.ubuf.rs.RingExchangeGemmReduceScatter,
             dev.ubuf.rs.PipelinedGemmReduceScatter,
             dev.ubuf.rs.OneShotGemmReduceScatter,
+            dev.ubuf.rs.ScatterGemmReduceScatter,
             dev.ubuf.rs.BulkReduceScatter;
 }

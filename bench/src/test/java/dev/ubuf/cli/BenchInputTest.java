@@ -43,7 +43,7 @@ class BenchInputTest {
             bench rs --tp 3 --shapes 3001,64,64       | --shapes: shape '3001,64,64' cannot run with --tp 3: m=3001 is not divisible by tp=3
             bench ag --shapes 1,2                     | --shapes: a shape is M,K,N (three positive integers), got '1,2'
             bench rs --shapes 4096,0,8                | --shapes: a shape is M,K,N (three positive integers), got '4096,0,8'
-            bench rs --methods bogus                  | --methods: unknown method 'bogus'; methods: oneshot, pipeline, ring, auto, nccl
+            bench rs --methods bogus                  | --methods: unknown method 'bogus'; methods: oneshot, pipeline, ring, scatter, auto, nccl
             bench ag --methods spiral:cs=1            | --methods: unknown method 'spiral' in 'spiral:cs=1'; methods: aggregate, bidir, oneshot, ring, auto, nccl
             bench ag --methods bulk                   | --methods: unknown method 'bulk'; methods: aggregate, bidir, oneshot, ring, auto, nccl
             bench rs --methods ring:cs=x              | --methods: 'ring:cs=x': method 'ring' option cs=x is not an integer (compute streams
@@ -51,7 +51,7 @@ class BenchInputTest {
             bench ag --methods ring:zz=1              | --methods: 'ring:zz=1': method 'ring' has no option 'zz'; its options: cs = compute streams
             bench rs --methods ring:ms=2              | --methods: 'ring:ms=2': method 'ring' has no option 'ms'; its options: cs =
             bench ag --methods ring:cs=0              | --methods: 'ring:cs=0': method 'ring' option cs=0 is outside 1..3 (compute streams
-            bench rs --methods ring:lowp=2            | --methods: 'ring:lowp=2': method 'ring' option lowp=2 must be 0 or 1 (ring: 1 = partial sums travel in the op's dtype
+            bench rs --methods ring:lowp=2            | --methods: 'ring:lowp=2': method 'ring' option lowp=2 must be 0 or 1 (ring, scatter: 1 = partial sums travel in the op's dtype
             bench rs --methods ring;ring              | --methods: 'ring' is listed twice
             bench rs --fp8-output bf16                | --fp8-output is e4m3 or e5m2, got 'bf16'
             bench rs --methods auto:cs=1              | --methods: 'auto:cs=1': auto takes no options

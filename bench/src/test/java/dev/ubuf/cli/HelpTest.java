@@ -62,8 +62,8 @@ class HelpTest {
         String rs = Ubuf.run("bench", "rs", "--help").out();
         String rsLine = oneLine(rs);
         assertInOrder(rsLine, "pipeline: cs = ", "splits = ", "margin = ", "ring: cs = ", "sub = ", "slots = ",
-                "lowp = ", "bidir = ");
-        assertTrue(rsLine.contains("Methods: oneshot, pipeline, ring, auto, nccl"), rs);
+                "lowp = ", "bidir = ", "scatter: sub = ", "lowp = ");
+        assertTrue(rsLine.contains("Methods: oneshot, pipeline, ring, scatter, auto, nccl"), rs);
         String ag = oneLine(Ubuf.run("bench", "ag", "--help").out());
         assertInOrder(ag, "aggregate: cs = ", "ms = ", "bidir: cs = ", "ms = ", "ring: cs = ", "ms = ");
         assertTrue(ag.contains("Methods: aggregate, bidir, oneshot, ring, auto, nccl"), ag);

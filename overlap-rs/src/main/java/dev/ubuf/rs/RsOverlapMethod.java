@@ -88,9 +88,9 @@ public interface RsOverlapMethod extends OverlapMethod {
         k.put("cs", "compute streams the GEMMs round-robin over, 1..3 (default " + d.computeStreams() + ")");
         k.put("splits", "pipeline: column blocks of the GEMM, must divide n (default " + d.numSplits() + ")");
         k.put("margin", "pipeline: SMs kept free of the GEMMs for the reduce kernel (default " + d.gemmSmMargin() + ")");
-        k.put("sub", "ring: row sub-chunks per step, at most m/tp (default " + d.ringSubChunks() + ")");
+        k.put("sub", "ring, scatter: row sub-chunks per step, at most m/tp (default " + d.ringSubChunks() + ")");
         k.put("slots", "ring: receive slots, at least 2 (default " + d.ringSlots() + ")");
-        k.put("lowp", "ring: 1 = partial sums travel in the op's dtype, 0 = in fp32 (default 0)");
+        k.put("lowp", "ring, scatter: 1 = partial sums travel in the op's dtype, 0 = in fp32 (default 0)");
         k.put("bidir", "ring: 1 = half of each chunk's rows goes each way round the ring (default 0)");
         k.put("stage", "bulk: 1 = copies pull the peers' rows into a local scratch, then a local sum (default 0)");
         return java.util.Collections.unmodifiableSequencedMap(k);

@@ -37,7 +37,7 @@ class RsFp8OutputPlansHostTest {
         List<Arguments> all = new ArrayList<>();
         for (int tp : new int[]{2, 3, 4}) {
             for (String variant : new String[]{"ring:sub=1", "ring:sub=2", "ring:sub=2,lowp=1", "pipeline:splits=2",
-                    "oneshot"}) {
+                    "oneshot", "scatter:sub=2", "scatter:sub=2,lowp=1"}) {
                 for (boolean fp8Gemms : new boolean[]{false, true}) {
                     all.add(Arguments.of(variant, tp, fp8Gemms, tp == 3 ? DType.FP8_E5M2 : DType.FP8_E4M3));
                 }
@@ -104,7 +104,7 @@ class RsFp8OutputPlansHostTest {
     void everyMethodAndTheBulkPullQuantizeOnceAtTheEnd() {
         RsShape s = new RsShape(2, 64, 32, 64, DType.FP32, true).withFp8Output(DType.FP8_E4M3);
         MethodRegistry registry = MethodRegistry.load();
-        for (String variant : new String[]{"ring", "pipeline", "oneshot", "bulk"}) {
+        for (String variant : new String[]{"ring", "pipeline", "oneshot", "bulk", "scatter", "scatter:lowp=1"}) {
             for (Plan p : registry.schedule(s, variant).plans()) {
                 assertQuantizesOnceAtTheEnd(p, DType.FP8_E4M3, DType.FP32);
             }

@@ -43,7 +43,7 @@ class RsFp8PlansHostTest {
         List<Arguments> all = new ArrayList<>();
         for (int tp : new int[]{2, 3, 4}) {
             for (String variant : new String[]{"ring:sub=1", "ring:sub=2", "ring:sub=2,lowp=1", "ring:sub=1,slots=3",
-                    "pipeline:splits=2", "oneshot"}) {
+                    "pipeline:splits=2", "oneshot", "scatter:sub=2", "scatter:sub=1,lowp=1"}) {
                 all.add(Arguments.of(variant, tp, tp % 2 == 0));
             }
         }
@@ -103,6 +103,7 @@ class RsFp8PlansHostTest {
         assertFalse(labels.contains("pipeline:splits=8"), labels.toString()); // 4 bf16 columns: not 16-byte rows
         assertTrue(labels.stream().anyMatch(l -> l.startsWith("ring")), labels.toString());
         assertTrue(labels.contains("oneshot"), labels.toString());
+        assertTrue(labels.contains("scatter:sub=1,lowp=1"), labels.toString());
         assertFalse(labels.contains("bulk"), labels.toString());
         assertTrue(s.key().contains("fp8e4m3xfp8e4m3"), s.key());
     }

@@ -32,6 +32,8 @@ class RsPlansHostTest {
                 case PipelinedGemmReduceScatter _ -> "splits=" + options.numSplits() + " streams="
                         + options.computeStreams();
                 case BulkReduceScatter _ -> options.bulkStaged() ? "staged" : "";
+                case ScatterGemmReduceScatter _ -> "subChunks=" + options.ringSubChunks() + " partials="
+                        + options.ringPartialDtype().shortName();
                 default -> "";
             };
             return method.name() + " tp=" + shape.tp() + " m=" + shape.m() + " k=" + shape.k() + " n="
@@ -41,6 +43,7 @@ class RsPlansHostTest {
 
     private static final RsOverlapMethod RING = new RingExchangeGemmReduceScatter();
     private static final RsOverlapMethod PIPELINE = new PipelinedGemmReduceScatter();
+    private static final RsOverlapMethod SCATTER = new ScatterGemmReduceScatter();
 
     static List<Case> cases() {
         RsOptions d = RsOptions.DEFAULTS;
@@ -58,6 +61,11 @@ class RsPlansHostTest {
                 d.withNumSplits(3),
                 d.withNumSplits(2).withComputeStreams(1),
                 d.withNumSplits(1).withComputeStreams(2));
+        List<RsOptions> scatter = List.of(
+                d.withRingSubChunks(1),                                         // fp32 partials, whole chunks
+                d.withRingSubChunks(2).withRingPartialDtype(DType.BF16),        // partials in the output's type
+                d.withRingSubChunks(3).withRingPartialDtype(DType.BF16),
+                d.withRingSubChunks(2));
         List<Case> cases = new ArrayList<>();
         for (int tp : new int[]{2, 3, 4, 8}) {
             // rows per rank 3, 5 and 2; n divisible by 1, 2 and 3 splits
@@ -74,6 +82,9 @@ class RsPlansHostTest {
                     add(cases, new BulkReduceScatter(), shape, d);
                     add(cases, new BulkReduceScatter(), shape, d.withBulkStaged(true));
                     add(cases, new OneShotGemmReduceScatter(), shape, d);
+                    for (RsOptions o : scatter) {
+                        add(cases, SCATTER, shape, o);
+                    }
                 }
             }
         }

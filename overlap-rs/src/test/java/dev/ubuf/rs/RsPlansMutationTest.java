@@ -33,7 +33,10 @@ class RsPlansMutationTest {
                 new PipelinedGemmReduceScatter().schedule(shape(3, 3, true), D.withNumSplits(3).withComputeStreams(2)),
                 new BulkReduceScatter().schedule(shape(3, 3, true), D),
                 new BulkReduceScatter().schedule(shape(3, 3, true), D.withBulkStaged(true)),
-                new OneShotGemmReduceScatter().schedule(shape(3, 3, true), D));
+                new OneShotGemmReduceScatter().schedule(shape(3, 3, true), D),
+                new ScatterGemmReduceScatter().schedule(shape(3, 3, true), D.withRingSubChunks(2)),
+                new ScatterGemmReduceScatter().schedule(shape(4, 2, false),
+                        D.withRingSubChunks(2).withRingPartialDtype(DType.BF16)));
     }
 
     private static RsShape shape(int tp, long rowsPerRank, boolean bias) {
@@ -192,6 +195,19 @@ class RsPlansMutationTest {
     @Test
     void oneShotWithoutTheCreditsFails() {
         valueCheckCatches(new OneShotGemmReduceScatter().schedule(PAIR, D),
+                s -> s instanceof PlanStep.WaitSignal w && w.flag() >= 2, 200);
+    }
+
+    @Test
+    void scatterWithoutAPeersReadySignalFails() {
+        valueCheckCatches(new ScatterGemmReduceScatter().schedule(PAIR, D.withRingSubChunks(2)),
+                s -> s instanceof PlanStep.WaitSignal w && w.flag() < 2, 200);
+    }
+
+    @Test
+    void scatterWithoutTheCreditsFails() {
+        valueCheckCatches(new ScatterGemmReduceScatter().schedule(PAIR, D.withRingSubChunks(2)
+                        .withRingPartialDtype(DType.BF16)),
                 s -> s instanceof PlanStep.WaitSignal w && w.flag() >= 2, 200);
     }
 }

@@ -97,13 +97,14 @@ class RsTp8PlansHostTest {
     void everyMethodAndEveryTunedOptionSetIsCoveredAtTp8() {
         Set<String> covered = new TreeSet<>();
         cases().forEach(a -> covered.add(((Schedule) a.get()[0]).label()));
-        assertEquals(4, methods().size(), "ring, pipeline, bulk, oneshot");
+        assertEquals(5, methods().size(), "ring, pipeline, bulk, oneshot, scatter");
         for (RsOverlapMethod m : methods()) {
             assertTrue(covered.contains(m.name()) || covered.stream().anyMatch(l -> l.startsWith(m.name() + ":")),
                     m.name() + " not covered at tp 8: " + covered);
         }
         assertTrue(covered.containsAll(List.of("ring:sub=1", "ring:sub=2", "ring:sub=4", "pipeline:splits=2",
-                "pipeline:splits=4", "pipeline:splits=8", "oneshot", "bulk")), covered.toString());
+                "pipeline:splits=4", "pipeline:splits=8", "oneshot", "bulk", "scatter:sub=1,lowp=1",
+                "scatter:sub=4,lowp=1", "scatter:sub=2")), covered.toString());
     }
 
     @Test
@@ -123,7 +124,7 @@ class RsTp8PlansHostTest {
         assertTrue(r.get(Collective.REDUCE_SCATTER, "pipeline").tuningSpace(fp8).stream()
                 .noneMatch(o -> "8".equals(o.get("splits"))), "the planner never measures it");
         // the pull-reduce reads every rank: 8 sources is the most, so tp 8 runs and tp 9 is refused
-        for (String method : new String[] {"pipeline", "oneshot", "bulk"}) {
+        for (String method : new String[] {"pipeline", "oneshot", "bulk", "scatter"}) {
             r.schedule(shape, method);
             RsShape nine = new RsShape(9, 4L * 9, 16, 32, DType.BF16, false);
             e = assertThrows(IllegalArgumentException.class, () -> r.schedule(nine, method));
@@ -133,6 +134,8 @@ class RsTp8PlansHostTest {
             }
         }
         r.schedule(new RsShape(9, 4L * 9, 16, 32, DType.BF16, false), "ring");
+        e = assertThrows(IllegalArgumentException.class, () -> r.schedule(shape, "scatter:sub=5"));
+        assertTrue(e.getMessage().contains("sub=5 exceeds m/tp=4"), e.getMessage());
         // rows must split over the 8 ranks evenly: chunks are never uneven
         e = assertThrows(IllegalArgumentException.class, () -> new RsShape(TP, 4L * TP + 2, 16, 32, DType.BF16, false));
         assertTrue(e.getMessage().contains("is not divisible by tp=8"), e.getMessage());

@@ -35,7 +35,7 @@ class OverlapOpsGpuTest {
             a.add(Arguments.of(ALL_GATHER, v, DType.BF16, 6, 128, 136, true, true, false));      // tiny M, W^T
         }
         a.add(Arguments.of(ALL_GATHER, "ring:cs=1", DType.BF16, 2000, 512, 384, true, false, false));
-        for (String v : new String[]{"ring", "pipeline", "oneshot"}) {
+        for (String v : new String[]{"ring", "pipeline", "oneshot", "scatter", "scatter:sub=2,lowp=1"}) {
             for (DType t : new DType[]{DType.BF16, DType.FP16, DType.FP32}) {
                 a.add(Arguments.of(REDUCE_SCATTER, v, t, 2000, 384, 512, true, false, true));
             }
@@ -69,5 +69,29 @@ class OverlapOpsGpuTest {
         Gpu.assumeGpus(2);
         RankScenario scenario = new OverlapScenario(c, variant, t, m, k, n, ce, weightT, bias);
         ThreadDomain.run(2, Duration.ofSeconds(120), (rank, boot, ctx) -> scenario.run(rank, boot, ctx, ENV));
+    }
+
+    /** The methods whose schedule differs most between two ranks and more: every peer a separate push or hop. */
+    static Stream<Arguments> fourRankCases() {
+        List<Arguments> a = new ArrayList<>();
+        for (String v : new String[]{"scatter", "scatter:sub=2,lowp=1", "scatter:sub=4,lowp=1", "ring:sub=2,lowp=1",
+                "oneshot"}) {
+            a.add(Arguments.of(REDUCE_SCATTER, v, DType.BF16, 4000, 384, 512, true, false, true));
+            a.add(Arguments.of(REDUCE_SCATTER, v, DType.FP32, 1024, 640, 256, true, true, false));
+        }
+        a.add(Arguments.of(REDUCE_SCATTER, "auto", DType.BF16, 4096, 4096, 512, true, false, true));
+        return a.stream();
+    }
+
+    /** Four ranks where the machine has them (two-GPU machines run the cases above only). */
+    @ParameterizedTest(name = "tp4 {0} {1} {2} M={3} K={4} N={5} ce={6} weightT={7} bias={8}")
+    @MethodSource("fourRankCases")
+    void overlappedResultMatchesTheNcclReferenceOnFourRanks(Collective c, String variant, DType t, int m, int k,
+                                                            int n, boolean ce, boolean weightT, boolean bias)
+            throws Exception {
+        Gpu.assumeGpus(2);
+        org.junit.jupiter.api.Assumptions.assumeTrue(dev.ubuf.cuda.Cuda.deviceCount() >= 4, "four GPUs");
+        RankScenario scenario = new OverlapScenario(c, variant, t, m, k, n, ce, weightT, bias);
+        ThreadDomain.run(4, Duration.ofSeconds(120), (rank, boot, ctx) -> scenario.run(rank, boot, ctx, ENV));
     }
 }

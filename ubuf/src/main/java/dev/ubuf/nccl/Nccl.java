@@ -15,6 +15,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
 import java.lang.invoke.MethodHandle;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The NCCL binding: libnccl.so.2 through java.lang.foreign. The library is opened on first use, never at class load;
@@ -81,6 +82,15 @@ public final class Nccl {
         this.version = v;
     }
 
+    /** A binding that opens nothing: every call fails with {@code refusal}. */
+    private Nccl(String soname, String refusal) {
+        this.soname = soname;
+        this.symbols = null;
+        this.unavailableReason = refusal;
+        this.unavailableCause = null;
+        this.version = 0;
+    }
+
     /** The process-wide binding of {@value #SONAME}, opened on first use (holder idiom: nothing is mutable). */
     static Nccl library() {
         return Default.INSTANCE;
@@ -90,25 +100,26 @@ public final class Nccl {
         static final Nccl INSTANCE = open();
 
         /**
-         * NCCL (2.22 on) connects a communicator's peers at its first collective of each kind, not at init; that
-         * connection allocates device memory and waits for the device. A layer's first NCCL call comes inside its
-         * first training step, while the step's other streams wait on a peer's flags, and a step timed with its
-         * stream held could not start: both ranks of the demo spun in ncclAllReduce for good. So unless the user
-         * chose otherwise, NCCL connects everything at ncclCommInitRank, as before 2.22.
+         * Sets {@link NcclEnvironment#defaults} in this process's C environment before NCCL starts (a user's value
+         * wins), and opens no library under {@link NcclEnvironment#refusal}: every NCCL call then fails with it.
          */
         private static Nccl open() {
-            try {
-                dev.ubuf.posix.NativeEnvironment.setIfAbsent(RUNTIME_CONNECT, "0");
-            } catch (RuntimeException | LinkageError e) {
-                System.getLogger(Nccl.class.getName()).log(System.Logger.Level.WARNING, "could not set "
-                        + RUNTIME_CONNECT + "=0 (" + e + "); NCCL connects at its first collective, inside a step");
+            Map<String, String> env = System.getenv();
+            String refusal = NcclEnvironment.refusal(env);
+            if (refusal != null) {
+                return new Nccl(SONAME, refusal);
+            }
+            for (Map.Entry<String, String> v : NcclEnvironment.defaults(env).entrySet()) {
+                try {
+                    dev.ubuf.posix.NativeEnvironment.setIfAbsent(v.getKey(), v.getValue());
+                } catch (RuntimeException | LinkageError e) {
+                    System.getLogger(Nccl.class.getName()).log(System.Logger.Level.WARNING, "could not set "
+                            + v.getKey() + "=" + v.getValue() + " (" + e + ") before NCCL starts");
+                }
             }
             return new Nccl(SONAME);
         }
     }
-
-    /** NCCL's switch between connecting at init (0) and at each kind's first collective (1, its default). */
-    static final String RUNTIME_CONNECT = "NCCL_RUNTIME_CONNECT";
 
     /** Whether libnccl.so.2 can be used in this process (for callers and GPU tests that choose a fallback). */
     public static boolean isAvailable() {

@@ -35,9 +35,9 @@ class NcclMissingLibraryTest {
 
     @Test
     void theProcessBindingMakesNcclConnectAtInitUnlessTheUserChose() {
-        java.util.Optional<String> before = dev.ubuf.posix.NativeEnvironment.get(Nccl.RUNTIME_CONNECT);
+        java.util.Optional<String> before = dev.ubuf.posix.NativeEnvironment.get(NcclEnvironment.RUNTIME_CONNECT);
         Nccl.library(); // loads or not: either way the setting is made first
-        java.util.Optional<String> after = dev.ubuf.posix.NativeEnvironment.get(Nccl.RUNTIME_CONNECT);
+        java.util.Optional<String> after = dev.ubuf.posix.NativeEnvironment.get(NcclEnvironment.RUNTIME_CONNECT);
         assertEquals(before.isPresent() ? before : java.util.Optional.of("0"), after);
     }
 

@@ -1,0 +1,158 @@
+package dev.ubuf.rs;
+
+import dev.ubuf.op.OverlapShape;
+import dev.ubuf.plan.BufferRole;
+import dev.ubuf.plan.Plan;
+import dev.ubuf.plan.PlanBuilder;
+import dev.ubuf.plan.PlanStep;
+import dev.ubuf.plan.Region;
+import dev.ubuf.plan.StreamRole;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * GEMM→ReduceScatter by scattered pushes: every chunk's partial goes straight to its owner, and the owner sums them
+ * at the end. No GEMM waits for a peer, so the GEMMs run back to back on one stream and the transfers hide under
+ * them; the ring ({@link RingExchangeGemmReduceScatter}) instead makes each step's GEMM wait for the running sum
+ * its neighbour sends, a chain that the copies lengthen wherever a chunk's transfer outlasts its GEMM (tp 4 on
+ * H100s). This is Transformer Engine's peer-to-peer reduce-scatter schedule.
+ *
+ * <p>Rank r computes chunk c_i = (r + i + 1) mod tp at step i = 0..tp-1 (its own chunk last), each cut into
+ * {@code ringSubChunks} row sub-chunks:
+ * <ul>
+ *   <li>steps 0..tp-2: the GEMM writes the partial into SCRATCH row block i; a copy stream of its own (one per
+ *       peer, so the pushes to different peers run side by side on the copy engines) copies it into receive slot
+ *       i of c_i's user buffer (slot d-1 holds the partial from rank r-d) and signals it there;</li>
+ *   <li>step tp-1: the GEMM of the own rows, then on a reduce stream, per sub-chunk as soon as every peer's
+ *       sub-chunk has arrived: the sum of the own partial and the tp-1 received ones, rounded once into OUTPUT,
+ *       then the bias. The reduction of sub-chunk j runs beside the GEMM of sub-chunk j+1, so what is exposed
+ *       after the last GEMM is one sub-chunk's reduction and whatever of the last push outlasts the own GEMM.</li>
+ * </ul>
+ * Partials travel in {@code ringPartialDtype}: fp32 by default (the sum rounds once); in the output's type
+ * ({@code lowp=1}, half the bytes) the own GEMM writes OUTPUT directly and the reduction adds the received
+ * partials to it, so each partial is rounded once and their sum once more, in fp32.
+ *
+ * <p>Flags on rank r ({@link PlanParts}' layout): flag s counts sub-chunks received from sender s
+ * ({@code ringSubChunks} per call), flag tp + q credits from reader q (one per call: q has summed everything this
+ * rank sent it). A push into a peer's slot first waits for that peer's credit of the previous call. SCRATCH is
+ * private and rewritten only by the next call, which the executor orders after this one.
+ */
+public final class ScatterGemmReduceScatter implements RsOverlapMethod {
+    /** For {@link java.util.ServiceLoader}, which makes the method through this constructor. */
+    public ScatterGemmReduceScatter() {
+    }
+
+    @Override
+    public String name() {
+        return "scatter";
+    }
+
+    @Override
+    public Optional<String> whyUnsupported(RsShape shape, RsOptions options) {
+        String limit = PlanParts.pullLimit(name(), shape);
+        if (limit != null) {
+            return Optional.of(limit);
+        }
+        return options.ringSubChunks() > shape.rowsPerRank()
+                ? Optional.of("scatter: sub=" + options.ringSubChunks() + " exceeds m/tp=" + shape.rowsPerRank()
+                              + " rows per chunk")
+                : Optional.empty();
+    }
+
+    @Override
+    public Plan plan(RsShape shape, RsOptions options, int rank) {
+        PlanParts.checkRank(shape, rank);
+        int tp = shape.tp();
+        long mc = shape.rowsPerRank();
+        long n = shape.n();
+        int sub = options.ringSubChunks();
+        boolean outputTyped = options.ringPartialDtype() == shape.dtype();
+
+        PlanBuilder b = new PlanBuilder("rs", name(), rank, tp);
+        PlanParts.declareOperands(b, shape);
+        PlanParts.declareOutput(b, shape);
+        b.matrix(BufferRole.UBUF, options.ringPartialDtype(), (tp - 1) * mc, n);
+        b.matrix(BufferRole.SCRATCH, options.ringPartialDtype(), (outputTyped ? tp - 1 : tp) * mc, n);
+        PlanParts.declarePullFlags(b, sub);
+        int compute = b.stream(StreamRole.COMPUTE);
+        int reduce = b.stream(StreamRole.COMM);
+        int[] push = new int[tp - 1];
+        for (int i = 0; i < tp - 1; i++) {
+            push[i] = b.stream(StreamRole.COMM);
+        }
+        Region w = Region.rows(BufferRole.WEIGHT, rank, 0, shape.k(), n);
+
+        for (int i = 0; i < tp - 1; i++) {
+            int owner = (rank + i + 1) % tp;
+            for (int j = 0; j < sub; j++) {
+                long lo = RingExchangeGemmReduceScatter.subChunkStart(mc, sub, j);
+                long rows = RingExchangeGemmReduceScatter.subChunkStart(mc, sub, j + 1) - lo;
+                Region partial = Region.rows(BufferRole.SCRATCH, rank, i * mc + lo, rows, n);
+                b.add(PlanParts.gemm(shape, compute,
+                        Region.rows(BufferRole.INPUT, rank, owner * mc + lo, rows, shape.k()), w, partial, false));
+                b.order(compute, push[i]);
+                if (j == 0) {
+                    b.add(new PlanStep.WaitSignal(push[i], PlanParts.creditFlag(shape, owner), 0));
+                }
+                // From the owner's side this rank is d = i + 1 ranks behind: its slot d - 1 = i.
+                b.add(new PlanStep.Copy(push[i], partial,
+                        Region.rows(BufferRole.UBUF, owner, i * mc + lo, rows, n)));
+                b.add(new PlanStep.Signal(push[i], owner, PlanParts.readyFlag(rank)));
+            }
+        }
+        for (int j = 0; j < sub; j++) {
+            long lo = RingExchangeGemmReduceScatter.subChunkStart(mc, sub, j);
+            long rows = RingExchangeGemmReduceScatter.subChunkStart(mc, sub, j + 1) - lo;
+            Region out = Region.rows(BufferRole.OUTPUT, rank, lo, rows, n);
+            Region own = outputTyped ? out : Region.rows(BufferRole.SCRATCH, rank, (tp - 1) * mc + lo, rows, n);
+            b.add(PlanParts.gemm(shape, compute,
+                    Region.rows(BufferRole.INPUT, rank, rank * mc + lo, rows, shape.k()), w, own, false));
+            b.order(compute, reduce);
+            List<Region> sources = new ArrayList<>();
+            if (!outputTyped) {
+                sources.add(own);
+            }
+            for (int d = 1; d < tp; d++) {
+                int sender = Math.floorMod(rank - d, tp);
+                b.add(new PlanStep.WaitSignal(reduce, PlanParts.readyFlag(sender), j + 1));
+                sources.add(Region.rows(BufferRole.UBUF, rank, (d - 1) * mc + lo, rows, n));
+            }
+            b.add(new PlanStep.Reduce(reduce, sources, out, outputTyped));
+            if (shape.bias()) {
+                b.add(new PlanStep.AddBias(reduce, out));
+            }
+        }
+        PlanParts.signalPeers(b, reduce, PlanParts.creditFlag(shape, rank));
+        return shape.finish(b.build());
+    }
+
+    @Override
+    public List<String> keys() {
+        return List.of("sub", "lowp");
+    }
+
+    /**
+     * Partials in the op's dtype with 1, 2 and 4 sub-chunks (as m/tp allows), and fp32 partials with 1 and 2: the
+     * op's dtype halves the bytes on the links, fp32 rounds only once, and more sub-chunks start the pushes and the
+     * reduction earlier at the price of smaller GEMMs.
+     */
+    @Override
+    public List<Map<String, String>> tuningSpace(OverlapShape shape) {
+        if (!(shape instanceof RsShape rs)) {
+            return List.of();
+        }
+        List<Map<String, String>> space = new ArrayList<>();
+        for (int sub : new int[]{1, 2, 4}) {
+            if (whyUnsupported(rs, RsOptions.DEFAULTS.withRingSubChunks(sub)).isEmpty()) {
+                space.add(Map.of("sub", Integer.toString(sub), "lowp", "1"));
+                if (sub <= 2) {
+                    space.add(Map.of("sub", Integer.toString(sub)));
+                }
+            }
+        }
+        return space;
+    }
+}
