@@ -99,13 +99,14 @@ public final class TpCommunicator implements AutoCloseable {
     /**
      * Joins the domain: collective over every rank of {@code domain}.
      *
-     * @param sharing how user buffers are shared, the same on every rank; null to choose automatically: IN_PROCESS
+     * @param sharing how user buffers are shared, the same on every rank; null for the environment's choice
+     *     ({@link UbufEnvironment#bufferSharing}, UB_BUFFER_SHARING) or, where it has none, automatically: IN_PROCESS
      *     when all ranks share this JVM; across processes VMM_POSIX_FD when every rank's device supports VMM and
      *     POSIX-file-descriptor handles (and the libcuda VMM binding loads), else LEGACY_IPC. An explicit value
      *     overrides that choice (VMM_POSIX_FD also works inside one JVM; IN_PROCESS needs one JVM).
      */
     public static TpCommunicator create(Bootstrap domain, CudaContext context, UbufEnvironment env, BufferSharing sharing) {
-        return new TpCommunicator(domain, context, env, sharing);
+        return new TpCommunicator(domain, context, env, sharing != null ? sharing : env.bufferSharing());
     }
 
     /** The automatic choice; every rank computes it from the same gathered facts. */

@@ -17,10 +17,20 @@ import java.util.Map;
  *                       and cuBLASLt version in {@code cacheDirectory}
  * @param cacheDirectory where ubuf keeps caches ($XDG_CACHE_HOME/ubuf, else ~/.cache/ubuf); null to keep tuned
  *                       choices in memory only (unless {@code gemmTuningFile} names a file)
+ * @param bufferSharing  UB_BUFFER_SHARING ({@code in_process}, {@code vmm} or {@code ipc}): how user buffers are
+ *                       shared between ranks; null (unset) for the automatic choice (in one JVM in_process, across
+ *                       processes vmm where every device allows it, else ipc). {@code vmm} also works between the
+ *                       threads of one JVM
  */
 public record UbufEnvironment(boolean skipMulticast, Duration timeout, boolean debug, boolean gemmTuning,
-                              Path gemmTuningFile, Path cacheDirectory) {
+                              Path gemmTuningFile, Path cacheDirectory, dev.ubuf.comm.BufferSharing bufferSharing) {
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(110);
+
+    /** The automatic buffer sharing. */
+    public UbufEnvironment(boolean skipMulticast, Duration timeout, boolean debug, boolean gemmTuning,
+                           Path gemmTuningFile, Path cacheDirectory) {
+        this(skipMulticast, timeout, debug, gemmTuning, gemmTuningFile, cacheDirectory, null);
+    }
 
     public UbufEnvironment {
         if (timeout.isNegative() || timeout.isZero()) {
@@ -58,7 +68,7 @@ public record UbufEnvironment(boolean skipMulticast, Duration timeout, boolean d
         Path cacheHome = path(env, "XDG_CACHE_HOME");
         Path cache = cacheHome != null ? cacheHome.resolve("ubuf")
                 : Path.of(System.getProperty("user.home"), ".cache", "ubuf");
-        return new UbufEnvironment(skip, timeout, debug, tuning, tuningFile, cache);
+        return new UbufEnvironment(skip, timeout, debug, tuning, tuningFile, cache, sharing(env));
     }
 
     /**
@@ -77,6 +87,20 @@ public record UbufEnvironment(boolean skipMulticast, Duration timeout, boolean d
             return true;
         }
         throw new IllegalArgumentException(name + " must be 0 or 1, got '" + v + "'");
+    }
+
+    private static dev.ubuf.comm.BufferSharing sharing(Map<String, String> env) {
+        String v = env.get("UB_BUFFER_SHARING");
+        if (v == null || v.isBlank()) {
+            return null;
+        }
+        return switch (v.trim().toLowerCase(java.util.Locale.ROOT)) {
+            case "in_process" -> dev.ubuf.comm.BufferSharing.IN_PROCESS;
+            case "vmm" -> dev.ubuf.comm.BufferSharing.VMM_POSIX_FD;
+            case "ipc" -> dev.ubuf.comm.BufferSharing.LEGACY_IPC;
+            default -> throw new IllegalArgumentException("UB_BUFFER_SHARING must be in_process, vmm or ipc, got '"
+                    + v + "'");
+        };
     }
 
     private static Path path(Map<String, String> env, String name) {

@@ -49,4 +49,20 @@ class UbufEnvironmentTest {
         assertNull(env.gemmTuningFile());
         assertNull(env.cacheDirectory());
     }
+
+    @Test
+    void bufferSharingIsAutomaticUnlessNamed() {
+        assertEquals(null, UbufEnvironment.from(Map.of()).bufferSharing());
+        assertEquals(null, UbufEnvironment.from(Map.of("UB_BUFFER_SHARING", " ")).bufferSharing());
+        assertEquals(dev.ubuf.comm.BufferSharing.VMM_POSIX_FD,
+                UbufEnvironment.from(Map.of("UB_BUFFER_SHARING", "VMM")).bufferSharing());
+        assertEquals(dev.ubuf.comm.BufferSharing.IN_PROCESS,
+                UbufEnvironment.from(Map.of("UB_BUFFER_SHARING", "in_process")).bufferSharing());
+        assertEquals(dev.ubuf.comm.BufferSharing.LEGACY_IPC,
+                UbufEnvironment.from(Map.of("UB_BUFFER_SHARING", "ipc")).bufferSharing());
+        var e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> UbufEnvironment.from(Map.of("UB_BUFFER_SHARING", "nvlink")));
+        org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("in_process, vmm or ipc, got 'nvlink'"),
+                e.getMessage());
+    }
 }
