@@ -77,8 +77,13 @@ class VmmUserBufferGpuTest {
     }
 
     @Test
-    void automaticSharingStaysInProcessInOneJvm() throws Exception {
+    void automaticSharingIsVmmInOneJvmWithAGpuPerRankAndInProcessOnASharedGpu() throws Exception {
         ThreadDomain.run(2, Duration.ofSeconds(60), (rank, boot, ctx) -> {
+            try (TpCommunicator comm = TpCommunicator.create(boot, ctx, ENV, null)) {
+                assertEquals(BufferSharing.VMM_POSIX_FD, comm.sharing());
+            }
+        });
+        ThreadDomain.run(2, rank -> 0, Duration.ofSeconds(60), (rank, boot, ctx) -> {
             try (TpCommunicator comm = TpCommunicator.create(boot, ctx, ENV, null)) {
                 assertEquals(BufferSharing.IN_PROCESS, comm.sharing());
             }

@@ -73,7 +73,7 @@ public final class TpCommunicator implements AutoCloseable {
                         + (theirs < 0 ? "automatic" : BufferSharing.values()[theirs]));
             }
         }
-        BufferSharing chosen = requested != null ? requested : choose(samePid, allVmm);
+        BufferSharing chosen = requested != null ? requested : choose(samePid, allVmm, sharedDevice().isEmpty());
         if (chosen == BufferSharing.IN_PROCESS && !samePid) {
             throw new IllegalArgumentException("IN_PROCESS sharing needs every rank in this JVM, but ranks span processes");
         }
@@ -100,21 +100,28 @@ public final class TpCommunicator implements AutoCloseable {
      * Joins the domain: collective over every rank of {@code domain}.
      *
      * @param sharing how user buffers are shared, the same on every rank; null for the environment's choice
-     *     ({@link UbufEnvironment#bufferSharing}, UB_BUFFER_SHARING) or, where it has none, automatically: IN_PROCESS
-     *     when all ranks share this JVM; across processes VMM_POSIX_FD when every rank's device supports VMM and
-     *     POSIX-file-descriptor handles (and the libcuda VMM binding loads), else LEGACY_IPC. An explicit value
-     *     overrides that choice (VMM_POSIX_FD also works inside one JVM; IN_PROCESS needs one JVM).
+     *     ({@link UbufEnvironment#bufferSharing}, UB_BUFFER_SHARING) or, where it has none, automatically
+     *     ({@link #choose}): VMM_POSIX_FD where every rank's device supports VMM and POSIX-file-descriptor handles
+     *     (in one JVM only where each rank has a GPU of its own), else IN_PROCESS in one JVM and LEGACY_IPC across
+     *     processes. An explicit value overrides that choice (IN_PROCESS needs one JVM).
      */
     public static TpCommunicator create(Bootstrap domain, CudaContext context, UbufEnvironment env, BufferSharing sharing) {
         return new TpCommunicator(domain, context, env, sharing != null ? sharing : env.bufferSharing());
     }
 
-    /** The automatic choice; every rank computes it from the same gathered facts. */
-    static BufferSharing choose(boolean allRanksInThisJvm, boolean everyDeviceSupportsVmmFds) {
-        if (allRanksInThisJvm) {
-            return BufferSharing.IN_PROCESS;
+    /**
+     * The automatic choice; every rank computes it from the same gathered facts. VMM handles wherever every device
+     * allows them, in one JVM too (when each rank has a GPU of its own): with plain allocations and peer access
+     * between the contexts of one process, an overlapped layer's first step could deadlock, each rank's host blocked
+     * inside a CUDA call while its device waited on a peer (4 of 22 demo runs on 4 H100s), and never with VMM
+     * handles (0 of 19, threads and processes).
+     */
+    static BufferSharing choose(boolean allRanksInThisJvm, boolean everyDeviceSupportsVmmFds,
+                                boolean everyRankOnItsOwnGpu) {
+        if (everyDeviceSupportsVmmFds && (!allRanksInThisJvm || everyRankOnItsOwnGpu)) {
+            return BufferSharing.VMM_POSIX_FD;
         }
-        return everyDeviceSupportsVmmFds ? BufferSharing.VMM_POSIX_FD : BufferSharing.LEGACY_IPC;
+        return allRanksInThisJvm ? BufferSharing.IN_PROCESS : BufferSharing.LEGACY_IPC;
     }
 
     private static byte[] deviceUuid(CudaContext context) {

@@ -372,10 +372,16 @@ class FdExchangeTest {
     }
 
     @Test
-    void automaticSharingPrefersVmmAcrossProcessesWhereEveryDeviceSupportsIt() {
-        assertEquals(BufferSharing.IN_PROCESS, TpCommunicator.choose(true, true));
-        assertEquals(BufferSharing.IN_PROCESS, TpCommunicator.choose(true, false));
-        assertEquals(BufferSharing.VMM_POSIX_FD, TpCommunicator.choose(false, true));
-        assertEquals(BufferSharing.LEGACY_IPC, TpCommunicator.choose(false, false));
+    void automaticSharingPrefersVmmWhereEveryDeviceSupportsIt() {
+        // one JVM, a GPU per rank: VMM where it can, peer access only where it cannot
+        assertEquals(BufferSharing.VMM_POSIX_FD, TpCommunicator.choose(true, true, true));
+        assertEquals(BufferSharing.IN_PROCESS, TpCommunicator.choose(true, false, true));
+        // one JVM, ranks sharing a GPU: in-process as before
+        assertEquals(BufferSharing.IN_PROCESS, TpCommunicator.choose(true, true, false));
+        assertEquals(BufferSharing.IN_PROCESS, TpCommunicator.choose(true, false, false));
+        // processes: VMM where it can, else legacy IPC, whatever the GPUs
+        assertEquals(BufferSharing.VMM_POSIX_FD, TpCommunicator.choose(false, true, true));
+        assertEquals(BufferSharing.VMM_POSIX_FD, TpCommunicator.choose(false, true, false));
+        assertEquals(BufferSharing.LEGACY_IPC, TpCommunicator.choose(false, false, true));
     }
 }
