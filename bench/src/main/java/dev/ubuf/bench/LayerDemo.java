@@ -149,13 +149,15 @@ public final class LayerDemo {
      * {@code hostMs}: per mode and iteration, the host's time to enqueue the step (the call returning; max over ranks):
      * where it is close to the step's GPU time, the host, not the GPU, sets the pace. {@code clocks}: per mode, the
      * SM clock it ran at (empty unless asked for; {@code clocksUnavailable} says why when asked for and not sampled).
+     * {@code autoChoices}: what each {@code method: auto} GEMM of the overlap stack runs (rank 0's context, the same
+     * on every rank: the planner decides collectively), {@link TpContext#autoChoices}.
      */
     public record Result(String device, double[] lossOverlap, double[] lossNoOverlap, double[][] replicaLossOverlap,
                          double[][] replicaLossNoOverlap, double[][] stepMs, int warmup, ReplicaCheck replicaWeights,
                          StepTrace trace, StepTrace traceNoComm, double[] lossCompare, double initSeconds,
                          double secondsToFirstStep, int untunedGemms, double[][] hostMs,
                          java.util.Optional<StepCheck.Result> stepCheck, List<ModeClocks> clocks,
-                         String clocksUnavailable) {
+                         String clocksUnavailable, Map<String, String> autoChoices) {
         public double median(int mode) {
             return medianAfterWarmup(stepMs[mode]);
         }
@@ -312,7 +314,7 @@ public final class LayerDemo {
                 new ReplicaCheck[1], new RankTrace[layout.worldSize()], new RankTrace[layout.worldSize()],
                 st.compareConfig() == null ? null : new double[total], new double[2],
                 new int[layout.worldSize()], new double[st.modes().size()][total], new StepCheck.Result[1],
-                new ArrayList<>(), new String[1]);
+                new ArrayList<>(), new String[1], new LinkedHashMap<>());
     }
 
     /** One world rank's part: its TP and DP groups split off the world bootstrap, then {@link #rankBody}. */
@@ -336,7 +338,8 @@ public final class LayerDemo {
                 st.trace() ? stepTrace(st, o.device()[0], "no_comm", List.of(o.tracesNoComm())) : null,
                 o.lossCompare(), o.initSeconds()[0], o.initSeconds()[1],
                 java.util.Arrays.stream(o.untuned()).max().orElse(0), o.hostMs(),
-                java.util.Optional.ofNullable(o.stepCheck()[0]), List.copyOf(o.clocks()), o.clocksUnavailable()[0]);
+                java.util.Optional.ofNullable(o.stepCheck()[0]), List.copyOf(o.clocks()), o.clocksUnavailable()[0],
+                o.autoChoices());
     }
 
     /** The ranks' traces (one per world rank) with what a reader of the trace file needs to know about them. */
@@ -388,7 +391,7 @@ public final class LayerDemo {
                            double[][] ms, String[] device, ReplicaCheck[] weights, RankTrace[] traces,
                            RankTrace[] tracesNoComm, double[] lossCompare, double[] initSeconds, int[] untuned,
                            double[][] hostMs, StepCheck.Result[] stepCheck, List<ModeClocks> clocks,
-                           String[] clocksUnavailable) {
+                           String[] clocksUnavailable, Map<String, String> autoChoices) {
     }
 
     /** One mode's stack and its trainer; closed (collectively) trainer first, then the stack and its context. */
@@ -464,6 +467,7 @@ public final class LayerDemo {
                 if (rank == 0) {
                     o.initSeconds()[0] = (System.nanoTime() - initStart) / 1e9;
                     o.stepCheck()[0] = on.layers.context().stepCheck().orElse(null);
+                    o.autoChoices().putAll(on.layers.context().autoChoices());
                 }
                 int untunedAtInit = comm.gemmTuner().untunedCount();
                 int total = st.warmup() + st.iters();

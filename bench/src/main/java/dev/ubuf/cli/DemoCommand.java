@@ -405,6 +405,7 @@ final class DemoCommand implements Callable<Integer> {
                 + "step after %.1f s from the JVM's start; GEMMs the steps ran untuned: %d%n", r.initSeconds(),
                 r.secondsToFirstStep(), r.untunedGemms());
         r.stepCheck().ifPresent(c -> w.println("overlap stack's " + c.describe()));
+        r.autoChoices().forEach((op, method) -> w.println("method: auto ran " + method + " for " + op));
         List<String> modes = st.modes();
         double[] med = new double[modes.size()];
         for (int i = 0; i < med.length; i++) {
@@ -495,6 +496,9 @@ final class DemoCommand implements Callable<Integer> {
                 rec.put("init_s", r.initSeconds());
                 rec.put("start_to_first_step_s", r.secondsToFirstStep());
                 rec.put("gemms_untuned", r.untunedGemms());
+                if (i == 0 && !r.autoChoices().isEmpty()) {
+                    rec.put("auto_choices", r.autoChoices());
+                }
                 if (i == 0 && r.stepCheck().isPresent()) {
                     var c = r.stepCheck().get();
                     Map<String, Object> sc = new java.util.LinkedHashMap<>();

@@ -255,6 +255,22 @@ public final class TpContext implements AutoCloseable {
         return gemm.teName() + " | " + shape.key();
     }
 
+    /**
+     * What each {@code method: auto} GEMM runs, in order of deciding: "gemm | shape" to the method's label and where
+     * the choice came from (the planner's measurement or its cache, or the step check that replaced it). Empty until
+     * {@link #initialize} (or a step) made the ops.
+     */
+    public Map<String, String> autoChoices() {
+        Map<String, String> out = new LinkedHashMap<>();
+        for (Map.Entry<String, PlannedOp> e : planned.entrySet()) {
+            Candidate replaced = overrides.get(e.getKey());
+            Planner.Decision d = e.getValue().decision();
+            out.put(e.getKey(), replaced != null ? replaced.label() + " (step check; the planner chose "
+                    + d.chosen().label() + ")" : d.chosen().label() + " (" + d.source() + ")");
+        }
+        return java.util.Collections.unmodifiableMap(out);
+    }
+
     /** The planner's decisions so far, in order of deciding. */
     List<PlannedOp> planned() {
         return List.copyOf(planned.values());
