@@ -7,12 +7,14 @@ import org.junit.jupiter.api.Test;
 import java.time.Duration;
 
 /**
- * User buffers across two GPUs in one JVM (a thread per rank): peer copies on the copy engine ordered by flag
- * signals, and register/close cycles. The bodies are {@link P2pScenario} and {@link RegisterCyclesScenario}, which
- * {@link ProcessModeGpuTest} also runs with one JVM per rank.
+ * User buffers across two GPUs in one JVM (a thread per rank), shared in process (plain allocations, peer access;
+ * named here, since the automatic choice on GPUs with VMM handles is VMM): peer copies on the copy engine ordered by
+ * flag signals, and register/close cycles. The bodies are {@link P2pScenario} and {@link RegisterCyclesScenario},
+ * which {@link ProcessModeGpuTest} also runs with one JVM per rank (VMM handles).
  */
 class UserBufferGpuTest {
-    static final UbufEnvironment ENV = new UbufEnvironment(true, Duration.ofSeconds(60), false);
+    static final UbufEnvironment ENV = new UbufEnvironment(true, Duration.ofSeconds(60), false, true, null, null,
+            dev.ubuf.comm.BufferSharing.IN_PROCESS);
 
     @Test
     void eachRankCopiesIntoItsPeerAndSignalsThePeerChecksEveryElement() throws Exception {
