@@ -1,7 +1,7 @@
 package dev.ubuf.tests;
 
 import dev.ubuf.bootstrap.Bootstrap;
-import dev.ubuf.comm.BufferSharing;
+import dev.ubuf.config.BufferSharing;
 import dev.ubuf.comm.FlagRegion;
 import dev.ubuf.comm.TpCommunicator;
 import dev.ubuf.comm.UserBuffer;

@@ -58,7 +58,7 @@ class ProcessModeGpuTest {
     @Test
     void legacyIpcSharingAcrossProcessesCopiesAndSignalsCorrectly() throws InterruptedException {
         Gpu.assumeGpus(2);
-        assertJobPasses(new P2pScenario(dev.ubuf.comm.BufferSharing.LEGACY_IPC));
+        assertJobPasses(new P2pScenario(dev.ubuf.config.BufferSharing.LEGACY_IPC));
     }
 
     @Test

@@ -24,7 +24,7 @@ class ProcessRankHarnessTest {
 
     @Test
     void everyScenarioReadsBackFromItsCommandLineWords() {
-        List<RankScenario> all = List.of(new P2pScenario(), new P2pScenario(dev.ubuf.comm.BufferSharing.LEGACY_IPC),
+        List<RankScenario> all = List.of(new P2pScenario(), new P2pScenario(dev.ubuf.config.BufferSharing.LEGACY_IPC),
                 new RegisterCyclesScenario(1000),
                 new OverlapScenario(dev.ubuf.op.Collective.ALL_GATHER, "aggregate", DType.FP16, 2000, 512, 384, false,
                         true, false),

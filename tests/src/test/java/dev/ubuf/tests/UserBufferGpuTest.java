@@ -14,7 +14,7 @@ import java.time.Duration;
  */
 class UserBufferGpuTest {
     static final UbufEnvironment ENV = new UbufEnvironment(true, Duration.ofSeconds(60), false, true, null, null,
-            dev.ubuf.comm.BufferSharing.IN_PROCESS);
+            dev.ubuf.config.BufferSharing.IN_PROCESS);
 
     @Test
     void eachRankCopiesIntoItsPeerAndSignalsThePeerChecksEveryElement() throws Exception {

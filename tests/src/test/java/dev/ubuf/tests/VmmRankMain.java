@@ -2,7 +2,7 @@ package dev.ubuf.tests;
 
 import dev.ubuf.bootstrap.LaunchEnvironment;
 import dev.ubuf.bootstrap.TcpBootstrap;
-import dev.ubuf.comm.BufferSharing;
+import dev.ubuf.config.BufferSharing;
 import dev.ubuf.config.UbufEnvironment;
 import dev.ubuf.cuda.CudaContext;
 

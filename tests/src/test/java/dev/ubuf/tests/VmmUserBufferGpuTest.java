@@ -1,7 +1,7 @@
 package dev.ubuf.tests;
 
 import dev.ubuf.comm.ThreadDomain;
-import dev.ubuf.comm.BufferSharing;
+import dev.ubuf.config.BufferSharing;
 import dev.ubuf.comm.TpCommunicator;
 import dev.ubuf.comm.UserBuffer;
 import dev.ubuf.config.UbufEnvironment;

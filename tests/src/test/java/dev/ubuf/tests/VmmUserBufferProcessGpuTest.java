@@ -3,7 +3,7 @@ package dev.ubuf.tests;
 import dev.ubuf.bootstrap.BootstrapConfig;
 import dev.ubuf.bootstrap.LaunchEnvironment;
 import dev.ubuf.bootstrap.TcpBootstrap;
-import dev.ubuf.comm.BufferSharing;
+import dev.ubuf.config.BufferSharing;
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.testutil.ChildJvm;
 import org.junit.jupiter.api.Test;

@@ -1,6 +1,7 @@
 package dev.ubuf.comm;
 
 import dev.ubuf.bootstrap.Bootstrap;
+import dev.ubuf.config.BufferSharing;
 import dev.ubuf.config.UbufEnvironment;
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaStream;

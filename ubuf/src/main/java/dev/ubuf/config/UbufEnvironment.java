@@ -23,7 +23,7 @@ import java.util.Map;
  *                       threads of one JVM
  */
 public record UbufEnvironment(boolean skipMulticast, Duration timeout, boolean debug, boolean gemmTuning,
-                              Path gemmTuningFile, Path cacheDirectory, dev.ubuf.comm.BufferSharing bufferSharing) {
+                              Path gemmTuningFile, Path cacheDirectory, BufferSharing bufferSharing) {
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(110);
 
     /** The automatic buffer sharing. */
@@ -89,15 +89,15 @@ public record UbufEnvironment(boolean skipMulticast, Duration timeout, boolean d
         throw new IllegalArgumentException(name + " must be 0 or 1, got '" + v + "'");
     }
 
-    private static dev.ubuf.comm.BufferSharing sharing(Map<String, String> env) {
+    private static BufferSharing sharing(Map<String, String> env) {
         String v = env.get("UB_BUFFER_SHARING");
         if (v == null || v.isBlank()) {
             return null;
         }
         return switch (v.trim().toLowerCase(java.util.Locale.ROOT)) {
-            case "in_process" -> dev.ubuf.comm.BufferSharing.IN_PROCESS;
-            case "vmm" -> dev.ubuf.comm.BufferSharing.VMM_POSIX_FD;
-            case "ipc" -> dev.ubuf.comm.BufferSharing.LEGACY_IPC;
+            case "in_process" -> BufferSharing.IN_PROCESS;
+            case "vmm" -> BufferSharing.VMM_POSIX_FD;
+            case "ipc" -> BufferSharing.LEGACY_IPC;
             default -> throw new IllegalArgumentException("UB_BUFFER_SHARING must be in_process, vmm or ipc, got '"
                     + v + "'");
         };

@@ -1,6 +1,7 @@
 package dev.ubuf.comm;
 
 import dev.ubuf.bootstrap.Bootstrap;
+import dev.ubuf.config.BufferSharing;
 import dev.ubuf.bootstrap.BootstrapConfig;
 import dev.ubuf.bootstrap.InMemoryBootstrap;
 import dev.ubuf.bootstrap.LaunchEnvironment;

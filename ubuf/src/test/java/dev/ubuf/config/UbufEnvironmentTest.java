@@ -54,11 +54,11 @@ class UbufEnvironmentTest {
     void bufferSharingIsAutomaticUnlessNamed() {
         assertEquals(null, UbufEnvironment.from(Map.of()).bufferSharing());
         assertEquals(null, UbufEnvironment.from(Map.of("UB_BUFFER_SHARING", " ")).bufferSharing());
-        assertEquals(dev.ubuf.comm.BufferSharing.VMM_POSIX_FD,
+        assertEquals(dev.ubuf.config.BufferSharing.VMM_POSIX_FD,
                 UbufEnvironment.from(Map.of("UB_BUFFER_SHARING", "VMM")).bufferSharing());
-        assertEquals(dev.ubuf.comm.BufferSharing.IN_PROCESS,
+        assertEquals(dev.ubuf.config.BufferSharing.IN_PROCESS,
                 UbufEnvironment.from(Map.of("UB_BUFFER_SHARING", "in_process")).bufferSharing());
-        assertEquals(dev.ubuf.comm.BufferSharing.LEGACY_IPC,
+        assertEquals(dev.ubuf.config.BufferSharing.LEGACY_IPC,
                 UbufEnvironment.from(Map.of("UB_BUFFER_SHARING", "ipc")).bufferSharing());
         var e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
                 () -> UbufEnvironment.from(Map.of("UB_BUFFER_SHARING", "nvlink")));

@@ -1,4 +1,4 @@
-package dev.ubuf.comm;
+package dev.ubuf.config;
 
 /** How a user buffer's peers learn each other's device memory. */
 public enum BufferSharing {
