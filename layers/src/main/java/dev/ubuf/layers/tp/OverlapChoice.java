@@ -66,7 +66,8 @@ public record OverlapChoice(Kind kind, Optional<String> variant, ExecutionSettin
     }
 
     /**
-     * The choice for {@code gemm}: RING_EXCHANGE runs "ring" ("aggregate" with {@code aggregate}), PIPELINE runs
+     * The choice for {@code gemm}: RING_EXCHANGE runs "ring" ("aggregate" with {@code aggregate}; "scatter:lowp=1" on
+     * a reduce-scatter, TE's peer-to-peer schedule), PIPELINE runs
      * "pipeline" with the configured splits and, with {@code set_sm_margin}, {@code num_sm} SMs left to the
      * reduction; BULK runs "bulk" (a reduce-scatter with {@code use_ce} "bulk:stage=1"); AUTO runs the planner (the
      * planner measures GEMM methods only, so AUTO on a bulk collective runs bulk); a GEMM the table does not overlap,
@@ -113,13 +114,15 @@ public record OverlapChoice(Kind kind, Optional<String> variant, ExecutionSettin
     }
 
     /**
-     * A reduce-scatter ring sends its partial sums in the activation type, as TE's user buffers hold them: each rank's
-     * partial is rounded once, as the unoverlapped path (GEMM, then NCCL's reduce-scatter) rounds it, so turning the
-     * overlap on does not change what a layer computes at tp = 2; it also halves the bytes on the link.
+     * TE's ring_exchange on a reduce-scatter is its peer-to-peer schedule, ubuf's "scatter": every chunk's partial
+     * goes to its owner, which sums them. Partials travel in the activation type, as TE's user buffers hold them:
+     * each rank's partial is rounded once and their sum once more, in fp32, so at tp = 2 the layer computes what the
+     * unoverlapped path (GEMM, then NCCL's reduce-scatter) computes; it also halves the bytes on the link. ubuf's
+     * "ring" (running sums) would round once a hop, and on 4 H100s was the slower of the two on most shapes.
      */
     private static String ringVariant(GemmName.Role role, GemmOverlapConfig c) {
         if (role == GemmName.Role.REDUCE_SCATTER) {
-            return "ring:lowp=1";
+            return "scatter:lowp=1";
         }
         return c.aggregate() ? "aggregate" : "ring";
     }

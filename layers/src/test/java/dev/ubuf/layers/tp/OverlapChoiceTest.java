@@ -72,8 +72,8 @@ class OverlapChoiceTest {
         assertEquals("aggregate", fc1.label());
         assertFalse(fc1.settings().useCopyEngine(), "use_ce=false: SM copies");
         assertEquals("pipeline:splits=8,margin=0", OverlapChoice.resolve(c, GemmName.PROJ_FPROP).label());
-        assertEquals("ring:lowp=1", OverlapChoice.resolve(c, GemmName.FC2_FPROP).label(),
-                "a reduce-scatter ring sums in the activation type, as the unoverlapped path does");
+        assertEquals("scatter:lowp=1", OverlapChoice.resolve(c, GemmName.FC2_FPROP).label(),
+                "TE's peer-to-peer reduce-scatter, its partials in the activation type, as the unoverlapped path's");
         assertEquals(OverlapChoice.Kind.PLANNER, OverlapChoice.resolve(c, GemmName.FC2_DGRAD).kind());
     }
 
