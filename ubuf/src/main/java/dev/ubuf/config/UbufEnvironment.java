@@ -49,6 +49,10 @@ public record UbufEnvironment(boolean skipMulticast, Duration timeout, boolean d
 
     public static UbufEnvironment from(Map<String, String> env) {
         boolean skip = flag(env, "UB_SKIPMC", false);
+        String conflict = multicastConflict(env);
+        if (conflict != null) {
+            throw new IllegalArgumentException(conflict);
+        }
         boolean debug = flag(env, "UB_DEBUG", false);
         boolean tuning = flag(env, "UB_GEMM_TUNING", true);
         Duration timeout = DEFAULT_TIMEOUT;
@@ -87,6 +91,25 @@ public record UbufEnvironment(boolean skipMulticast, Duration timeout, boolean d
             return true;
         }
         throw new IllegalArgumentException(name + " must be 0 or 1, got '" + v + "'");
+    }
+
+    /**
+     * Why {@code env} contradicts itself on NVLink multicast, or null: {@code UB_SKIPMC=1} forbids it for the whole
+     * process, and an {@code NCCL_NVLS_ENABLE} other than 0 lets NCCL create multicast objects.
+     */
+    public static String multicastConflict(Map<String, String> env) {
+        boolean skip;
+        try {
+            skip = flag(env, "UB_SKIPMC", false);
+        } catch (IllegalArgumentException e) {
+            skip = true; // a malformed UB_SKIPMC is refused where it is read; meanwhile, the safe side
+        }
+        String nvls = env.get("NCCL_NVLS_ENABLE");
+        if (!skip || nvls == null || nvls.isBlank() || nvls.trim().equals("0")) {
+            return null;
+        }
+        return "UB_SKIPMC=1 forbids NVLink multicast in this process, but NCCL_NVLS_ENABLE=" + nvls.trim()
+                + " lets NCCL create multicast objects: unset NCCL_NVLS_ENABLE (ubuf then sets it to 0) or set it to 0";
     }
 
     private static BufferSharing sharing(Map<String, String> env) {

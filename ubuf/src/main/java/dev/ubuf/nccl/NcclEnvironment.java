@@ -43,14 +43,7 @@ public final class NcclEnvironment {
      * {@code NCCL_NVLS_ENABLE} that is not 0 asks for multicast and forbids it at once.
      */
     public static String refusal(Map<String, String> env) {
-        if (!skipsMulticast(env) || !present(env, NVLS_ENABLE)) {
-            return null;
-        }
-        String v = env.get(NVLS_ENABLE).trim();
-        return v.equals("0") ? null
-                : "UB_SKIPMC=1 forbids NVLink multicast in this process, but " + NVLS_ENABLE + "=" + v
-                  + " lets NCCL create multicast objects: unset " + NVLS_ENABLE + " (ubuf then sets it to 0) or set"
-                  + " it to 0";
+        return UbufEnvironment.multicastConflict(env);
     }
 
     private static boolean skipsMulticast(Map<String, String> env) {

@@ -65,4 +65,14 @@ class UbufEnvironmentTest {
         org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("in_process, vmm or ipc, got 'nvlink'"),
                 e.getMessage());
     }
+
+    @Test
+    void skipMcBesideNvlsOnIsRefusedWhereTheEnvironmentIsRead() {
+        var e = assertThrows(IllegalArgumentException.class,
+                () -> UbufEnvironment.from(Map.of("UB_SKIPMC", "1", "NCCL_NVLS_ENABLE", "1")));
+        assertTrue(e.getMessage().contains("UB_SKIPMC=1") && e.getMessage().contains("NCCL_NVLS_ENABLE=1"),
+                e.getMessage());
+        assertTrue(UbufEnvironment.from(Map.of("UB_SKIPMC", "1", "NCCL_NVLS_ENABLE", "0")).skipMulticast());
+        assertFalse(UbufEnvironment.from(Map.of("NCCL_NVLS_ENABLE", "1")).skipMulticast());
+    }
 }
