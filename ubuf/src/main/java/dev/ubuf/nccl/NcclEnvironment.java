@@ -17,6 +17,8 @@ import java.util.SequencedMap;
  *   <li>{@code NCCL_NVLS_ENABLE=0} under {@code UB_SKIPMC=1}: NCCL's NVLS algorithms create NVLink multicast
  *       objects, which {@code UB_SKIPMC=1} forbids for the whole process, not only for ubuf's own buffers.</li>
  * </ul>
+ * NCCL is loaded once per process, so this reads the process's environment, not a {@code UbufEnvironment} built in
+ * code: a program that sets {@code skipMulticast} in code sets {@code NCCL_NVLS_ENABLE=0} itself.
  */
 public final class NcclEnvironment {
     /** NCCL's switch between connecting at init (0) and at each kind's first collective (1, its default). */
