@@ -98,18 +98,24 @@ public record UbufEnvironment(boolean skipMulticast, Duration timeout, boolean d
      * process, and an {@code NCCL_NVLS_ENABLE} other than 0 lets NCCL create multicast objects.
      */
     public static String multicastConflict(Map<String, String> env) {
-        boolean skip;
-        try {
-            skip = flag(env, "UB_SKIPMC", false);
-        } catch (IllegalArgumentException e) {
-            skip = true; // a malformed UB_SKIPMC is refused where it is read; meanwhile, the safe side
-        }
         String nvls = env.get("NCCL_NVLS_ENABLE");
-        if (!skip || nvls == null || nvls.isBlank() || nvls.trim().equals("0")) {
+        if (!forbidsMulticast(env) || nvls == null || nvls.isBlank() || nvls.trim().equals("0")) {
             return null;
         }
         return "UB_SKIPMC=1 forbids NVLink multicast in this process, but NCCL_NVLS_ENABLE=" + nvls.trim()
                 + " lets NCCL create multicast objects: unset NCCL_NVLS_ENABLE (ubuf then sets it to 0) or set it to 0";
+    }
+
+    /**
+     * Whether {@code env} forbids multicast ({@code UB_SKIPMC=1}); a malformed value counts as forbidding, the safe
+     * side for code that runs before {@link #from} refuses it.
+     */
+    public static boolean forbidsMulticast(Map<String, String> env) {
+        try {
+            return flag(env, "UB_SKIPMC", false);
+        } catch (IllegalArgumentException e) {
+            return true;
+        }
     }
 
     private static BufferSharing sharing(Map<String, String> env) {

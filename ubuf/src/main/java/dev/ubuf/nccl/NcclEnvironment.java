@@ -33,7 +33,7 @@ public final class NcclEnvironment {
     public static SequencedMap<String, String> defaults(Map<String, String> env) {
         SequencedMap<String, String> set = new LinkedHashMap<>();
         set.put(RUNTIME_CONNECT, "0");
-        if (skipsMulticast(env)) {
+        if (UbufEnvironment.forbidsMulticast(env)) {
             set.put(NVLS_ENABLE, "0");
         }
         set.keySet().removeIf(name -> present(env, name));
@@ -46,14 +46,6 @@ public final class NcclEnvironment {
      */
     public static String refusal(Map<String, String> env) {
         return UbufEnvironment.multicastConflict(env);
-    }
-
-    private static boolean skipsMulticast(Map<String, String> env) {
-        try {
-            return UbufEnvironment.flag(env, "UB_SKIPMC", false);
-        } catch (IllegalArgumentException e) {
-            return true; // a malformed UB_SKIPMC is refused where the environment is read; meanwhile, the safe side
-        }
     }
 
     private static boolean present(Map<String, String> env, String name) {
