@@ -23,7 +23,7 @@ if [ $# -eq 0 ]; then
     "0,1:${t}(TpLayers|Fp8Overlap|Demo|OverlapOps|AtomicOps|TuningBehindAWait)GpuTest;${t}(UserBuffer|VmmUserBuffer|ProcessMode|Vmm)GpuTest" \
     "2,3:${t}(BulkOps|CollectiveClose|GraphCapture|Nccl|VmmUserBufferProcess|Watchdog)GpuTest;${t}(AtomicGemm|Fp8Quantize|CublasLtGemm|Fp8Gemm|Fp8ScalePointer|Gemm|GemmTuning|ReductionKernel|ReportRead|LayerKernels)GpuTest" \
     "3:${t}SharedGpuOpsGpuTest" \
-    "0,1,2,3:${t}(DemoReplicas|StepGraph)GpuTest"
+    "0,1,2,3:${t}(DemoReplicas|StepGraph|FourRankOps)GpuTest"
 fi
 rm -f "$OUT/lanes.txt"   # this run's parts only
 # The runtime unpacks on first use: once, here, before the lanes race for it.

@@ -31,12 +31,16 @@ import java.util.Objects;
  * @param bulkStaged       BULK: the copy engines first pull this rank's rows of every peer's partial into a local
  *                         scratch, then a local kernel sums them; the SMs then only run a short local reduction
  *                         instead of a kernel that reads over NVLink for as long as the transfer takes
+ * @param pushCtas         SCATTER: 0 = the pushes to the peers run on the copy engines; C &gt; 0 = each push is an
+ *                         SM copy kernel of C blocks and the GEMMs leave C SMs per peer free for them. Where the
+ *                         transfer outlasts the GEMMs, SM stores over NVLink can outrun the copy engines (NCCL's
+ *                         kernels do); where the GEMMs dominate, the SMs they lose cost more
  */
 public record RsOptions(int computeStreams, int numSplits, int gemmSmMargin, int ringSubChunks, int ringSlots,
-                        DType ringPartialDtype, boolean ringBidirectional, boolean bulkStaged) {
+                        DType ringPartialDtype, boolean ringBidirectional, boolean bulkStaged, int pushCtas) {
 
     /** Transformer Engine's pipeline defaults (4 splits, 16 SMs for communication) and a 2-sub-chunk fp32 ring. */
-    public static final RsOptions DEFAULTS = new RsOptions(3, 4, 16, 2, 2, DType.FP32, false, false);
+    public static final RsOptions DEFAULTS = new RsOptions(3, 4, 16, 2, 2, DType.FP32, false, false, 0);
 
     public RsOptions {
         Objects.requireNonNull(ringPartialDtype, "ringPartialDtype");
@@ -56,6 +60,9 @@ public record RsOptions(int computeStreams, int numSplits, int gemmSmMargin, int
             throw new IllegalArgumentException("ringSlots must be >= 2, got " + ringSlots + ": with one slot each"
                     + " rank's send waits for its neighbour to free its slot by its own send, a cycle round the ring");
         }
+        if (pushCtas < 0) {
+            throw new IllegalArgumentException("pushCtas must be >= 0, got " + pushCtas);
+        }
         if (ringPartialDtype.isReserved()) {
             throw new IllegalArgumentException("ringPartialDtype " + ringPartialDtype + " is reserved");
         }
@@ -63,41 +70,46 @@ public record RsOptions(int computeStreams, int numSplits, int gemmSmMargin, int
 
     public RsOptions withComputeStreams(int v) {
         return new RsOptions(v, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged);
+                ringBidirectional, bulkStaged, pushCtas);
     }
 
     public RsOptions withNumSplits(int v) {
         return new RsOptions(computeStreams, v, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged);
+                ringBidirectional, bulkStaged, pushCtas);
     }
 
     public RsOptions withGemmSmMargin(int v) {
         return new RsOptions(computeStreams, numSplits, v, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged);
+                ringBidirectional, bulkStaged, pushCtas);
     }
 
     public RsOptions withRingSubChunks(int v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, v, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged);
+                ringBidirectional, bulkStaged, pushCtas);
     }
 
     public RsOptions withRingSlots(int v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, v, ringPartialDtype,
-                ringBidirectional, bulkStaged);
+                ringBidirectional, bulkStaged, pushCtas);
     }
 
     public RsOptions withRingPartialDtype(DType v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, v,
-                ringBidirectional, bulkStaged);
+                ringBidirectional, bulkStaged, pushCtas);
     }
 
     public RsOptions withRingBidirectional(boolean v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                v, bulkStaged);
+                v, bulkStaged, pushCtas);
     }
 
     public RsOptions withBulkStaged(boolean v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, v);
+                ringBidirectional, v, pushCtas);
+    }
+
+    public RsOptions withPushCtas(int v) {
+        return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
+                ringBidirectional, bulkStaged, v);
     }
 }

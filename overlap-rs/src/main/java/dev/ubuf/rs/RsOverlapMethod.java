@@ -61,7 +61,8 @@ public interface RsOverlapMethod extends OverlapMethod {
                 .withRingSlots(o.intValue("slots", d.ringSlots(), 2, 1 << 10))
                 .withRingPartialDtype(o.boolValue("lowp", false) ? shape.dtype() : d.ringPartialDtype())
                 .withRingBidirectional(o.boolValue("bidir", d.ringBidirectional()))
-                .withBulkStaged(o.boolValue("stage", d.bulkStaged()));
+                .withBulkStaged(o.boolValue("stage", d.bulkStaged()))
+                .withPushCtas(o.intValue("sm", d.pushCtas(), 0, 64));
     }
 
     @Override
@@ -93,6 +94,8 @@ public interface RsOverlapMethod extends OverlapMethod {
         k.put("lowp", "ring, scatter: 1 = partial sums travel in the op's dtype, 0 = in fp32 (default 0)");
         k.put("bidir", "ring: 1 = half of each chunk's rows goes each way round the ring (default 0)");
         k.put("stage", "bulk: 1 = copies pull the peers' rows into a local scratch, then a local sum (default 0)");
+        k.put("sm", "scatter: 0 = pushes on the copy engines, C = an SM copy kernel of C blocks per push, the GEMMs"
+                + " leaving C SMs per peer (default " + d.pushCtas() + ")");
         return java.util.Collections.unmodifiableSequencedMap(k);
     }
 }

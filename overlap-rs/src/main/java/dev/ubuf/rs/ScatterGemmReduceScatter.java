@@ -1,5 +1,6 @@
 package dev.ubuf.rs;
 
+import dev.ubuf.exec.ExecutionSettings;
 import dev.ubuf.op.OverlapShape;
 import dev.ubuf.plan.BufferRole;
 import dev.ubuf.plan.Plan;
@@ -131,7 +132,7 @@ public final class ScatterGemmReduceScatter implements RsOverlapMethod {
 
     @Override
     public List<String> keys() {
-        return List.of("sub", "lowp");
+        return List.of("sub", "lowp", "sm");
     }
 
     /**
@@ -154,5 +155,23 @@ public final class ScatterGemmReduceScatter implements RsOverlapMethod {
             }
         }
         return space;
+    }
+
+    /**
+     * With {@code sm=C} the pushes are SM copy kernels of C blocks each and the GEMMs leave C SMs per peer to them:
+     * a GEMM launched on every SM holds them until it ends, so a push would wait for the SMs behind it. A caller's
+     * own GEMM budget is kept.
+     */
+    @Override
+    public ExecutionSettings settings(RsSchedule schedule, ExecutionSettings base, int smCount) {
+        int ctas = schedule.rsOptions().pushCtas();
+        if (ctas == 0) {
+            return base;
+        }
+        ExecutionSettings sm = base.withCopyEngine(false).withSmCopyCtas(ctas);
+        if (base.gemmSmBudget() != 0) {
+            return sm;
+        }
+        return sm.withGemmSmBudget(Math.max(1, smCount - ctas * (schedule.shape().tp() - 1)));
     }
 }

@@ -55,6 +55,26 @@ class RsMethodRegistrationTest {
     }
 
     @Test
+    void scatterWithSmPushesMovesItsCopiesToKernelsAndLeavesThemSmsPerPeer() {
+        Schedule sm = registry.schedule(shape(4, 4096, 1024, 1024), "scatter:sm=8,lowp=1");
+        ExecutionSettings s = sm.settings(ExecutionSettings.DEFAULT, 132);
+        assertFalse(s.useCopyEngine(), "sm=8 pushes with SM copy kernels");
+        assertEquals(8, s.smCopyCtas());
+        assertEquals(132 - 3 * 8, s.gemmSmBudget(), "8 SMs for each of the 3 peers' pushes");
+        assertEquals(100, sm.settings(ExecutionSettings.DEFAULT.withGemmSmBudget(100), 132).gemmSmBudget(),
+                "an explicit budget is kept");
+        assertEquals("scatter:lowp=1,sm=8", sm.label());
+        assertEquals(ExecutionSettings.DEFAULT,
+                registry.schedule(shape(4, 4096, 1024, 1024), "scatter:lowp=1").settings(ExecutionSettings.DEFAULT, 132),
+                "without sm the pushes stay on the copy engines");
+        var e = assertThrows(IllegalArgumentException.class,
+                () -> registry.schedule(shape(4, 4096, 1024, 1024), "scatter:sm=65"));
+        assertTrue(e.getMessage().contains("sm"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> registry.schedule(shape(4, 4096, 1024, 1024), "ring:sm=8"));
+        assertTrue(e.getMessage().contains("no option 'sm'"), e.getMessage());
+    }
+
+    @Test
     void badOptionsNameTheKeyAndTheAllowedValues() {
         RsShape s = shape(2, 4096, 1024, 1024);
         var e = assertThrows(IllegalArgumentException.class, () -> registry.schedule(s, "ring:splits=4"));

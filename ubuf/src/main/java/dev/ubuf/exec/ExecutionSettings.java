@@ -23,6 +23,10 @@ public record ExecutionSettings(boolean useCopyEngine, int smCopyCtas, int gemmS
         return new ExecutionSettings(ce, smCopyCtas, gemmSmBudget, graphSafe);
     }
 
+    public ExecutionSettings withSmCopyCtas(int ctas) {
+        return new ExecutionSettings(useCopyEngine, ctas, gemmSmBudget, graphSafe);
+    }
+
     public ExecutionSettings withGemmSmBudget(int sms) {
         return new ExecutionSettings(useCopyEngine, smCopyCtas, sms, graphSafe);
     }

@@ -1,0 +1,47 @@
+package dev.ubuf.tests;
+
+import dev.ubuf.comm.ThreadDomain;
+import dev.ubuf.config.UbufEnvironment;
+import dev.ubuf.op.Collective;
+import dev.ubuf.tensor.DType;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+
+import static dev.ubuf.op.Collective.REDUCE_SCATTER;
+
+/**
+ * The methods whose schedule differs most between two ranks and more (every peer a separate push or hop) on four
+ * GPUs, one JVM with a thread per rank, checked as {@link OverlapOpsGpuTest} checks two ranks. A class of its own
+ * because it needs four GPUs: on fewer it fails under {@code -Dubuf.requireGpu=true}, where a four-rank case inside
+ * the two-GPU class could only be skipped.
+ */
+class FourRankOpsGpuTest {
+    static final UbufEnvironment ENV = new UbufEnvironment(true, Duration.ofSeconds(60), false);
+
+    static Stream<Arguments> cases() {
+        List<Arguments> a = new ArrayList<>();
+        for (String v : new String[]{"scatter", "scatter:sub=2,lowp=1", "scatter:sub=4,lowp=1", "ring:sub=2,lowp=1",
+                "oneshot", "scatter:sm=8,lowp=1"}) {
+            a.add(Arguments.of(REDUCE_SCATTER, v, DType.BF16, 4000, 384, 512, true, false, true));
+            a.add(Arguments.of(REDUCE_SCATTER, v, DType.FP32, 1024, 640, 256, true, true, false));
+        }
+        a.add(Arguments.of(REDUCE_SCATTER, "auto", DType.BF16, 4096, 4096, 512, true, false, true));
+        return a.stream();
+    }
+
+    @ParameterizedTest(name = "tp4 {0} {1} {2} M={3} K={4} N={5} ce={6} weightT={7} bias={8}")
+    @MethodSource("cases")
+    void overlappedResultMatchesTheNcclReferenceOnFourRanks(Collective c, String variant, DType t, int m, int k,
+                                                            int n, boolean ce, boolean weightT, boolean bias)
+            throws Exception {
+        Gpu.assumeGpus(4);
+        RankScenario scenario = new OverlapScenario(c, variant, t, m, k, n, ce, weightT, bias);
+        ThreadDomain.run(4, Duration.ofSeconds(120), (rank, boot, ctx) -> scenario.run(rank, boot, ctx, ENV));
+    }
+}
