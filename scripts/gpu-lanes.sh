@@ -41,6 +41,12 @@ lane() {
   done
 }
 
+pack() {
+  tar czf "$OUT/feeds.tgz" -C "$OUT" $(cd "$OUT" && ls lanes.txt [0-9]*-[0-9]*/tests.txt [0-9]*-[0-9]*/hs_err*.log 2>/dev/null)
+}
+# Cut short (the caller's timeout): keep what the parts wrote so far, then stop the lanes.
+trap 'echo "gpu-lanes: stopped by a signal; feeds so far in feeds.tgz" >> "$OUT/lanes.txt"; pack; for p in ${pids[*]:-}; do pkill -TERM -P "$p"; kill "$p"; done 2>/dev/null; exit 124' TERM INT
+
 # A lane that needs every GPU waits for the others: it starts after them.
 pids=()
 n=0
@@ -53,6 +59,6 @@ for spec in "$@"; do
 done
 for pid in "${pids[@]}"; do wait "$pid"; done
 [ -n "$last" ] && lane "${last%%:*}" "${last#*:}"
-tar czf "$OUT/feeds.tgz" -C "$OUT" lanes.txt $(cd "$OUT" && ls -d [0-9]*-[0-9]*/tests.txt [0-9]*-[0-9]*/hs_err*.log 2>/dev/null)
+pack
 cat "$OUT/lanes.txt"
 ! grep -qv ' rc=0 ' "$OUT/lanes.txt"

@@ -28,7 +28,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * where only one GPU is lent, and is no substitute for {@link OverlapOpsGpuTest}, {@link Fp8OverlapGpuTest} and
  * {@link AtomicOpsGpuTest} on two GPUs (the atomic AG is left out here: see {@link #atomicCases()}). The bodies are
  * those tests' own scenarios; NCCL refuses two ranks on one GPU, so they check against float64 alone here, and the
- * planner ("auto", whose candidates include NCCL) is left out.
+ * planner ("auto", whose candidates include NCCL) and the NCCL methods ({@code nccl:splits=S}) are left out.
  *
  * <p>Why a JVM per rank: in one JVM both ranks' streams are streams of one CUDA context and share its hardware
  * queues, and a stream wait holds the queue it sits in. On an H100 (2026-11-25) such runs deadlocked in a different
@@ -47,7 +47,7 @@ class SharedGpuOpsGpuTest {
     }
 
     static Stream<OverlapScenario> overlapCases() {
-        return OverlapOpsGpuTest.cases().map(a -> a.get()).filter(a -> !"auto".equals(a[1]))
+        return OverlapOpsGpuTest.cases().map(a -> a.get()).filter(a -> needsNoNccl((String) a[1]))
                 .map(a -> new OverlapScenario((Collective) a[0], (String) a[1], (DType) a[2], (int) a[3], (int) a[4],
                         (int) a[5], (boolean) a[6], (boolean) a[7], (boolean) a[8]));
     }
@@ -60,7 +60,13 @@ class SharedGpuOpsGpuTest {
 
     static Stream<Fp8OverlapGpuTest.Case> fp8Cases() {
         return Fp8OverlapGpuTest.cases().map(a -> (Fp8OverlapGpuTest.Case) a.get()[0])
-                .filter(c -> !c.variant().equals("auto"));
+                .filter(c -> needsNoNccl(c.variant()));
+    }
+
+    /** NCCL refuses two ranks on one GPU: the planner (NCCL among its candidates) and the NCCL methods stay out. */
+    static boolean needsNoNccl(String variant) {
+        String method = variant.split(":", 2)[0];
+        return !method.equals("auto") && !method.equals("nccl");
     }
 
     @ParameterizedTest(name = "{0}")
