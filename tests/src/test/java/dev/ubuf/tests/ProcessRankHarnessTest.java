@@ -31,7 +31,10 @@ class ProcessRankHarnessTest {
                 new OverlapScenario(dev.ubuf.op.Collective.REDUCE_SCATTER, "pipeline:splits=4", DType.BF16, 6, 136,
                         128, true, false, true),
                 new PeerDeathScenario(3), new HandshakeScenario(true), new HandshakeScenario(false),
-                new BootstrapPeerDeathScenario());
+                new BootstrapPeerDeathScenario(),
+                new ScenarioBatch(List.of(new HandshakeScenario(false), new OverlapScenario(
+                        dev.ubuf.op.Collective.REDUCE_SCATTER, "scatter:sub=2,lowp=1", DType.BF16, 6, 136, 128, true,
+                        false, true), new HandshakeScenario(true))));
         for (RankScenario s : all) {
             assertEquals(s, RankScenario.parse(s.toArgs()), () -> "round trip of " + s.toArgs());
         }
@@ -51,6 +54,14 @@ class ProcessRankHarnessTest {
         assertMessage(List.of("register-cycles", "many"), "parameter cycles must be an integer");
         assertMessage(List.of("p2p", "LEGACY_IPC", "extra"), "takes 1 parameters");
         assertMessage(List.of("p2p", "SHARED_MEMORY"), "parameter sharing");
+        assertMessage(List.of("batch"), "takes a count of parts");
+        assertMessage(List.of("batch", "0"), "count of parts must be a positive integer");
+        assertMessage(List.of("batch", "2", "2", "handshake", "false"), "part 1 of 2 is missing");
+        assertMessage(List.of("batch", "1", "3", "handshake", "false"), "has 3 words, only 2 are left");
+        assertMessage(List.of("batch", "1", "2", "handshake", "false", "extra"), "1 words after its 1 parts");
+        assertMessage(List.of("batch", "1", "2", "handshake", "maybe"), "parameter lastRankFails");
+        assertThrows(IllegalArgumentException.class, () -> new ScenarioBatch(List.of(
+                new ScenarioBatch(List.of(new HandshakeScenario(false))))));
     }
 
     private static void assertMessage(List<String> args, String expected) {
@@ -91,6 +102,31 @@ class ProcessRankHarnessTest {
         assertEquals(ProcessRankMain.EXIT_FAILED, result.exitCode(), result.output());
         assertTrue(result.output().contains("[rank 1] java.lang.AssertionError: rank 1 "
                 + HandshakeScenario.FAILURE_TEXT), result.output());
+    }
+
+    @Test
+    void aBatchReportsEachPartAndStopsAtTheFirstThatFails() throws InterruptedException {
+        HandshakeScenario ok = new HandshakeScenario(false);
+        HandshakeScenario failing = new HandshakeScenario(true);
+        ProcessRanks.BatchJob passing = new ProcessRanks.BatchJob(2, Duration.ofSeconds(20),
+                new ScenarioBatch(List.of(ok, ok)), GUARD, Map.of());
+        passing.assertPassed(ok);
+        assertEquals(0, passing.result().exitCode(), passing.result().output());
+        assertEquals(2, passing.result().output().lines().filter(l -> l.equals("[rank 1] rank 1 passed " + ok))
+                .count(), passing.result().output());
+
+        ScenarioBatch batch = new ScenarioBatch(List.of(ok, failing, ok));
+        ProcessRanks.BatchJob job = new ProcessRanks.BatchJob(2, Duration.ofSeconds(20), batch, GUARD, Map.of());
+        job.assertPassed(ok); // the first part passed on both ranks
+        AssertionError e = assertThrows(AssertionError.class, () -> job.assertPassed(failing));
+        assertTrue(e.getMessage().contains("rank 1 did not pass " + failing) && e.getMessage().contains("exit code "
+                + ProcessRankMain.EXIT_FAILED), e.getMessage());
+        String out = job.result().output();
+        assertTrue(out.contains("[rank 0] rank 0 passed " + failing), out); // it fails on the last rank only
+        assertTrue(out.contains("part 2 of 3 (" + failing + ") failed"), out);
+        assertEquals(1, out.lines().filter(l -> l.equals("[rank 1] rank 1 passed " + ok)).count(),
+                "rank 1 ran nothing after the part that failed: " + out);
+        assertThrows(IllegalArgumentException.class, () -> job.assertPassed(new P2pScenario()), "not a part");
     }
 
     @Test

@@ -88,7 +88,7 @@ public final class ProcessRankMain {
             ctx.close();
         }
         boot.close();
-        System.out.println("rank " + rank + " passed " + scenario);
+        System.out.println(ScenarioBatch.passedLine(rank, scenario));
         return 0;
     }
 }

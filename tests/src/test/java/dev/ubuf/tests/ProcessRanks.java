@@ -67,6 +67,62 @@ final class ProcessRanks {
     }
 
     /**
+     * A {@link ScenarioBatch} run through the launcher once, at the first question about any of its parts, so that
+     * each part can be its own test. A launch that fails as a whole (the hang guard, the launcher itself) fails every
+     * part's question with the same error.
+     */
+    static final class BatchJob {
+        private final int ranks;
+        private final Duration ubTimeout;
+        private final ScenarioBatch batch;
+        private final Duration guard;
+        private final Map<String, String> env;
+        private LaunchResult result;
+        private AssertionError broken;
+
+        BatchJob(int ranks, Duration ubTimeout, ScenarioBatch batch, Duration guard, Map<String, String> env) {
+            this.ranks = ranks;
+            this.ubTimeout = ubTimeout;
+            this.batch = batch;
+            this.guard = guard;
+            this.env = Map.copyOf(env);
+        }
+
+        ScenarioBatch batch() {
+            return batch;
+        }
+
+        synchronized LaunchResult result() throws InterruptedException {
+            if (result == null && broken == null) {
+                try {
+                    result = launch(ranks, ubTimeout, batch, guard, env);
+                } catch (AssertionError e) {
+                    broken = e;
+                }
+            }
+            if (broken != null) {
+                throw new AssertionError("the batch could not run: " + broken.getMessage(), broken);
+            }
+            return result;
+        }
+
+        /** Every rank printed that it passed {@code part}; else the batch's exit code and output. */
+        void assertPassed(RankScenario part) throws InterruptedException {
+            if (!batch.parts().contains(part)) {
+                throw new IllegalArgumentException(part + " is not a part of " + batch);
+            }
+            LaunchResult r = result();
+            for (int rank = 0; rank < ranks; rank++) {
+                String passed = "[rank " + rank + "] " + ScenarioBatch.passedLine(rank, part);
+                int rk = rank;
+                assertTrue(r.output().contains(passed + "\n"), () -> "rank " + rk + " did not pass " + part
+                        + (r.exitCode() == 0 ? "" : " (the batch failed with exit code " + r.exitCode()
+                        + " at this part or an earlier one)") + "; output:\n" + r.output());
+            }
+        }
+    }
+
+    /**
      * What unsupervised ranks left: each rank's exit code, whether every rank exited by itself before the guard
      * (ranks still alive then are killed; -1 for one that would not die), and the ranks' prefixed output.
      */

@@ -13,7 +13,7 @@ import java.util.List;
  */
 sealed interface RankScenario
         permits P2pScenario, RegisterCyclesScenario, OverlapScenario, PeerDeathScenario, HandshakeScenario,
-        BootstrapPeerDeathScenario, LayerScenario, Fp8OverlapGpuTest.Case, StepGraphGpuTest.Case {
+        BootstrapPeerDeathScenario, LayerScenario, Fp8OverlapGpuTest.Case, StepGraphGpuTest.Case, ScenarioBatch {
 
     /**
      * Runs this rank's part; every rank of {@code bootstrap} calls it. Throws (an AssertionError, a CUDA or ubuf
@@ -48,6 +48,7 @@ sealed interface RankScenario
             case LayerScenario.NAME -> LayerScenario.parse(params);
             case Fp8OverlapGpuTest.Case.NAME -> Fp8OverlapGpuTest.Case.parse(params);
             case StepGraphGpuTest.Case.NAME -> StepGraphGpuTest.Case.parse(params);
+            case ScenarioBatch.NAME -> ScenarioBatch.parse(params);
             default -> throw new IllegalArgumentException("unknown scenario '" + args.getFirst() + "'; known: "
                     + names());
         };
@@ -56,6 +57,6 @@ sealed interface RankScenario
     private static List<String> names() {
         return List.of(P2pScenario.NAME, RegisterCyclesScenario.NAME, OverlapScenario.NAME,
                 PeerDeathScenario.NAME, HandshakeScenario.NAME, BootstrapPeerDeathScenario.NAME, LayerScenario.NAME,
-                Fp8OverlapGpuTest.Case.NAME, StepGraphGpuTest.Case.NAME);
+                Fp8OverlapGpuTest.Case.NAME, StepGraphGpuTest.Case.NAME, ScenarioBatch.NAME);
     }
 }

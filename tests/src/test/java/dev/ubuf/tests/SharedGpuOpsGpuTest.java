@@ -7,11 +7,15 @@ import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.op.Collective;
 import dev.ubuf.tensor.DType;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DynamicContainer;
+import org.junit.jupiter.api.DynamicNode;
+import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.api.TestFactory;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 
@@ -23,10 +27,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * Two ranks on ONE GPU, a JVM each (both on device 0, user buffers shared through VMM file descriptors as between
  * GPUs): the overlap methods of both families, in bf16, fp16, fp32 and FP8, and the atomic RS method on an
  * H100/H200, compute what float64 says (FP8: exactly), on fresh random inputs with poisoned outputs and user
- * buffers, over three calls from alternating caller streams. The plans, flags, chunk offsets, cuBLASLt calls and
- * kernels all run for real, but no byte crosses NVLink and nothing about speed carries over: this checks correctness
- * where only one GPU is lent, and is no substitute for {@link OverlapOpsGpuTest}, {@link Fp8OverlapGpuTest} and
- * {@link AtomicOpsGpuTest} on two GPUs (the atomic AG is left out here: see {@link #atomicCases()}). The bodies are
+ * buffers, over three calls from alternating caller streams; the cases run in batches, one pair of JVMs each. The
+ * plans, flags, chunk offsets, cuBLASLt calls and kernels all run for real, but no byte crosses NVLink and nothing
+ * about speed carries over: this checks correctness where only one GPU is lent, and is no substitute for
+ * {@link OverlapOpsGpuTest}, {@link Fp8OverlapGpuTest} and {@link AtomicOpsGpuTest} on two GPUs (the atomic AG is left
+ * out here: see {@link #atomicCases()}). The bodies are
  * those tests' own scenarios; NCCL refuses two ranks on one GPU, so they check against float64 alone here, and the
  * planner ("auto", whose candidates include NCCL) and the NCCL methods ({@code nccl:splits=S}) are left out.
  *
@@ -38,7 +43,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  */
 class SharedGpuOpsGpuTest {
     private static final Duration UB_TIMEOUT = Duration.ofSeconds(30);
-    private static final Duration GUARD = Duration.ofMinutes(3);
+    private static final Duration GUARD = Duration.ofMinutes(2);
+    /** Each case's share of its batch's hang guard, beyond GUARD (a case takes a few seconds on an H100). */
+    private static final Duration PER_CASE = Duration.ofSeconds(30);
+    /** Cases per job: one JVM start per rank for this many, and at most this many lost to one hang. */
+    static final int BATCH = 12;
     private static final Map<String, String> ONE_GPU = Map.of(ProcessRankMain.SHARED_GPU, "0");
 
     @BeforeAll
@@ -52,10 +61,9 @@ class SharedGpuOpsGpuTest {
                         (int) a[5], (boolean) a[6], (boolean) a[7], (boolean) a[8]));
     }
 
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("overlapCases")
-    void everyMethodMatchesFloat64WithBothRanksOnOneGpu(OverlapScenario scenario) throws InterruptedException {
-        runOnOneGpu(scenario);
+    @TestFactory
+    Stream<DynamicNode> everyMethodMatchesFloat64WithBothRanksOnOneGpu() {
+        return inBatches(overlapCases().map(c -> (RankScenario) c).toList());
     }
 
     static Stream<Fp8OverlapGpuTest.Case> fp8Cases() {
@@ -69,10 +77,9 @@ class SharedGpuOpsGpuTest {
         return !method.equals("auto") && !method.equals("nccl");
     }
 
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("fp8Cases")
-    void everyFp8MethodIsExactWithBothRanksOnOneGpu(Fp8OverlapGpuTest.Case scenario) throws InterruptedException {
-        runOnOneGpu(scenario);
+    @TestFactory
+    Stream<DynamicNode> everyFp8MethodIsExactWithBothRanksOnOneGpu() {
+        return inBatches(fp8Cases().map(c -> (RankScenario) c).toList());
     }
 
     /**
@@ -88,18 +95,29 @@ class SharedGpuOpsGpuTest {
                 .filter(c -> c.collective() == Collective.REDUCE_SCATTER && c.float64Checkable());
     }
 
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("atomicCases")
-    void atomicMethodsMatchFloat64WithBothRanksOnOneGpu(OverlapScenario scenario) throws InterruptedException {
+    @TestFactory
+    Stream<DynamicNode> atomicMethodsMatchFloat64WithBothRanksOnOneGpu() {
         try (CudaContext c0 = CudaContext.retainPrimary(0)) {
             int cc = c0.device().computeCapability();
             assumeTrue(cc == 90, "the atomic methods need compute capability 9.0 (H100/H200), GPU 0 has " + cc);
         }
-        runOnOneGpu(scenario);
+        return inBatches(atomicCases().map(c -> (RankScenario) c).toList());
     }
 
-    private static void runOnOneGpu(RankScenario scenario) throws InterruptedException {
-        ProcessRanks.launch(2, UB_TIMEOUT, scenario, GUARD, ONE_GPU).assertEveryRankPassed(scenario, 2);
+    /**
+     * The cases in batches of {@link #BATCH}, each batch one job of two JVMs ({@link ScenarioBatch}) and each case
+     * one test of its batch. A failing case ends its batch, so the cases after it in that batch fail too, as not run.
+     */
+    static Stream<DynamicNode> inBatches(List<RankScenario> cases) {
+        List<DynamicNode> batches = new ArrayList<>();
+        for (int from = 0; from < cases.size(); from += BATCH) {
+            List<RankScenario> parts = cases.subList(from, Math.min(cases.size(), from + BATCH));
+            ProcessRanks.BatchJob job = new ProcessRanks.BatchJob(2, UB_TIMEOUT, new ScenarioBatch(parts),
+                    GUARD.plus(PER_CASE.multipliedBy(parts.size())), ONE_GPU);
+            batches.add(DynamicContainer.dynamicContainer("cases " + (from + 1) + "-" + (from + parts.size()),
+                    parts.stream().map(c -> DynamicTest.dynamicTest(c.toString(), () -> job.assertPassed(c)))));
+        }
+        return batches.stream();
     }
 
     @Test
