@@ -138,7 +138,9 @@ public final class ScatterGemmReduceScatter implements RsOverlapMethod {
     /**
      * Partials in the op's dtype with 1, 2 and 4 sub-chunks (as m/tp allows), and fp32 partials with 1 and 2: the
      * op's dtype halves the bytes on the links, fp32 rounds only once, and more sub-chunks start the pushes and the
-     * reduction earlier at the price of smaller GEMMs.
+     * reduction earlier at the price of smaller GEMMs. SM-copy pushes ({@code sm}) stay out: on 4 H100s they lost to
+     * the copy engines at every shape measured, communication-bound ones included: the chunk GEMMs slowed on the
+     * SMs they had left, and the SM copies moved the partials no faster.
      */
     @Override
     public List<Map<String, String>> tuningSpace(OverlapShape shape) {
