@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # The whole GPU suite on one 4-GPU node in parallel lanes, from the folder that holds the bundle (.gpu/):
-#   OUT=gpu-out bash .gpu/gpu-lanes.sh [LANE...]
+#   OUT=gpu-out bash .gpu/gpu-lanes.sh [1|2|LANE...]
 # A lane is DEVICES:REGEX[;REGEX...]: run-gpu-watched.sh's tests stage for each REGEX in turn, with
 # CUDA_VISIBLE_DEVICES=DEVICES, into $OUT/<lane number>-<part number>/. Lanes run side by side; within a lane the
-# parts run one after another. Without LANE arguments: the suite's default split (below), which keeps every
-# multi-GPU test on a pair of its own and puts only the one-GPU, both-ranks-on-one-GPU test beside a pair.
+# parts run one after another; a lane on all four GPUs given last starts after the others. Without arguments: the
+# whole suite's default split (below), which keeps every multi-GPU test on a pair of its own and puts only the
+# one-GPU, both-ranks-on-one-GPU test beside a pair. That takes longer than one device call (10 minutes), so `1` and
+# `2` run the same split in two halves: half 1 (the thread-rank op and layer tests beside the collective and graph
+# tests) took 7.5 minutes on 4 H100s on 2026-11-27; half 2 (the rest) about 6.5 by that day's lane times, counting
+# SharedGpuOpsGpuTest's batches (not yet timed) at 2 s a case.
 # No test times anything it asserts, so sharing the node changes durations, not results; the tests that compare the
 # device's free memory before and after are the exception and get GPUs no other lane touches.
-# Each part's console feed is $OUT/<lane>-<part>/tests.txt; feeds.tgz holds them all (without the JUnit XML).
+# Each part's console feed is $OUT/<lane>-<part>/tests.txt; feeds.tgz holds them all (without the JUnit XML), also
+# when a signal (the caller's timeout) stops the script.
 # Ends with each part's counts and exits 1 when any part failed.
 set -uo pipefail
 bundle=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -15,16 +20,22 @@ OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 t='dev\.ubuf\..*\.'
-if [ $# -eq 0 ]; then
-  # UserBuffer, VmmUserBuffer, ProcessMode (register cycles) and Vmm compare the device's free memory before and
-  # after, so they run on GPUs 0 and 1, which no other lane touches. Lane 2's one-GPU tests see GPU 2 as their
-  # device 0; only its two-GPU tests and SharedGpuOps share GPU 3.
-  set -- \
-    "0,1:${t}(TpLayers|Fp8Overlap|Demo|OverlapOps|AtomicOps|TuningBehindAWait)GpuTest;${t}(UserBuffer|VmmUserBuffer|ProcessMode|Vmm)GpuTest" \
-    "2,3:${t}(BulkOps|CollectiveClose|GraphCapture|Nccl|VmmUserBufferProcess|Watchdog)GpuTest;${t}(AtomicGemm|Fp8Quantize|CublasLtGemm|Fp8Gemm|Fp8ScalePointer|Gemm|GemmTuning|ReductionKernel|ReportRead|LayerKernels)GpuTest" \
-    "3:${t}SharedGpuOpsGpuTest" \
-    "0,1,2,3:${t}(DemoReplicas|StepGraph|FourRankOps)GpuTest"
-fi
+# UserBuffer, VmmUserBuffer, ProcessMode (register cycles) and Vmm compare the device's free memory before and
+# after, so they run on GPUs 0 and 1, which no other lane touches then. Lane 2's one-GPU tests see GPU 2 as their
+# device 0; only its two-GPU tests and SharedGpuOps share GPU 3.
+ops="${t}(TpLayers|Fp8Overlap|Demo|OverlapOps|AtomicOps|TuningBehindAWait)GpuTest"
+memory="${t}(UserBuffer|VmmUserBuffer|ProcessMode|Vmm)GpuTest"
+collectives="${t}(BulkOps|CollectiveClose|GraphCapture|Nccl|VmmUserBufferProcess|Watchdog)GpuTest"
+kernels="${t}(AtomicGemm|Fp8Quantize|CublasLtGemm|Fp8Gemm|Fp8ScalePointer|Gemm|GemmTuning|ReductionKernel|ReportRead|LayerKernels)GpuTest"
+shared="${t}SharedGpuOpsGpuTest"
+four="${t}(DemoReplicas|StepGraph|FourRankOps)GpuTest"
+case "${1:-}" in
+  "") set -- "0,1:$ops;$memory" "2,3:$collectives;$kernels" "3:$shared" "0,1,2,3:$four" ;;
+  1) set -- "0,1:$ops" "2,3:$collectives" ;;
+  2) set -- "0,1:$memory" "2,3:$kernels" "3:$shared" "0,1,2,3:$four" ;;
+  *:*) ;;
+  *) echo "gpu-lanes: give 1, 2 or lanes DEVICES:REGEX[;REGEX...], got '$1'" >&2; exit 2 ;;
+esac
 rm -f "$OUT/lanes.txt"   # this run's parts only
 # The runtime unpacks on first use: once, here, before the lanes race for it.
 bash "$bundle/java.sh" -version > /dev/null 2>&1 || { echo "gpu-lanes: the bundle's java does not start"; exit 1; }
