@@ -170,10 +170,16 @@ public final class ScatterGemmReduceScatter implements RsOverlapMethod {
         if (ctas == 0) {
             return base;
         }
+        int pushSms = ctas * (schedule.shape().tp() - 1);
+        if (2 * pushSms > smCount) {
+            throw new IllegalArgumentException(schedule.label() + ": " + (schedule.shape().tp() - 1) + " pushes of "
+                    + ctas + " blocks would take " + pushSms + " of this GPU's " + smCount + " SMs, more than half;"
+                    + " choose a smaller sm");
+        }
         ExecutionSettings sm = base.withCopyEngine(false).withSmCopyCtas(ctas);
         if (base.gemmSmBudget() != 0) {
             return sm;
         }
-        return sm.withGemmSmBudget(Math.max(1, smCount - ctas * (schedule.shape().tp() - 1)));
+        return sm.withGemmSmBudget(smCount - pushSms);
     }
 }

@@ -70,6 +70,9 @@ class RsMethodRegistrationTest {
         var e = assertThrows(IllegalArgumentException.class,
                 () -> registry.schedule(shape(4, 4096, 1024, 1024), "scatter:sm=65"));
         assertTrue(e.getMessage().contains("sm"), e.getMessage());
+        Schedule wide = registry.schedule(shape(8, 4096, 1024, 1024), "scatter:sm=16");
+        e = assertThrows(IllegalArgumentException.class, () -> wide.settings(ExecutionSettings.DEFAULT, 132));
+        assertTrue(e.getMessage().contains("112 of this GPU's 132 SMs"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> registry.schedule(shape(4, 4096, 1024, 1024), "ring:sm=8"));
         assertTrue(e.getMessage().contains("no option 'sm'"), e.getMessage());
     }
