@@ -7,7 +7,8 @@
 # bench/results/<date>-<gpu>x<count>-sweep-<COMMIT>/ (date from the files, gpu and count from the device and
 # nvidia-smi -L) with, per tp, tp<N>/ (every round file, the warm-up, log.txt, rounds.txt, calls.txt, node.txt,
 # dmon.txt, the node's report, cache/: the planner's choices and the GEMM tuning), sweep-tp<N>.json (the rounds
-# combined by scripts/combine-rounds.py; its report, with issue 10's criteria and misses, in tp<N>/combined-report.txt),
+# combined by scripts/combine-rounds.py; its report, with issue 10's criteria and misses, in tp<N>/combined-report.txt;
+# the planner's own times against the rounds', scripts/plan-vs-sweep.py, in tp<N>/plan-vs-sweep.txt),
 # sweep-tp<N>.png (bin/ubuf bench chart; SWEEP_CHART=0 skips it) and a README.md; then adds a section with one
 # `<!-- results-tables: --sweep ... -->` block per tp to docs/results.md (after the Llama-3-8B sweep; once) and
 # regenerates the page's tables (scripts/results-tables.py --update). Commits nothing: it ends by printing what to
@@ -86,6 +87,11 @@ for tp in $labels; do
   # shellcheck disable=SC2086 # one file name per word
   (cd "$dest/tp$tp" && python3 "$root/scripts/combine-rounds.py" --out "../sweep-tp$tp.json" $rounds) \
     > "$dest/tp$tp/combined-report.txt"
+  # The planner's own times of its candidates (the warm-up pass's auto records) against the rounds' times of them.
+  if [ -f "$dest/tp$tp/warmup.json" ]; then
+    python3 "$root/scripts/plan-vs-sweep.py" "$dest/tp$tp/warmup.json" "$dest/sweep-tp$tp.json" \
+      > "$dest/tp$tp/plan-vs-sweep.txt" || echo "sweep-finish: plan-vs-sweep.py failed for tp $tp" >&2
+  fi
   if [ "${SWEEP_CHART:-1}" != 0 ]; then
     (cd "$root" && bin/ubuf bench chart --in "$rel/sweep-tp$tp.json" --png "$rel/sweep-tp$tp.png" > /dev/null 2>&1) \
       || echo "sweep-finish: no chart for tp $tp (bin/ubuf bench chart failed; build first or SWEEP_CHART=0)" >&2
@@ -143,7 +149,9 @@ for tp in tps:
               f"- Rounds: ubuf {d['rounds']['ubuf']}, PyTorch {d['rounds']['torch']} "
               f"(files: {', '.join(d.get('sources', []))}).",
               f"- Combined: [sweep-tp{tp}.json](sweep-tp{tp}.json) (scripts/combine-rounds.py; its report with "
-              f"issue 10's criteria: [tp{tp}/combined-report.txt](tp{tp}/combined-report.txt))"
+              f"issue 10's criteria: [tp{tp}/combined-report.txt](tp{tp}/combined-report.txt)"
+              + (f"; the planner's own times against the rounds': [tp{tp}/plan-vs-sweep.txt](tp{tp}/plan-vs-sweep.txt)"
+                 if os.path.exists(os.path.join(dest, f"tp{tp}", "plan-vs-sweep.txt")) else "") + ")"
               + (f"; chart: [sweep-tp{tp}.png](sweep-tp{tp}.png)." if os.path.exists(
                   os.path.join(dest, f"sweep-tp{tp}.png")) else ".")]
     if d.get("failures"):

@@ -155,6 +155,7 @@ public final class OverlapBench {
         boolean copyEngine = settings.copyEngine();
         List<OverlapOp> ops = new ArrayList<>();
         Map<String, String> ran = new LinkedHashMap<>();
+        Map<String, Planner.Decision> decided = new LinkedHashMap<>();
         try (OperandBuffers operands = new OperandBuffers(ctx, kernels, shape, settings.seed() + rank, s)) {
             var b = operands.bindings();
             OverlapOp reference = OverlapOp.ncclReference(comm, shape, kernels);
@@ -181,9 +182,15 @@ public final class OverlapBench {
                     rows * shape.n(), shape.dtype(), NcclRedOp.SUM, s.nativeHandle()));
             c.put("nccl_seq", () -> reference.forward(b, s));
             for (String v : settings.variantsOf(shape)) {
-                OverlapOp op = v.equals("auto") ? plans.planned(comm, shape, kernels, copyEngine)
-                        : Candidate.named(registry, shape, v).create(comm, shape, kernels,
-                        ExecutionSettings.DEFAULT.withCopyEngine(copyEngine));
+                ExecutionSettings exec = ExecutionSettings.DEFAULT.withCopyEngine(copyEngine);
+                OverlapOp op;
+                if (v.equals("auto")) {
+                    Planner.Decision d = plans.decide(comm, shape, kernels, exec);
+                    decided.put(v, d);
+                    op = d.chosen().create(comm, shape, kernels, exec);
+                } else {
+                    op = Candidate.named(registry, shape, v).create(comm, shape, kernels, exec);
+                }
                 ops.add(op);
                 ran.put(v, op.label());
                 c.put(v, () -> op.forward(b, s));
@@ -212,7 +219,7 @@ public final class OverlapBench {
                 }
             }
             if (rf != null) {
-                report(rf, shape, r, ran, ncclKey);
+                report(rf, shape, r, ran, decided, ncclKey);
             }
         } finally {
             for (int i = ops.size() - 1; i >= 0; i--) {
@@ -222,7 +229,7 @@ public final class OverlapBench {
     }
 
     private void report(ResultsFile rf, OverlapShape shape, InterleavedTimer.Result r, Map<String, String> ran,
-                        String ncclKey) {
+                        Map<String, Planner.Decision> decided, String ncclKey) {
         double gemm = r.median("gemm");
         boolean staged = r.stats().containsKey("comm_staged");
         double stagedMs = staged ? r.median("comm_staged") : Double.NaN;
@@ -272,6 +279,16 @@ public final class OverlapBench {
             rec.put("timer_valve_releases", r.valveReleases());
             if (fault) {
                 rec.put("measurement_fault", true);
+            }
+            Planner.Decision decision = decided.get(v);
+            if (decision != null) {
+                // What the planner itself measured when it chose (not on a cached choice): set beside the
+                // benchmark's own times of the same candidates, it shows whether the two measurements agree.
+                rec.put("planner_source", decision.source());
+                if (!decision.measured().isEmpty()) {
+                    rec.put("planner_ms", new LinkedHashMap<>(decision.measured().medianMs()));
+                    rec.put("planner_rounds", decision.measured().rounds());
+                }
             }
             rf.add(rec);
         }

@@ -16,9 +16,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * The Python scripts that turn results files into the combined file and docs/results.md's tables, the sweep's and the
  * test suite's GPU-call scripts, and the PyTorch baselines' GEMM timing, inputs and serving, run their own checks
  * (scripts/test_combine_rounds.py, scripts/test_results_tables.py, scripts/test_sweep_tables.py,
- * scripts/test_sweep_calls.py, scripts/test_gpu_lanes.py, bench/torch/test_gemm_timing.py,
- * bench/torch/test_ubuf_random.py, bench/torch/test_torch_gemm_serve.py, bench/torch/test_torch_layer.py) here, where
- * python3 is on the PATH; elsewhere this test is skipped.
+ * scripts/test_sweep_calls.py, scripts/test_gpu_lanes.py, scripts/test_plan_vs_sweep.py,
+ * bench/torch/test_gemm_timing.py, bench/torch/test_ubuf_random.py, bench/torch/test_torch_gemm_serve.py,
+ * bench/torch/test_torch_layer.py) here, where python3 is on the PATH; elsewhere this test is skipped.
  */
 class ResultsScriptsTest {
     private static final Path SCRIPTS = Path.of("..", "scripts");
@@ -44,6 +44,12 @@ class ResultsScriptsTest {
     @Test
     void sweepCallsPassTheirChecks() throws Exception {
         passesItsChecks(SCRIPTS.resolve("test_sweep_calls.py"));
+    }
+
+    /** The planner's own times against the sweep's (plan-vs-sweep.py) on synthetic files. */
+    @Test
+    void planVsSweepPassesItsChecks() throws Exception {
+        passesItsChecks(SCRIPTS.resolve("test_plan_vs_sweep.py"));
     }
 
     /** gpu-lanes.sh on a fake bundle: every GPU class once in the whole suite and across its two halves. */
