@@ -12,7 +12,7 @@ import java.util.concurrent.Callable;
         description = {"Benchmarks: GEMM, peer copies, AllGather->GEMM and GEMM->ReduceScatter overlap, layer kernels.",
                 "Each prints its results; with --out FILE it also writes them as a results file (format in"
                         + " bench/results/README.md; the measured runs are kept in bench/results/)."},
-        subcommands = {GemmBenchCommand.class, P2pBenchCommand.class, AgBenchCommand.class, RsBenchCommand.class,
+        subcommands = {GemmBenchCommand.class, P2pBenchCommand.class, PushesBenchCommand.class, AgBenchCommand.class, RsBenchCommand.class,
                 SweepBenchCommand.class, EvidenceBenchCommand.class, Fp8GemmBenchCommand.class, KernelBenchCommand.class,
                 ChartCommand.class, BreakdownCommand.class,
                 CommandLine.HelpCommand.class})
@@ -23,7 +23,7 @@ final class BenchCommand implements Callable<Integer> {
     /** A benchmark must be named: the usage, and the exit code of a usage error. */
     @Override
     public Integer call() {
-        spec.commandLine().getErr().println("ubuf bench: name a benchmark: gemm, p2p, ag, rs, sweep, ce, fp8 or kernels (or chart, to redraw a sweep chart)");
+        spec.commandLine().getErr().println("ubuf bench: name a benchmark: gemm, p2p, pushes, ag, rs, sweep, ce, fp8 or kernels (or chart, to redraw a sweep chart)");
         spec.commandLine().usage(spec.commandLine().getErr());
         return CliErrors.USAGE;
     }

@@ -17,7 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** Every command explains itself: --help and the help command exit 0, every option says what it does and its default. */
 class HelpTest {
     @ParameterizedTest
-    @ValueSource(strings = {"--help", "-h", "info --help", "bench --help", "bench gemm --help", "bench p2p --help",
+    @ValueSource(strings = {"--help", "-h", "info --help", "bench --help", "bench gemm --help", "bench p2p --help", "bench pushes --help",
             "bench ag --help", "bench rs --help", "bench sweep --help", "bench ce --help", "plan --help", "help",
             "help info", "help bench", "help plan", "bench help ag", "bench help rs", "bench help sweep"})
     void helpExitsZeroWithTheCommandsUsage(String args) {
@@ -95,7 +95,7 @@ class HelpTest {
     void withoutABenchmarkTheUsageGoesToStderrWithExitTwo() {
         Ubuf bench = Ubuf.run("bench");
         assertEquals(2, bench.exitCode(), bench::toString);
-        assertTrue(bench.err().contains("name a benchmark: gemm, p2p, ag, rs, sweep, ce, fp8 or kernels"), bench::toString);
+        assertTrue(bench.err().contains("name a benchmark: gemm, p2p, pushes, ag, rs, sweep, ce, fp8 or kernels"), bench::toString);
         assertTrue(bench.err().contains("Usage: ubuf bench"), bench::toString);
         Ubuf none = Ubuf.run();
         assertEquals(2, none.exitCode(), none::toString);

@@ -22,7 +22,7 @@ class ResultsOutputTest {
     @Test
     void aPathUnderAFileFailsAtTheStart() throws IOException {
         Path file = Files.writeString(dir.resolve("notes.txt"), "x");
-        for (String benchmark : new String[]{"gemm", "p2p", "ag", "rs"}) {
+        for (String benchmark : new String[]{"gemm", "p2p", "pushes", "ag", "rs"}) {
             Ubuf result = Ubuf.run("bench", benchmark, "--out", file.resolve("run.json").toString());
             assertEquals(2, result.exitCode(), result::toString);
             assertTrue(result.err().contains("--out " + file.resolve("run.json") + ": cannot create its folder "
