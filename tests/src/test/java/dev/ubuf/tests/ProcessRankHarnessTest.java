@@ -110,7 +110,16 @@ class ProcessRankHarnessTest {
         HandshakeScenario failing = new HandshakeScenario(true);
         ProcessRanks.BatchJob passing = new ProcessRanks.BatchJob(2, Duration.ofSeconds(20),
                 new ScenarioBatch(List.of(ok, ok)), GUARD, Map.of());
-        passing.assertPassed(ok);
+        java.io.PrintStream console = System.out;
+        java.io.ByteArrayOutputStream echoed = new java.io.ByteArrayOutputStream();
+        System.setOut(new java.io.PrintStream(echoed, true, java.nio.charset.StandardCharsets.UTF_8));
+        try {
+            passing.assertPassed(ok);
+        } finally {
+            System.setOut(console);
+        }
+        assertTrue(echoed.toString(java.nio.charset.StandardCharsets.UTF_8).contains("[rank 1] rank 1 passed " + ok),
+                "the ranks' lines reach the console as they come: " + echoed);
         assertEquals(0, passing.result().exitCode(), passing.result().output());
         assertEquals(2, passing.result().output().lines().filter(l -> l.equals("[rank 1] rank 1 passed " + ok))
                 .count(), passing.result().output());

@@ -66,9 +66,38 @@ final class ProcessRanks {
         }
     }
 
+    /** Writes to both streams; {@code second} (a console) is flushed with {@code first}. */
+    private static final class Tee extends java.io.OutputStream {
+        private final java.io.OutputStream first;
+        private final java.io.OutputStream second;
+
+        Tee(java.io.OutputStream first, java.io.OutputStream second) {
+            this.first = first;
+            this.second = second;
+        }
+
+        @Override
+        public synchronized void write(int b) throws IOException {
+            first.write(b);
+            second.write(b);
+        }
+
+        @Override
+        public synchronized void write(byte[] b, int off, int len) throws IOException {
+            first.write(b, off, len);
+            second.write(b, off, len);
+        }
+
+        @Override
+        public synchronized void flush() throws IOException {
+            first.flush();
+            second.flush();
+        }
+    }
+
     /**
      * A {@link ScenarioBatch} run through the launcher once, at the first question about any of its parts, so that
-     * each part can be its own test. A launch that fails as a whole (the hang guard, the launcher itself) fails every
+     * each part can be its own test. The ranks' output goes to the console as it comes (each part's passed lines). A launch that fails as a whole (the hang guard, the launcher itself) fails every
      * part's question with the same error.
      */
     static final class BatchJob {
@@ -95,7 +124,7 @@ final class ProcessRanks {
         synchronized LaunchResult result() throws InterruptedException {
             if (result == null && broken == null) {
                 try {
-                    result = launch(ranks, ubTimeout, batch, guard, env);
+                    result = launch(ranks, ubTimeout, batch, guard, env, System.out);
                 } catch (AssertionError e) {
                     broken = e;
                 }
@@ -147,12 +176,22 @@ final class ProcessRanks {
     /** As {@link #launch(int, Duration, RankScenario, Duration)}, the ranks' environment plus {@code env}. */
     static LaunchResult launch(int ranks, Duration ubTimeout, RankScenario scenario, Duration guard,
                                Map<String, String> env) throws InterruptedException {
+        return launch(ranks, ubTimeout, scenario, guard, env, null);
+    }
+
+    /**
+     * As {@link #launch(int, Duration, RankScenario, Duration, Map)}, the ranks' output also copied to {@code echo}
+     * as it comes (null: kept only for the result): a long job then shows its progress, and the GPU runner's stall
+     * watch, which stops a test JVM whose console is silent for 90 s, sees it alive.
+     */
+    static LaunchResult launch(int ranks, Duration ubTimeout, RankScenario scenario, Duration guard,
+                               Map<String, String> env, java.io.OutputStream echo) throws InterruptedException {
         List<String> args = new ArrayList<>(List.of("--nproc-per-node", Integer.toString(ranks),
                 "--timeout", Long.toString(ubTimeout.toSeconds()), "--classpath", testClasspath(),
                 ProcessRankMain.class.getName()));
         args.addAll(scenario.toArgs());
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        PrintStream sink = new PrintStream(bytes, true, StandardCharsets.UTF_8);
+        PrintStream sink = new PrintStream(echo == null ? bytes : new Tee(bytes, echo), true, StandardCharsets.UTF_8);
         // The tests count their GPUs themselves (CPU scenarios need none), so the launcher is not asked to.
         Map<String, String> hostEnv = new java.util.HashMap<>(System.getenv());
         hostEnv.putAll(env);
