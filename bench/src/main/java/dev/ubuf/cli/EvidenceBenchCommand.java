@@ -34,11 +34,7 @@ final class EvidenceBenchCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         OptionChecks.atLeast(spec, "--warmup", warmup, 0);
         OptionChecks.atLeast(spec, "--iters", iters, 1);
-        for (long s : sizes) {
-            if (s < 2 || s % 2 != 0 || s > (1L << 32)) {
-                throw OptionChecks.invalid(spec, "--sizes: " + s + " must be an even number of bytes, 2..4 GiB");
-            }
-        }
+        OptionChecks.evenByteSizes(spec, "--sizes", sizes, 4);
         var file = out.checkWritable();
         var rf = CopyEngineEvidence.run(UbufEnvironment.fromSystem(), warmup, iters, sizes);
         if (file.isPresent()) {

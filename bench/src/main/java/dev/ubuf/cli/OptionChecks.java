@@ -25,6 +25,15 @@ final class OptionChecks {
     }
 
     /** Whether the user gave {@code option} (rather than picocli filling in its default). */
+    /** Every size an even number of bytes from 2 to {@code maxGib} GiB (bf16 elements, within a buffer's reach). */
+    static void evenByteSizes(CommandSpec spec, String option, java.util.List<Long> sizes, int maxGib) {
+        for (long s : sizes) {
+            if (s < 2 || s % 2 != 0 || s > ((long) maxGib << 30)) {
+                throw invalid(spec, option + ": " + s + " must be an even number of bytes, 2.." + maxGib + " GiB");
+            }
+        }
+    }
+
     static boolean given(CommandSpec spec, String option) {
         return spec.commandLine().getParseResult().hasMatchedOption(option);
     }

@@ -25,7 +25,7 @@ final class PushesBenchCommand implements Callable<Integer> {
     int tp;
     @Option(names = "--sizes", split = ",", paramLabel = "BYTES",
             defaultValue = "1048576,4194304,8388608,16777216,33554432,67108864",
-            description = "Bytes each rank sends each peer: even, 2 B to 1 GiB (default: ${DEFAULT-VALUE}).")
+            description = "Bytes each rank sends each peer: even, 2 to 1 GiB (default: ${DEFAULT-VALUE}).")
     List<Long> sizes;
     @Option(names = "--sm-ctas", split = ",", paramLabel = "C", defaultValue = "8,16",
             description = "Blocks of the SM copy kernel per peer, one candidate each, 1..64 (default: ${DEFAULT-VALUE}).")
@@ -42,11 +42,7 @@ final class PushesBenchCommand implements Callable<Integer> {
         OptionChecks.within(spec, "--tp", tp, 2, 64);
         OptionChecks.atLeast(spec, "--warmup", warmup, 0);
         OptionChecks.atLeast(spec, "--iters", iters, 1);
-        for (long s : sizes) {
-            if (s < 2 || s % 2 != 0 || s > (1L << 30)) {
-                throw OptionChecks.invalid(spec, "--sizes: " + s + " must be an even number of bytes, 2 B..1 GiB");
-            }
-        }
+        OptionChecks.evenByteSizes(spec, "--sizes", sizes, 1);
         for (int c : smCtas) {
             OptionChecks.within(spec, "--sm-ctas", c, 1, 64);
         }

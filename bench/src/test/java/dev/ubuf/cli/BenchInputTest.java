@@ -25,7 +25,7 @@ class BenchInputTest {
             bench p2p --bytes -1                      | --bytes must be at least 1, got -1
             bench pushes --tp 1                       | --tp must be 2..64, got 1
             bench pushes --iters 0                    | --iters must be at least 1, got 0
-            bench pushes --sizes 1048576,3            | --sizes: 3 must be an even number of bytes, 2 B..1 GiB
+            bench pushes --sizes 1048576,3            | --sizes: 3 must be an even number of bytes, 2..1 GiB
             bench pushes --sm-ctas 8,0                | --sm-ctas must be 1..64, got 0
             bench gemm --m 0                          | --m must be at least 1, got 0
             bench gemm --k -3                         | --k must be at least 1, got -3
