@@ -88,7 +88,12 @@ public final class ProcessRankMain {
             ctx.close();
         }
         boot.close();
-        System.out.println(ScenarioBatch.passedLine(rank, scenario));
+        System.out.println(passedLine(rank, scenario));
         return 0;
+    }
+
+    /** What a rank prints when it passed {@code scenario}: a whole job's, or each part of a {@link ScenarioBatch}. */
+    static String passedLine(int rank, RankScenario scenario) {
+        return "rank " + rank + " passed " + scenario;
     }
 }

@@ -59,10 +59,15 @@ final class ProcessRanks {
             org.junit.jupiter.api.Assertions.assertEquals(0, exitCode, () -> "job " + scenario + " failed; output:\n"
                     + output);
             for (int rank = 0; rank < ranks; rank++) {
-                String passed = "[rank " + rank + "] rank " + rank + " passed " + scenario;
-                org.junit.jupiter.api.Assertions.assertTrue(output.contains(passed), () -> "no '" + passed + "' in:\n"
-                        + output);
+                int rk = rank;
+                org.junit.jupiter.api.Assertions.assertTrue(printedPass(rank, scenario), () -> "no '"
+                        + ProcessRankMain.passedLine(rk, scenario) + "' from rank " + rk + " in:\n" + output);
             }
+        }
+
+        /** Whether rank {@code rank} printed that it passed {@code scenario} (a whole job, or a batch's part). */
+        boolean printedPass(int rank, RankScenario scenario) {
+            return output.contains("[rank " + rank + "] " + ProcessRankMain.passedLine(rank, scenario) + "\n");
         }
     }
 
@@ -142,9 +147,8 @@ final class ProcessRanks {
             }
             LaunchResult r = result();
             for (int rank = 0; rank < ranks; rank++) {
-                String passed = "[rank " + rank + "] " + ScenarioBatch.passedLine(rank, part);
                 int rk = rank;
-                assertTrue(r.output().contains(passed + "\n"), () -> "rank " + rk + " did not pass " + part
+                assertTrue(r.printedPass(rank, part), () -> "rank " + rk + " did not pass " + part
                         + (r.exitCode() == 0 ? "" : " (the batch failed with exit code " + r.exitCode()
                         + " at this part or an earlier one)") + "; output:\n" + r.output());
             }

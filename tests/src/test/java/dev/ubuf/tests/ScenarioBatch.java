@@ -6,7 +6,6 @@ import dev.ubuf.cuda.CudaContext;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 
 /**
  * Several scenarios run one after another by the same ranks, so a job of child JVMs pays for its start, its
@@ -96,13 +95,8 @@ record ScenarioBatch(List<RankScenario> parts) implements RankScenario {
             } catch (Exception | Error e) {
                 throw new AssertionError("part " + (i + 1) + " of " + parts.size() + " (" + part + ") failed: " + e, e);
             }
-            System.out.println(passedLine(rank, part));
+            System.out.println(ProcessRankMain.passedLine(rank, part));
         }
-    }
-
-    /** What a rank prints when it passed {@code scenario} (ProcessRankMain's own line for a whole job). */
-    static String passedLine(int rank, RankScenario scenario) {
-        return "rank " + rank + " passed " + Objects.requireNonNull(scenario);
     }
 
     @Override
