@@ -88,8 +88,10 @@ public final class PeerPushBench {
                         report(rf[0], tp, bytes, r);
                     }
                 }
-                s.synchronize();
-                boot.barrier(); // no rank frees its slots while a peer may still copy into them
+                // Bounded by UB_TIMEOUT and a dead peer, as every host wait; then no rank frees its slots while a
+                // peer may still copy into them.
+                comm.await(s, () -> "bench pushes: the last copies into the peers' slots");
+                boot.barrier();
             }
         });
         return rf[0];
