@@ -91,11 +91,19 @@ public final class OverlapBench {
 
     /**
      * The bulk methods that time the communication alone: a reduce-scatter has two (TE's pull-reduce kernel, and the
-     * copy-engine pulls with one local sum), and the faster is the ideal's communication term, so the ideal stays a
+     * copy-engine pulls with one local sum), from tp 3 on three (the copy-engine pulls one peer at a time, as
+     * {@code scatter:serial=1} pushes), and the fastest is the ideal's communication term, so the ideal stays a
      * lower bound whichever way the communication is fastest.
      */
+    /** The timer's keys of {@link #commVariants}, in their order. */
+    private static final List<String> COMM_KEYS = List.of("comm", "comm_staged", "comm_staged_serial");
+
     static List<String> commVariants(OverlapShape shape) {
-        return shape.collective() == Collective.REDUCE_SCATTER ? List.of("bulk", "bulk:stage=1") : List.of("bulk");
+        if (shape.collective() != Collective.REDUCE_SCATTER) {
+            return List.of("bulk");
+        }
+        return shape.tp() > 2 ? List.of("bulk", "bulk:stage=1", "bulk:serial=1,stage=1")
+                : List.of("bulk", "bulk:stage=1");
     }
 
     /**
@@ -168,7 +176,7 @@ public final class OverlapBench {
                 OverlapOp bulk = OverlapOp.create(comm, registry.schedule(commShape(shape), v), kernels, copyEngine);
                 ops.add(bulk);
                 bulks.add(bulk);
-                c.put(bulks.size() == 1 ? "comm" : "comm_staged", () -> bulk.forward(bulkOperands, s));
+                c.put(COMM_KEYS.get(bulks.size() - 1), () -> bulk.forward(bulkOperands, s));
             }
             int firstVariant = ops.size();
             NcclCommunicator nccl = comm.nccl();
@@ -233,13 +241,19 @@ public final class OverlapBench {
         double gemm = r.median("gemm");
         boolean staged = r.stats().containsKey("comm_staged");
         double stagedMs = staged ? r.median("comm_staged") : Double.NaN;
+        boolean serial = r.stats().containsKey("comm_staged_serial");
+        double serialMs = serial ? r.median("comm_staged_serial") : Double.NaN;
         double comm = Math.min(r.median("comm"), r.median(ncclKey));
         if (staged) {
             comm = Math.min(comm, stagedMs);
         }
+        if (serial) {
+            comm = Math.min(comm, serialMs);
+        }
         double seq = r.median("nccl_seq");
-        System.out.printf("%s: gemm %.4f  comm %.4f (ce %.4f%s, %s %.4f)  nccl_seq %.4f ms%n", shape.key(), gemm, comm,
-                r.median("comm"), staged ? String.format(java.util.Locale.ROOT, ", staged %.4f", stagedMs) : "",
+        System.out.printf("%s: gemm %.4f  comm %.4f (ce %.4f%s%s, %s %.4f)  nccl_seq %.4f ms%n", shape.key(), gemm,
+                comm, r.median("comm"), staged ? String.format(java.util.Locale.ROOT, ", staged %.4f", stagedMs) : "",
+                serial ? String.format(java.util.Locale.ROOT, ", serial %.4f", serialMs) : "",
                 ncclKey, r.median(ncclKey), seq);
         Map<String, Object> base = record(shape, "nccl_seq", r.stats().get("nccl_seq"));
         base.put("gemm_ms", gemm);
@@ -248,6 +262,9 @@ public final class OverlapBench {
         base.put("ce_comm_ms", r.median("comm"));
         if (staged) {
             base.put("ce_staged_comm_ms", stagedMs);
+        }
+        if (serial) {
+            base.put("ce_serial_comm_ms", serialMs);
         }
         rf.add(base);
         for (var e : ran.entrySet()) {

@@ -31,5 +31,10 @@ class OverlapBenchFp8Test {
         assertEquals(List.of("bulk"), OverlapBench.commVariants(ag));
         assertEquals(List.of("bulk", "bulk:stage=1"), OverlapBench.commVariants(rs),
                 "a reduce-scatter's communication alone is the faster of the pull-reduce kernel and the staged copies");
+        OverlapShape rs4 = new RsShape(4, 1024, 256, 512, DType.BF16, true);
+        assertEquals(List.of("bulk", "bulk:stage=1", "bulk:serial=1,stage=1"), OverlapBench.commVariants(rs4),
+                "from tp 3 on also the staged copies one peer at a time, as scatter:serial=1 pushes");
+        OverlapBench.check(MethodRegistry.load(), List.of(rs4), Map.of(Collective.REDUCE_SCATTER,
+                List.of("scatter:serial=1", "auto")));
     }
 }

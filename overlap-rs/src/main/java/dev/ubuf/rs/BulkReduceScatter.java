@@ -25,7 +25,11 @@ import java.util.Optional;
  * after the ready signals, one COMM stream per peer copies that peer's rows of this rank into a local SCRATCH slot
  * (on the copy engines when the op runs with them) and credits that peer at once; the first stream then sums its own
  * rows and the slots locally. Beside a GEMM this keeps the SMs free for the whole transfer but for a short local
- * pass, where the pull-reduce kernel holds its SMs for as long as reading over NVLink takes.
+ * pass, where the pull-reduce kernel holds its SMs for as long as reading over NVLink takes. With {@code serial=1}
+ * as well, one stream makes the pulls one after another, each rank starting at the next peer, so that the ranks pull
+ * from one peer each at a time (on 4 H100s one transfer per GPU moved more bytes per second than three at once);
+ * the benchmark times it among the reduce-scatter's communication alone, so that {@code scatter:serial=1}'s ideal
+ * stays a lower bound.
  */
 public final class BulkReduceScatter implements RsOverlapMethod {
     /** For {@link java.util.ServiceLoader}, which makes the method through this constructor. */
@@ -49,6 +53,10 @@ public final class BulkReduceScatter implements RsOverlapMethod {
             return Optional.of("bulk: runs no GEMM, so fp8 operands mean nothing to it (reduce-scatter the partial in "
                     + shape.dtype().shortName() + ")");
         }
+        if (options.serialPushes() && !options.bulkStaged()) {
+            return Optional.of("bulk: serial=1 orders the staged pulls one after another; without stage=1 one kernel"
+                    + " reads every peer at once (give stage=1,serial=1)");
+        }
         return Optional.ofNullable(PlanParts.pullLimit(name(), shape));
     }
 
@@ -60,7 +68,7 @@ public final class BulkReduceScatter implements RsOverlapMethod {
         b.matrix(BufferRole.UBUF, shape.dtype(), shape.m(), shape.n());
         PlanParts.declarePullFlags(b, 1);
         if (options.bulkStaged()) {
-            return shape.finish(staged(b, shape).build());
+            return shape.finish(staged(b, shape, options.serialPushes()).build());
         }
         int s = b.stream(StreamRole.COMM);
 
@@ -72,15 +80,15 @@ public final class BulkReduceScatter implements RsOverlapMethod {
         return shape.finish(b.build());
     }
 
-    /** The stage=1 steps: pulls by copies into SCRATCH, one stream per peer, then a local sum. */
-    private static PlanBuilder staged(PlanBuilder b, RsShape shape) {
+    /** The stage=1 steps: pulls by copies into SCRATCH, one stream per peer (or one for all), then a local sum. */
+    private static PlanBuilder staged(PlanBuilder b, RsShape shape, boolean serial) {
         int tp = shape.tp();
         int rank = b.rank();
         long mc = shape.rowsPerRank();
         b.matrix(BufferRole.SCRATCH, shape.dtype(), (tp - 1) * mc, shape.n());
         int[] streams = new int[tp - 1];
         for (int i = 0; i < tp - 1; i++) {
-            streams[i] = b.stream(StreamRole.COMM);
+            streams[i] = serial && i > 0 ? streams[0] : b.stream(StreamRole.COMM);
         }
         PlanParts.signalPeers(b, streams[0], PlanParts.readyFlag(rank));
         List<Region> sources = new ArrayList<>();
@@ -106,6 +114,6 @@ public final class BulkReduceScatter implements RsOverlapMethod {
 
     @Override
     public List<String> keys() {
-        return List.of("stage");
+        return List.of("stage", "serial");
     }
 }

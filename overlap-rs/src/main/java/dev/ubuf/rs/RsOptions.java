@@ -35,12 +35,18 @@ import java.util.Objects;
  *                         SM copy kernel of C blocks and the GEMMs leave C SMs per peer free for them. Tried for
  *                         shapes where the transfer outlasts the GEMMs (NCCL's kernels outrun the copy engines
  *                         there): slower than the copy engines at every shape measured on 4 H100s, so named only
+ * @param serialPushes     SCATTER: every push on one copy stream, in step order, instead of a stream per peer. Each
+ *                         rank then sends to one peer at a time, and with the ranks at the same step the sends form
+ *                         a permutation: on 4 H100s one push per GPU ran at 287-357 GB/s (16-64 MB) where pushes to
+ *                         three peers at once shared 217-227 GB/s (`bench pushes`, 2026-11-27). BULK with
+ *                         {@code bulkStaged}: the pulls from the peers likewise, on one stream
  */
 public record RsOptions(int computeStreams, int numSplits, int gemmSmMargin, int ringSubChunks, int ringSlots,
-                        DType ringPartialDtype, boolean ringBidirectional, boolean bulkStaged, int pushCtas) {
+                        DType ringPartialDtype, boolean ringBidirectional, boolean bulkStaged, int pushCtas,
+                        boolean serialPushes) {
 
     /** Transformer Engine's pipeline defaults (4 splits, 16 SMs for communication) and a 2-sub-chunk fp32 ring. */
-    public static final RsOptions DEFAULTS = new RsOptions(3, 4, 16, 2, 2, DType.FP32, false, false, 0);
+    public static final RsOptions DEFAULTS = new RsOptions(3, 4, 16, 2, 2, DType.FP32, false, false, 0, false);
 
     public RsOptions {
         Objects.requireNonNull(ringPartialDtype, "ringPartialDtype");
@@ -70,46 +76,51 @@ public record RsOptions(int computeStreams, int numSplits, int gemmSmMargin, int
 
     public RsOptions withComputeStreams(int v) {
         return new RsOptions(v, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes);
     }
 
     public RsOptions withNumSplits(int v) {
         return new RsOptions(computeStreams, v, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes);
     }
 
     public RsOptions withGemmSmMargin(int v) {
         return new RsOptions(computeStreams, numSplits, v, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes);
     }
 
     public RsOptions withRingSubChunks(int v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, v, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes);
     }
 
     public RsOptions withRingSlots(int v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, v, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes);
     }
 
     public RsOptions withRingPartialDtype(DType v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, v,
-                ringBidirectional, bulkStaged, pushCtas);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes);
     }
 
     public RsOptions withRingBidirectional(boolean v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                v, bulkStaged, pushCtas);
+                v, bulkStaged, pushCtas, serialPushes);
     }
 
     public RsOptions withBulkStaged(boolean v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, v, pushCtas);
+                ringBidirectional, v, pushCtas, serialPushes);
     }
 
     public RsOptions withPushCtas(int v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, v);
+                ringBidirectional, bulkStaged, v, serialPushes);
+    }
+
+    public RsOptions withSerialPushes(boolean v) {
+        return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
+                ringBidirectional, bulkStaged, pushCtas, v);
     }
 }

@@ -62,7 +62,8 @@ public interface RsOverlapMethod extends OverlapMethod {
                 .withRingPartialDtype(o.boolValue("lowp", false) ? shape.dtype() : d.ringPartialDtype())
                 .withRingBidirectional(o.boolValue("bidir", d.ringBidirectional()))
                 .withBulkStaged(o.boolValue("stage", d.bulkStaged()))
-                .withPushCtas(o.intValue("sm", d.pushCtas(), 0, 64));
+                .withPushCtas(o.intValue("sm", d.pushCtas(), 0, 64))
+                .withSerialPushes(o.boolValue("serial", d.serialPushes()));
     }
 
     @Override
@@ -96,6 +97,8 @@ public interface RsOverlapMethod extends OverlapMethod {
         k.put("stage", "bulk: 1 = copies pull the peers' rows into a local scratch, then a local sum (default 0)");
         k.put("sm", "scatter: 0 = pushes on the copy engines, C = an SM copy kernel of C blocks per push, the GEMMs"
                 + " leaving C SMs per peer (default " + d.pushCtas() + ")");
+        k.put("serial", "scatter, bulk with stage=1: 1 = every push (pull) on one copy stream, one peer at a time,"
+                + " 0 = a stream per peer (default 0)");
         return java.util.Collections.unmodifiableSequencedMap(k);
     }
 }

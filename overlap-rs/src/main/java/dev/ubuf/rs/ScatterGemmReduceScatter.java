@@ -25,8 +25,10 @@ import java.util.Optional;
  * {@code ringSubChunks} row sub-chunks:
  * <ul>
  *   <li>steps 0..tp-2: the GEMM writes the partial into SCRATCH row block i; a copy stream of its own (one per
- *       peer, so the pushes to different peers run side by side on the copy engines) copies it into receive slot
- *       i of c_i's user buffer (slot d-1 holds the partial from rank r-d) and signals it there;</li>
+ *       peer, so the pushes to different peers run side by side on the copy engines; or, with
+ *       {@code serial=1}, one copy stream for all of them, so that each rank sends to one peer at a time) copies it
+ *       into receive slot i of c_i's user buffer (slot d-1 holds the partial from rank r-d) and signals it
+ *       there;</li>
  *   <li>step tp-1: the GEMM of the own rows, then on a reduce stream, per sub-chunk as soon as every peer's
  *       sub-chunk has arrived: the sum of the own partial and the tp-1 received ones, rounded once into OUTPUT,
  *       then the bias. The reduction of sub-chunk j runs beside the GEMM of sub-chunk j+1, so what is exposed
@@ -82,7 +84,7 @@ public final class ScatterGemmReduceScatter implements RsOverlapMethod {
         int reduce = b.stream(StreamRole.COMM);
         int[] push = new int[tp - 1];
         for (int i = 0; i < tp - 1; i++) {
-            push[i] = b.stream(StreamRole.COMM);
+            push[i] = options.serialPushes() && i > 0 ? push[0] : b.stream(StreamRole.COMM);
         }
         Region w = Region.rows(BufferRole.WEIGHT, rank, 0, shape.k(), n);
 
@@ -132,15 +134,17 @@ public final class ScatterGemmReduceScatter implements RsOverlapMethod {
 
     @Override
     public List<String> keys() {
-        return List.of("sub", "lowp", "sm");
+        return List.of("sub", "lowp", "sm", "serial");
     }
 
     /**
      * Partials in the op's dtype with 1, 2 and 4 sub-chunks (as m/tp allows), and fp32 partials with 1 and 2: the
      * op's dtype halves the bytes on the links, fp32 rounds only once, and more sub-chunks start the pushes and the
-     * reduction earlier at the price of smaller GEMMs. SM-copy pushes ({@code sm}) stay out: on 4 H100s they lost to
-     * the copy engines at every shape measured, communication-bound ones included: the chunk GEMMs slowed on the
-     * SMs they had left, and the SM copies moved the partials no faster.
+     * reduction earlier at the price of smaller GEMMs. From tp 3 on, the partials in the op's dtype also with their
+     * pushes on one stream ({@code serial=1}): one peer at a time moved more bytes per second than all peers at once
+     * (at tp 2 there is one peer, so the two are the same plan). SM-copy pushes ({@code sm}) stay out: on 4 H100s
+     * they lost to the copy engines at every shape measured, communication-bound ones included: the chunk GEMMs
+     * slowed on the SMs they had left, and the SM copies moved the partials no faster.
      */
     @Override
     public List<Map<String, String>> tuningSpace(OverlapShape shape) {
@@ -151,6 +155,9 @@ public final class ScatterGemmReduceScatter implements RsOverlapMethod {
         for (int sub : new int[]{1, 2, 4}) {
             if (whyUnsupported(rs, RsOptions.DEFAULTS.withRingSubChunks(sub)).isEmpty()) {
                 space.add(Map.of("sub", Integer.toString(sub), "lowp", "1"));
+                if (rs.tp() > 2) {
+                    space.add(Map.of("sub", Integer.toString(sub), "lowp", "1", "serial", "1"));
+                }
                 if (sub <= 2) {
                     space.add(Map.of("sub", Integer.toString(sub)));
                 }
@@ -160,7 +167,8 @@ public final class ScatterGemmReduceScatter implements RsOverlapMethod {
     }
 
     /**
-     * With {@code sm=C} the pushes are SM copy kernels of C blocks each and the GEMMs leave C SMs per peer to them:
+     * With {@code sm=C} the pushes are SM copy kernels of C blocks each and the GEMMs leave C SMs per push that can
+     * run at once (one per peer, or one with {@code serial=1}) to them:
      * a GEMM launched on every SM holds them until it ends, so a push would wait for the SMs behind it. A caller's
      * own GEMM budget is kept.
      */
@@ -170,9 +178,10 @@ public final class ScatterGemmReduceScatter implements RsOverlapMethod {
         if (ctas == 0) {
             return base;
         }
-        int pushSms = ctas * (schedule.shape().tp() - 1);
+        int atOnce = schedule.rsOptions().serialPushes() ? 1 : schedule.shape().tp() - 1;
+        int pushSms = ctas * atOnce;
         if (2 * pushSms > smCount) {
-            throw new IllegalArgumentException(schedule.label() + ": " + (schedule.shape().tp() - 1) + " pushes of "
+            throw new IllegalArgumentException(schedule.label() + ": " + atOnce + " pushes of "
                     + ctas + " blocks would take " + pushSms + " of this GPU's " + smCount + " SMs, more than half;"
                     + " choose a smaller sm");
         }

@@ -78,6 +78,29 @@ class RsMethodRegistrationTest {
     }
 
     @Test
+    void scatterWithSerialPushesSendsEveryPartialOnOneCopyStreamInStepOrder() {
+        RsShape s = shape(4, 4096, 1024, 1024);
+        dev.ubuf.plan.Plan perPeer = registry.schedule(s, "scatter:sub=2,lowp=1").plans().get(1);
+        dev.ubuf.plan.Plan serial = registry.schedule(s, "scatter:sub=2,lowp=1,serial=1").plans().get(1);
+        assertEquals(perPeer.streams().size() - 2, serial.streams().size(), "3 push streams become 1");
+        List<Integer> copyStreams = serial.steps().stream()
+                .filter(st -> st instanceof dev.ubuf.plan.PlanStep.Copy).map(dev.ubuf.plan.PlanStep::stream)
+                .distinct().toList();
+        assertEquals(1, copyStreams.size(), serial.describe());
+        // Rank 1 pushes to 2, 3, 0 in that order (steps 0..2), each owner's two sub-chunks together.
+        List<Integer> owners = serial.steps().stream()
+                .filter(st -> st instanceof dev.ubuf.plan.PlanStep.Copy)
+                .map(st -> ((dev.ubuf.plan.PlanStep.Copy) st).dst().rank()).toList();
+        assertEquals(List.of(2, 2, 3, 3, 0, 0), owners);
+        Schedule sm = registry.schedule(s, "scatter:sm=8,serial=1");
+        assertEquals(132 - 8, sm.settings(ExecutionSettings.DEFAULT, 132).gemmSmBudget(), "one push at a time");
+        assertTrue(registry.get(Collective.REDUCE_SCATTER, "scatter").tuningSpace(s)
+                .contains(Map.of("sub", "2", "lowp", "1", "serial", "1")));
+        assertTrue(registry.get(Collective.REDUCE_SCATTER, "scatter").tuningSpace(shape(2, 4096, 1024, 1024)).stream()
+                .noneMatch(o -> o.containsKey("serial")), "at tp 2 there is one peer: serial is the same plan");
+    }
+
+    @Test
     void badOptionsNameTheKeyAndTheAllowedValues() {
         RsShape s = shape(2, 4096, 1024, 1024);
         var e = assertThrows(IllegalArgumentException.class, () -> registry.schedule(s, "ring:splits=4"));

@@ -65,7 +65,9 @@ class RsPlansHostTest {
                 d.withRingSubChunks(1),                                         // fp32 partials, whole chunks
                 d.withRingSubChunks(2).withRingPartialDtype(DType.BF16),        // partials in the output's type
                 d.withRingSubChunks(3).withRingPartialDtype(DType.BF16),
-                d.withRingSubChunks(2));
+                d.withRingSubChunks(2),
+                d.withRingSubChunks(2).withRingPartialDtype(DType.BF16).withSerialPushes(true), // one push stream
+                d.withRingSubChunks(1).withSerialPushes(true));
         List<Case> cases = new ArrayList<>();
         for (int tp : new int[]{2, 3, 4, 8}) {
             // rows per rank 3, 5 and 2; n divisible by 1, 2 and 3 splits
@@ -81,6 +83,7 @@ class RsPlansHostTest {
                     }
                     add(cases, new BulkReduceScatter(), shape, d);
                     add(cases, new BulkReduceScatter(), shape, d.withBulkStaged(true));
+                    add(cases, new BulkReduceScatter(), shape, d.withBulkStaged(true).withSerialPushes(true));
                     add(cases, new OneShotGemmReduceScatter(), shape, d);
                     for (RsOptions o : scatter) {
                         add(cases, SCATTER, shape, o);

@@ -37,9 +37,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class BulkOpsGpuTest {
     static final UbufEnvironment ENV = new UbufEnvironment(true, Duration.ofSeconds(60), false);
 
-    /** The reduce-scatter as TE's pull-reduce kernel ("bulk") and as copy-engine pulls with a local sum (stage=1). */
+    /**
+     * The reduce-scatter as TE's pull-reduce kernel ("bulk"), as copy-engine pulls with a local sum (stage=1), and as
+     * those pulls one peer at a time (serial=1, the benchmark's communication alone for scatter:serial=1).
+     */
     @ParameterizedTest(name = "{0} {1}")
-    @CsvSource({"BF16,bulk", "FP16,bulk", "FP32,bulk", "BF16,bulk:stage=1", "FP16,bulk:stage=1", "FP32,bulk:stage=1"})
+    @CsvSource({"BF16,bulk", "FP16,bulk", "FP32,bulk", "BF16,bulk:stage=1", "FP16,bulk:stage=1", "FP32,bulk:stage=1",
+            "BF16, 'bulk:serial=1,stage=1'"})
     void bulkGatherAndBulkReduceScatterBesideAnUnrelatedGemm(DType t, String rsVariant) throws Exception {
         Gpu.assumeGpus(2);
         // Four ranks where the machine has them: the staged reduce-scatter then pulls from three peers at once.

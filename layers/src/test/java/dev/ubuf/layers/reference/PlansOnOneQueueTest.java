@@ -75,6 +75,7 @@ class PlansOnOneQueueTest {
                 }
                 if (shape.collective() == dev.ubuf.op.Collective.REDUCE_SCATTER) {
                     all.add(registry.schedule(shape, "bulk:stage=1")); // the layers' bulk RS, never planned
+                    all.add(registry.schedule(shape, "bulk:serial=1,stage=1")); // the benchmark's comm alone
                 }
                 for (Schedule schedule : all) {
                     List<Plan> plans = new ArrayList<>();
