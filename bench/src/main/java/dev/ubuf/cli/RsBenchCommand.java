@@ -25,8 +25,7 @@ final class RsBenchCommand implements Callable<Integer> {
                     + " (default: ${DEFAULT-VALUE}).")
     List<String> shapes;
     @Option(names = "--methods", split = ";", splitSynopsisLabel = ";", paramLabel = "METHOD",
-            defaultValue = "ring;ring:bidir=1,lowp=1;pipeline;oneshot;scatter;scatter:sub=2,lowp=1;"
-                    + "scatter:sub=2,lowp=1,serial=1;auto",
+            defaultValue = "ring;ring:bidir=1,lowp=1;pipeline;oneshot;scatter;scatter:sub=2,lowp=1;auto",
             description = "Methods or variants separated by ';', e.g. ring;ring:sub=4,lowp=1;pipeline:splits=8"
                     + " (default: ${DEFAULT-VALUE}); methods and keys below.")
     List<String> methods;

@@ -37,7 +37,7 @@ final class SweepBenchCommand implements Callable<Integer> {
     List<String> agMethods;
     @Option(names = "--rs-methods", split = ";", paramLabel = "METHOD",
             defaultValue = "auto;ring;ring:lowp=1,sub=4;ring:bidir=1,lowp=1,sub=2;pipeline;oneshot;scatter;"
-                    + "scatter:sub=2,lowp=1;scatter:sub=2,lowp=1,serial=1",
+                    + "scatter:sub=2,lowp=1",
             description = "ReduceScatter methods (default: ${DEFAULT-VALUE}).")
     List<String> rsMethods;
     @Option(names = "--list-shapes", description = "Print the sweep's shapes as ag:M,K,N / rs:M,K,N words (what the"

@@ -38,8 +38,9 @@ import java.util.Objects;
  * @param serialPushes     SCATTER: every push on one copy stream, in step order, instead of a stream per peer. Each
  *                         rank then sends to one peer at a time, and with the ranks at the same step the sends form
  *                         a permutation: on 4 H100s one push per GPU ran at 287-357 GB/s (16-64 MB) where pushes to
- *                         three peers at once shared 217-227 GB/s (`bench pushes`, 2026-11-27). BULK with
- *                         {@code bulkStaged}: the pulls from the peers likewise, on one stream
+ *                         three peers at once shared 217-227 GB/s (`bench pushes`, 2026-11-27); inside scatter,
+ *                         beside its GEMMs, that gained nothing (tp 4 sweep: 0.998x, median), so named only. BULK
+ *                         with {@code bulkStaged}: the pulls from the peers likewise, on one stream
  */
 public record RsOptions(int computeStreams, int numSplits, int gemmSmMargin, int ringSubChunks, int ringSlots,
                         DType ringPartialDtype, boolean ringBidirectional, boolean bulkStaged, int pushCtas,

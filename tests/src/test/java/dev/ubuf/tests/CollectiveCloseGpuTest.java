@@ -48,6 +48,9 @@ class CollectiveCloseGpuTest {
                     OverlapOp op = OverlapOp.create(comm, MethodRegistry.load().schedule(shape, method), kernels,
                             ExecutionSettings.DEFAULT);
                     long ubufBytes = op.userBuffer().spanBytes();
+                    // Initialisation, as a user's: a GEMM kind first run inside a call while the peer's flag is
+                    // pending held both hosts in cublasLtMatmul for about 90 s a case (2026-11-27, 2x H100).
+                    op.tuneGemms(operands.bindings(), s);
                     boot.barrier();
                     for (int call = 0; call < 3; call++) {
                         op.forward(operands.bindings(), s);
