@@ -7,8 +7,8 @@
 # whole suite's default split (below), which keeps every multi-GPU test on a pair of its own and puts only the
 # one-GPU, both-ranks-on-one-GPU test beside a pair. That takes longer than one device call (10 minutes), so `1` and
 # `2` run the same split in two halves: half 1 (the thread-rank op and layer tests beside the collective and graph
-# tests) took 7.5 minutes on 4 H100s on 2026-11-27; half 2 (the rest) about 6.5 by that day's lane times, counting
-# SharedGpuOpsGpuTest's batches (not yet timed) at 2 s a case.
+# tests) took 7.5 minutes on 4 H100s on 2026-11-27; half 2 (the rest) 5.7 minutes the same day, SharedGpuOpsGpuTest's
+# batches 1.7 s a case.
 # No test times anything it asserts, so sharing the node changes durations, not results; the tests that compare the
 # device's free memory before and after are the exception and get GPUs no other lane touches.
 # Each part's console feed is $OUT/<lane>-<part>/tests.txt; feeds.tgz holds them all (without the JUnit XML), also
