@@ -278,6 +278,9 @@ extern "C" __global__ void ubuf_fp8_scale_from_amax(const float* amax, float fp8
 // (a NaN anywhere gives NaN); the next scale is fp8Max / amax / 2^margin (FLT_MAX where that overflows), the previous
 // one kept when the amax is 0, infinite or NaN; its inverse beside it. Then the next column and the table's amax are
 // zeroed for the next step. blockDim: a power of two up to 1024.
+// steps: null, or the count of steps ended so far on the device (then `current` is ignored and the running column is
+// steps % history): a step replayed from a CUDA graph cannot carry a host-side column, so a graph-capturable context
+// keeps the count on the device and ubuf_fp8_count_step advances it after this kernel.
 namespace ubuf {
 __device__ __forceinline__ float nan_max(float a, float b) {
     return (isnan(a) || isnan(b)) ? __int_as_float(0x7fc00000) : fmaxf(a, b);
@@ -285,9 +288,11 @@ __device__ __forceinline__ float nan_max(float a, float b) {
 }  // namespace ubuf
 
 extern "C" __global__ void ubuf_fp8_delayed_update(float* table, int n, int stride, float* window, int history,
-                                                   int current, int mostRecent, int margin, const float* fp8Max) {
+                                                   int current, int mostRecent, int margin, const float* fp8Max,
+                                                   const unsigned long long* steps) {
     __shared__ float partial[1024];
     const int i = blockIdx.x;
+    if (steps != nullptr && history > 0) current = (int)(*steps % (unsigned long long)history);
     if (i >= n || history < 1 || current < 0 || current >= history) return;
     float* w = window + (long long)i * history;
     float* amaxCell = table + (long long)(2 * n + i) * stride;
@@ -318,4 +323,9 @@ extern "C" __global__ void ubuf_fp8_delayed_update(float* table, int n, int stri
         w[(current + 1) % history] = 0.0f;
         *amaxCell = 0.0f;
     }
+}
+
+// One more step ended on the device (ubuf_fp8_delayed_update's `steps`), after that kernel: one thread.
+extern "C" __global__ void ubuf_fp8_count_step(unsigned long long* steps) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) *steps += 1ULL;
 }

@@ -95,9 +95,6 @@ public final class LayerDemo {
                            DType dtype, float lr, long seed, boolean trace, UbConfig compareConfig,
                            boolean cudaGraph, boolean clocks) {
         public Settings {
-            if (cudaGraph && overlapConfig.fp8Enabled()) {
-                throw new IllegalArgumentException("FP8 steps are not captured as CUDA graphs yet");
-            }
             if (replicas < 1) {
                 throw new IllegalArgumentException("replicas must be at least 1, got " + replicas);
             }

@@ -15,6 +15,8 @@ public final class Fp8KernelNames {
     public static final String SCALE_FROM_AMAX = "ubuf_fp8_scale_from_amax";
     /** Delayed scaling's end of a step on the device: amax windows, scales and inverses of a whole scale table. */
     public static final String DELAYED_UPDATE = "ubuf_fp8_delayed_update";
+    /** One more step ended on the device: the count {@link #DELAYED_UPDATE} takes its window column from. */
+    public static final String COUNT_STEP = "ubuf_fp8_count_step";
 
     private Fp8KernelNames() {
     }
@@ -52,6 +54,7 @@ public final class Fp8KernelNames {
         }
         names.add(SCALE_FROM_AMAX);
         names.add(DELAYED_UPDATE);
+        names.add(COUNT_STEP);
         names.sort(null);
         return List.copyOf(names);
     }

@@ -23,13 +23,13 @@ class KernelNamesTest {
     }
 
     @Test
-    void allHasEightyFiveDistinctKernelsFortyTwoOfThemLayerKernelsAndTwentyThreeFp8Kernels() {
+    void allHasNinetyFiveDistinctKernelsFiftyOneOfThemLayerKernelsAndTwentyFourFp8Kernels() {
         List<String> all = KernelNames.all();
-        assertEquals(94, all.size());
-        assertEquals(94, all.stream().distinct().count());
+        assertEquals(95, all.size());
+        assertEquals(95, all.stream().distinct().count());
         assertEquals(51, LayerKernelNames.all().size());
         assertTrue(all.containsAll(LayerKernelNames.all()));
-        assertEquals(23, Fp8KernelNames.all().size());
+        assertEquals(24, Fp8KernelNames.all().size());
         assertTrue(all.containsAll(Fp8KernelNames.all()));
     }
 

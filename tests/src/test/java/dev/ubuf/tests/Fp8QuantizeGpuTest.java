@@ -238,11 +238,15 @@ class Fp8QuantizeGpuTest {
      * Delayed scaling's update on the device, step after step, against {@link ScalingState#update} on the host: the
      * same scales, inverses and amax windows bit for bit, with both amax rules and a margin, over more steps than the
      * window holds (so columns are reused), with amaxes of 0, infinity, NaN, tiny (the scale overflows) and huge mixed
-     * into random ones, and E4M3 and E5M2 slots. The table's amax cells must read 0 after every update.
+     * into random ones, and E4M3 and E5M2 slots. The table's amax cells must read 0 after every update. With
+     * {@code deviceCount} the column comes from a step count on the device (a graph-capturable context's way), which
+     * starts at a value past 2^32 so that the modulo is taken on all 64 bits, and must end advanced by the steps.
      */
-    @ParameterizedTest(name = "{0} margin {1}")
-    @CsvSource({"MAX, 0", "MAX, 2", "MOST_RECENT, 0", "MOST_RECENT, 3"})
-    void delayedScalingsUpdateOnTheDeviceMatchesTheHostsStepByStep(Fp8Recipe.AmaxCompute rule, int margin) {
+    @ParameterizedTest(name = "{0} margin {1} device count {2}")
+    @CsvSource({"MAX, 0, false", "MAX, 2, false", "MOST_RECENT, 0, false", "MOST_RECENT, 3, false", "MAX, 2, true",
+            "MOST_RECENT, 0, true"})
+    void delayedScalingsUpdateOnTheDeviceMatchesTheHostsStepByStep(Fp8Recipe.AmaxCompute rule, int margin,
+                                                                   boolean deviceCount) {
         int n = 5;
         int stride = 4;
         int history = 4;
@@ -254,8 +258,13 @@ class Fp8QuantizeGpuTest {
             host[i] = new ScalingState(formats[i], history);
         }
         SplittableRandom rnd = new SplittableRandom();
+        long firstCount = (1L << 32) + 3 * history; // a multiple of the history: column 0 first, as on the host
         try (DeviceBuffer tb = ctx.allocate(3L * n * stride * Float.BYTES);
-             DeviceBuffer sb = ctx.allocate((long) n * (1 + history) * Float.BYTES)) {
+             DeviceBuffer sb = ctx.allocate((long) n * (1 + history) * Float.BYTES);
+             DeviceBuffer cb = ctx.allocate(Long.BYTES)) {
+            TensorView count = new TensorView(cb, 0, 1, 2, 2, DType.FP32); // the u64 as two fp32 words
+            HostTensors.upload(ctx, stream, new float[]{Float.intBitsToFloat((int) firstCount),
+                    Float.intBitsToFloat((int) (firstCount >>> 32))}, count);
             TensorView table = new TensorView(tb, 0, 1, 3L * n * stride, 3L * n * stride, DType.FP32);
             TensorView fp8Max = new TensorView(sb, 0, 1, n, n, DType.FP32);
             TensorView window = new TensorView(sb, (long) n * Float.BYTES, n, history, history, DType.FP32);
@@ -303,7 +312,12 @@ class Fp8QuantizeGpuTest {
                     now = image.clone();
                 }
                 HostTensors.upload(ctx, stream, now, table);
-                fp8.delayedUpdate(table, n, stride, window, step % history, recipe, fp8Max, stream);
+                if (deviceCount) {
+                    fp8.delayedUpdate(table, n, stride, window, cb.address(), recipe, fp8Max, stream);
+                    fp8.countStep(cb.address(), stream);
+                } else {
+                    fp8.delayedUpdate(table, n, stride, window, step % history, recipe, fp8Max, stream);
+                }
                 float[] got = HostTensors.download(ctx, stream, table);
                 float[] win = HostTensors.download(ctx, stream, window);
                 int next = (step + 1) % history;
@@ -324,6 +338,12 @@ class Fp8QuantizeGpuTest {
                                 "window column " + j + " back, " + where);
                     }
                 }
+            }
+            if (deviceCount) {
+                float[] words = HostTensors.download(ctx, stream, count);
+                long end = (Float.floatToRawIntBits(words[0]) & 0xFFFFFFFFL)
+                        | ((long) Float.floatToRawIntBits(words[1]) << 32);
+                assertEquals(firstCount + steps, end, "the device's step count after " + steps + " steps");
             }
         }
     }

@@ -39,13 +39,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * A training step captured as a CUDA graph ({@link Trainer#capture}) and replayed does what the same step run
- * eagerly does. Per iteration, on fresh random inputs: the parameters are saved, one eager step runs, its parameters
- * and loss partial sums are kept, the parameters are restored, the loss output is poisoned (NaN), and the graph is
- * replayed; every parameter element and every row's loss must be bit-identical to the eager step's (the same ops,
- * kernels and GEMM algorithms on the same data; nothing in the step reduces in a run-dependent order), and the step
- * must have changed the parameters. Three iterations, so the ops' device call counters advance across eager calls
- * and replays interleaved. The ranks are processes, each starting CUDA with the library's 32 hardware queues,
+ * A training step captured as a CUDA graph ({@link Trainer#capture}) and replayed does what the same step run eagerly
+ * does. Per iteration, on fresh random inputs: the parameters are saved, one eager step runs, its parameters and loss
+ * partial sums are kept, the parameters are restored, the loss output is poisoned (NaN), and the graph is replayed;
+ * every parameter element and every row's loss must be bit-identical to the eager step's (the same ops, kernels and
+ * GEMM algorithms on the same data; nothing in the step reduces in a run-dependent order), and the step must have
+ * changed the parameters. Three iterations, so the ops' device call counters advance across eager calls and replays
+ * interleaved. FP8 with current scaling runs the same way; FP8 with delayed scaling carries its amax windows and
+ * scales (and, in a graph-capturable context, its step count) on the device from step to step, so there the eager
+ * steps run on a twin stack of the same configuration and seed, in lockstep with the replays, and the two must stay
+ * bit-identical step after step. The ranks are processes, each starting CUDA with the library's 32 hardware queues,
  * which graph-capturable overlapped layers require ({@link TpContext}); with 8 such a context is refused. A context
  * whose ops signal with host sequence numbers refuses to be captured, leaves the stream out of capture and steps
  * eagerly afterwards.
@@ -84,7 +87,8 @@ class StepGraphGpuTest {
     }
 
     @ParameterizedTest(name = "{0} tp={1}")
-    @CsvSource({"te, 2", "ring, 2", "auto, 2", "none, 2", "te, 4", "auto, 4"})
+    @CsvSource({"te, 2", "ring, 2", "auto, 2", "none, 2", "te, 4", "auto, 4", "te+fp8, 2", "te+fp8current, 2",
+            "te+fp8, 4"})
     void aReplayedStepIsBitIdenticalToTheEagerStep(String overlap, int tp) throws Exception {
         Gpu.assumeGpus(2);
         int gpus = dev.ubuf.cuda.Cuda.deviceCount();
@@ -163,6 +167,21 @@ class StepGraphGpuTest {
             DataParallelGroup dp = owned.register("dp", DataParallelGroup.join(boot.subgroup(new int[]{rank}), ctx));
             Trainer trainer = owned.register("trainer", Trainer.create(stack, dp, 0.05f));
             stack.initialize(seed, s);
+            // Delayed scaling carries its amaxes and scales from step to step, so the eager steps run on a twin
+            // stack (same configuration, same seed) that advances beside the replays, not on the captured stack with
+            // its parameters restored.
+            boolean twin = LayerScenario.fp8Suffix(overlap).equals("+fp8");
+            LayerStack eagerStack = stack;
+            Trainer eagerTrainer = trainer;
+            if (twin) {
+                TpContext twinContext = TpContext.create(comm, LayerScenario.config(overlap, tp), DType.BF16, TOKENS,
+                        PlannerSettings.inMemory(), Collectives.nccl(), true);
+                eagerStack = owned.register("twin stack", LayerStack.create(twinContext,
+                        new MlpSpec(HIDDEN, FFN, Activation.SWIGLU, 2)));
+                eagerTrainer = owned.register("twin trainer", Trainer.create(eagerStack, dp, 0.05f));
+                eagerStack.initialize(seed, s);
+            }
+            List<Parameter> eagerParams = eagerStack.parameters();
             TensorView x = tensor(owned, ctx, rows, HIDDEN, DType.BF16);
             TensorView t = tensor(owned, ctx, rows, HIDDEN, DType.BF16);
             TensorView sqEager = tensor(owned, ctx, 1, rows, DType.FP32);
@@ -182,9 +201,11 @@ class StepGraphGpuTest {
                 HostTensors.upload(ctx, s, HostTensors.random(rnd, t.elements(), DType.BF16, 1f), t);
                 copyAll(params, saved, true, s);
                 tc.kernels().fillBits(sqEager, 0x7FC00000, s);
-                trainer.step(x, t, sqEager, s);
-                copyAll(params, eager, true, s);
-                copyAll(params, saved, false, s);
+                eagerTrainer.step(x, t, sqEager, s);
+                copyAll(eagerParams, eager, true, s);
+                if (!twin) {
+                    copyAll(params, saved, false, s);
+                }
                 tc.kernels().fillBits(sqGraph, 0x7FC00000, s);
                 graph.replay(s);
                 float[] lossEager = HostTensors.download(ctx, s, sqEager);

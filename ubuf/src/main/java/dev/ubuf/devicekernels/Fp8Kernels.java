@@ -148,6 +148,48 @@ public final class Fp8Kernels {
     public void delayedUpdate(TensorView table, int n, int stride, TensorView window, int current,
                               Fp8Recipe.DelayedScaling recipe, TensorView fp8Max, CudaStream stream) {
         Objects.requireNonNull(recipe, "recipe");
+        if (current < 0 || current >= recipe.historyLength()) {
+            throw new IllegalArgumentException("current column " + current + " outside the window of "
+                    + recipe.historyLength());
+        }
+        update(table, n, stride, window, current, 0L, recipe, fp8Max, stream);
+    }
+
+    /**
+     * As {@link #delayedUpdate(TensorView, int, int, TensorView, int, Fp8Recipe.DelayedScaling, TensorView,
+     * CudaStream)}, the running column read on the device: {@code *steps % historyLength}, where {@code steps} is the
+     * address of an unsigned 64-bit count of the steps ended so far (8-byte aligned, outside the table, window and
+     * maxima), which {@link #countStep} advances after the update. A step replayed from a CUDA graph cannot carry a
+     * column chosen on the host when it was captured.
+     */
+    public void delayedUpdate(TensorView table, int n, int stride, TensorView window, long steps,
+                              Fp8Recipe.DelayedScaling recipe, TensorView fp8Max, CudaStream stream) {
+        Objects.requireNonNull(recipe, "recipe");
+        checkCounter(steps);
+        for (TensorView v : new TensorView[]{table, window, fp8Max}) {
+            if (v != null && steps < v.address() + v.spanBytes() && v.address() < steps + Long.BYTES) {
+                throw new IllegalArgumentException("the step count at 0x" + Long.toHexString(steps) + " overlaps "
+                        + v);
+            }
+        }
+        update(table, n, stride, window, 0, steps, recipe, fp8Max, stream);
+    }
+
+    /** {@code *steps += 1} on {@code stream} (one thread): the count {@link #delayedUpdate} reads its column from. */
+    public void countStep(long steps, CudaStream stream) {
+        checkCounter(steps);
+        launcher.launch(Fp8KernelNames.COUNT_STEP, 1, 32, stream, steps);
+    }
+
+    private static void checkCounter(long steps) {
+        if (steps == 0 || steps % Long.BYTES != 0) {
+            throw new IllegalArgumentException("the step count needs an 8-byte aligned device address, got 0x"
+                    + Long.toHexString(steps));
+        }
+    }
+
+    private void update(TensorView table, int n, int stride, TensorView window, int current, long steps,
+                        Fp8Recipe.DelayedScaling recipe, TensorView fp8Max, CudaStream stream) {
         Objects.requireNonNull(table, "table");
         Objects.requireNonNull(window, "window");
         Objects.requireNonNull(fp8Max, "fp8Max");
@@ -174,15 +216,12 @@ public final class Fp8Kernels {
         if (fp8Max.elements() < n) {
             throw new IllegalArgumentException("fp8Max holds " + fp8Max.elements() + " floats, need " + n);
         }
-        if (current < 0 || current >= history) {
-            throw new IllegalArgumentException("current column " + current + " outside the window of " + history);
-        }
         checkDisjoint(table, window, "table", "window");
         checkDisjoint(table, fp8Max, "table", "fp8Max");
         checkDisjoint(window, fp8Max, "window", "fp8Max");
         int mostRecent = recipe.amaxCompute() == Fp8Recipe.AmaxCompute.MOST_RECENT ? 1 : 0;
         launcher.launch(Fp8KernelNames.DELAYED_UPDATE, n, BLOCK, stream, table.address(), n, stride,
-                window.address(), history, current, mostRecent, recipe.margin(), fp8Max.address());
+                window.address(), history, current, mostRecent, recipe.margin(), fp8Max.address(), steps);
     }
 
     private int grid(long elements) {

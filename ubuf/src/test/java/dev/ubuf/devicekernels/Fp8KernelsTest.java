@@ -116,9 +116,9 @@ class Fp8KernelsTest {
         TensorView fp8Max = matrix(1, 5, DType.FP32);
         kernels.delayedUpdate(table, 5, 4, window, 7, max, fp8Max, stream);
         kernels.delayedUpdate(table, 5, 4, window, 15, recent, fp8Max, stream);
-        assertEquals(List.of(table.address(), 5, 4, window.address(), 16, 7, 0, 2, fp8Max.address()),
+        assertEquals(List.of(table.address(), 5, 4, window.address(), 16, 7, 0, 2, fp8Max.address(), 0L),
                 launches.get(0).args());
-        assertEquals(List.of(table.address(), 5, 4, window.address(), 16, 15, 1, 0, fp8Max.address()),
+        assertEquals(List.of(table.address(), 5, 4, window.address(), 16, 15, 1, 0, fp8Max.address(), 0L),
                 launches.get(1).args());
         assertEquals(5, launches.get(0).grid(), "a block per slot");
         assertThrows(IllegalArgumentException.class,
@@ -142,6 +142,29 @@ class Fp8KernelsTest {
         assertEquals(2, launches.size(), "nothing launched for a refused call");
     }
 
+    @Test
+    void aGraphCapturableUpdateReadsItsColumnFromTheDevicesStepCountWhichOneThreadAdvances() {
+        var max = new Fp8Recipe.DelayedScaling(Fp8Recipe.Formats.HYBRID, 16, 2, Fp8Recipe.AmaxCompute.MAX);
+        TensorView table = matrix(1, 3 * 5 * 4, DType.FP32);
+        TensorView window = matrix(5, 16, DType.FP32);
+        TensorView fp8Max = matrix(1, 5, DType.FP32);
+        long steps = matrix(1, 2, DType.FP32).address();
+        kernels.delayedUpdate(table, 5, 4, window, steps, max, fp8Max, stream);
+        kernels.countStep(steps, stream);
+        assertEquals(List.of(table.address(), 5, 4, window.address(), 16, 0, 0, 2, fp8Max.address(), steps),
+                launches.get(0).args());
+        assertEquals(new Launch("ubuf_fp8_count_step", 1, 32, List.of(steps)), launches.get(1));
+        assertThrows(IllegalArgumentException.class,
+                () -> kernels.delayedUpdate(table, 5, 4, window, 0L, max, fp8Max, stream), "no count");
+        assertThrows(IllegalArgumentException.class,
+                () -> kernels.delayedUpdate(table, 5, 4, window, steps + 4, max, fp8Max, stream), "unaligned");
+        assertThrows(IllegalArgumentException.class,
+                () -> kernels.delayedUpdate(table, 5, 4, window, window.address() + 8, max, fp8Max, stream),
+                "the count inside the window");
+        assertThrows(IllegalArgumentException.class, () -> kernels.countStep(steps + 2, stream), "unaligned");
+        assertEquals(2, launches.size(), "nothing launched for a refused call");
+    }
+
     /** Every launch's arguments have the types the kernel declares (u64: Long, u32: Integer, f32: Float). */
     @Test
     void everyLaunchMatchesTheKernelsParameterListInTheFatbin() {
@@ -161,6 +184,11 @@ class Fp8KernelsTest {
         kernels.delayedUpdate(matrix(1, 3 * 2 * 4, DType.FP32), 2, 4, matrix(2, 8, DType.FP32), 0,
                 new Fp8Recipe.DelayedScaling(Fp8Recipe.Formats.HYBRID, 8, 0, Fp8Recipe.AmaxCompute.MAX),
                 matrix(1, 2, DType.FP32), stream);
+        long steps = matrix(1, 2, DType.FP32).address();
+        kernels.delayedUpdate(matrix(1, 3 * 2 * 4, DType.FP32), 2, 4, matrix(2, 8, DType.FP32), steps,
+                new Fp8Recipe.DelayedScaling(Fp8Recipe.Formats.HYBRID, 8, 0, Fp8Recipe.AmaxCompute.MAX),
+                matrix(1, 2, DType.FP32), stream);
+        kernels.countStep(steps, stream);
         Set<String> launched = new TreeSet<>();
         for (Launch l : launches) {
             String declared = info.getProperty("params." + l.name());

@@ -26,7 +26,10 @@ import java.util.Objects;
  *       {@link #endStep} the amaxes are reduced (max) over the TP group and one kernel turns them into the next
  *       scales on the device (amax windows kept there too), all on the caller's stream: nothing waits for the GPU,
  *       so the host can enqueue the next step while this one runs. The reduced amaxes are also copied to pinned
- *       host memory, and the host table ({@link #syncedTable}) replays them in order once their copies finished.</li>
+ *       host memory, and the host table ({@link #syncedTable}) replays them in order once their copies finished.
+ *       In a graph-capturable context the window's running column comes from a step count on the device instead of
+ *       the host, and nothing is copied back: a step replayed from a CUDA graph repeats exactly what was captured,
+ *       so only state kept on the device can advance from one replay to the next.</li>
  *   <li>Current scaling: the amax of x is measured first (max over the TP group for a shared tensor), the scale and
  *       its inverse are derived on the device, then x is quantized: nothing goes through the host.</li>
  * </ul>
@@ -35,6 +38,8 @@ final class Fp8DeviceScales implements AutoCloseable {
     private final TpContext tc;
     private final Fp8ScaleTable table;
     private final Fp8Kernels kernels;
+    /** Delayed scaling's step count on the device (a graph-capturable context), not the host's. */
+    private final boolean countOnDevice;
     private DeviceBuffer device;
     /** Delayed scaling: each slot's format maximum (n floats), then its amax window (n x history). */
     private DeviceBuffer state;
@@ -59,6 +64,7 @@ final class Fp8DeviceScales implements AutoCloseable {
         this.tc = Objects.requireNonNull(tc, "tc");
         this.table = Objects.requireNonNull(table, "table");
         this.kernels = Objects.requireNonNull(kernels, "kernels");
+        this.countOnDevice = tc.graphCapturable();
     }
 
     Fp8ScaleTable table() {
@@ -119,6 +125,8 @@ final class Fp8DeviceScales implements AutoCloseable {
         try {
             if (table.delayed()) {
                 state = ctx.allocate(stateFloats() * Float.BYTES, "fp8.amaxWindows");
+            }
+            if (table.delayed() && !countOnDevice) {
                 readBack = new CudaEvent[READ_BACK_SLOTS];
                 for (int i = 0; i < READ_BACK_SLOTS; i++) {
                     readBack[i] = ctx.createEvent(false);
@@ -126,7 +134,7 @@ final class Fp8DeviceScales implements AutoCloseable {
             }
             // The table and the state going down, and the ring of amaxes coming back, apart.
             host = ctx.allocateHost(bytes + stateFloats() * Float.BYTES
-                    + (table.delayed() ? (long) READ_BACK_SLOTS * table.size() * STRIDE * Float.BYTES : 0));
+                    + (readBack != null ? (long) READ_BACK_SLOTS * table.size() * STRIDE * Float.BYTES : 0));
             uploaded = ctx.createEvent(false);
         } catch (RuntimeException e) {
             try {
@@ -145,12 +153,23 @@ final class Fp8DeviceScales implements AutoCloseable {
         }
     }
 
-    /** Floats of the delayed-scaling state: the format maxima, then the windows; none under current scaling. */
+    /**
+     * Floats of the delayed-scaling state: the format maxima, then the windows, then (counted on the device) the
+     * 64-bit step count, 8-byte aligned; none under current scaling. The count starts at zero with the windows.
+     */
     private long stateFloats() {
         if (!(table.recipe() instanceof dev.ubuf.fp8.Fp8Recipe.DelayedScaling d)) {
             return 0;
         }
-        return (long) table.size() * (1 + d.historyLength());
+        long floats = (long) table.size() * (1 + d.historyLength());
+        return countOnDevice ? countOffsetFloats() + Long.BYTES / Float.BYTES : floats;
+    }
+
+    /** Where the device's step count starts in the state, in floats: after the windows, rounded up to 8 bytes. */
+    private long countOffsetFloats() {
+        var d = (dev.ubuf.fp8.Fp8Recipe.DelayedScaling) table.recipe();
+        long floats = (long) table.size() * (1 + d.historyLength());
+        return floats + (floats & 1);
     }
 
     /** Once, when the table is made: the scales as the host table holds them, zeroed amaxes and windows. */
@@ -254,6 +273,13 @@ final class Fp8DeviceScales implements AutoCloseable {
         long amaxOffset = 2L * n * STRIDE * Float.BYTES;
         // The padding between the amaxes is zero: the maximum over the ranks keeps it so.
         TensorView amaxes = new TensorView(device, amaxOffset, 1, (long) n * STRIDE, (long) n * STRIDE, DType.FP32);
+        if (countOnDevice) {
+            try (Tracer.Scope t = tc.span("fp8 amax reduction and scale update", SpanKind.KERNEL, stream)) {
+                tc.allReduceMaxFp32(amaxes, stream);
+                update(recipe, stream);
+            }
+            return;
+        }
         try (Tracer.Scope t = tc.span("fp8 amax reduction and scale update", SpanKind.KERNEL, stream)) {
             tc.allReduceMaxFp32(amaxes, stream);
             // A whole ring ahead of the GPU: wait for the oldest copy, enqueued READ_BACK_SLOTS steps ago.
@@ -261,12 +287,7 @@ final class Fp8DeviceScales implements AutoCloseable {
             int slot = nextReadBack;
             nextReadBack = (nextReadBack + 1) % READ_BACK_SLOTS;
             stream.copyToHost(host, readBackOffset(slot), device, amaxOffset, (long) n * STRIDE * Float.BYTES);
-            int history = recipe.historyLength();
-            TensorView whole = new TensorView(device, 0, 1, 3L * n * STRIDE, 3L * n * STRIDE, DType.FP32);
-            TensorView fp8Max = new TensorView(state, 0, 1, n, n, DType.FP32);
-            TensorView windows = new TensorView(state, (long) n * Float.BYTES, n, history, history, DType.FP32);
-            kernels.delayedUpdate(whole, n, STRIDE, windows, (int) (deviceSteps % history), recipe, fp8Max, stream);
-            deviceSteps++;
+            update(recipe, stream);
             // After the kernel: the event then also says the device tables are no longer in use (close waits on it).
             readBack[slot].record(stream);
             pending.addLast(slot);
@@ -275,10 +296,44 @@ final class Fp8DeviceScales implements AutoCloseable {
     }
 
     /**
+     * The next scales from the reduced amaxes, on the device: the window's running column is the host's count of
+     * ended steps, or, in a graph-capturable context, the device's (read by the kernel, then advanced on the GPU).
+     */
+    private void update(dev.ubuf.fp8.Fp8Recipe.DelayedScaling recipe, CudaStream stream) {
+        int n = table.size();
+        int history = recipe.historyLength();
+        TensorView whole = new TensorView(device, 0, 1, 3L * n * STRIDE, 3L * n * STRIDE, DType.FP32);
+        TensorView fp8Max = new TensorView(state, 0, 1, n, n, DType.FP32);
+        TensorView windows = new TensorView(state, (long) n * Float.BYTES, n, history, history, DType.FP32);
+        if (countOnDevice) {
+            long count = state.address() + countOffsetFloats() * Float.BYTES;
+            kernels.delayedUpdate(whole, n, STRIDE, windows, count, recipe, fp8Max, stream);
+            kernels.countStep(count, stream);
+        } else {
+            kernels.delayedUpdate(whole, n, STRIDE, windows, (int) (deviceSteps % history), recipe, fp8Max, stream);
+            deviceSteps++;
+        }
+    }
+
+    /**
+     * Makes the device tables (once) on {@code stream}, outside any step: a graph captures a step after this, so the
+     * first upload of the tables is not part of what every replay repeats.
+     */
+    void prepare(CudaStream stream) {
+        ensure(stream);
+    }
+
+    /**
      * The host table with every ended step's amaxes recorded: waits (UB_TIMEOUT's deadline) for the read-backs still
-     * in flight, so call it between steps, once the steps it should reflect were ended.
+     * in flight, so call it between steps, once the steps it should reflect were ended. Refused in a graph-capturable
+     * context under delayed scaling, whose state lives on the device only.
      */
     Fp8ScaleTable syncedTable() {
+        if (countOnDevice && table.delayed()) {
+            throw new IllegalStateException("a graph-capturable context keeps delayed scaling's amaxes and scales on"
+                    + " the device only (a replayed step leaves the host no trace of them): its host table does not"
+                    + " follow the steps");
+        }
         if (!closed) {
             take(0);
         }

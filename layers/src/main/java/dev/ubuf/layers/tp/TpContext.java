@@ -431,7 +431,8 @@ public final class TpContext implements AutoCloseable {
      * The FP8 bookkeeping of this context's layers (their scales and amax histories) as of the last
      * {@link #fp8EndStep}; empty with FP8 off. Under delayed scaling the device keeps the scales and the host table
      * replays the steps' amaxes as they come back, so this waits (UB_TIMEOUT's deadline) for the ended steps' read-backs:
-     * call it between steps.
+     * call it between steps. A graph-capturable context under delayed scaling keeps that state on the device only
+     * and refuses (a replayed step leaves the host no trace).
      */
     public java.util.Optional<Fp8ScaleTable> fp8Table() {
         if (fp8 == null) {
@@ -439,6 +440,17 @@ public final class TpContext implements AutoCloseable {
         }
         makeCurrent();
         return java.util.Optional.of(fp8.syncedTable());
+    }
+
+    /**
+     * Puts the FP8 scale tables on the device (once, queued on {@code stream}) before a step is captured as a CUDA
+     * graph, so that their first upload is not part of every replay; nothing with FP8 off.
+     */
+    public void fp8Prepare(CudaStream stream) {
+        if (fp8 != null) {
+            makeCurrent();
+            fp8.prepare(stream);
+        }
     }
 
     Fp8DeviceScales fp8Scales() {

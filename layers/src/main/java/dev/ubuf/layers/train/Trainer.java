@@ -118,9 +118,10 @@ public final class Trainer implements AutoCloseable {
      * {@link LayerStack#initialize} (every op made, every GEMM tuned: nothing is timed under capture), on a context
      * made graph-capturable ({@link TpContext#create(dev.ubuf.comm.TpCommunicator, dev.ubuf.layers.config.UbConfig,
      * DType, long, dev.ubuf.op.PlannerSettings, dev.ubuf.layers.tp.Collectives, boolean)}). Capturing runs nothing, so
-     * it is not collective; replays are, as steps are (every rank replays its own graph of the same step). Refused,
-     * before anything is captured: FP8 (delayed scaling keeps host bookkeeping of each step's amax read-back) and a
-     * traced context (its spans read host clocks).
+     * it is not collective; replays are, as steps are (every rank replays its own graph of the same step). With FP8,
+     * the scale tables are put on the device first, and delayed scaling's state advances on the device from replay
+     * to replay (the context, being graph-capturable, counts the steps there). Refused, before anything is captured:
+     * a traced context (its spans read host clocks).
      */
     public StepGraph capture(TensorView x, TensorView target, TensorView rowSquares, CudaStream stream) {
         if (closer.isClosed()) {
@@ -131,15 +132,12 @@ public final class Trainer implements AutoCloseable {
             throw new IllegalStateException("this context's ops signal with host sequence numbers, which a replay"
                     + " would repeat: make it graph-capturable (TpContext.create(..., true)) to capture steps");
         }
-        if (tc.fp8()) {
-            throw new IllegalStateException("FP8 steps are not captured as CUDA graphs yet: delayed scaling tracks"
-                    + " each step's amax read-back on the host");
-        }
         if (tc.tracer() != Tracer.NOOP) {
             throw new IllegalStateException("a traced step cannot be captured: stop tracing (TpContext.trace(NOOP))"
                     + " first");
         }
         current();
+        tc.fp8Prepare(stream);
         stream.beginCapture();
         try {
             step(x, target, rowSquares, stream);
