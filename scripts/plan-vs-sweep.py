@@ -2,7 +2,7 @@
 """The planner's own measurement against the sweep's, shape by shape (issue 26: the planner measures what the
 benchmark measures).
 
-    python3 scripts/plan-vs-sweep.py WARMUP.json COMBINED.json
+    python3 scripts/plan-vs-sweep.py WARMUP.json COMBINED.json [ROUND.json ...]
 
 WARMUP.json: the sweep's warm-up pass (sweep-calls.sh keeps it as warmup.json), in which the planner measured its
 candidates for every shape; its "auto" records carry planner_source ("measured" there) and planner_ms (each
@@ -13,7 +13,9 @@ measured it: the planner's label against a record's "ran" label (its canonical f
 Prints per shape the planner's choice, how many candidates both measured, the median and range of planner ms /
 benchmark ms, and whether the planner's choice is within 2% of the fastest of the shared candidates by the
 benchmark's times; then the totals: the share of shared candidates within 3% (issue 26's bar) and of shapes whose
-choice the benchmark confirms. Exit 0; 2 for bad input.
+choice the benchmark confirms. With two or more ROUND.json files (the sweep's ubuf rounds, sweep-r<N>.json), also
+the benchmark's own agreement, the noise floor of the 3% bar: for the same shared candidates, how many rounds timed
+within 3% of each other (slowest over fastest round), and the median of that spread. Exit 0; 2 for bad input.
 """
 import json
 import statistics
@@ -42,14 +44,20 @@ def shape_of(r):
     return tuple(r.get(f) for f in SHAPE) + (r.get("fp8"),)
 
 
-def compare(warmup, combined):
-    """[(shape, chosen, {label: (planner_ms, bench_ms)})] for every auto record the planner measured."""
+def bench_times(records):
+    """{shape: {label: ms}} of a benchmark file: candidates by their canonical label, nccl_seq as "nccl"."""
     bench = {}
-    for r in combined:
+    for r in records:
         if r.get("method") == "auto" or "ms" not in r or not all(f in r for f in SHAPE):
             continue
         label = "nccl" if r["method"] == "nccl_seq" else r.get("ran", r["method"])
         bench.setdefault(shape_of(r), {})[label] = r["ms"]
+    return bench
+
+
+def compare(warmup, combined):
+    """[(shape, chosen, {label: (planner_ms, bench_ms)})] for every auto record the planner measured."""
+    bench = bench_times(combined)
     out = []
     for r in warmup:
         if r.get("method") != "auto" or not isinstance(r.get("planner_ms"), dict):
@@ -94,12 +102,32 @@ def report(rows):
     return lines
 
 
+def rounds_agreement(rows, rounds):
+    """The benchmark against itself on the shared candidates: (within 3%, compared, median slowest/fastest)."""
+    spreads = []
+    for shape, _, shared in rows:
+        for label in shared:
+            times = [r[shape][label] for r in rounds if label in r.get(shape, {})]
+            if len(times) >= 2 and min(times) > 0:
+                spreads.append(max(times) / min(times))
+    within = sum(1 for x in spreads if x <= 1.03)
+    return within, len(spreads), statistics.median(spreads) if spreads else float("nan")
+
+
 def main(argv):
-    if len(argv) != 2:
+    if len(argv) < 2:
         print(__doc__.strip(), file=sys.stderr)
         return 2
     rows = compare(load(argv[0]), load(argv[1]))
-    print("\n".join(report(rows)))
+    lines = report(rows)
+    if len(argv) > 3:
+        within, compared, median = rounds_agreement(rows, [bench_times(load(p)) for p in argv[2:]])
+        lines.append(f"the benchmark's own {len(argv) - 2} rounds on the same candidates: within 3% of each other"
+                     f" (slowest over fastest round) on {within} of {compared}"
+                     f" ({100 * within / compared if compared else 0:.0f}%), median spread {median:.3f}")
+    elif len(argv) == 3:
+        fail("give two or more round files to compare the rounds with each other")
+    print("\n".join(lines))
     return 0
 
 

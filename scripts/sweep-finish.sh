@@ -87,9 +87,13 @@ for tp in $labels; do
   # shellcheck disable=SC2086 # one file name per word
   (cd "$dest/tp$tp" && python3 "$root/scripts/combine-rounds.py" --out "../sweep-tp$tp.json" $rounds) \
     > "$dest/tp$tp/combined-report.txt"
-  # The planner's own times of its candidates (the warm-up pass's auto records) against the rounds' times of them.
+  # The planner's own times of its candidates (the warm-up pass's auto records) against the rounds' times of them,
+  # and, with two or more ubuf rounds, the rounds against each other on the same candidates (the noise floor).
   if [ -f "$dest/tp$tp/warmup.json" ]; then
-    python3 "$root/scripts/plan-vs-sweep.py" "$dest/tp$tp/warmup.json" "$dest/sweep-tp$tp.json" \
+    ubuf_rounds=$(cd "$dest/tp$tp" && ls sweep-r*.json 2>/dev/null | sed "s|^|$dest/tp$tp/|")
+    [ "$(echo "$ubuf_rounds" | grep -c .)" -ge 2 ] || ubuf_rounds=""
+    # shellcheck disable=SC2086 # one file name per word
+    python3 "$root/scripts/plan-vs-sweep.py" "$dest/tp$tp/warmup.json" "$dest/sweep-tp$tp.json" $ubuf_rounds \
       > "$dest/tp$tp/plan-vs-sweep.txt" || echo "sweep-finish: plan-vs-sweep.py failed for tp $tp" >&2
   fi
   if [ "${SWEEP_CHART:-1}" != 0 ]; then

@@ -19,10 +19,12 @@ def rec(op, m, method, ms, **extra):
 
 
 class PlanVsSweepTest(unittest.TestCase):
-    def run_script(self, warmup, combined):
+    def run_script(self, warmup, combined, *rounds):
         with tempfile.TemporaryDirectory() as d:
             paths = []
-            for name, doc in (("warmup.json", warmup), ("combined.json", combined)):
+            docs = [("warmup.json", warmup), ("combined.json", combined)]
+            docs += [(f"r{i + 1}.json", r) for i, r in enumerate(rounds)]
+            for name, doc in docs:
                 path = os.path.join(d, name)
                 with open(path, "w") as f:
                     f.write(doc if isinstance(doc, str) else json.dumps(doc))
@@ -56,6 +58,25 @@ class PlanVsSweepTest(unittest.TestCase):
         self.assertIn("within 3%: 1 of 3", p.stdout)
         self.assertIn("fastest shared candidate: 0 of 1", p.stdout)
         print("ok: candidates matched by label, ratios, the 3% count and the choice judged")
+
+    def test_the_rounds_agreement_is_the_noise_floor_of_the_same_candidates(self):
+        warmup = {"records": [rec("rs", 4096, "auto", 1.0, ran="oneshot", planner_source="measured",
+                                  planner_ms={"nccl": 0.50, "oneshot": 0.40, "ring": 0.45})]}
+        combined = {"records": [rec("rs", 4096, "nccl_seq", 0.50), rec("rs", 4096, "oneshot", 0.40, ran="oneshot"),
+                                rec("rs", 4096, "pipeline", 0.70, ran="pipeline")]}   # pipeline: not planned
+        r1 = {"records": [rec("rs", 4096, "nccl_seq", 0.50), rec("rs", 4096, "oneshot", 0.40, ran="oneshot"),
+                          rec("rs", 4096, "pipeline", 0.70, ran="pipeline")]}
+        r2 = {"records": [rec("rs", 4096, "nccl_seq", 0.55), rec("rs", 4096, "oneshot", 0.41, ran="oneshot"),
+                          rec("rs", 4096, "pipeline", 0.90, ran="pipeline")]}
+        p = self.run_script(warmup, combined, r1, r2)
+        self.assertEqual(0, p.returncode, p.stderr)
+        # shared: nccl (0.55/0.50 = 1.10, no) and oneshot (0.41/0.40 = 1.025, yes); pipeline is not shared
+        self.assertIn("own 2 rounds on the same candidates: within 3% of each other (slowest over fastest round) on"
+                      " 1 of 2 (50%), median spread 1.062", p.stdout)
+        p = self.run_script(warmup, combined, r1)
+        self.assertEqual(2, p.returncode)
+        self.assertIn("two or more round files", p.stderr)
+        print("ok: the rounds against each other on the shared candidates")
 
     def test_bad_input_is_refused(self):
         p = self.run_script("not json", {"records": []})
