@@ -41,7 +41,10 @@ final class Fp8DeviceScales implements AutoCloseable {
     /** Delayed scaling's step count on the device (a graph-capturable context), not the host's. */
     private final boolean countOnDevice;
     private DeviceBuffer device;
-    /** Delayed scaling: each slot's format maximum (n floats), then its amax window (n x history). */
+    /**
+     * Delayed scaling: each slot's format maximum (n floats), then its amax window (n x history), then, counted on the
+     * device, the 64-bit step count ({@link #countOffsetFloats}).
+     */
     private DeviceBuffer state;
     private PinnedHostBuffer host;
     /** Steps ended on the device; the window's running column is this modulo the history length. */
