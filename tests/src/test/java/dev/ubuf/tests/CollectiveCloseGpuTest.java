@@ -102,7 +102,10 @@ class CollectiveCloseGpuTest {
         });
     }
 
-    /** Each phase's wall time on one rank, printed when the rank's body ends (also when it failed). */
+    /**
+     * Each phase's wall time on one rank, printed as the phase ends (so a slow phase shows where it is, and the
+     * runner's stall watch sees output between phases) and all together when the rank's body ends.
+     */
     private static final class PhaseClock {
         private final String who;
         private final StringBuilder laps = new StringBuilder();
@@ -114,12 +117,14 @@ class CollectiveCloseGpuTest {
 
         void lap(String phase) {
             long now = System.nanoTime();
-            laps.append(String.format(java.util.Locale.ROOT, "  %s %.1f ms", phase, (now - last) / 1e6));
+            String lap = String.format(java.util.Locale.ROOT, "  %s %.1f ms", phase, (now - last) / 1e6);
+            laps.append(lap);
             last = now;
+            System.out.println("CollectiveClose " + who + ":" + lap);
         }
 
         void print() {
-            System.out.println("CollectiveClose " + who + ":" + laps);
+            System.out.println("CollectiveClose " + who + ", every phase:" + laps);
         }
     }
 }
