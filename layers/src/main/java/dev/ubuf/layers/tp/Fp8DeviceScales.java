@@ -47,7 +47,10 @@ final class Fp8DeviceScales implements AutoCloseable {
      */
     private DeviceBuffer state;
     private PinnedHostBuffer host;
-    /** Steps ended on the device; the window's running column is this modulo the history length. */
+    /**
+     * Steps ended on the device, counted on the host; the window's running column is this modulo the history length.
+     * Unused where the device counts ({@link #countOnDevice}).
+     */
     private long deviceSteps;
     /** One event per read-back slot of {@link #host}'s ring, and the slots whose amaxes the host has not taken yet. */
     private CudaEvent[] readBack;
@@ -265,8 +268,9 @@ final class Fp8DeviceScales implements AutoCloseable {
     /**
      * Ends a step: under delayed scaling every slot's amax is reduced over the TP group, copied towards the host, and
      * turned into the next scales on the device (the amax windows are kept there), all queued on {@code stream}:
-     * nothing here waits for the GPU unless the host ran {@link #READ_BACK_SLOTS} steps ahead of it. Under current
-     * scaling nothing happens.
+     * nothing here waits for the GPU unless the host ran {@link #READ_BACK_SLOTS} steps ahead of it. Where the device
+     * counts the steps (a graph-capturable context) nothing is copied towards the host and nothing waits. Under
+     * current scaling nothing happens.
      */
     void endStep(CudaStream stream) {
         if (!(table.recipe() instanceof dev.ubuf.fp8.Fp8Recipe.DelayedScaling recipe) || device == null) {
@@ -324,6 +328,19 @@ final class Fp8DeviceScales implements AutoCloseable {
      */
     void prepare(CudaStream stream) {
         ensure(stream);
+    }
+
+    /**
+     * Zeroes every slot's amax cell on {@code stream} (padding included, which must stay zero): what initialisation's
+     * tuning pass folded in, from zero inputs but weights not yet set, is not a step's.
+     */
+    void resetAmaxes(CudaStream stream) {
+        if (device == null) {
+            return;
+        }
+        int n = table.size();
+        tc.kernels().fillBits(new TensorView(device, 2L * n * STRIDE * Float.BYTES, 1, (long) n * STRIDE,
+                (long) n * STRIDE, DType.FP32), 0, stream);
     }
 
     /**

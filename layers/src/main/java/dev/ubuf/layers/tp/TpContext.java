@@ -191,8 +191,9 @@ public final class TpContext implements AutoCloseable {
      * times each op alone, where GEMMs on several streams may tie with one stream, but in a step they contend with
      * what else runs. Set the parameters first ({@link TpLayer#initialize}) so the check multiplies real weights.
      *
-     * <p>Parameters keep their values and every gradient is zero afterwards. FP8 scales are as before: the zeros add
-     * nothing to an amax, and the weights' amaxes are the same ones the first step records (the check does not run
+     * <p>Parameters keep their values and every gradient is zero afterwards. FP8 scales are as before and the amaxes
+     * zero: the tuning pass quantizes zero inputs and whatever the weights hold then (with FP8 the parameters are set
+     * after this), so its amaxes are discarded rather than left for the first step to record (the check does not run
      * with FP8).
      */
     public void initialize(List<? extends TpLayer> layers, CudaStream stream) {
@@ -214,6 +215,9 @@ public final class TpContext implements AutoCloseable {
             }
             for (TpLayer l : layers) {
                 l.zeroGrad(stream);
+            }
+            if (fp8 != null) {
+                fp8.resetAmaxes(stream);
             }
             comm.await(stream, () -> "layer initialisation");
         } finally {
@@ -633,7 +637,9 @@ public final class TpContext implements AutoCloseable {
 
     /**
      * Frees the side stream, events, GEMM and kernels after the side stream drained, and the FP8 scale tables after
-     * their last copy (queued by {@link #fp8EndStep} on the caller's stream) finished.
+     * their last copy (queued by {@link #fp8EndStep} on the caller's stream) finished. A graph-capturable context
+     * under delayed scaling copies nothing back, so nothing of the caller's stream is tracked there: close it after
+     * the steps (and replays) have finished, as the layers' own buffers require anyway.
      */
     @Override
     public void close() {
