@@ -90,14 +90,22 @@ public final class OverlapBench {
     }
 
     /**
+     * How each of {@link #commVariants}, in their order, is timed (the timer's key), recorded (the record's field)
+     * and printed.
+     */
+    private record CommTerm(String key, String field, String label) {
+    }
+
+    private static final List<CommTerm> COMM_TERMS = List.of(new CommTerm("comm", "ce_comm_ms", "ce"),
+            new CommTerm("comm_staged", "ce_staged_comm_ms", "staged"),
+            new CommTerm("comm_staged_serial", "ce_serial_comm_ms", "serial"));
+
+    /**
      * The bulk methods that time the communication alone: a reduce-scatter has two (TE's pull-reduce kernel, and the
      * copy-engine pulls with one local sum), from tp 3 on three (the copy-engine pulls one peer at a time, as
      * {@code scatter:serial=1} pushes), and the fastest is the ideal's communication term, so the ideal stays a
      * lower bound whichever way the communication is fastest.
      */
-    /** The timer's keys of {@link #commVariants}, in their order. */
-    private static final List<String> COMM_KEYS = List.of("comm", "comm_staged", "comm_staged_serial");
-
     static List<String> commVariants(OverlapShape shape) {
         if (shape.collective() != Collective.REDUCE_SCATTER) {
             return List.of("bulk");
@@ -176,7 +184,7 @@ public final class OverlapBench {
                 OverlapOp bulk = OverlapOp.create(comm, registry.schedule(commShape(shape), v), kernels, copyEngine);
                 ops.add(bulk);
                 bulks.add(bulk);
-                c.put(COMM_KEYS.get(bulks.size() - 1), () -> bulk.forward(bulkOperands, s));
+                c.put(COMM_TERMS.get(bulks.size() - 1).key(), () -> bulk.forward(bulkOperands, s));
             }
             int firstVariant = ops.size();
             NcclCommunicator nccl = comm.nccl();
@@ -239,33 +247,25 @@ public final class OverlapBench {
     private void report(ResultsFile rf, OverlapShape shape, InterleavedTimer.Result r, Map<String, String> ran,
                         Map<String, Planner.Decision> decided, String ncclKey) {
         double gemm = r.median("gemm");
-        boolean staged = r.stats().containsKey("comm_staged");
-        double stagedMs = staged ? r.median("comm_staged") : Double.NaN;
-        boolean serial = r.stats().containsKey("comm_staged_serial");
-        double serialMs = serial ? r.median("comm_staged_serial") : Double.NaN;
-        double comm = Math.min(r.median("comm"), r.median(ncclKey));
-        if (staged) {
-            comm = Math.min(comm, stagedMs);
-        }
-        if (serial) {
-            comm = Math.min(comm, serialMs);
+        double comm = r.median(ncclKey);
+        Map<String, Object> ceTerms = new LinkedHashMap<>();
+        StringBuilder printed = new StringBuilder();
+        for (CommTerm t : COMM_TERMS) {
+            if (r.stats().containsKey(t.key())) {
+                double ms = r.median(t.key());
+                comm = Math.min(comm, ms);
+                ceTerms.put(t.field(), ms);
+                printed.append(String.format(java.util.Locale.ROOT, "%s %.4f, ", t.label(), ms));
+            }
         }
         double seq = r.median("nccl_seq");
-        System.out.printf("%s: gemm %.4f  comm %.4f (ce %.4f%s%s, %s %.4f)  nccl_seq %.4f ms%n", shape.key(), gemm,
-                comm, r.median("comm"), staged ? String.format(java.util.Locale.ROOT, ", staged %.4f", stagedMs) : "",
-                serial ? String.format(java.util.Locale.ROOT, ", serial %.4f", serialMs) : "",
+        System.out.printf("%s: gemm %.4f  comm %.4f (%s%s %.4f)  nccl_seq %.4f ms%n", shape.key(), gemm, comm, printed,
                 ncclKey, r.median(ncclKey), seq);
         Map<String, Object> base = record(shape, "nccl_seq", r.stats().get("nccl_seq"));
         base.put("gemm_ms", gemm);
         base.put("comm_ms", comm);
         base.put(ncclKey + "_ms", r.median(ncclKey));
-        base.put("ce_comm_ms", r.median("comm"));
-        if (staged) {
-            base.put("ce_staged_comm_ms", stagedMs);
-        }
-        if (serial) {
-            base.put("ce_serial_comm_ms", serialMs);
-        }
+        base.putAll(ceTerms);
         rf.add(base);
         for (var e : ran.entrySet()) {
             String v = e.getKey();

@@ -86,10 +86,7 @@ public final class BulkReduceScatter implements RsOverlapMethod {
         int rank = b.rank();
         long mc = shape.rowsPerRank();
         b.matrix(BufferRole.SCRATCH, shape.dtype(), (tp - 1) * mc, shape.n());
-        int[] streams = new int[tp - 1];
-        for (int i = 0; i < tp - 1; i++) {
-            streams[i] = serial && i > 0 ? streams[0] : b.stream(StreamRole.COMM);
-        }
+        int[] streams = PlanParts.peerStreams(b, serial);
         PlanParts.signalPeers(b, streams[0], PlanParts.readyFlag(rank));
         List<Region> sources = new ArrayList<>();
         sources.add(new Region(BufferRole.UBUF, rank, rank * mc, mc, 0, shape.n()));

@@ -4,6 +4,7 @@ import dev.ubuf.plan.BufferRole;
 import dev.ubuf.plan.PlanBuilder;
 import dev.ubuf.plan.PlanStep;
 import dev.ubuf.plan.Region;
+import dev.ubuf.plan.StreamRole;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -43,6 +44,18 @@ final class PlanParts {
 
     static int creditFlag(RsShape shape, int reader) {
         return shape.tp() + reader;
+    }
+
+    /**
+     * A COMM stream per peer, slot i for the i-th peer a rank sends to or pulls from; with {@code one} every slot is
+     * the same stream, so the transfers run one after another ({@code serial=1} of scatter and bulk).
+     */
+    static int[] peerStreams(PlanBuilder b, boolean one) {
+        int[] streams = new int[b.tp() - 1];
+        for (int i = 0; i < streams.length; i++) {
+            streams[i] = one && i > 0 ? streams[0] : b.stream(StreamRole.COMM);
+        }
+        return streams;
     }
 
     /** Declares the ready flags (readyPerCall signals from each peer) and the credit flags (one per peer). */

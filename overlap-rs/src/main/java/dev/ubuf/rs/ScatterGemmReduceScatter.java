@@ -82,10 +82,7 @@ public final class ScatterGemmReduceScatter implements RsOverlapMethod {
         PlanParts.declarePullFlags(b, sub);
         int compute = b.stream(StreamRole.COMPUTE);
         int reduce = b.stream(StreamRole.COMM);
-        int[] push = new int[tp - 1];
-        for (int i = 0; i < tp - 1; i++) {
-            push[i] = options.serialPushes() && i > 0 ? push[0] : b.stream(StreamRole.COMM);
-        }
+        int[] push = PlanParts.peerStreams(b, options.serialPushes());
         Region w = Region.rows(BufferRole.WEIGHT, rank, 0, shape.k(), n);
 
         for (int i = 0; i < tp - 1; i++) {

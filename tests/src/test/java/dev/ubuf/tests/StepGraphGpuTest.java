@@ -159,11 +159,9 @@ class StepGraphGpuTest {
         try (TpCommunicator comm = TpCommunicator.create(boot, ctx, env, null);
              CudaStream s = ctx.createStream(StreamPriority.NORMAL);
              Closer owned = new Closer("test buffers")) {
-            TpContext tc = TpContext.create(comm, LayerScenario.config(overlap, tp), DType.BF16, TOKENS,
-                    PlannerSettings.inMemory(), Collectives.nccl(), true);
+            LayerStack stack = owned.register("stack", capturableStack(comm, overlap, tp));
+            TpContext tc = stack.context();
             assertTrue(tc.graphCapturable());
-            LayerStack stack = owned.register("stack", LayerStack.create(tc,
-                    new MlpSpec(HIDDEN, FFN, Activation.SWIGLU, 2)));
             DataParallelGroup dp = owned.register("dp", DataParallelGroup.join(boot.subgroup(new int[]{rank}), ctx));
             Trainer trainer = owned.register("trainer", Trainer.create(stack, dp, 0.05f));
             stack.initialize(seed, s);
@@ -174,10 +172,7 @@ class StepGraphGpuTest {
             LayerStack eagerStack = stack;
             Trainer eagerTrainer = trainer;
             if (twin) {
-                TpContext twinContext = TpContext.create(comm, LayerScenario.config(overlap, tp), DType.BF16, TOKENS,
-                        PlannerSettings.inMemory(), Collectives.nccl(), true);
-                eagerStack = owned.register("twin stack", LayerStack.create(twinContext,
-                        new MlpSpec(HIDDEN, FFN, Activation.SWIGLU, 2)));
+                eagerStack = owned.register("twin stack", capturableStack(comm, overlap, tp));
                 eagerTrainer = owned.register("twin trainer", Trainer.create(eagerStack, dp, 0.05f));
                 eagerStack.initialize(seed, s);
             }
@@ -227,6 +222,13 @@ class StepGraphGpuTest {
             }
             s.synchronize();
         }
+    }
+
+    /** The test's two-layer stack on a graph-capturable context of {@code overlap}'s configuration. */
+    private static LayerStack capturableStack(TpCommunicator comm, String overlap, int tp) {
+        TpContext tc = TpContext.create(comm, LayerScenario.config(overlap, tp), DType.BF16, TOKENS,
+                PlannerSettings.inMemory(), Collectives.nccl(), true);
+        return LayerStack.create(tc, new MlpSpec(HIDDEN, FFN, Activation.SWIGLU, 2));
     }
 
     /** Copies every parameter's value into ({@code out}) or back from ({@code !out}) {@code copies}. */

@@ -164,17 +164,21 @@ final class Fp8DeviceScales implements AutoCloseable {
      * 64-bit step count, 8-byte aligned; none under current scaling. The count starts at zero with the windows.
      */
     private long stateFloats() {
-        if (!(table.recipe() instanceof dev.ubuf.fp8.Fp8Recipe.DelayedScaling d)) {
+        if (!table.delayed()) {
             return 0;
         }
-        long floats = (long) table.size() * (1 + d.historyLength());
-        return countOnDevice ? countOffsetFloats() + Long.BYTES / Float.BYTES : floats;
+        return countOnDevice ? countOffsetFloats() + Long.BYTES / Float.BYTES : maximaAndWindowsFloats();
+    }
+
+    /** Delayed scaling's format maxima and amax windows, in floats. */
+    private long maximaAndWindowsFloats() {
+        var d = (dev.ubuf.fp8.Fp8Recipe.DelayedScaling) table.recipe();
+        return (long) table.size() * (1 + d.historyLength());
     }
 
     /** Where the device's step count starts in the state, in floats: after the windows, rounded up to 8 bytes. */
     private long countOffsetFloats() {
-        var d = (dev.ubuf.fp8.Fp8Recipe.DelayedScaling) table.recipe();
-        long floats = (long) table.size() * (1 + d.historyLength());
+        long floats = maximaAndWindowsFloats();
         return floats + (floats & 1);
     }
 
@@ -280,15 +284,12 @@ final class Fp8DeviceScales implements AutoCloseable {
         long amaxOffset = 2L * n * STRIDE * Float.BYTES;
         // The padding between the amaxes is zero: the maximum over the ranks keeps it so.
         TensorView amaxes = new TensorView(device, amaxOffset, 1, (long) n * STRIDE, (long) n * STRIDE, DType.FP32);
-        if (countOnDevice) {
-            try (Tracer.Scope t = tc.span("fp8 amax reduction and scale update", SpanKind.KERNEL, stream)) {
-                tc.allReduceMaxFp32(amaxes, stream);
-                update(recipe, stream);
-            }
-            return;
-        }
         try (Tracer.Scope t = tc.span("fp8 amax reduction and scale update", SpanKind.KERNEL, stream)) {
             tc.allReduceMaxFp32(amaxes, stream);
+            if (countOnDevice) {
+                update(recipe, stream);
+                return;
+            }
             // A whole ring ahead of the GPU: wait for the oldest copy, enqueued READ_BACK_SLOTS steps ago.
             take(READ_BACK_SLOTS - 1);
             int slot = nextReadBack;
