@@ -33,9 +33,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class CollectiveCloseGpuTest {
     /**
      * The automatic buffer sharing (VMM handles between the threads) for every method, and in-process sharing for
-     * one: on 4 H100s on 2026-11-27 a case took about 89 s with VMM handles (a host inside a CUDA call until then)
-     * where it took 18 s before they became the default, so the pair of ring cases bisects that, and each rank prints
-     * how long each phase took.
+     * one. Each rank prints how long each phase took: on 4 H100s on 2026-11-27 a case took about 89 s, spent reading
+     * the reused buffer back one 2-byte row at a time (HostTensors now copies a contiguous view at once).
      */
     @ParameterizedTest(name = "rs {0} {1}")
     @CsvSource({"pipeline, AUTOMATIC", "oneshot, AUTOMATIC", "ring, AUTOMATIC", "ring, IN_PROCESS"})
