@@ -282,8 +282,9 @@ class Report:
                 c5_total += 1
                 if auto_over_best > 1.02:
                     # Counted all the same: the same op timed in two slots is noise, but a miss by the measure.
-                    same = (" (the same op as the fastest: noise)" if auto.get("ran") == "nccl" and best == "nccl_seq"
-                            else "")
+                    ran = auto.get("ran")
+                    same = (" (the same op as the fastest: noise)"
+                            if ran == best or (ran == "nccl" and best == "nccl_seq") else "")
                     c5.append(f"{name}: auto ({auto.get('ran')}) {auto_over_best:.3f}x the fastest, {best}{same}")
         for key, r in self.combined.items():
             if key[0] in ("ag", "rs") and not key[1].startswith("torch") and r.get("pct_of_ideal", 0) > FAULT_PCT:

@@ -26,7 +26,9 @@
 #                      keeps ubuf bench gemm --serve SERVE_ARGS and torch_gemm_serve.py TORCH_ARGS running and sends
 #                      each shape to both in turn (the one that goes first alternating), ROUNDS rounds, into
 #                      $OUT/parity/ (gemm-r<r>.json, torch-gemm-r<r>.json). Shapes: the sweep's per-rank GEMMs, or
-#                      PARITY_SHAPES (M,K,N words). Budget: ALT_BUDGET_S as for alternate.
+#                      PARITY_SHAPES (M,K,N words). Budget: ALT_BUDGET_S as for alternate. With --retune among
+#                      SERVE_ARGS and no UB_GEMM_TUNING_FILE, the retuned choices are kept in
+#                      $OUT/parity/gemm-tuning-retuned.properties (give it as UB_GEMM_TUNING_FILE to reuse them).
 #                      E.g. "parity=3 --iters 30 --heat-ms 300 -- --iters 30 --heat-ms 300"
 #   "kernels=ROUNDS [ARGS...] [-- TORCH_ARGS...]"   as one quoted word: ubuf bench kernels ARGS and
 #                      torch_kernels.py TORCH_ARGS (its PyTorch twin, one GPU) in turn, A B A B ..., ROUNDS times each,
@@ -181,6 +183,16 @@ parity() {
     else torch_args+=("$w"); fi
   done
   shapes=${PARITY_SHAPES:-$(ubuf bench gemm --from-sweep --list-shapes)} || { echo "parity: cannot list the shapes"; return 2; }
+  # A retune's choices go to a tuning file that comes back with the results (a later run reuses them through
+  # UB_GEMM_TUNING_FILE without retuning), unless the caller named one.
+  local w2
+  for w2 in "${serve_args[@]}"; do
+    if [ "$w2" = --retune ] && [ -z "${UB_GEMM_TUNING_FILE:-}" ]; then
+      mkdir -p "$OUT/parity"
+      local -x UB_GEMM_TUNING_FILE="$OUT/parity/gemm-tuning-retuned.properties"
+      echo "parity: the retuned choices go to $UB_GEMM_TUNING_FILE"
+    fi
+  done
   local budget=${ALT_BUDGET_S:-570}
   # The commands are run by a shell: quote the class path so the shell does not expand it.
   timeout --signal=TERM --kill-after=15 $((budget - SECONDS > 1 ? budget - SECONDS : 1)) \

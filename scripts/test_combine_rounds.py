@@ -124,6 +124,22 @@ class CombineRoundsTest(unittest.TestCase):
         _, report = self.run_main(self.write("sweep-r1.json", doc))
         self.assertIn("auto (nccl) 1.050x the fastest, nccl_seq (the same op as the fastest: noise)", report)
 
+    def test_auto_running_the_fastest_method_slower_than_that_method_is_a_miss_marked_as_the_same_op(self):
+        doc = copy.deepcopy(self.sweep)
+        shape = next((r["op"], r["m"], r["k"], r["n"]) for r in doc["records"] if r["method"] == "auto")
+        same = [r for r in doc["records"] if (r.get("op"), r.get("m"), r.get("k"), r.get("n")) == shape]
+        other = next(r for r in same if r["method"] not in ("auto", "nccl_seq") and "torch" not in r["method"])
+        for r in same:
+            if r["method"] == "auto":
+                r["ran"] = other["method"]
+                r["ms"] = other["ms"] * 1.05
+            elif r is not other:
+                r["ms"] = other["ms"] * 2
+        code, report = self.run_main(self.write("sweep-r1.json", doc), "--strict")
+        self.assertEqual(1, code)  # still a miss: noise or not, the criterion counts it
+        self.assertIn(f"auto ({other['method']}) 1.050x the fastest, {other['method']} (the same op as the fastest:"
+                      " noise)", report)
+
     def test_gemm_rounds_give_the_cublaslt_over_torch_ratio(self):
         def gemm_file(method, ms, torch):
             rec = dict(op="gemm", method=method, tp=1, dtype="bf16", m=1024, k=4096, n=3072, ms=ms,

@@ -160,7 +160,7 @@ class SweepCallsTest(unittest.TestCase):
         java = [c for c in self.calls("java") if "--list-shapes" not in c["args"]]
         self.assertEqual(4, len(java))  # the warm-up and three rounds
         self.assertIn("--iters 1 --warmup 0", " ".join(java[0]["args"]))
-        self.assertIn("--tp 4 --models llama3-8b,llama3-70b,qwen2.5-32b,gpt3-175b --iters 10 --warmup 3",
+        self.assertIn("--tp 4 --models llama3-8b,llama3-70b,qwen2.5-32b,gpt3-175b --iters 20 --warmup 3",
                       " ".join(java[1]["args"]))
         for c in self.calls("java") + self.calls("torchrun"):
             self.assertEqual("0,1,2,3", c["env"]["CUDA_VISIBLE_DEVICES"])
@@ -213,7 +213,7 @@ class SweepCallsTest(unittest.TestCase):
         for c in java:
             self.assertIn("--fp8 --tokens 4096,8192,16384 --no-small", " ".join(c["args"]))
             self.assertEqual("0,1", c["env"]["CUDA_VISIBLE_DEVICES"])
-        self.assertIn("--iters 10 --warmup 3", " ".join(java[1]["args"]))
+        self.assertIn("--iters 20 --warmup 3", " ".join(java[1]["args"]))
         self.assertIn("FP8 at M 4096,8192,16384 without PyTorch", text)
         code, text = self.run_calls("tp2", out, extra="fp16")
         self.assertEqual(2, code)
