@@ -13,6 +13,7 @@ Shapes (tokens T, tp, hidden h, ffn f, F = f/tp), as LayerNormMLP runs them unde
   bias_grad           [T, 2F]     dy.sum(0, dtype=float32)
   fp8_quantize        [T/tp, h]   (x * scale).to(float8_e4m3fn) (no amax: PyTorch has no fused op for it)
   fp8_quantize_transpose [T, 2F]  the same, then .t().contiguous()
+  fp8_transpose       [T, h]      q.t().contiguous() of float8_e4m3fn codes (the FP8 wgrads' other layout)
 Bytes are what the kernel must at least read and write (the same count as ubuf's). Each kernel and a device-to-device
 copy of the same bytes (copy_ of half the bytes: it reads and writes them) are captured as CUDA graphs of back-to-back
 runs and replayed round-robin (gemm_timing.py), so pct_of_copy_bw is not a ratio of two runs. To compare with ubuf,
@@ -30,7 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # gemm_timing.py
 import gemm_timing  # noqa: E402
 
 KERNELS = ["layernorm_fwd", "layernorm_bwd", "swiglu_fwd", "swiglu_bwd", "gelu_fwd", "gelu_bwd", "bias_add",
-           "bias_grad", "fp8_quantize", "fp8_quantize_transpose"]
+           "bias_grad", "fp8_quantize", "fp8_quantize_transpose", "fp8_transpose"]
 MODELS = {"8b": (4096, 14336), "70b": (8192, 28672)}
 DTYPES = {"bf16": 2, "fp16": 2, "fp32": 4}
 
@@ -97,6 +98,7 @@ def cases(models, tps, tokens, kernels, e):
                     "bias_grad": (tokens, 2 * ff, tokens * 2 * ff * e + 2 * ff * 4),
                     "fp8_quantize": (shard, h, shard * h * (e + 1)),
                     "fp8_quantize_transpose": (tokens, 2 * ff, tokens * 2 * ff * (e + 2)),
+                    "fp8_transpose": (tokens, h, 2 * tokens * h),
                 }[k])
     return out
 
@@ -153,6 +155,9 @@ def work(torch, kernel, rows, cols, dt, dev):
             q = (x * scale).to(torch.float8_e4m3fn)
             return q, q.t().contiguous()
         return quantize_transpose
+    if kernel == "fp8_transpose":
+        q = rnd(rows, cols).to(torch.float8_e4m3fn)
+        return lambda: q.t().contiguous()
     raise ValueError(kernel)
 
 

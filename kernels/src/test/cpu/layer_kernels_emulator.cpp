@@ -64,6 +64,7 @@ alignas(16) unsigned char emu_dynamic_shared[256 * 1024];
 #include "ubuf_activation.cu"
 #include "ubuf_bias.cu"
 #include "ubuf_train.cu"
+#include "ubuf_transpose.cu"
 
 namespace {
 
@@ -485,6 +486,48 @@ void sgd(const char* name, long long rows, long long cols, long long ldW, long l
     printf("end\n");
 }
 
+// The byte transpose (FP8 codes): y [cols, rows] = x^T, x and y in buffers of their own with guard bytes around
+// every view and `offset` bytes of misalignment; every byte of both comes back (x as read, y as written).
+void transposeBytes(const char* name, long long rows, long long cols, long long ldX, long long ldY, int offset,
+                    unsigned block, unsigned grid, unsigned long long seed) {
+    rngState = seed;
+    const unsigned char guard = 0xA5;
+    auto alloc = [&](long long n) { return std::vector<unsigned char>((size_t)(n + offset + 32), guard); };
+    std::vector<unsigned char> xb = alloc(rows * ldX), yb = alloc(cols * ldY);
+    auto base = [&](std::vector<unsigned char>& b) {
+        uintptr_t p = reinterpret_cast<uintptr_t>(b.data());
+        return b.data() + ((16 - (p & 15)) & 15) + offset;
+    };
+    unsigned char* x = base(xb);
+    unsigned char* y = base(yb);
+    for (long long r = 0; r < rows; ++r)
+        for (long long c = 0; c < cols; ++c) {
+            rngState = rngState * 6364136223846793005ull + 1442695040888963407ull;
+            x[r * ldX + c] = (unsigned char)(rngState >> 56);
+        }
+    launch(grid, block, [&] { ubuf::transpose_bytes(rows, cols, x, ldX, y, ldY); });
+    // Nothing outside y's rows may change: the padding of every row and the bytes around the view.
+    bool intact = true;
+    for (size_t i = 0; i < yb.size(); ++i) {
+        const long long at = (long long)(yb.data() + i - y);
+        const bool inView = at >= 0 && at < cols * ldY && at % ldY < rows;
+        if (!inView) intact = intact && yb[i] == guard;
+    }
+    if (!intact) {
+        printf("guard-violation %s\n", name);
+        ++failures;
+    }
+    printf("case %s transpose u8 %lld %lld ld_x=%lld ld_y=%lld offset=%d block=%u grid=%u\n", name, rows, cols, ldX,
+           ldY, offset, block, grid);
+    printf("array x %lld", rows * cols);
+    for (long long r = 0; r < rows; ++r)
+        for (long long c = 0; c < cols; ++c) printf(" %d", x[r * ldX + c]);
+    printf("\narray y %lld", rows * cols);
+    for (long long r = 0; r < cols; ++r)
+        for (long long c = 0; c < rows; ++c) printf(" %d", y[r * ldY + c]);
+    printf("\nend\n");
+}
+
 template <class T>
 void all(unsigned long long seed) {
     const std::string s = suffix<T>();
@@ -525,6 +568,11 @@ int main() {
     all<float>(11);
     all<__half>(12);
     all<__nv_bfloat16>(13);
+    // The vector path: two partial tiles of 64 in each direction, fewer blocks than tiles, padded rows.
+    transposeBytes("fp8_transpose_vec", 80, 144, 160, 96, 0, 256, 3, 21);
+    // The same shape misaligned by one byte, and an odd shape: the scalar path, 32-thread and 256-thread blocks.
+    transposeBytes("fp8_transpose_scalar", 80, 144, 160, 96, 1, 256, 3, 21);
+    transposeBytes("fp8_transpose_odd", 37, 53, 61, 40, 0, 64, 5, 22);
     printf("staged %d\n", stagedRuns);
     printf("failures %d\n", failures);
     return failures == 0 ? 0 : 1;

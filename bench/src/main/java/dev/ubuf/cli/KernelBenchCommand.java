@@ -44,7 +44,7 @@ final class KernelBenchCommand implements Callable<Integer> {
     /** Every kernel the benchmark times, in order. */
     static final List<String> KERNELS = List.of("layernorm_fwd", "layernorm_bwd", "swiglu_fwd", "swiglu_bwd",
             "bias_swiglu_fwd", "bias_swiglu_bwd", "gelu_fwd", "gelu_bwd", "bias_add", "bias_grad", "fp8_quantize",
-            "fp8_quantize_transpose");
+            "fp8_quantize_transpose", "fp8_transpose");
     /** Model dimensions: hidden and ffn of Llama-3 8B and 70B. */
     static final Map<String, long[]> MODELS = Map.of("8b", new long[]{4096, 14336}, "70b", new long[]{8192, 28672});
 
@@ -66,7 +66,8 @@ final class KernelBenchCommand implements Callable<Integer> {
             description = "Kernels to time, comma-separated (default: all): layernorm_fwd, layernorm_bwd, swiglu_fwd,"
                     + " swiglu_bwd, bias_swiglu_fwd, bias_swiglu_bwd (fc1's bias fused in, as the MLP runs them;"
                     + " no PyTorch twin), gelu_fwd, gelu_bwd, bias_add, bias_grad, fp8_quantize,"
-                    + " fp8_quantize_transpose.")
+                    + " fp8_quantize_transpose, fp8_transpose (the FP8 codes of a gathered [tokens, hidden] tensor"
+                    + " transposed, as the FP8 wgrads need them).")
     List<String> kernels;
     @Option(names = "--dtype", defaultValue = "bf16", paramLabel = "DTYPE",
             description = "Element type of the layer: bf16, fp16 or fp32 (default: ${DEFAULT-VALUE}).")
@@ -188,6 +189,8 @@ final class KernelBenchCommand implements Callable<Integer> {
                         case "bias_grad" -> new Case(m, tp, k, tokens, 2 * ff, tokens * 2 * ff * e + 2 * ff * 4);
                         case "fp8_quantize" -> new Case(m, tp, k, shard, h, shard * h * (e + 1));
                         case "fp8_quantize_transpose" -> new Case(m, tp, k, tokens, 2 * ff, tokens * 2 * ff * (e + 2));
+                        // one byte read and one written an element, whatever the layer's dtype
+                        case "fp8_transpose" -> new Case(m, tp, k, tokens, h, 2 * tokens * h);
                         default -> throw new IllegalStateException(k);
                     });
                 }
@@ -377,6 +380,11 @@ final class KernelBenchCommand implements Callable<Integer> {
                     }
                     TensorView yT = matrix(owned, n, r, DType.FP8_E4M3);
                     return () -> fp8.quantizeTransposed(x, scale, y, yT, amax, null, s);
+                }
+                case "fp8_transpose" -> {
+                    TensorView q = matrix(owned, r, n, DType.FP8_E4M3);
+                    TensorView qT = matrix(owned, n, r, DType.FP8_E4M3);
+                    return () -> fp8.transpose(q, qT, s);
                 }
                 default -> throw new IllegalStateException(c.kernel());
             }

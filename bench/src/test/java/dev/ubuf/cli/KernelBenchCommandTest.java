@@ -64,6 +64,9 @@ class KernelBenchCommandTest {
         assertEquals(8192L * 14336 * 2 + 14336 * 4, byName.get("bias_grad").bytes());
         assertEquals(4096L * 4096 * 3, byName.get("fp8_quantize").bytes());
         assertEquals(8192L * 14336 * 4, byName.get("fp8_quantize_transpose").bytes(), "bf16 in, y and yT out");
+        KernelBenchCommand.Case tr = byName.get("fp8_transpose");
+        assertEquals(List.of(8192L, 4096L), List.of(tr.rows(), tr.cols()), "the gathered input, as fc1's wgrad reads it");
+        assertEquals(2L * 8192 * 4096, tr.bytes(), "a byte read and a byte written an element");
         List<KernelBenchCommand.Case> tp4 = KernelBenchCommand.cases(spec, List.of("70b"), List.of(4), 8192,
                 List.of("layernorm_fwd", "swiglu_fwd"), DType.BF16);
         assertEquals(List.of(2048L, 8192L), List.of(tp4.get(0).rows(), tp4.get(0).cols()));

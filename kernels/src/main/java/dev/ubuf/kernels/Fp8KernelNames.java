@@ -17,6 +17,8 @@ public final class Fp8KernelNames {
     public static final String DELAYED_UPDATE = "ubuf_fp8_delayed_update";
     /** One more step ended on the device: the count {@link #DELAYED_UPDATE} takes its window column from. */
     public static final String COUNT_STEP = "ubuf_fp8_count_step";
+    /** The transpose of FP8 codes of either format, as bytes (ubuf_transpose.cu). */
+    public static final String TRANSPOSE = "ubuf_fp8_transpose";
 
     private Fp8KernelNames() {
     }
@@ -55,6 +57,7 @@ public final class Fp8KernelNames {
         names.add(SCALE_FROM_AMAX);
         names.add(DELAYED_UPDATE);
         names.add(COUNT_STEP);
+        names.add(TRANSPOSE);
         names.sort(null);
         return List.copyOf(names);
     }

@@ -158,6 +158,41 @@ class Fp8QuantizeGpuTest {
         }
     }
 
+    /**
+     * The code transpose, byte for byte (every code value, NaNs and both zeros included): the 64 x 64 vector tiles
+     * (rows and cols multiples of 16, rows 16-byte aligned), whole and partial, and the byte-by-byte tiles (an odd
+     * shape, a misaligned ld); x read through an ld wider than its columns, and nothing written beside yT's rows.
+     */
+    @ParameterizedTest(name = "{0}, {1}x{2}, ld {3} -> ld {4}")
+    @CsvSource({"FP8_E4M3, 8192, 4096, 4096, 8192", "FP8_E5M2, 2000, 1008, 1024, 2016", "FP8_E4M3, 80, 144, 160, 96",
+            "FP8_E5M2, 37, 53, 61, 40", "FP8_E4M3, 64, 64, 72, 64", "FP8_E4M3, 1, 4104, 4104, 1"})
+    void theCodeTransposeMovesEveryByte(DType t, int rows, int cols, int ldX, int ldY) {
+        SplittableRandom rnd = new SplittableRandom();
+        int[] codes = new int[rows * ldX];
+        for (int i = 0; i < codes.length; i++) {
+            codes[i] = rnd.nextInt(256);
+        }
+        try (DeviceBuffer dx = ctx.allocate(codes.length);
+             DeviceBuffer dy = ctx.allocate((long) cols * ldY)) {
+            HostTensors.uploadCodes(ctx, stream, codes, TensorView.of(dx, rows, ldX, t));
+            TensorView whole = TensorView.of(dy, cols, ldY, t);
+            kernels.fillBits(whole, 0xA5, stream);
+            fp8.transpose(new TensorView(dx, 0, rows, cols, ldX, t), new TensorView(dy, 0, cols, rows, ldY, t),
+                    stream);
+            int[] y = HostTensors.downloadCodes(ctx, stream, whole);
+            for (int c = 0; c < cols; c++) {
+                for (int j = 0; j < ldY; j++) {
+                    int expected = j < rows ? codes[j * ldX + c] : 0xA5;
+                    int got = y[c * ldY + j];
+                    if (got != expected) {
+                        throw new AssertionError("yT (" + c + ", " + j + "): expected " + expected + ", got " + got
+                                + (j < rows ? "" : " (past the view's row: must stay untouched)"));
+                    }
+                }
+            }
+        }
+    }
+
     @ParameterizedTest(name = "{0} -> {1}")
     @CsvSource({"FP8_E4M3, BF16", "FP8_E4M3, FP32", "FP8_E5M2, FP16", "FP8_E5M2, FP32"})
     void dequantizeTurnsEveryCodeIntoItsValueTimesTheInverseScale(DType in, DType out) {

@@ -71,6 +71,31 @@ final class HostTensors {
         }
     }
 
+    /** Raw 1-byte codes of a view, row by row (ld skipped), byte for byte. */
+    static int[] downloadCodes(CudaContext ctx, CudaStream s, TensorView src) {
+        if (src.dtype().bytes() != 1) {
+            throw new IllegalArgumentException("codes come from a 1-byte view, got " + src);
+        }
+        int[] out = new int[Math.toIntExact(src.rows() * src.cols())];
+        ctx.makeCurrent();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment seg = arena.allocate(out.length, 16);
+            if (src.isContiguous()) {
+                s.copy(seg.address(), src.memory().address() + src.byteOffset(), out.length);
+            } else {
+                for (long r = 0; r < src.rows(); r++) {
+                    s.copy(seg.address() + r * src.cols(), src.memory().address() + src.byteOffset() + r * src.ld(),
+                            src.cols());
+                }
+            }
+            s.synchronize();
+            for (int i = 0; i < out.length; i++) {
+                out[i] = seg.get(ValueLayout.JAVA_BYTE, i) & 0xff;
+            }
+        }
+        return out;
+    }
+
     static float[] download(CudaContext ctx, CudaStream s, TensorView src) {
         int e = src.dtype().bytes();
         long rowBytes = src.cols() * e;

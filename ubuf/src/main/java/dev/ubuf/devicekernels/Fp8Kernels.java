@@ -93,6 +93,24 @@ public final class Fp8Kernels {
                 yT.address(), yT.ld(), address(amax), address(scaleInv));
     }
 
+    /**
+     * {@code yT = x^T} for FP8 codes, byte for byte: the other layout of a tensor already quantized (e.g. gathered from
+     * quantized shards), for a GEMM that reads it the other way round. No scale is involved, so it is exact.
+     *
+     * @param x  FP8_E4M3 or FP8_E5M2
+     * @param yT [x.cols, x.rows], x's type; must not overlap x
+     */
+    public void transpose(TensorView x, TensorView yT, CudaStream stream) {
+        fp8(x, "x");
+        Objects.requireNonNull(yT, "yT");
+        yT.requireDType(x.dtype(), "yT");
+        yT.requireShape(x.cols(), x.rows(), "yT (the transpose)");
+        checkDisjoint(x, yT, "x", "yT");
+        long tiles = ceilDiv(x.rows(), TILE) * ceilDiv(x.cols(), TILE);
+        launcher.launch(Fp8KernelNames.TRANSPOSE, (int) Math.min(tiles, maxBlocks), BLOCK, stream, x.rows(), x.cols(),
+                x.address(), x.ld(), yT.address(), yT.ld());
+    }
+
     /** {@code y = round(decode(x) * scaleInv)} into fp32, fp16 or bf16 (for tests and debugging). */
     public void dequantize(TensorView x, TensorView scaleInv, TensorView y, CudaStream stream) {
         String f = fp8(x, "x");

@@ -99,6 +99,22 @@ class Fp8KernelsTest {
     }
 
     @Test
+    void theCodeTransposeRunsATileOf32x32PerBlockUpToEightBlocksAnSm() {
+        TensorView wide = matrix(100, 80, DType.FP8_E5M2);
+        TensorView x = wide.cols(0, 70);
+        TensorView yT = matrix(70, 100, DType.FP8_E5M2);
+        kernels.transpose(x, yT, stream);
+        Launch l = launches.getFirst();
+        assertEquals("ubuf_fp8_transpose", l.name());
+        assertEquals(4 * 3, l.grid(), "ceil(100/32) x ceil(70/32) tiles");
+        assertEquals(256, l.block());
+        assertEquals(List.of(100L, 70L, x.address(), 80L, yT.address(), 100L), l.args());
+        launches.clear();
+        kernels.transpose(matrix(8192, 4096, DType.FP8_E4M3), matrix(4096, 8192, DType.FP8_E4M3), stream);
+        assertEquals(8 * SMS, launches.getFirst().grid(), "more tiles than 8 blocks an SM: a grid-stride loop");
+    }
+
+    @Test
     void currentScalingOnTheDevicePassesTheFormatsLargestValue() {
         TensorView amax = scalar();
         TensorView scale = scalar();
@@ -189,6 +205,7 @@ class Fp8KernelsTest {
                 new Fp8Recipe.DelayedScaling(Fp8Recipe.Formats.HYBRID, 8, 0, Fp8Recipe.AmaxCompute.MAX),
                 matrix(1, 2, DType.FP32), stream);
         kernels.countStep(steps, stream);
+        kernels.transpose(matrix(48, 64, DType.FP8_E4M3), matrix(64, 48, DType.FP8_E4M3), stream);
         Set<String> launched = new TreeSet<>();
         for (Launch l : launches) {
             String declared = info.getProperty("params." + l.name());
@@ -228,5 +245,10 @@ class Fp8KernelsTest {
                 DType.BF16), s, new TensorView(bytes.memory(), 0, 16, 16, 64, DType.FP8_E4M3), null, null, stream));
         assertRejected("amax", () -> kernels.amax(x, matrix(2, 1, DType.FP32), stream));
         assertRejected("x must be fp8e4m3 or fp8e5m2", () -> kernels.dequantize(x, s, x, stream));
+        assertRejected("x must be fp8e4m3 or fp8e5m2", () -> kernels.transpose(x, matrix(32, 16, DType.BF16), stream));
+        assertRejected("yT (the transpose)", () -> kernels.transpose(y, matrix(16, 32, DType.FP8_E4M3), stream));
+        assertRejected("yT", () -> kernels.transpose(y, matrix(32, 16, DType.FP8_E5M2), stream));
+        assertRejected("x and yT overlap", () -> kernels.transpose(new TensorView(bytes.memory(), 0, 16, 16, 64,
+                DType.FP8_E4M3), new TensorView(bytes.memory(), 32, 16, 16, 64, DType.FP8_E4M3), stream));
     }
 }

@@ -168,7 +168,6 @@ public final class ColumnParallelLinear implements TpLayer {
         final TensorView dyq;       // [M, N/tp]
         final TensorView dyqT;      // [N/tp, M] (a call of m tokens uses it as [N/tp, m])
         final TensorView xFullT;    // [K, M]
-        final TensorView scratch;   // fp32 [M, K]: the transpose's dequantized copy
 
         Fp8(TpContext tc, Buffers b, String name, long maxM, long in, long out) {
             Fp8DeviceScales scales = tc.fp8Scales();
@@ -183,7 +182,6 @@ public final class ColumnParallelLinear implements TpLayer {
             dyq = b.matrix(maxM, out, g, "dy.fp8");
             dyqT = b.matrix(out, maxM, g, "dy.fp8.T");
             xFullT = b.matrix(in, maxM, f, "gathered.fp8.T");
-            scratch = b.matrix(maxM, in, DType.FP32, "fp8.transpose.scratch");
         }
 
         Fp8Operands forward() {
@@ -370,8 +368,7 @@ public final class ColumnParallelLinear implements TpLayer {
             tc.call(wg, back, OperandBindings.outputOnly(dxm), tc.fork(s));
         }
         TensorView xFull = fpropOp(m).userBuffer();
-        Operand xo = inputQ.withTransposed(inputQ.stored(xFull), fp8 == null ? null : fp8.scratch.rows(0, m),
-                fp8 == null ? null : dense(fp8.xFullT, in, m), s);
+        Operand xo = inputQ.withTransposed(inputQ.stored(xFull), fp8 == null ? null : dense(fp8.xFullT, in, m), s);
         tc.multiply(wg, dyo, true, xo, false, weight.grad(), 1f, bulkRs ? tc.choice(wg).gemmSmMargin() : 0, s);
         if (bias != null && !biasInConsumer) {
             try (Tracer.Scope t = tc.span(layer.teName() + " bias grad", SpanKind.KERNEL, s)) {

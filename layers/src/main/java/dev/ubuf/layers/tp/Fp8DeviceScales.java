@@ -254,18 +254,14 @@ final class Fp8DeviceScales implements AutoCloseable {
     }
 
     /**
-     * {@code qT = q^T} of an FP8 tensor quantized with slot {@code s}'s current scale, through {@code scratch} (fp32,
-     * q's shape): dequantize, then quantize transposed with the same scale. Exact: a dequantized value is the FP8 value
-     * times the inverse scale within fp32 rounding (2^-24 relative), and multiplying back by the scale lands within
-     * 2^-23 of the FP8 value, far inside half its spacing (2^-4 relative for E4M3, 2^-3 for E5M2; subnormals alike),
-     * so it rounds to itself. Used where the backward GEMM needs the other layout of a gathered FP8 tensor (cuBLASLt
+     * {@code qT = q^T} of an FP8 tensor of slot {@code s} (its codes, byte for byte: exact, and one byte read and one
+     * written an element). Used where the backward GEMM needs the other layout of a gathered FP8 tensor (cuBLASLt
      * runs FP8 only as A[m, k] B[n, k]^T).
      */
-    void transpose(Fp8ScaleTable.Slot s, TensorView q, TensorView scratch, TensorView qT, CudaStream stream) {
+    void transpose(Fp8ScaleTable.Slot s, TensorView q, TensorView qT, CudaStream stream) {
         ensure(stream);
         try (Tracer.Scope t = tc.span("fp8 transpose " + s.describe(), SpanKind.KERNEL, stream)) {
-            kernels.dequantize(q, scaleInverse(s), scratch, stream);
-            kernels.quantizeTransposed(scratch, scale(s), null, qT, null, null, stream);
+            kernels.transpose(q, qT, stream);
         }
     }
 

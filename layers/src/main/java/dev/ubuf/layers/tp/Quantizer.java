@@ -25,10 +25,10 @@ sealed interface Quantizer permits Quantizer.None, Quantizer.Fp8 {
     Operand stored(TensorView q);
 
     /**
-     * {@code o} with its transposed copy for a GEMM that reads the other layout: FP8 writes it into {@code qT} through
-     * {@code scratch} (fp32, o's shape); a plain operand is read transposed by the GEMM itself and comes back as is.
+     * {@code o} with its transposed copy for a GEMM that reads the other layout: FP8 writes it into {@code qT} (its
+     * codes, byte for byte); a plain operand is read transposed by the GEMM itself and comes back as is.
      */
-    Operand withTransposed(Operand o, TensorView scratch, TensorView qT, CudaStream s);
+    Operand withTransposed(Operand o, TensorView qT, CudaStream s);
 
     /** How these tensors are stored in a layer of dtype {@code wide}. */
     DType dtype(DType wide);
@@ -46,7 +46,7 @@ sealed interface Quantizer permits Quantizer.None, Quantizer.Fp8 {
         }
 
         @Override
-        public Operand withTransposed(Operand o, TensorView scratch, TensorView qT, CudaStream s) {
+        public Operand withTransposed(Operand o, TensorView qT, CudaStream s) {
             return o;
         }
 
@@ -76,11 +76,11 @@ sealed interface Quantizer permits Quantizer.None, Quantizer.Fp8 {
 
         /** Exact: see {@link Fp8DeviceScales#transpose}. */
         @Override
-        public Operand withTransposed(Operand o, TensorView scratch, TensorView qT, CudaStream s) {
+        public Operand withTransposed(Operand o, TensorView qT, CudaStream s) {
             if (!(o instanceof Operand.Fp8 q)) {
                 throw new IllegalArgumentException(slot.describe() + ": not an FP8 operand: " + o);
             }
-            scales.transpose(slot, q.data(), scratch, qT, s);
+            scales.transpose(slot, q.data(), qT, s);
             return new Operand.Fp8(q.data(), qT, q.scaleInverse());
         }
 

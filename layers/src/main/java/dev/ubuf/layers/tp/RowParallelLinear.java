@@ -136,7 +136,6 @@ public final class RowParallelLinear implements TpLayer {
         final TensorView wq;        // [N, K/tp]
         final TensorView wqT;       // [K/tp, N]
         final TensorView dyFullT;   // [N, M]
-        final TensorView scratch;   // fp32 [M, N]: the transpose's dequantized copy
         final TensorView biasPartial; // fp32 [1, N]: this rank's column sums of dY, before the sum over ranks
 
         Fp8(TpContext tc, Buffers b, String name, long maxM, long in, long out, boolean bias) {
@@ -153,7 +152,6 @@ public final class RowParallelLinear implements TpLayer {
             wq = b.matrix(out, in, w, "weight.fp8");
             wqT = b.matrix(in, out, w, "weight.fp8.T");
             dyFullT = b.matrix(out, maxM, g, "dy.gathered.fp8.T");
-            scratch = b.matrix(maxM, out, DType.FP32, "fp8.transpose.scratch");
             biasPartial = bias ? b.matrix(1, out, DType.FP32, "bias.grad.partial") : null;
         }
     }
@@ -271,7 +269,6 @@ public final class RowParallelLinear implements TpLayer {
         tc.call(gemm(GemmName.Pass.DGRAD), op, Operand.bind(dyo, inUserBuffer, savedWeight, false, dxm, null), s);
         // The op's buffer holds the gathered dY (dY_q) until its next call; with FP8 the wgrad reads it [N, tokens].
         Operand dyFull = gradQ.withTransposed(gradQ.stored(op.userBuffer()),
-                fp8 == null ? null : fp8.scratch.rows(0, m),
                 fp8 == null ? null : ColumnParallelLinear.dense(fp8.dyFullT, out, m), s);
         tc.multiply(gemm(GemmName.Pass.WGRAD), dyFull, true, savedInput, false, weight.grad(), 1f, 0, s);
         if (bias != null) {

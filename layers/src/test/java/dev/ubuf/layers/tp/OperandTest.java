@@ -94,7 +94,7 @@ class OperandTest {
         IllegalArgumentException mixed = assertThrows(IllegalArgumentException.class,
                 () -> Operand.bind(oneLayout, false, plainW, true, out, null));
         assertTrue(mixed.getMessage().contains("all FP8 or none"), mixed.getMessage());
-        assertSame(plainW, Quantizer.NONE.withTransposed(plainW, null, null, null),
+        assertSame(plainW, Quantizer.NONE.withTransposed(plainW, null, null),
                 "a plain operand is read transposed by the GEMM itself");
         assertEquals(DType.BF16, Quantizer.NONE.dtype(DType.BF16));
     }
