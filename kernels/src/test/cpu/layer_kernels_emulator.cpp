@@ -570,7 +570,7 @@ int main() {
     all<__nv_bfloat16>(13);
     // The vector path: two partial tiles of 64 in each direction, fewer blocks than tiles, padded rows.
     transposeBytes("fp8_transpose_vec", 80, 144, 160, 96, 0, 256, 3, 21);
-    // The same shape misaligned by one byte, and an odd shape: the scalar path, 32-thread and 256-thread blocks.
+    // The same shape misaligned by one byte, and an odd shape: the scalar path, 256-thread and 64-thread blocks.
     transposeBytes("fp8_transpose_scalar", 80, 144, 160, 96, 1, 256, 3, 21);
     transposeBytes("fp8_transpose_odd", 37, 53, 61, 40, 0, 64, 5, 22);
     printf("staged %d\n", stagedRuns);

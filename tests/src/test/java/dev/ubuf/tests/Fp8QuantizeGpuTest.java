@@ -161,33 +161,45 @@ class Fp8QuantizeGpuTest {
     /**
      * The code transpose, byte for byte (every code value, NaNs and both zeros included): the 64 x 64 vector tiles
      * (rows and cols multiples of 16, rows 16-byte aligned), whole and partial, and the byte-by-byte tiles (an odd
-     * shape, a misaligned ld); x read through an ld wider than its columns, and nothing written beside yT's rows.
+     * shape, a misaligned ld, a misaligned base, more tiles than blocks); x read through an ld wider than its columns.
+     * yT sits {@code yOffset} bytes into a buffer with 64 guard bytes before and after it: nothing is written beside
+     * its rows nor outside it, and x is left as it was.
      */
-    @ParameterizedTest(name = "{0}, {1}x{2}, ld {3} -> ld {4}")
-    @CsvSource({"FP8_E4M3, 8192, 4096, 4096, 8192", "FP8_E5M2, 2000, 1008, 1024, 2016", "FP8_E4M3, 80, 144, 160, 96",
-            "FP8_E5M2, 37, 53, 61, 40", "FP8_E4M3, 64, 64, 72, 64", "FP8_E4M3, 1, 4104, 4104, 1"})
-    void theCodeTransposeMovesEveryByte(DType t, int rows, int cols, int ldX, int ldY) {
+    @ParameterizedTest(name = "{0}, {1}x{2}, ld {3} -> ld {4}, yT at +{5}")
+    @CsvSource({"FP8_E4M3, 8192, 4096, 4096, 8192, 64", "FP8_E5M2, 2000, 1008, 1024, 2016, 64",
+            "FP8_E4M3, 80, 144, 160, 96, 64", "FP8_E5M2, 37, 53, 61, 40, 64", "FP8_E4M3, 64, 64, 72, 64, 64",
+            "FP8_E4M3, 1, 4104, 4104, 1, 64", "FP8_E4M3, 4095, 4096, 4096, 4096, 64", "FP8_E5M2, 256, 512, 512, 256, 65"})
+    void theCodeTransposeMovesEveryByte(DType t, int rows, int cols, int ldX, int ldY, int yOffset) {
         SplittableRandom rnd = new SplittableRandom();
         int[] codes = new int[rows * ldX];
         for (int i = 0; i < codes.length; i++) {
             codes[i] = rnd.nextInt(256);
         }
+        long ySpan = (long) cols * ldY;
+        int guard = 64;
         try (DeviceBuffer dx = ctx.allocate(codes.length);
-             DeviceBuffer dy = ctx.allocate((long) cols * ldY)) {
-            HostTensors.uploadCodes(ctx, stream, codes, TensorView.of(dx, rows, ldX, t));
-            TensorView whole = TensorView.of(dy, cols, ldY, t);
+             DeviceBuffer dy = ctx.allocate(yOffset + ySpan + guard)) {
+            TensorView xAll = TensorView.of(dx, rows, ldX, t);
+            HostTensors.uploadCodes(ctx, stream, codes, xAll);
+            TensorView whole = TensorView.of(dy, 1, yOffset + ySpan + guard, t);
             kernels.fillBits(whole, 0xA5, stream);
-            fp8.transpose(new TensorView(dx, 0, rows, cols, ldX, t), new TensorView(dy, 0, cols, rows, ldY, t),
+            fp8.transpose(new TensorView(dx, 0, rows, cols, ldX, t), new TensorView(dy, yOffset, cols, rows, ldY, t),
                     stream);
             int[] y = HostTensors.downloadCodes(ctx, stream, whole);
-            for (int c = 0; c < cols; c++) {
-                for (int j = 0; j < ldY; j++) {
-                    int expected = j < rows ? codes[j * ldX + c] : 0xA5;
-                    int got = y[c * ldY + j];
-                    if (got != expected) {
-                        throw new AssertionError("yT (" + c + ", " + j + "): expected " + expected + ", got " + got
-                                + (j < rows ? "" : " (past the view's row: must stay untouched)"));
-                    }
+            for (int i = 0; i < y.length; i++) {
+                long at = i - (long) yOffset;
+                boolean inView = at >= 0 && at < ySpan && at % ldY < rows;
+                int expected = inView ? codes[(int) (at % ldY) * ldX + (int) (at / ldY)] : 0xA5;
+                if (y[i] != expected) {
+                    throw new AssertionError(inView
+                            ? "yT (" + at / ldY + ", " + at % ldY + "): expected " + expected + ", got " + y[i]
+                            : "byte " + i + " of the buffer, outside yT's rows, was written: " + y[i]);
+                }
+            }
+            int[] after = HostTensors.downloadCodes(ctx, stream, xAll);
+            for (int i = 0; i < codes.length; i++) {
+                if (after[i] != codes[i]) {
+                    throw new AssertionError("x changed at byte " + i + ": " + codes[i] + " -> " + after[i]);
                 }
             }
         }

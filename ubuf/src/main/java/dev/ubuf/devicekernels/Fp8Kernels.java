@@ -106,7 +106,12 @@ public final class Fp8Kernels {
         yT.requireDType(x.dtype(), "yT");
         yT.requireShape(x.cols(), x.rows(), "yT (the transpose)");
         checkDisjoint(x, yT, "x", "yT");
-        long tiles = ceilDiv(x.rows(), TILE) * ceilDiv(x.cols(), TILE);
+        // The kernel's own choice of tile: 64 x 64 where every row of both is 16-byte aligned and the shape is
+        // whole 16-byte words, else 32 x 32.
+        boolean vector = x.rows() % 16 == 0 && x.cols() % 16 == 0 && x.address() % 16 == 0 && x.ld() % 16 == 0
+                && yT.address() % 16 == 0 && yT.ld() % 16 == 0;
+        int tile = vector ? 2 * TILE : TILE;
+        long tiles = ceilDiv(x.rows(), tile) * ceilDiv(x.cols(), tile);
         launcher.launch(Fp8KernelNames.TRANSPOSE, (int) Math.min(tiles, maxBlocks), BLOCK, stream, x.rows(), x.cols(),
                 x.address(), x.ld(), yT.address(), yT.ld());
     }

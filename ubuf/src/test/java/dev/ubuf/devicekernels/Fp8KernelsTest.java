@@ -99,16 +99,19 @@ class Fp8KernelsTest {
     }
 
     @Test
-    void theCodeTransposeRunsATileOf32x32PerBlockUpToEightBlocksAnSm() {
+    void theCodeTransposeRunsATileAPerBlockUpToEightBlocksAnSm() {
         TensorView wide = matrix(100, 80, DType.FP8_E5M2);
         TensorView x = wide.cols(0, 70);
         TensorView yT = matrix(70, 100, DType.FP8_E5M2);
         kernels.transpose(x, yT, stream);
         Launch l = launches.getFirst();
         assertEquals("ubuf_fp8_transpose", l.name());
-        assertEquals(4 * 3, l.grid(), "ceil(100/32) x ceil(70/32) tiles");
+        assertEquals(4 * 3, l.grid(), "ceil(100/32) x ceil(70/32) byte tiles: 70 columns are not whole 16-byte words");
         assertEquals(256, l.block());
         assertEquals(List.of(100L, 70L, x.address(), 80L, yT.address(), 100L), l.args());
+        launches.clear();
+        kernels.transpose(matrix(2048, 1024, DType.FP8_E4M3), matrix(1024, 2048, DType.FP8_E4M3), stream);
+        assertEquals(32 * 16, launches.getFirst().grid(), "2048/64 x 1024/64 vector tiles");
         launches.clear();
         kernels.transpose(matrix(8192, 4096, DType.FP8_E4M3), matrix(4096, 8192, DType.FP8_E4M3), stream);
         assertEquals(8 * SMS, launches.getFirst().grid(), "more tiles than 8 blocks an SM: a grid-stride loop");
