@@ -34,23 +34,14 @@ final class HostTensors {
      * made 8 million 2-byte calls of a 16 MiB buffer (CollectiveCloseGpuTest's 89 s cases, 2026-11-27).
      */
     static void upload(CudaContext ctx, CudaStream s, float[] rowMajor, TensorView dst) {
-        int e = dst.dtype().bytes();
-        long rowBytes = dst.cols() * e;
+        long rowBytes = dst.cols() * dst.dtype().bytes();
         ctx.makeCurrent();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment seg = arena.allocate(rowBytes * dst.rows(), 16);
             for (long i = 0; i < dst.rows() * dst.cols(); i++) {
                 put(seg, i, dst.dtype(), rowMajor[(int) i]);
             }
-            if (dst.isContiguous()) {
-                s.copy(dst.memory().address() + dst.byteOffset(), seg.address(), rowBytes * dst.rows());
-            } else {
-                for (long r = 0; r < dst.rows(); r++) {
-                    s.copy(dst.memory().address() + dst.byteOffset() + r * dst.ld() * e,
-                            seg.address() + r * rowBytes, rowBytes);
-                }
-            }
-            s.synchronize();
+            toDevice(s, seg, dst);
         }
     }
 
@@ -66,8 +57,7 @@ final class HostTensors {
             for (int i = 0; i < codes.length; i++) {
                 seg.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) codes[i]);
             }
-            s.copy(dst.memory().address() + dst.byteOffset(), seg.address(), codes.length);
-            s.synchronize();
+            toDevice(s, seg, dst);
         }
     }
 
@@ -80,15 +70,7 @@ final class HostTensors {
         ctx.makeCurrent();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment seg = arena.allocate(out.length, 16);
-            if (src.isContiguous()) {
-                s.copy(seg.address(), src.memory().address() + src.byteOffset(), out.length);
-            } else {
-                for (long r = 0; r < src.rows(); r++) {
-                    s.copy(seg.address() + r * src.cols(), src.memory().address() + src.byteOffset() + r * src.ld(),
-                            src.cols());
-                }
-            }
-            s.synchronize();
+            toHost(s, src, seg);
             for (int i = 0; i < out.length; i++) {
                 out[i] = seg.get(ValueLayout.JAVA_BYTE, i) & 0xff;
             }
@@ -97,26 +79,45 @@ final class HostTensors {
     }
 
     static float[] download(CudaContext ctx, CudaStream s, TensorView src) {
-        int e = src.dtype().bytes();
-        long rowBytes = src.cols() * e;
+        long rowBytes = src.cols() * src.dtype().bytes();
         float[] out = new float[Math.toIntExact(src.rows() * src.cols())];
         ctx.makeCurrent();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment seg = arena.allocate(rowBytes * src.rows(), 16);
-            if (src.isContiguous()) {
-                s.copy(seg.address(), src.memory().address() + src.byteOffset(), rowBytes * src.rows());
-            } else {
-                for (long r = 0; r < src.rows(); r++) {
-                    s.copy(seg.address() + r * rowBytes,
-                            src.memory().address() + src.byteOffset() + r * src.ld() * e, rowBytes);
-                }
-            }
-            s.synchronize();
+            toHost(s, src, seg);
             for (int i = 0; i < out.length; i++) {
                 out[i] = get(seg, i, src.dtype());
             }
         }
         return out;
+    }
+
+    /** The packed rows of {@code host} into {@code dst} (one copy when dst is contiguous), then waits for them. */
+    private static void toDevice(CudaStream s, MemorySegment host, TensorView dst) {
+        long rowBytes = dst.cols() * dst.dtype().bytes();
+        long base = dst.memory().address() + dst.byteOffset();
+        if (dst.isContiguous()) {
+            s.copy(base, host.address(), rowBytes * dst.rows());
+        } else {
+            for (long r = 0; r < dst.rows(); r++) {
+                s.copy(base + r * dst.ld() * dst.dtype().bytes(), host.address() + r * rowBytes, rowBytes);
+            }
+        }
+        s.synchronize();
+    }
+
+    /** {@code src}'s rows packed into {@code host} (one copy when src is contiguous), waited for. */
+    private static void toHost(CudaStream s, TensorView src, MemorySegment host) {
+        long rowBytes = src.cols() * src.dtype().bytes();
+        long base = src.memory().address() + src.byteOffset();
+        if (src.isContiguous()) {
+            s.copy(host.address(), base, rowBytes * src.rows());
+        } else {
+            for (long r = 0; r < src.rows(); r++) {
+                s.copy(host.address() + r * rowBytes, base + r * src.ld() * src.dtype().bytes(), rowBytes);
+            }
+        }
+        s.synchronize();
     }
 
     static void put(MemorySegment seg, long i, DType t, float v) {

@@ -87,8 +87,7 @@ public final class Fp8Kernels {
         }
         checkScalars(scale, amax, scaleInv);
         checkDisjoint(x, yT, "x", "yT");
-        long tiles = ceilDiv(x.rows(), TILE) * ceilDiv(x.cols(), TILE);
-        launcher.launch(Fp8KernelNames.quantizeTranspose(t, f), (int) Math.min(tiles, maxBlocks), BLOCK, stream,
+        launcher.launch(Fp8KernelNames.quantizeTranspose(t, f), tileGrid(x, TILE), BLOCK, stream,
                 x.rows(), x.cols(), x.address(), x.ld(), scale.address(), address(y), y == null ? 0L : y.ld(),
                 yT.address(), yT.ld(), address(amax), address(scaleInv));
     }
@@ -110,10 +109,8 @@ public final class Fp8Kernels {
         // whole 16-byte words, else 32 x 32.
         boolean vector = x.rows() % 16 == 0 && x.cols() % 16 == 0 && x.address() % 16 == 0 && x.ld() % 16 == 0
                 && yT.address() % 16 == 0 && yT.ld() % 16 == 0;
-        int tile = vector ? 2 * TILE : TILE;
-        long tiles = ceilDiv(x.rows(), tile) * ceilDiv(x.cols(), tile);
-        launcher.launch(Fp8KernelNames.TRANSPOSE, (int) Math.min(tiles, maxBlocks), BLOCK, stream, x.rows(), x.cols(),
-                x.address(), x.ld(), yT.address(), yT.ld());
+        launcher.launch(Fp8KernelNames.TRANSPOSE, tileGrid(x, vector ? 2 * TILE : TILE), BLOCK, stream, x.rows(),
+                x.cols(), x.address(), x.ld(), yT.address(), yT.ld());
     }
 
     /** {@code y = round(decode(x) * scaleInv)} into fp32, fp16 or bf16 (for tests and debugging). */
@@ -245,6 +242,11 @@ public final class Fp8Kernels {
         int mostRecent = recipe.amaxCompute() == Fp8Recipe.AmaxCompute.MOST_RECENT ? 1 : 0;
         launcher.launch(Fp8KernelNames.DELAYED_UPDATE, n, BLOCK, stream, table.address(), n, stride,
                 window.address(), history, current, mostRecent, recipe.margin(), fp8Max.address(), steps);
+    }
+
+    /** A block per {@code tile} x {@code tile} tile of x, at most 8 an SM (the kernels loop over the rest). */
+    private int tileGrid(TensorView x, int tile) {
+        return (int) Math.min(ceilDiv(x.rows(), tile) * ceilDiv(x.cols(), tile), maxBlocks);
     }
 
     private int grid(long elements) {
