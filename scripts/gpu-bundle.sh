@@ -32,5 +32,7 @@ rm -rf .gpu/examples && mkdir -p .gpu/examples/classes
 javac --release 25 -d .gpu/examples/classes -cp ".gpu/lib/*" $(find examples/src/main/java -name '*.java')
 jar --create --file .gpu/examples/ubuf-examples.jar -C .gpu/examples/classes . && rm -rf .gpu/examples/classes
 cp examples/ub_config.yaml .gpu/examples/
+# The demo's layer configs; call scripts name the planner's one as auto.yaml.
+mkdir -p .gpu/configs && cp bench/configs/*.yaml .gpu/configs/ && cp bench/configs/layernorm-mlp-auto.yaml .gpu/auto.yaml
 git rev-parse --short HEAD > .gpu/COMMIT 2>/dev/null || echo unknown > .gpu/COMMIT
 du -sh .gpu

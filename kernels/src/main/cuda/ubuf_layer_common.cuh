@@ -145,8 +145,8 @@ __device__ __forceinline__ void map_elements(i64 rows, i64 cols, const T* const 
 #pragma unroll
         for (int j = 0; j < NOUT; ++j) flat = flat && (ldOut[j] == cols || rows == 1);
         if (flat) {
-            // The same two vectors in flight per thread, without the row/column bookkeeping (5-9% faster for
-            // GELU on an H100 in a standalone probe); vector i is row 0, column group i of the dense views.
+            // Without the row/column bookkeeping; vector i is row 0, column group i of the dense views. GELU
+            // launches a thread per vector here (LayerKernels.activationGrid), so the loop runs once.
             const i64 count = rows * (cols / N);
             const i64 stride = grid_threads();
             for (i64 a = global_thread(); a < count; a += 2 * stride) {

@@ -62,9 +62,6 @@ public final class LayerKernels {
     /** Row lanes of the fused activation backwards' blocks (ACT_LANES in ubuf_activation.cu; BLOCK threads). */
     static final int BIAS_ACTIVATION_LANES = 4;
 
-    /** Blocks an SM of GELU over dense views (see activationGrid). */
-    static final int DENSE_ACTIVATION_BLOCKS_PER_SM = 4;
-
     private final Launcher launcher;
     private final int smCount;
     private final int maxBlocks;
@@ -511,16 +508,18 @@ public final class LayerKernels {
         return (int) Math.min(ceilDiv(cols, 32), maxBlocks);
     }
 
-    // Dense views (every ld == cols) take the element-wise map's flat loop, which ran GELU 5-9% faster on four
-    // blocks an SM than on eight (H100, 2026-11-27, standalone probe); others as elementGrid.
+    // Dense views (every ld == cols) take the element-wise map's flat loop on a one-shot grid: a thread per 16-byte
+    // word, so the loop runs once. GELU's tanh makes a thread's words long to compute; a grid-stride walk on four or
+    // eight blocks an SM ran 13-16% slower than a copy of the same bytes, the one-shot grid at copy speed with the
+    // same bits (H100, 2026-11-28, kernels/probes/gelu_probe.cu). Other views as elementGrid.
     private int activationGrid(long elements, TensorView... views) {
         for (TensorView v : views) {
             if (v.ld() != v.cols() && v.rows() > 1) {
                 return elementGrid(elements);
             }
         }
-        long cap = (long) smCount * DENSE_ACTIVATION_BLOCKS_PER_SM;
-        return (int) Math.max(1, Math.min(ceilDiv(elements, BLOCK * 8L), cap));
+        long words = ceilDiv(elements, 16L / views[0].dtype().bytes());
+        return (int) Math.max(1, Math.min(ceilDiv(words, BLOCK), Integer.MAX_VALUE));
     }
 
     // About 8 elements per thread, grid-stride.

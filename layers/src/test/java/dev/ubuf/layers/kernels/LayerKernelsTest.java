@@ -358,14 +358,17 @@ class LayerKernelsTest {
     }
 
     @Test
-    void geluOverDenseViewsTakesFourBlocksAnSmAndStridedViewsEight() {
+    void geluOverDenseViewsTakesAThreadA16ByteWordAndStridedViewsEightBlocksAnSm() {
         TensorView x = matrix(8192, 7168, DType.BF16);
         TensorView y = matrix(8192, 7168, DType.BF16);
         kernels.gelu(x, y, stream);
         kernels.geluBackward(x, x, y, stream);
         TensorView wide = matrix(8192, 7200, DType.BF16);
         kernels.gelu(wide.cols(0, 7168), y, stream);
-        assertEquals(List.of(4 * SMS, 4 * SMS, 8 * SMS), launches.stream().map(Launch::grid).toList());
+        TensorView x32 = matrix(100, 30, DType.FP32); // 3000 elements: 750 words of 4, three blocks of 256
+        kernels.gelu(x32, x32, stream);
+        assertEquals(List.of(8192 * 7168 / 8 / 256, 8192 * 7168 / 8 / 256, 8 * SMS, 3),
+                launches.stream().map(Launch::grid).toList());
     }
 
     @Test

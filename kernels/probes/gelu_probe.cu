@@ -1,0 +1,191 @@
+// Standalone probe (not part of the build): bf16 GELU forward over a dense [rows, cols] tensor, the product's
+// kernel (ubuf_gelu_fwd_bf16 at its launch grid and others) beside variants that differ only in how a thread
+// walks the elements, against a device-to-device copy of the same bytes. Build and run:
+//   nvcc -arch=sm_90 -O3 -std=c++17 -I../src/main/cuda gelu_probe.cu -o gelu_probe && ./gelu_probe
+#include <cstdio>
+#include <cstdint>
+#include <cuda_runtime.h>
+#include "../src/main/cuda/ubuf_activation.cu"
+
+#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); return 1; } } while (0)
+
+using bf = __nv_bfloat16;
+
+__device__ __forceinline__ void unpack8(uint4 w, float (&f)[8]) {
+    const uint32_t u[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        f[2 * i] = __uint_as_float(u[i] << 16);
+        f[2 * i + 1] = __uint_as_float(u[i] & 0xffff0000u);
+    }
+}
+__device__ __forceinline__ uint4 pack8(const float (&f)[8]) {
+    uint32_t u[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        __nv_bfloat162 h = __floats2bfloat162_rn(f[2 * i], f[2 * i + 1]);
+        u[i] = *reinterpret_cast<uint32_t*>(&h);
+    }
+    return make_uint4(u[0], u[1], u[2], u[3]);
+}
+__device__ __forceinline__ uint4 gelu8(uint4 w) {
+    float f[8];
+    unpack8(w, f);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) f[i] = ubuf::gelu_tanh(f[i]);
+    return pack8(f);
+}
+
+// One-shot, as PyTorch's vectorized element-wise kernel: V words a thread, loaded first, no loop.
+template <int V>
+__global__ void __launch_bounds__(128) oneshot(const uint4* x, uint4* y, long long words) {
+    const long long base = (long long)blockIdx.x * 128 * V + threadIdx.x;
+    uint4 w[V];
+#pragma unroll
+    for (int v = 0; v < V; ++v) if (base + v * 128 < words) w[v] = x[base + v * 128];
+#pragma unroll
+    for (int v = 0; v < V; ++v) if (base + v * 128 < words) y[base + v * 128] = gelu8(w[v]);
+}
+
+// Grid-stride with raw words, the next pair loaded before the current pair is computed.
+__global__ void __launch_bounds__(256) prefetch(const uint4* x, uint4* y, long long words) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    long long a = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    uint4 wa, wb;
+    if (a < words) wa = x[a];
+    if (a + stride < words) wb = x[a + stride];
+    for (; a < words; a += 2 * stride) {
+        const long long b = a + stride, na = a + 2 * stride, nb = a + 3 * stride;
+        uint4 xa = wa, xb = wb;
+        if (na < words) wa = x[na];
+        if (nb < words) wb = x[nb];
+        y[a] = gelu8(xa);
+        if (b < words) y[b] = gelu8(xb);
+    }
+}
+
+// Grid-stride, raw words, two a thread, no prefetch (the product's flat loop without float staging).
+__global__ void __launch_bounds__(256) rawpair(const uint4* x, uint4* y, long long words) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long a = (long long)blockIdx.x * blockDim.x + threadIdx.x; a < words; a += 2 * stride) {
+        const long long b = a + stride;
+        uint4 xa = x[a], xb;
+        if (b < words) xb = x[b];
+        y[a] = gelu8(xa);
+        if (b < words) y[b] = gelu8(xb);
+    }
+}
+
+__global__ void fill(bf* x, long long n, unsigned seed) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        unsigned h = (unsigned)i * 2654435761u ^ seed;
+        h ^= h >> 13; h *= 0x5bd1e995u; h ^= h >> 15;
+        x[i] = __float2bfloat16(((h & 0xffffff) / 16777216.f - 0.5f) * 10.f);
+    }
+}
+
+// dx = dy * gelu'(x), raw words, two a thread (the backward's twin of rawpair).
+__global__ void __launch_bounds__(256) rawpair_bwd(const uint4* dy, const uint4* x, uint4* dx, long long words) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long a = (long long)blockIdx.x * blockDim.x + threadIdx.x; a < words; a += 2 * stride) {
+        const long long b = a + stride;
+        uint4 da = dy[a], xa = x[a], db, xb;
+        if (b < words) { db = dy[b]; xb = x[b]; }
+        float d[8], v[8];
+        unpack8(da, d); unpack8(xa, v);
+#pragma unroll
+        for (int i = 0; i < 8; ++i) v[i] = d[i] * ubuf::gelu_tanh_grad(v[i]);
+        dx[a] = pack8(v);
+        if (b < words) {
+            unpack8(db, d); unpack8(xb, v);
+#pragma unroll
+            for (int i = 0; i < 8; ++i) v[i] = d[i] * ubuf::gelu_tanh_grad(v[i]);
+            dx[b] = pack8(v);
+        }
+    }
+}
+
+__global__ void count_diff(const uint16_t* a, const uint16_t* b, long long n, unsigned long long* c) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+        if (a[i] != b[i]) atomicAdd(c, 1ull);
+}
+
+int main() {
+    int sms = 0;
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    const long long shapes[][2] = {{8192, 3584}, {8192, 7168}, {8192, 14336}};
+    for (auto& s : shapes) {
+        const long long rows = s[0], cols = s[1], n = rows * cols, words = n / 8, bytes = n * 2;
+        bf *x, *y;
+        CK(cudaMalloc(&x, bytes));
+        CK(cudaMalloc(&y, bytes));
+        bf *ref, *dy, *dx;
+        unsigned long long* diff;
+        CK(cudaMalloc(&ref, bytes));
+        CK(cudaMalloc(&dy, bytes));
+        CK(cudaMalloc(&dx, bytes));
+        CK(cudaMalloc(&diff, 8));
+        fill<<<sms * 4, 256>>>(x, n, 1u);
+        fill<<<sms * 4, 256>>>(dy, n, 7u);
+        ubuf_gelu_fwd_bf16<<<sms * 4, 256>>>(rows, cols, x, cols, ref, cols);
+        CK(cudaDeviceSynchronize());
+        cudaEvent_t e0, e1;
+        cudaEventCreate(&e0);
+        cudaEventCreate(&e1);
+        auto time = [&](const char* name, auto launch) {
+            for (int i = 0; i < 10; ++i) launch();
+            cudaEventRecord(e0);
+            const int reps = 100;
+            for (int i = 0; i < reps; ++i) launch();
+            cudaEventRecord(e1);
+            cudaEventSynchronize(e1);
+            float ms = 0;
+            cudaEventElapsedTime(&ms, e0, e1);
+            cudaError_t err = cudaGetLastError();
+            cudaMemset(diff, 0, 8);
+            count_diff<<<sms * 4, 256>>>((const uint16_t*)y, (const uint16_t*)ref, n, diff);
+            unsigned long long d = 0;
+            cudaMemcpy(&d, diff, 8, cudaMemcpyDeviceToHost);
+            printf("%lldx%lld %-28s %8.2f us  %7.1f GB/s  differ from the product's %llu %s\n", rows, cols, name,
+                   1000.0 * ms / reps, 2.0 * bytes / (ms / reps * 1e-3) / 1e9, d,
+                   err == cudaSuccess ? "" : cudaGetErrorString(err));
+        };
+        time("memcpy d2d", [&] { cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice); });
+        for (int per : {4, 8, 16}) {
+            char name[64];
+            snprintf(name, sizeof name, "product map, %d blocks/SM", per);
+            long long grid = (n + 256 * 8 - 1) / (256 * 8);
+            if (grid > (long long)sms * per) grid = (long long)sms * per;
+            time(name, [&] { ubuf_gelu_fwd_bf16<<<(int)grid, 256>>>(rows, cols, x, cols, y, cols); });
+        }
+        time("oneshot V=1", [&] { oneshot<1><<<(int)((words + 127) / 128), 128>>>((uint4*)x, (uint4*)y, words); });
+        time("oneshot V=2", [&] { oneshot<2><<<(int)((words + 255) / 256), 128>>>((uint4*)x, (uint4*)y, words); });
+        time("oneshot V=4", [&] { oneshot<4><<<(int)((words + 511) / 512), 128>>>((uint4*)x, (uint4*)y, words); });
+        for (int per : {4, 8}) {
+            char name[64];
+            snprintf(name, sizeof name, "rawpair, %d blocks/SM", per);
+            time(name, [&] { rawpair<<<sms * per, 256>>>((uint4*)x, (uint4*)y, words); });
+            snprintf(name, sizeof name, "prefetch, %d blocks/SM", per);
+            time(name, [&] { prefetch<<<sms * per, 256>>>((uint4*)x, (uint4*)y, words); });
+        }
+        // The backward (3 tensors of bytes): the product's kernel, then rawpair's twin; ref = the product's dx.
+        {
+            long long grid = (n + 256 * 8 - 1) / (256 * 8);
+            if (grid > (long long)sms * 4) grid = (long long)sms * 4;
+            ubuf_gelu_bwd_bf16<<<(int)grid, 256>>>(rows, cols, dy, cols, x, cols, ref, cols);
+            bf* keep = y;
+            y = dx;
+            time("bwd: product map, 4/SM (2 in)", [&] { ubuf_gelu_bwd_bf16<<<(int)grid, 256>>>(rows, cols, dy, cols, x, cols, dx, cols); });
+            time("bwd: rawpair, 4/SM (2 in)", [&] { rawpair_bwd<<<sms * 4, 256>>>((uint4*)dy, (uint4*)x, (uint4*)dx, words); });
+            time("bwd: rawpair, 8/SM (2 in)", [&] { rawpair_bwd<<<sms * 8, 256>>>((uint4*)dy, (uint4*)x, (uint4*)dx, words); });
+            y = keep;
+        }
+        cudaFree(x);
+        cudaFree(y);
+        cudaFree(ref);
+        cudaFree(dy);
+        cudaFree(dx);
+        cudaFree(diff);
+    }
+    return 0;
+}
