@@ -293,6 +293,18 @@ __device__ __forceinline__ void bias_act_bwd_partial(i64 rows, i64 cols, const T
         ubuf::map_elements<T, 2, 1>(rows, cols, in, ldIn, out, ldOut, ubuf::GeluBwd());                          \
     }                                                                                                            \
     extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS)                                               \
+    ubuf_gelu_fwd_dense_##SUFFIX(long long n, const T* x, T* y) {                                                \
+        const T* const in[1] = {x};                                                                              \
+        T* const out[1] = {y};                                                                                   \
+        ubuf::map_dense<T, 1, 1>(n, in, out, ubuf::GeluFwd());                                                   \
+    }                                                                                                            \
+    extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS)                                               \
+    ubuf_gelu_bwd_dense_##SUFFIX(long long n, const T* dy, const T* x, T* dx) {                                  \
+        const T* const in[2] = {dy, x};                                                                          \
+        T* const out[1] = {dx};                                                                                  \
+        ubuf::map_dense<T, 2, 1>(n, in, out, ubuf::GeluBwd());                                                   \
+    }                                                                                                            \
+    extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS)                                               \
     ubuf_bias_gelu_fwd_##SUFFIX(long long rows, long long cols, const T* x, long long ldX, const T* bias,        \
                                 T* y, long long ldY, T* pre, long long ldPre) {                                  \
         const T* const in[2] = {x, bias};                                                                        \

@@ -165,6 +165,8 @@ struct K;
         static constexpr auto colSums = ubuf_col_sums_f32_to_##S;                                         \
         static constexpr auto geluFwd = ubuf_gelu_fwd_##S;                                                \
         static constexpr auto geluBwd = ubuf_gelu_bwd_##S;                                                \
+        static constexpr auto geluFwdDense = ubuf_gelu_fwd_dense_##S;                                     \
+        static constexpr auto geluBwdDense = ubuf_gelu_bwd_dense_##S;                                     \
         static constexpr auto biasGeluFwd = ubuf_bias_gelu_fwd_##S;                                       \
         static constexpr auto swigluFwd = ubuf_swiglu_fwd_##S;                                            \
         static constexpr auto swigluBwd = ubuf_swiglu_bwd_##S;                                            \
@@ -181,6 +183,7 @@ UBUF_EMU_KERNELS(__nv_bfloat16, bf16)
 
 int failures = 0;
 int stagedRuns = 0;
+int denseRuns = 0;
 template <class T>
 void checkGuards(const char* what, Mat<T>& m) {
     if (!guardsIntact(m)) {
@@ -340,6 +343,27 @@ void gelu(const char* name, long long rows, long long cols, long long ld, int of
     checkGuards(name, dx);
     checkGuards(name, by);
     checkGuards(name, pre);
+    if (ld == cols) {
+        // The dense kernels where LayerKernels launches them (contiguous views), in place as well: the same bits
+        // as the row/column kernels above, on whatever alignment the case gives (a misaligned base walks element
+        // by element) and with a tail past the last whole word.
+        Mat<T> yD(rows, cols, ld, offset), dxD(rows, cols, ld, offset), inPlace(rows, cols, ld, offset);
+        const long long n = rows * cols;
+        launch(grid, 256, [&] { K<T>::geluFwdDense(n, x.base, yD.base); });
+        launch(grid, 256, [&] { K<T>::geluBwdDense(n, dy.base, x.base, dxD.base); });
+        std::memcpy(inPlace.base, x.base, (size_t)n * sizeof(T));
+        launch(grid, 256, [&] { K<T>::geluFwdDense(n, inPlace.base, inPlace.base); });
+        checkGuards(name, yD);
+        checkGuards(name, dxD);
+        checkGuards(name, inPlace);
+        if (std::memcmp(yD.base, y.base, (size_t)n * sizeof(T)) != 0
+            || std::memcmp(dxD.base, dx.base, (size_t)n * sizeof(T)) != 0
+            || std::memcmp(inPlace.base, y.base, (size_t)n * sizeof(T)) != 0) {
+            printf("dense-mismatch %s\n", name);
+            ++failures;
+        }
+        ++denseRuns;
+    }
     printf("case %s gelu %s %lld %lld ld=%lld offset=%d grid=%u\n", name, suffix<T>(), rows, cols, ld, offset, grid);
     put("x", x);
     put("y", y);
@@ -548,6 +572,8 @@ void all(unsigned long long seed) {
     biasGrad<T>(n("bgrad_strided").c_str(), 9, 130, 133, 1, 40, seed + 4);
     gelu<T>(n("gelu_vec").c_str(), 40, 512, 512, 0, 2, seed + 5);  // dense: the flat loop, two vectors a thread
     gelu<T>(n("gelu_scalar").c_str(), 5, 77, 80, 1, 3, seed + 6);
+    gelu<T>(n("gelu_dense_misaligned").c_str(), 5, 77, 77, 1, 3, seed + 22);  // dense, base off 16 bytes
+    gelu<T>(n("gelu_dense_tail").c_str(), 1, 1003, 1003, 0, 1, seed + 23);    // whole words, then a tail
     swiglu<T>(n("swiglu_vec").c_str(), 4, 256, 512, 256, 0, 2, seed + 7);
     swiglu<T>(n("swiglu_scalar").c_str(), 3, 45, 93, 50, 0, 3, seed + 8);
     // Vectors, a partial last part, two column tiles a half (block 32); then misaligned, odd widths: scalar.
@@ -574,6 +600,7 @@ int main() {
     transposeBytes("fp8_transpose_scalar", 80, 144, 160, 96, 1, 256, 3, 21);
     transposeBytes("fp8_transpose_odd", 37, 53, 61, 40, 0, 64, 5, 22);
     printf("staged %d\n", stagedRuns);
+    printf("dense %d\n", denseRuns);
     printf("failures %d\n", failures);
     return failures == 0 ? 0 : 1;
 }

@@ -55,6 +55,16 @@ public final class LayerKernelNames {
         return "ubuf_gelu_bwd_" + suffix(type);
     }
 
+    /** GELU over {@code n} elements of dense tensors, a 16-byte word a thread. */
+    public static String geluForwardDense(KernelType type) {
+        return "ubuf_gelu_fwd_dense_" + suffix(type);
+    }
+
+    /** GELU's backward over {@code n} elements of dense tensors, a 16-byte word a thread. */
+    public static String geluBackwardDense(KernelType type) {
+        return "ubuf_gelu_bwd_dense_" + suffix(type);
+    }
+
     public static String biasGeluForward(KernelType type) {
         return "ubuf_bias_gelu_fwd_" + suffix(type);
     }
@@ -105,6 +115,8 @@ public final class LayerKernelNames {
             names.add(colSumsF32To(t));
             names.add(geluForward(t));
             names.add(geluBackward(t));
+            names.add(geluForwardDense(t));
+            names.add(geluBackwardDense(t));
             names.add(biasGeluForward(t));
             names.add(swigluForward(t));
             names.add(swigluBackward(t));

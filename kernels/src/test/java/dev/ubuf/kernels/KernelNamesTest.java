@@ -23,11 +23,11 @@ class KernelNamesTest {
     }
 
     @Test
-    void allHasNinetySixDistinctKernelsFiftyOneOfThemLayerKernelsAndTwentyFiveFp8Kernels() {
+    void allHasOneHundredTwoDistinctKernelsFiftySevenOfThemLayerKernelsAndTwentyFiveFp8Kernels() {
         List<String> all = KernelNames.all();
-        assertEquals(96, all.size());
-        assertEquals(96, all.stream().distinct().count());
-        assertEquals(51, LayerKernelNames.all().size());
+        assertEquals(102, all.size());
+        assertEquals(102, all.stream().distinct().count());
+        assertEquals(57, LayerKernelNames.all().size());
         assertTrue(all.containsAll(LayerKernelNames.all()));
         assertEquals(25, Fp8KernelNames.all().size());
         assertTrue(all.containsAll(Fp8KernelNames.all()));
@@ -56,6 +56,8 @@ class KernelNamesTest {
         assertEquals("ubuf_col_sums_f32_to_f32", LayerKernelNames.colSumsF32To(KernelType.F32));
         assertEquals("ubuf_gelu_fwd_f16", LayerKernelNames.geluForward(KernelType.F16));
         assertEquals("ubuf_gelu_bwd_bf16", LayerKernelNames.geluBackward(KernelType.BF16));
+        assertEquals("ubuf_gelu_fwd_dense_f32", LayerKernelNames.geluForwardDense(KernelType.F32));
+        assertEquals("ubuf_gelu_bwd_dense_bf16", LayerKernelNames.geluBackwardDense(KernelType.BF16));
         assertEquals("ubuf_bias_gelu_fwd_f32", LayerKernelNames.biasGeluForward(KernelType.F32));
         assertEquals("ubuf_swiglu_fwd_bf16", LayerKernelNames.swigluForward(KernelType.BF16));
         assertEquals("ubuf_swiglu_bwd_f16", LayerKernelNames.swigluBackward(KernelType.F16));

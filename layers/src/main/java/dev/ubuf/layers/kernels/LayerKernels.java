@@ -298,7 +298,12 @@ public final class LayerKernels {
         KernelType t = type(x, "x");
         requireLike(y, x, "y");
         new Overlaps().input(x, "x").output(y, "y", x).check();
-        launch(LayerKernelNames.geluForward(t), activationGrid(x.elements(), x, y), BLOCK, stream,
+        if (dense(x, y)) {
+            launch(LayerKernelNames.geluForwardDense(t), denseGrid(x), BLOCK, stream,
+                    x.elements(), x.address(), y.address());
+            return;
+        }
+        launch(LayerKernelNames.geluForward(t), elementGrid(x.elements()), BLOCK, stream,
                 x.rows(), x.cols(), x.address(), x.ld(), y.address(), y.ld());
     }
 
@@ -308,7 +313,12 @@ public final class LayerKernels {
         requireLike(dy, x, "dy");
         requireLike(dx, x, "dx");
         new Overlaps().input(dy, "dy").input(x, "x").output(dx, "dx", dy, x).check();
-        launch(LayerKernelNames.geluBackward(t), activationGrid(x.elements(), dy, x, dx), BLOCK, stream,
+        if (dense(dy, x, dx)) {
+            launch(LayerKernelNames.geluBackwardDense(t), denseGrid(x), BLOCK, stream,
+                    x.elements(), dy.address(), x.address(), dx.address());
+            return;
+        }
+        launch(LayerKernelNames.geluBackward(t), elementGrid(x.elements()), BLOCK, stream,
                 x.rows(), x.cols(), dy.address(), dy.ld(), x.address(), x.ld(), dx.address(), dx.ld());
     }
 
@@ -508,17 +518,20 @@ public final class LayerKernels {
         return (int) Math.min(ceilDiv(cols, 32), maxBlocks);
     }
 
-    // Dense views (every ld == cols) take the element-wise map's flat loop on a one-shot grid: a thread per 16-byte
-    // word, so the loop runs once. GELU's tanh makes a thread's words long to compute; a grid-stride walk on four or
-    // eight blocks an SM ran 13-16% slower than a copy of the same bytes, the one-shot grid at copy speed with the
-    // same bits (H100, 2026-11-28, kernels/probes/gelu_probe.cu). Other views as elementGrid.
-    private int activationGrid(long elements, TensorView... views) {
+    // Views whose elements are contiguous (ld == cols, or one row): the dense kernels walk them as one run.
+    private static boolean dense(TensorView... views) {
         for (TensorView v : views) {
             if (v.ld() != v.cols() && v.rows() > 1) {
-                return elementGrid(elements);
+                return false;
             }
         }
-        long words = ceilDiv(elements, 16L / views[0].dtype().bytes());
+        return true;
+    }
+
+    // The dense kernels' one-shot grid: a thread per 16-byte word (kernels/probes/gelu_probe.cu: GELU at copy speed
+    // on an H100 this way, 13-16% behind it on four or eight grid-stride blocks an SM).
+    private static int denseGrid(TensorView v) {
+        long words = ceilDiv(v.elements(), 16L / v.dtype().bytes());
         return (int) Math.max(1, Math.min(ceilDiv(words, BLOCK), Integer.MAX_VALUE));
     }
 

@@ -54,6 +54,7 @@ class LayerKernelsEmulatedTest {
     private static String unavailable;
     private static String emulatorFailures = "";
     private static int stagedRuns;
+    private static int denseRuns;
 
     @BeforeAll
     static void runEmulator() throws IOException, InterruptedException {
@@ -120,6 +121,9 @@ class LayerKernelsEmulatedTest {
                 case "staged-too-large" -> emulatorFailures += t[1] + ": the staged rows exceed the emulated shared"
                         + " memory; ";
                 case "staged" -> stagedRuns = Integer.parseInt(t[1]);
+                case "dense" -> denseRuns = Integer.parseInt(t[1]);
+                case "dense-mismatch" -> emulatorFailures += t[1] + ": GELU's dense kernels' bits differ from the"
+                        + " row/column kernels'; ";
                 default -> {
                 }
             }
@@ -175,9 +179,10 @@ class LayerKernelsEmulatedTest {
     void theEmulatorRanEveryCaseWithoutWritingOutsideItsViews() {
         assumeTrue(unavailable == null, () -> "kernel emulation skipped: " + unavailable);
         assertEquals("", emulatorFailures);
-        assertEquals(60, CASES.size(), "19 cases for each of fp32, fp16, bf16, and 3 of the FP8 byte transpose");
+        assertEquals(66, CASES.size(), "21 cases for each of fp32, fp16, bf16, and 3 of the FP8 byte transpose");
         assertTrue(stagedRuns >= 6, "the staged LayerNorm backward ran beside the register-only one in at least two"
                 + " cases of each type, got " + stagedRuns);
+        assertEquals(9, denseRuns, "GELU's dense kernels beside the row/column ones in three cases of each type");
     }
 
     @TestFactory
