@@ -1,6 +1,7 @@
 // Standalone probe (not part of the build): bf16 GELU forward over a dense [rows, cols] tensor, the product's
-// kernel (ubuf_gelu_fwd_bf16 at its launch grid and others) beside variants that differ only in how a thread
-// walks the elements, against a device-to-device copy of the same bytes. Build and run:
+// kernels (ubuf_gelu_fwd_bf16 on grid-stride grids, ubuf_gelu_fwd_dense_bf16 on one-shot grids of several block
+// sizes) beside variants that differ only in how a thread walks the elements, against a device-to-device copy of
+// the same bytes; the backward's kernels likewise. Each output is compared bit for bit with the row/column kernel's. Build and run:
 //   nvcc -arch=sm_90 -O3 -std=c++17 -I../src/main/cuda gelu_probe.cu -o gelu_probe && ./gelu_probe
 #include <cstdio>
 #include <cstdint>
@@ -158,6 +159,12 @@ int main() {
             if (grid > (long long)sms * per) grid = (long long)sms * per;
             time(name, [&] { ubuf_gelu_fwd_bf16<<<(int)grid, 256>>>(rows, cols, x, cols, y, cols); });
         }
+        for (int block : {128, 256, 512}) {
+            char name[64];
+            snprintf(name, sizeof name, "product dense, block %d", block);
+            const long long grid = (words + block - 1) / block;
+            time(name, [&] { ubuf_gelu_fwd_dense_bf16<<<(int)grid, block>>>(n, x, y); });
+        }
         time("oneshot V=1", [&] { oneshot<1><<<(int)((words + 127) / 128), 128>>>((uint4*)x, (uint4*)y, words); });
         time("oneshot V=2", [&] { oneshot<2><<<(int)((words + 255) / 256), 128>>>((uint4*)x, (uint4*)y, words); });
         time("oneshot V=4", [&] { oneshot<4><<<(int)((words + 511) / 512), 128>>>((uint4*)x, (uint4*)y, words); });
@@ -176,6 +183,12 @@ int main() {
             bf* keep = y;
             y = dx;
             time("bwd: product map, 4/SM (2 in)", [&] { ubuf_gelu_bwd_bf16<<<(int)grid, 256>>>(rows, cols, dy, cols, x, cols, dx, cols); });
+            for (int block : {128, 256}) {
+                char name[64];
+                snprintf(name, sizeof name, "bwd: product dense, block %d", block);
+                const long long g = (words + block - 1) / block;
+                time(name, [&] { ubuf_gelu_bwd_dense_bf16<<<(int)g, block>>>(n, dy, x, dx); });
+            }
             time("bwd: rawpair, 4/SM (2 in)", [&] { rawpair_bwd<<<sms * 4, 256>>>((uint4*)dy, (uint4*)x, (uint4*)dx, words); });
             time("bwd: rawpair, 8/SM (2 in)", [&] { rawpair_bwd<<<sms * 8, 256>>>((uint4*)dy, (uint4*)x, (uint4*)dx, words); });
             y = keep;
