@@ -368,7 +368,10 @@ public final class LayerDemo {
         meta.put("methods", st.overlapConfig().methodTable().describe());
         meta.put("timing", "CUDA events recorded around every span (and every step of an overlapped op) on the"
                 + " stream it ran on; times from cuEventElapsedTime against the rank's step-start event. Tracing"
-                + " adds two event records per span, so this step is not one of the timed ones.");
+                + " adds two event records per span, so this step is not one of the timed ones."
+                + (st.cudaGraph() ? " The step is a replay of a CUDA graph captured with the events as its own event"
+                + " record nodes, as the timed steps replay theirs: the GPU's schedule of the step, without the"
+                + " host's spans (the host issued them while capturing)." : ""));
         meta.put("clock_alignment", "each rank's times are relative to its own step-start event, recorded on its"
                 + " caller stream right after a host barrier of all " + layout.worldSize() + " world ranks (every"
                 + " TP group and every replica) with every stream idle; the GPUs' clocks are not otherwise compared,"
@@ -573,9 +576,11 @@ public final class LayerDemo {
                 }
                 if (st.trace()) {
                     // Before the replicas' weights are compared, so the check covers the traced step too.
-                    o.traces()[rank] = traceStep(on, world, ctx, s, x, target, sq.cols(0, rows), comm);
+                    o.traces()[rank] = traceStep(on, world, ctx, s, x, target, sq.cols(0, rows), comm,
+                            st.cudaGraph());
                     // The compute alone, traced the same way: where the overlap step loses time against it.
-                    o.tracesNoComm()[rank] = traceStep(none, world, ctx, s, x, target, sq.cols(0, rows), comm);
+                    o.tracesNoComm()[rank] = traceStep(none, world, ctx, s, x, target, sq.cols(0, rows), comm,
+                            st.cudaGraph());
                 }
                 if (replicas > 1) {
                     ReplicaCheck check = ReplicaCheck.compare(st.layout(), world, MODES.subList(0, 2),
@@ -661,22 +666,38 @@ public final class LayerDemo {
      * only the TP group, because the step's DP gradient all-reduce couples the TP groups: a group that started early
      * would show the others' lateness as a long all-reduce. Training goes on with them like any other step (the DP
      * all-reduce included, so the replicas stay identical). The trace's rank is the world rank.
+     *
+     * <p>With {@code graph} (the timed steps replayed CUDA graphs) the traced step is one too: captured with the
+     * spans as the graph's own event record nodes ({@link dev.ubuf.layers.train.Trainer#captureTraced}), replayed
+     * twice as above, the second replay kept: the GPU's schedule of a replayed step, which an eager traced step,
+     * paced by its host, is not.
      */
     private static RankTrace traceStep(Stack on, Bootstrap world, CudaContext ctx, CudaStream s, TensorView x,
-                                       TensorView target, TensorView sq, TpCommunicator comm) {
+                                       TensorView target, TensorView sq, TpCommunicator comm, boolean graph) {
         TpContext tc = on.layers.context();
         try (StepTracer tracer = new StepTracer(ctx, world.rank())) {
             tracer.nameStream(s, "caller");
             tc.trace(tracer);
+            StepGraph traced = null;
             try {
                 comm.await(s, () -> "demo trace set-up");
+                if (graph) {
+                    traced = on.trainer.captureTraced(x, target, sq, s, tracer);
+                }
                 RankTrace kept = null;
                 for (int pass = 0; pass < 2; pass++) {
                     world.barrier();
-                    tracer.start(s);
-                    on.trainer.step(x, target, sq, s);
+                    if (traced != null) {
+                        traced.replay(s);
+                    } else {
+                        tracer.start(s);
+                        on.trainer.step(x, target, sq, s);
+                    }
                     comm.await(s, () -> "demo traced step");
                     kept = tracer.collect();
+                }
+                if (traced != null) {
+                    traced.close(); // its replays completed (awaited); after a failed await the demo is ending
                 }
                 return kept;
             } finally {

@@ -132,8 +132,8 @@ final class DemoCommand implements Callable<Integer> {
     @Option(names = "--cuda-graph", description = "GPU only: capture each stack's training step as a CUDA graph"
             + " after the warm-up iterations and replay it in the timed ones (one host call per step; the ops are"
             + " made graph-safe: they signal with one-thread kernels that count calls on the device). Needs 32"
-            + " hardware queues, ubuf's default (refused where CUDA_DEVICE_MAX_CONNECTIONS sets fewer); not with FP8"
-            + " yet. The simulation has no graphs and says so (default: ${DEFAULT-VALUE}).")
+            + " hardware queues, ubuf's default (refused where CUDA_DEVICE_MAX_CONNECTIONS sets fewer). The"
+            + " simulation has no graphs and says so (default: ${DEFAULT-VALUE}).")
     boolean cudaGraph;
     @Option(names = "--clocks", description = "GPU only: every rank samples its GPU's SM clock through NVML every"
             + " " + LayerDemo.CLOCK_PERIOD_MICROS + " us during the timed steps; prints and records (sm_clock_mhz, power_cap_share) the clock each mode"
@@ -153,8 +153,10 @@ final class DemoCommand implements Callable<Integer> {
                     + " name ends in .json, plus a PNG timeline beside it (.json replaced by .png; drawn after the"
                     + " trace is written, and one that cannot be drawn is a warning). The no_comm stack's step (the"
                     + " compute alone) is traced the same way into FILE-no_comm.json and its PNG, and the two are"
-                    + " compared span by span. All are checked for writing before any GPU work. The simulation writes"
-                    + " no trace and says so. Default: none.")
+                    + " compared span by span. With --cuda-graph each traced step is a replay of a graph captured with"
+                    + " the spans as its own event record nodes (as the timed steps replay theirs; no host spans), so"
+                    + " the trace shows the GPU's schedule of a replayed step. All are checked for writing before any"
+                    + " GPU work. The simulation writes no trace and says so. Default: none.")
     Path trace;
     @Mixin
     ResultsOutput out = new ResultsOutput();

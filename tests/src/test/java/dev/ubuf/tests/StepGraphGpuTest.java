@@ -21,6 +21,11 @@ import dev.ubuf.op.PlannerSettings;
 import dev.ubuf.resource.Closer;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
+import dev.ubuf.trace.RankTrace;
+import dev.ubuf.trace.Span;
+import dev.ubuf.trace.SpanKind;
+import dev.ubuf.trace.StepTracer;
+import dev.ubuf.trace.Tracer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -34,6 +39,7 @@ import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -189,7 +195,15 @@ class StepGraphGpuTest {
                 eager.add(tensor(owned, ctx, p.value().rows(), p.value().cols(), p.value().dtype()));
             }
             StepGraph graph = owned.register("step graph", trainer.capture(x, t, sqGraph, s));
-            for (int it = 0; it < 3; it++) {
+            // The same step captured with its spans as the graph's event record nodes: the last iteration replays
+            // it, which must compute what the untraced graph does, and its trace must time that replay.
+            StepTracer tracer = owned.register("step tracer", new StepTracer(ctx, rank));
+            tc.trace(tracer);
+            StepGraph tracedGraph = owned.register("traced step graph", trainer.captureTraced(x, t, sqGraph, s,
+                    tracer));
+            tc.trace(Tracer.NOOP);
+            for (int it = 0; it < 4; it++) {
+                boolean traced = it == 3;
                 String where = overlap + " tp " + tp + " rank " + rank + " iteration " + it + " (seed " + seed + ")";
                 SplittableRandom rnd = new SplittableRandom(seed * 31 + rank * 7919L + it);
                 HostTensors.upload(ctx, s, HostTensors.random(rnd, x.elements(), DType.BF16, 1f), x);
@@ -202,7 +216,7 @@ class StepGraphGpuTest {
                     copyAll(params, saved, false, s);
                 }
                 tc.kernels().fillBits(sqGraph, 0x7FC00000, s);
-                graph.replay(s);
+                (traced ? tracedGraph : graph).replay(s);
                 float[] lossEager = HostTensors.download(ctx, s, sqEager);
                 float[] lossGraph = HostTensors.download(ctx, s, sqGraph);
                 assertBitIdentical(lossEager, lossGraph, "loss partial sums, " + where);
@@ -218,9 +232,33 @@ class StepGraphGpuTest {
                     HostTensors.assertAllFinite(g, params.get(i).name() + ", " + where);
                 }
                 assertTrue(changed > 0, "the step changed no parameter, " + where);
+                if (traced) {
+                    assertReplayTraced(tracer.collect(), !overlap.equals("none"), where);
+                }
                 boot.barrier();
             }
             s.synchronize();
+        }
+    }
+
+    /**
+     * A traced replay's spans: GPU work only (no host spans: the host issued them while capturing), each within the
+     * step (from the origin, the graph's first node, on), the GEMMs and kernels of both layers there, and with an
+     * overlapped configuration the ops' own steps on their streams.
+     */
+    private static void assertReplayTraced(RankTrace trace, boolean overlapped, String where) {
+        assertFalse(trace.spans().isEmpty(), "no spans in the traced replay, " + where);
+        for (Span sp : trace.spans()) {
+            assertNotEquals(SpanKind.HOST, sp.kind(), "a host span in a graph's trace: " + sp + ", " + where);
+            assertTrue(sp.startUs() >= 0 && sp.endUs() >= sp.startUs(), "span " + sp + " out of order, " + where);
+        }
+        long gemms = trace.spans().stream().filter(sp -> sp.kind() == SpanKind.GEMM).count();
+        assertTrue(gemms >= 2 * 4, "at least four GEMM spans a layer (two layers), got " + gemms + ", " + where);
+        assertTrue(trace.spans().stream().anyMatch(sp -> sp.kind() == SpanKind.KERNEL),
+                "no kernel span, " + where);
+        if (overlapped) {
+            assertTrue(trace.streams().stream().anyMatch(n -> n.contains(": ")),
+                    "no op stream among " + trace.streams() + ", " + where);
         }
     }
 

@@ -29,6 +29,24 @@ public final class CudaEvent implements AutoCloseable {
         Cuda.check(JCudaDriver.cuEventRecord(handle(), stream.handle()), "cuEventRecord");
     }
 
+    /**
+     * Records a timestamp of {@code stream}'s progress for {@link #elapsedMillisSince}. While the stream is capturing
+     * a CUDA graph, the record becomes an event record node of the graph (CU_EVENT_RECORD_EXTERNAL), which each
+     * replay records and which can be timed once the replay completed; a plain {@link #record} under capture only
+     * orders the graph's streams and cannot be timed.
+     */
+    public void recordTimestamp(CudaStream stream) {
+        if (!timing) {
+            throw new IllegalStateException("a timestamp needs an event created with timing enabled");
+        }
+        if (stream.isCapturing()) {
+            Cuda.check(JCudaDriver.cuEventRecordWithFlags(handle(), stream.handle(),
+                    jcuda.driver.CUevent_record_flags.CU_EVENT_RECORD_EXTERNAL), "cuEventRecordWithFlags");
+        } else {
+            record(stream);
+        }
+    }
+
     /** Whether the work before the last record has completed; never waits. */
     public boolean isComplete() {
         int rc = Cuda.returnCode(() -> JCudaDriver.cuEventQuery(handle()));

@@ -240,7 +240,7 @@ public final class CudaPlanExecutor implements AutoCloseable {
         signalling.beginCall(caller);
         fork.record(caller);
         if (traceOrigin != null) {
-            traceOrigin.record(caller);
+            traceOrigin.recordTimestamp(caller);
         }
         for (CudaStream s : streams) {
             s.waitEvent(fork);
@@ -254,7 +254,7 @@ public final class CudaPlanExecutor implements AutoCloseable {
         for (int i = 0; i < plan.steps().size(); i++) {
             PlanStep step = plan.steps().get(i);
             if (traceEvents != null) {
-                traceEvents[i][0].record(streams[step.stream()]);
+                traceEvents[i][0].recordTimestamp(streams[step.stream()]);
             }
             if (biasFused[i]) {
                 issueReduce((PlanStep.Reduce) step, (PlanStep.AddBias) plan.steps().get(i + 1), b);
@@ -262,7 +262,7 @@ public final class CudaPlanExecutor implements AutoCloseable {
                 issue(step, b);
             }
             if (traceEvents != null) {
-                traceEvents[i][1].record(streams[step.stream()]);
+                traceEvents[i][1].recordTimestamp(streams[step.stream()]);
             }
         }
         for (int i = 0; i < streams.length; i++) {

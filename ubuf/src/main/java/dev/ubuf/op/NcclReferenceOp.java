@@ -353,7 +353,7 @@ public final class NcclReferenceOp implements OverlapOp {
 
     private void mark(CudaStream s, int i) {
         if (traceEvents != null) {
-            traceEvents[i].record(s);
+            traceEvents[i].recordTimestamp(s);
         }
     }
 

@@ -21,6 +21,11 @@ import java.util.Objects;
  * a stream of its own ({@link #HOST_STREAM}), the host's time issuing each span ({@link SpanKind#HOST}), so a GPU
  * span that waited for its host shows.
  *
+ * <p>A step started on a stream that is capturing a CUDA graph is traced inside the graph: every event is recorded
+ * as an event record node ({@link CudaEvent#recordTimestamp}), so each replay of the graph re-times the whole step
+ * and {@link #collect()} after a replay gives the GPU's own schedule of it, without host spans (the host issued the
+ * spans while capturing, not while the GPU ran them). Keep the tracer open while the graph may be replayed.
+ *
  * <p>Tracing costs two event records per span (and per plan step of a traced op), so trace a step of its own, not
  * a timed one. One tracer serves one step at a time on one thread, like the rank's layers; its events are made on
  * first use, reused by the next step and freed by {@link #close()}. Making them (and an op's own, at its first
@@ -52,6 +57,8 @@ public final class StepTracer implements Tracer, AutoCloseable {
     private final List<Bracket> brackets = new ArrayList<>();
     private final List<OpCall> ops = new ArrayList<>();
     private boolean started;
+    /** Whether this step is being captured as a CUDA graph: its events are the graph's, its host times not the GPU's. */
+    private boolean captured;
     /** The host's clock when the origin was recorded. */
     private long originNs;
     private final Closer closer;
@@ -85,7 +92,8 @@ public final class StepTracer implements Tracer, AutoCloseable {
         used = 0;
         context.makeCurrent();
         streamName(caller);
-        origin.record(caller);
+        captured = caller.isCapturing();
+        origin.recordTimestamp(caller);
         originNs = System.nanoTime();
         started = true;
     }
@@ -114,7 +122,7 @@ public final class StepTracer implements Tracer, AutoCloseable {
     }
 
     private void close(Bracket b, CudaStream stream) {
-        b.end().record(stream);
+        b.end().recordTimestamp(stream);
         b.hostNs()[1] = System.nanoTime();
     }
 
@@ -124,7 +132,7 @@ public final class StepTracer implements Tracer, AutoCloseable {
         long opened = System.nanoTime();
         Bracket b = new Bracket(streamName(stream), name, kind, args, event(), event(), new long[]{opened, opened});
         brackets.add(b);
-        b.start().record(stream);
+        b.start().recordTimestamp(stream);
         return b;
     }
 
@@ -156,8 +164,10 @@ public final class StepTracer implements Tracer, AutoCloseable {
         List<Span> host = new ArrayList<>();
         for (Bracket b : brackets) {
             add(streams, b.stream());
-            host.add(new Span(HOST_STREAM, b.name(), SpanKind.HOST, (b.hostNs()[0] - originNs) / 1e3,
-                    (b.hostNs()[1] - originNs) / 1e3, Map.of("stream", b.stream())));
+            if (!captured) {
+                host.add(new Span(HOST_STREAM, b.name(), SpanKind.HOST, (b.hostNs()[0] - originNs) / 1e3,
+                        (b.hostNs()[1] - originNs) / 1e3, Map.of("stream", b.stream())));
+            }
             List<TraceSpan> steps = opSteps.get(b);
             if (steps != null && steps.stream().anyMatch(t -> t.role().equals("caller"))) {
                 continue;

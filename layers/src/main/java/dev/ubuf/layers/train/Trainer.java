@@ -12,6 +12,7 @@ import dev.ubuf.resource.Closer;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 import dev.ubuf.trace.SpanKind;
+import dev.ubuf.trace.StepTracer;
 import dev.ubuf.trace.Tracer;
 
 import java.lang.foreign.ValueLayout;
@@ -121,9 +122,27 @@ public final class Trainer implements AutoCloseable {
      * it is not collective; replays are, as steps are (every rank replays its own graph of the same step). With FP8,
      * the scale tables are put on the device first, and delayed scaling's state advances on the device from replay
      * to replay (the context, being graph-capturable, counts the steps there). Refused, before anything is captured:
-     * a traced context (its spans read host clocks).
+     * a traced context (trace inside the graph with {@link #captureTraced} instead).
      */
     public StepGraph capture(TensorView x, TensorView target, TensorView rowSquares, CudaStream stream) {
+        return capture(x, target, rowSquares, stream, null);
+    }
+
+    /**
+     * As {@link #capture(TensorView, TensorView, TensorView, CudaStream)}, with the step traced inside the graph:
+     * {@code tracer}, which must be the context's tracer ({@link TpContext#trace}), starts its step on {@code stream}
+     * once the capture has begun, so its origin and every span, the ops' steps included, are event record nodes of
+     * the graph that each replay re-times ({@link StepTracer}). Read them with {@link StepTracer#collect()} after a
+     * replay completed; keep the tracer open while the graph may be replayed. The traced graph computes what the
+     * untraced one does.
+     */
+    public StepGraph captureTraced(TensorView x, TensorView target, TensorView rowSquares, CudaStream stream,
+                                   StepTracer tracer) {
+        return capture(x, target, rowSquares, stream, Objects.requireNonNull(tracer, "tracer"));
+    }
+
+    private StepGraph capture(TensorView x, TensorView target, TensorView rowSquares, CudaStream stream,
+                              StepTracer tracer) {
         if (closer.isClosed()) {
             throw new IllegalStateException("the trainer is closed");
         }
@@ -132,14 +151,21 @@ public final class Trainer implements AutoCloseable {
             throw new IllegalStateException("this context's ops signal with host sequence numbers, which a replay"
                     + " would repeat: make it graph-capturable (TpContext.create(..., true)) to capture steps");
         }
-        if (tc.tracer() != Tracer.NOOP) {
+        if (tracer == null && tc.tracer() != Tracer.NOOP) {
             throw new IllegalStateException("a traced step cannot be captured: stop tracing (TpContext.trace(NOOP))"
-                    + " first");
+                    + " first, or capture it with captureTraced");
+        }
+        if (tracer != null && tc.tracer() != tracer) {
+            throw new IllegalStateException("captureTraced: trace the context with this tracer first"
+                    + " (TpContext.trace(tracer))");
         }
         current();
         tc.fp8Prepare(stream);
         stream.beginCapture();
         try {
+            if (tracer != null) {
+                tracer.start(stream);
+            }
             step(x, target, rowSquares, stream);
         } catch (RuntimeException | Error e) {
             try {
