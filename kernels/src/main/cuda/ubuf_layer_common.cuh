@@ -113,7 +113,7 @@ struct RawGroup {
 // a grid of a thread per word runs the loop once) when every pointer is 16-aligned, and the elements past the last
 // whole word (all of them otherwise) one by one. One word a thread keeps few registers live, so an SM holds its
 // full 2048 threads: for GELU, whose tanh makes a word long to compute, map_elements' two-item walk (51 registers)
-// ran 13-16% behind a copy of the same bytes on an H100, this walk at copy speed (kernels/probes/gelu_probe.cu).
+// ran 13-18% behind a copy of the same bytes on an H100, this walk at copy speed (kernels/probes/gelu_probe.cu).
 template <class T, int NIN, int NOUT, class Op>
 __device__ __forceinline__ void map_dense(i64 n, const T* const (&in)[NIN], T* const (&out)[NOUT], Op op) {
     if (n <= 0) return;

@@ -531,7 +531,7 @@ public final class LayerKernels {
     }
 
     // The dense kernels' one-shot grid: a thread per 16-byte word, blocks of DENSE_BLOCK (kernels/probes/
-    // gelu_probe.cu: GELU at copy speed on an H100 this way, 13-16% behind it on four or eight grid-stride blocks an
+    // gelu_probe.cu: GELU at copy speed on an H100 this way, 7-18% behind it on four or eight grid-stride blocks an
     // SM).
     private static int denseGrid(TensorView v) {
         long words = ceilDiv(v.elements(), 16L / v.dtype().bytes());
