@@ -1,14 +1,22 @@
 // Standalone probe (not part of the build): bf16 GELU forward over a dense [rows, cols] tensor, the product's
 // kernels (ubuf_gelu_fwd_bf16 on grid-stride grids, ubuf_gelu_fwd_dense_bf16 on one-shot grids of several block
 // sizes) beside variants that differ only in how a thread walks the elements, against a device-to-device copy of
-// the same bytes; the backward's kernels likewise. Each output is compared bit for bit with the row/column kernel's. Build and run:
+// the same bytes; the backward's kernels likewise. Each output is compared bit for bit with the row/column kernel's.
+// Build and run:
 //   nvcc -arch=sm_90 -O3 -std=c++17 -I../src/main/cuda gelu_probe.cu -o gelu_probe && ./gelu_probe
 #include <cstdio>
 #include <cstdint>
 #include <cuda_runtime.h>
 #include "../src/main/cuda/ubuf_activation.cu"
 
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); return 1; } } while (0)
+#define CK(x)                                                              \
+    do {                                                                   \
+        cudaError_t e = (x);                                               \
+        if (e != cudaSuccess) {                                            \
+            printf("%s: %s\n", #x, cudaGetErrorString(e));                 \
+            return 1;                                                      \
+        }                                                                  \
+    } while (0)
 
 using bf = __nv_bfloat16;
 
@@ -78,7 +86,8 @@ __global__ void __launch_bounds__(256) rawpair(const uint4* x, uint4* y, long lo
 }
 
 __global__ void fill(bf* x, long long n, unsigned seed) {
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         unsigned h = (unsigned)i * 2654435761u ^ seed;
         h ^= h >> 13; h *= 0x5bd1e995u; h ^= h >> 15;
         x[i] = __float2bfloat16(((h & 0xffffff) / 16777216.f - 0.5f) * 10.f);
@@ -107,7 +116,8 @@ __global__ void __launch_bounds__(256) rawpair_bwd(const uint4* dy, const uint4*
 }
 
 __global__ void count_diff(const uint16_t* a, const uint16_t* b, long long n, unsigned long long* c) {
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
         if (a[i] != b[i]) atomicAdd(c, 1ull);
 }
 
@@ -182,15 +192,21 @@ int main() {
             ubuf_gelu_bwd_bf16<<<(int)grid, 256>>>(rows, cols, dy, cols, x, cols, ref, cols);
             bf* keep = y;
             y = dx;
-            time("bwd: product map, 4/SM (2 in)", [&] { ubuf_gelu_bwd_bf16<<<(int)grid, 256>>>(rows, cols, dy, cols, x, cols, dx, cols); });
+            time("bwd: product map, 4/SM (2 in)", [&] {
+                ubuf_gelu_bwd_bf16<<<(int)grid, 256>>>(rows, cols, dy, cols, x, cols, dx, cols);
+            });
             for (int block : {128, 256}) {
                 char name[64];
                 snprintf(name, sizeof name, "bwd: product dense, block %d", block);
                 const long long g = (words + block - 1) / block;
                 time(name, [&] { ubuf_gelu_bwd_dense_bf16<<<(int)g, block>>>(n, dy, x, dx); });
             }
-            time("bwd: rawpair, 4/SM (2 in)", [&] { rawpair_bwd<<<sms * 4, 256>>>((uint4*)dy, (uint4*)x, (uint4*)dx, words); });
-            time("bwd: rawpair, 8/SM (2 in)", [&] { rawpair_bwd<<<sms * 8, 256>>>((uint4*)dy, (uint4*)x, (uint4*)dx, words); });
+            time("bwd: rawpair, 4/SM (2 in)", [&] {
+                rawpair_bwd<<<sms * 4, 256>>>((uint4*)dy, (uint4*)x, (uint4*)dx, words);
+            });
+            time("bwd: rawpair, 8/SM (2 in)", [&] {
+                rawpair_bwd<<<sms * 8, 256>>>((uint4*)dy, (uint4*)x, (uint4*)dx, words);
+            });
             y = keep;
         }
         cudaFree(x);

@@ -1,0 +1,214 @@
+// Standalone probe (not part of the build): bf16 LayerNorm forward at the layer's per-rank shapes (8B and 70B dims,
+// tp 2 and 4), the product's kernel (ubuf_layernorm_fwd_bf16, one block per row) at its launch and other block sizes,
+// beside a walk in which a block takes several rows and loads the next row's words before it reduces and writes the
+// current one (the same sums in the same order, so the same bits), against a device-to-device copy of the same bytes.
+// At 2048 x 4096 the product's one wave of blocks reads every row, then reduces, then writes: the reads and the
+// writes of the wave do not overlap. Build and run:
+//   nvcc -arch=sm_90 -O3 -std=c++17 -I../src/main/cuda layernorm_probe.cu -o layernorm_probe && ./layernorm_probe
+#include <cstdio>
+#include <cstdint>
+#include <cuda_runtime.h>
+#include "../src/main/cuda/ubuf_layernorm.cu"
+
+#define CK(x)                                                              \
+    do {                                                                   \
+        cudaError_t e = (x);                                               \
+        if (e != cudaSuccess) {                                            \
+            printf("%s: %s\n", #x, cudaGetErrorString(e));                 \
+            return 1;                                                      \
+        }                                                                  \
+    } while (0)
+
+using bf = __nv_bfloat16;
+using ubuf::i64;
+
+// As ubuf::layernorm_fwd on the vector path (cols a multiple of 8, every row 16-aligned), with the row after this
+// block's current one loaded into a second set of registers before the current row's reductions.
+template <int K>
+__global__ void __launch_bounds__(512) prefetch_rows(i64 rows, i64 cols, const bf* x, const bf* gamma, const bf* beta,
+                                                     float eps, bf* y, float* mean, float* rstd) {
+    __shared__ float scratch[ubuf::MAX_WARPS];
+    using G = ubuf::ColGroups<bf>;
+    using R = ubuf::RawGroup<bf>;
+    constexpr int N = G::N;
+    const i64 groups = G::count(cols);
+    const float n = (float)cols;
+    uint4 cur[K], next[K];
+    i64 row = blockIdx.x;
+    if (row < rows) {
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const i64 g = threadIdx.x + (i64)k * blockDim.x;
+            if (g < groups) cur[k] = R::load(x + row * cols, g, N, true);
+        }
+    }
+    for (; row < rows; row += gridDim.x) {
+        const i64 nrow = row + gridDim.x;
+        if (nrow < rows) {
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                const i64 g = threadIdx.x + (i64)k * blockDim.x;
+                if (g < groups) next[k] = R::load(x + nrow * cols, g, N, true);
+            }
+        }
+        float s = 0.f;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const i64 g = threadIdx.x + (i64)k * blockDim.x;
+            if (g < groups) {
+                float v[N];
+                R::unpack(cur[k], v);
+#pragma unroll
+                for (int i = 0; i < N; ++i) s += v[i];
+            }
+        }
+        const float mu = ubuf::block_sum(s, scratch) / n;
+        float q = 0.f;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const i64 g = threadIdx.x + (i64)k * blockDim.x;
+            if (g < groups) {
+                float v[N];
+                R::unpack(cur[k], v);
+#pragma unroll
+                for (int i = 0; i < N; ++i) {
+                    const float d = v[i] - mu;
+                    q += d * d;
+                }
+            }
+        }
+        const float rs = 1.f / sqrtf(ubuf::block_sum(q, scratch) / n + eps);
+        bf* yr = y + row * cols;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const i64 g = threadIdx.x + (i64)k * blockDim.x;
+            if (g < groups) {
+                float v[N], gm[N], b[N];
+                R::unpack(cur[k], v);
+                G::load(gamma, g, N, true, gm);
+                G::load(beta, g, N, true, b);
+#pragma unroll
+                for (int i = 0; i < N; ++i) v[i] = (v[i] - mu) * rs * (gm[i] + 0.f) + b[i];
+                G::store(yr, g, N, true, v);
+            }
+        }
+        if (threadIdx.x == 0) {
+            mean[row] = mu;
+            rstd[row] = rs;
+        }
+#pragma unroll
+        for (int k = 0; k < K; ++k) cur[k] = next[k];
+    }
+}
+
+// The product's code (ubuf::layernorm_fwd, the same bits) compiled for more resident blocks: 88 registers a thread
+// leave room for 5 blocks of 128 threads an SM, so 2048 rows take three waves of blocks, each reading, reducing and
+// writing in turn. (__launch_bounds__(UBUF_MAX_THREADS, 2) on the product kernel would give the same 64-register
+// cap.)
+template <int BLOCKS_PER_SM>
+__global__ void __launch_bounds__(128, BLOCKS_PER_SM) product_bounded(i64 rows, i64 cols, const bf* x,
+                                                                     const bf* gamma, const bf* beta, float eps,
+                                                                     bf* y, float* mean, float* rstd) {
+    ubuf::layernorm_fwd<bf>(rows, cols, x, cols, gamma, beta, eps, 0, y, cols, mean, rstd);
+}
+
+__global__ void fill(bf* x, long long n, unsigned seed) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        unsigned h = (unsigned)i * 2654435761u ^ seed;
+        h ^= h >> 13; h *= 0x5bd1e995u; h ^= h >> 15;
+        x[i] = __float2bfloat16(((h & 0xffffff) / 16777216.f - 0.5f) * 4.f);
+    }
+}
+
+__global__ void count_diff(const uint16_t* a, const uint16_t* b, long long n, unsigned long long* c) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        if (a[i] != b[i]) atomicAdd(c, 1ull);
+}
+
+int main() {
+    int sms = 0;
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    const long long shapes[][2] = {{2048, 4096}, {4096, 4096}, {2048, 8192}, {4096, 8192}};
+    for (auto& sh : shapes) {
+        const long long rows = sh[0], cols = sh[1], n = rows * cols, bytes = n * 2;
+        bf *x, *y, *ref, *gamma, *beta;
+        float *mean, *rstd;
+        unsigned long long* diff;
+        CK(cudaMalloc(&x, bytes));
+        CK(cudaMalloc(&y, bytes));
+        CK(cudaMalloc(&ref, bytes));
+        CK(cudaMalloc(&gamma, cols * 2));
+        CK(cudaMalloc(&beta, cols * 2));
+        CK(cudaMalloc(&mean, rows * 4));
+        CK(cudaMalloc(&rstd, rows * 4));
+        CK(cudaMalloc(&diff, 8));
+        fill<<<sms * 4, 256>>>(x, n, 1u);
+        fill<<<sms, 256>>>(gamma, cols, 3u);
+        fill<<<sms, 256>>>(beta, cols, 5u);
+        // The product's launch (LayerKernels.layerNormForward): a block per row, whole warps holding 4 groups each.
+        const int productBlock = (int)(((cols / 8 + 3) / 4 + 31) / 32 * 32);
+        ubuf_layernorm_fwd_bf16<<<(int)rows, productBlock>>>(rows, cols, x, cols, gamma, beta, 1e-5f, 0, ref, cols,
+                                                            mean, rstd);
+        CK(cudaDeviceSynchronize());
+        cudaEvent_t e0, e1;
+        cudaEventCreate(&e0);
+        cudaEventCreate(&e1);
+        auto time = [&](const char* name, auto launch) {
+            for (int i = 0; i < 10; ++i) launch();
+            cudaEventRecord(e0);
+            const int reps = 200;
+            for (int i = 0; i < reps; ++i) launch();
+            cudaEventRecord(e1);
+            cudaEventSynchronize(e1);
+            float ms = 0;
+            cudaEventElapsedTime(&ms, e0, e1);
+            cudaError_t err = cudaGetLastError();
+            cudaMemset(diff, 0, 8);
+            count_diff<<<sms * 4, 256>>>((const uint16_t*)y, (const uint16_t*)ref, n, diff);
+            unsigned long long d = 0;
+            cudaMemcpy(&d, diff, 8, cudaMemcpyDeviceToHost);
+            printf("%lldx%lld %-32s %8.2f us  %7.1f GB/s  differ from the product's %llu %s\n", rows, cols, name,
+                   1000.0 * ms / reps, 2.0 * bytes / (ms / reps * 1e-3) / 1e9, d,
+                   err == cudaSuccess ? "" : cudaGetErrorString(err));
+        };
+        time("memcpy d2d", [&] { cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice); });
+        for (int block : {productBlock, 2 * productBlock, 4 * productBlock}) {
+            if (block > 512) continue;
+            char name[64];
+            snprintf(name, sizeof name, "product, block %d%s", block, block == productBlock ? " (its launch)" : "");
+            time(name, [&] {
+                ubuf_layernorm_fwd_bf16<<<(int)rows, block>>>(rows, cols, x, cols, gamma, beta, 1e-5f, 0, y, cols,
+                                                             mean, rstd);
+            });
+        }
+        if (productBlock == 128) {
+            time("product code, bounds (128, 8)", [&] {
+                product_bounded<8><<<(int)rows, 128>>>(rows, cols, x, gamma, beta, 1e-5f, y, mean, rstd);
+            });
+            time("product code, bounds (128, 12)", [&] {
+                product_bounded<12><<<(int)rows, 128>>>(rows, cols, x, gamma, beta, 1e-5f, y, mean, rstd);
+            });
+        }
+        for (int per : {2, 4, 8}) {
+            const long long grid = (long long)sms * per < rows ? (long long)sms * per : rows;
+            char name[64];
+            snprintf(name, sizeof name, "prefetch rows, %d blocks/SM", per);
+            if (cols / 8 <= 4LL * productBlock) {
+                time(name, [&] {
+                    prefetch_rows<4><<<(int)grid, productBlock>>>(rows, cols, x, gamma, beta, 1e-5f, y, mean, rstd);
+                });
+            }
+        }
+        cudaFree(x);
+        cudaFree(y);
+        cudaFree(ref);
+        cudaFree(gamma);
+        cudaFree(beta);
+        cudaFree(mean);
+        cudaFree(rstd);
+        cudaFree(diff);
+    }
+    return 0;
+}
