@@ -102,9 +102,9 @@ __global__ void __launch_bounds__(512) prefetch_rows(i64 rows, i64 cols, const b
 }
 
 // The product's code (ubuf::layernorm_fwd, the same bits) compiled for more resident blocks: 88 registers a thread
-// leave room for 5 blocks of 128 threads an SM, so 2048 rows take three waves of blocks, each reading, reducing and
-// writing in turn. (__launch_bounds__(UBUF_MAX_THREADS, 2) on the product kernel would give the same 64-register
-// cap.)
+// leave room for 5 blocks of 128 threads an SM, so 2048 rows take over three waves of blocks, each reading,
+// reducing and writing in turn. (__launch_bounds__(UBUF_MAX_THREADS, 2) on the product kernel would give the same
+// 64-register cap.)
 template <int BLOCKS_PER_SM>
 __global__ void __launch_bounds__(128, BLOCKS_PER_SM) product_bounded(i64 rows, i64 cols, const bf* x,
                                                                      const bf* gamma, const bf* beta, float eps,
