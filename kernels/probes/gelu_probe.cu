@@ -73,7 +73,8 @@ __global__ void __launch_bounds__(256) prefetch(const uint4* x, uint4* y, long l
     }
 }
 
-// Grid-stride, raw words, two a thread, no prefetch (the product's flat loop without float staging).
+// Grid-stride, raw words, two a thread, no prefetch (the row/column map's walk over dense views, as b090a01 had it,
+// without float staging).
 __global__ void __launch_bounds__(256) rawpair(const uint4* x, uint4* y, long long words) {
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long a = (long long)blockIdx.x * blockDim.x + threadIdx.x; a < words; a += 2 * stride) {

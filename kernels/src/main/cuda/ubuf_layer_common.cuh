@@ -185,31 +185,6 @@ __device__ __forceinline__ void map_elements(i64 rows, i64 cols, const T* const 
 #pragma unroll
             for (int j = 0; j < NOUT; ++j) store_vec<T, N>(out[j] + row * ldOut[j] + col * N, y[j]);
         };
-        bool flat = true;  // every view dense (ld == cols, no broadcast row): one index over all the vectors
-#pragma unroll
-        for (int j = 0; j < NIN; ++j) flat = flat && (ldIn[j] == cols || rows == 1);
-#pragma unroll
-        for (int j = 0; j < NOUT; ++j) flat = flat && (ldOut[j] == cols || rows == 1);
-        if (flat) {
-            // The same two vectors in flight per thread, without the row/column bookkeeping; vector i is row 0,
-            // column group i of the dense views. (GELU's dense views take map_dense instead.)
-            const i64 count = rows * (cols / N);
-            const i64 stride = grid_threads();
-            for (i64 a = global_thread(); a < count; a += 2 * stride) {
-                const i64 b = a + stride;
-                const bool hasB = b < count;
-                float xa[NIN][N], xb[NIN][N];
-#pragma unroll
-                for (int j = 0; j < NIN; ++j) load_vec<T, N>(in[j] + a * N, xa[j]);
-                if (hasB) {
-#pragma unroll
-                    for (int j = 0; j < NIN; ++j) load_vec<T, N>(in[j] + b * N, xb[j]);
-                }
-                apply(xa, 0, a);
-                if (hasB) apply(xb, 0, b);
-            }
-            return;
-        }
         for (RowColPair it(cols / N); it.a.row < rows; it.next()) {
             const bool hasB = it.b.row < rows;
             float xa[NIN][N], xb[NIN][N];

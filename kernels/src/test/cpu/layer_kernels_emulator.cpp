@@ -570,7 +570,7 @@ void all(unsigned long long seed) {
     layerNorm<T>(n("ln_fused_parts").c_str(), 37, 520, 520, 0, 96, 3, 1, seed + 10);
     biasGrad<T>(n("bgrad_vec").c_str(), 37, 520, 520, 0, 3, seed + 3);
     biasGrad<T>(n("bgrad_strided").c_str(), 9, 130, 133, 1, 40, seed + 4);
-    gelu<T>(n("gelu_vec").c_str(), 40, 512, 512, 0, 2, seed + 5);  // dense: the flat loop, two vectors a thread
+    gelu<T>(n("gelu_vec").c_str(), 40, 512, 512, 0, 2, seed + 5);  // dense: both kernels, vectors
     gelu<T>(n("gelu_scalar").c_str(), 5, 77, 80, 1, 3, seed + 6);
     gelu<T>(n("gelu_dense_misaligned").c_str(), 5, 77, 77, 1, 3, seed + 22);  // dense, base off 16 bytes
     gelu<T>(n("gelu_dense_tail").c_str(), 1, 1003, 1003, 0, 1, seed + 23);    // whole words, then a tail
