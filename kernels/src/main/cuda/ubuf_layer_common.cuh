@@ -108,6 +108,21 @@ struct RawGroup {
     }
 };
 
+// y_j[i] = op(x_0[i], ..., x_{NIN-1}[i]) for j < NOUT, element by element over one vector of N: the element-wise
+// maps' work on a vector they loaded.
+template <int NIN, int NOUT, int N, class Op>
+__device__ __forceinline__ void apply_vector(const float (&x)[NIN][N], float (&y)[NOUT][N], Op op) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+        float xi[NIN], yi[NOUT];
+#pragma unroll
+        for (int j = 0; j < NIN; ++j) xi[j] = x[j][i];
+        op(xi, yi);
+#pragma unroll
+        for (int j = 0; j < NOUT; ++j) y[j][i] = yi[j];
+    }
+}
+
 // out_j[e] = op(in_0[e], ..., in_{NIN-1}[e]) for j < NOUT over n elements of dense tensors, in fp32, each output
 // rounded once; outputs may be inputs exactly (as map_elements). A thread takes one 16-byte word a step (grid-stride;
 // a grid of a thread per word runs the loop once) when every pointer is 16-aligned, and the elements past the last
@@ -132,15 +147,7 @@ __device__ __forceinline__ void map_dense(i64 n, const T* const (&in)[NIN], T* c
         float x[NIN][N], y[NOUT][N];
 #pragma unroll
         for (int j = 0; j < NIN; ++j) RawGroup<T>::unpack(raw[j], x[j]);
-#pragma unroll
-        for (int i = 0; i < N; ++i) {
-            float xi[NIN], yi[NOUT];
-#pragma unroll
-            for (int j = 0; j < NIN; ++j) xi[j] = x[j][i];
-            op(xi, yi);
-#pragma unroll
-            for (int j = 0; j < NOUT; ++j) y[j][i] = yi[j];
-        }
+        apply_vector<NIN, NOUT, N>(x, y, op);
 #pragma unroll
         for (int j = 0; j < NOUT; ++j) store_vec<T, N>(out[j] + w * N, y[j]);
     }
@@ -173,15 +180,7 @@ __device__ __forceinline__ void map_elements(i64 rows, i64 cols, const T* const 
         // Two items per thread per step, both loaded before either is stored: twice the loads in flight.
         auto apply = [&](const float (&x)[NIN][N], i64 row, i64 col) {
             float y[NOUT][N];
-#pragma unroll
-            for (int i = 0; i < N; ++i) {
-                float xi[NIN], yi[NOUT];
-#pragma unroll
-                for (int j = 0; j < NIN; ++j) xi[j] = x[j][i];
-                op(xi, yi);
-#pragma unroll
-                for (int j = 0; j < NOUT; ++j) y[j][i] = yi[j];
-            }
+            apply_vector<NIN, NOUT, N>(x, y, op);
 #pragma unroll
             for (int j = 0; j < NOUT; ++j) store_vec<T, N>(out[j] + row * ldOut[j] + col * N, y[j]);
         };
