@@ -4,19 +4,8 @@
 // the same bytes; the backward's kernels likewise. Each output is compared bit for bit with the row/column kernel's.
 // Build and run:
 //   nvcc -arch=sm_90 -O3 -std=c++17 -I../src/main/cuda gelu_probe.cu -o gelu_probe && ./gelu_probe
-#include <cstdio>
-#include <cstdint>
-#include <cuda_runtime.h>
 #include "../src/main/cuda/ubuf_activation.cu"
-
-#define CK(x)                                                              \
-    do {                                                                   \
-        cudaError_t e = (x);                                               \
-        if (e != cudaSuccess) {                                            \
-            printf("%s: %s\n", #x, cudaGetErrorString(e));                 \
-            return 1;                                                      \
-        }                                                                  \
-    } while (0)
+#include "probe_common.cuh"
 
 using bf = __nv_bfloat16;
 
@@ -86,15 +75,6 @@ __global__ void __launch_bounds__(256) rawpair(const uint4* x, uint4* y, long lo
     }
 }
 
-__global__ void fill(bf* x, long long n, unsigned seed) {
-    const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        unsigned h = (unsigned)i * 2654435761u ^ seed;
-        h ^= h >> 13; h *= 0x5bd1e995u; h ^= h >> 15;
-        x[i] = __float2bfloat16(((h & 0xffffff) / 16777216.f - 0.5f) * 10.f);
-    }
-}
-
 // dx = dy * gelu'(x), raw words, two a thread (the backward's twin of rawpair).
 __global__ void __launch_bounds__(256) rawpair_bwd(const uint4* dy, const uint4* x, uint4* dx, long long words) {
     const long long stride = (long long)gridDim.x * blockDim.x;
@@ -116,12 +96,6 @@ __global__ void __launch_bounds__(256) rawpair_bwd(const uint4* dy, const uint4*
     }
 }
 
-__global__ void count_diff(const uint16_t* a, const uint16_t* b, long long n, unsigned long long* c) {
-    const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-        if (a[i] != b[i]) atomicAdd(c, 1ull);
-}
-
 int main() {
     int sms = 0;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
@@ -137,31 +111,14 @@ int main() {
         CK(cudaMalloc(&dy, bytes));
         CK(cudaMalloc(&dx, bytes));
         CK(cudaMalloc(&diff, 8));
-        fill<<<sms * 4, 256>>>(x, n, 1u);
-        fill<<<sms * 4, 256>>>(dy, n, 7u);
+        probe_fill<<<sms * 4, 256>>>(x, n, 1u, 10.f);
+        probe_fill<<<sms * 4, 256>>>(dy, n, 7u, 10.f);
         ubuf_gelu_fwd_bf16<<<sms * 4, 256>>>(rows, cols, x, cols, ref, cols);
         CK(cudaDeviceSynchronize());
-        cudaEvent_t e0, e1;
-        cudaEventCreate(&e0);
-        cudaEventCreate(&e1);
-        auto time = [&](const char* name, auto launch) {
-            for (int i = 0; i < 10; ++i) launch();
-            cudaEventRecord(e0);
-            const int reps = 100;
-            for (int i = 0; i < reps; ++i) launch();
-            cudaEventRecord(e1);
-            cudaEventSynchronize(e1);
-            float ms = 0;
-            cudaEventElapsedTime(&ms, e0, e1);
-            cudaError_t err = cudaGetLastError();
-            cudaMemset(diff, 0, 8);
-            count_diff<<<sms * 4, 256>>>((const uint16_t*)y, (const uint16_t*)ref, n, diff);
-            unsigned long long d = 0;
-            cudaMemcpy(&d, diff, 8, cudaMemcpyDeviceToHost);
-            printf("%lldx%lld %-28s %8.2f us  %7.1f GB/s  differ from the product's %llu %s\n", rows, cols, name,
-                   1000.0 * ms / reps, 2.0 * bytes / (ms / reps * 1e-3) / 1e9, d,
-                   err == cudaSuccess ? "" : cudaGetErrorString(err));
-        };
+        // GB/s counts the forward's bytes (one tensor read, one written) for every case, the backward's too.
+        const ProbeTimer timer{rows, cols, n, 2 * bytes, 100, sms, 28, ref, diff};
+        auto time = [&](const char* name, auto launch) { timer.time(name, y, launch); };
+        auto timeBwd = [&](const char* name, auto launch) { timer.time(name, dx, launch); };
         time("memcpy d2d", [&] { cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice); });
         for (int per : {4, 8, 16}) {
             char name[64];
@@ -191,24 +148,21 @@ int main() {
             long long grid = (n + 256 * 8 - 1) / (256 * 8);
             if (grid > (long long)sms * 4) grid = (long long)sms * 4;
             ubuf_gelu_bwd_bf16<<<(int)grid, 256>>>(rows, cols, dy, cols, x, cols, ref, cols);
-            bf* keep = y;
-            y = dx;
-            time("bwd: product map, 4/SM (2 in)", [&] {
+            timeBwd("bwd: product map, 4/SM (2 in)", [&] {
                 ubuf_gelu_bwd_bf16<<<(int)grid, 256>>>(rows, cols, dy, cols, x, cols, dx, cols);
             });
             for (int block : {128, 256}) {
                 char name[64];
                 snprintf(name, sizeof name, "bwd: product dense, block %d", block);
                 const long long g = (words + block - 1) / block;
-                time(name, [&] { ubuf_gelu_bwd_dense_bf16<<<(int)g, block>>>(n, dy, x, dx); });
+                timeBwd(name, [&] { ubuf_gelu_bwd_dense_bf16<<<(int)g, block>>>(n, dy, x, dx); });
             }
-            time("bwd: rawpair, 4/SM (2 in)", [&] {
+            timeBwd("bwd: rawpair, 4/SM (2 in)", [&] {
                 rawpair_bwd<<<sms * 4, 256>>>((uint4*)dy, (uint4*)x, (uint4*)dx, words);
             });
-            time("bwd: rawpair, 8/SM (2 in)", [&] {
+            timeBwd("bwd: rawpair, 8/SM (2 in)", [&] {
                 rawpair_bwd<<<sms * 8, 256>>>((uint4*)dy, (uint4*)x, (uint4*)dx, words);
             });
-            y = keep;
         }
         cudaFree(x);
         cudaFree(y);

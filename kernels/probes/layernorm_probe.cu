@@ -5,19 +5,8 @@
 // At 2048 x 4096 the product's one wave of blocks reads every row, then reduces, then writes: the reads and the
 // writes of the wave do not overlap. Build and run:
 //   nvcc -arch=sm_90 -O3 -std=c++17 -I../src/main/cuda layernorm_probe.cu -o layernorm_probe && ./layernorm_probe
-#include <cstdio>
-#include <cstdint>
-#include <cuda_runtime.h>
 #include "../src/main/cuda/ubuf_layernorm.cu"
-
-#define CK(x)                                                              \
-    do {                                                                   \
-        cudaError_t e = (x);                                               \
-        if (e != cudaSuccess) {                                            \
-            printf("%s: %s\n", #x, cudaGetErrorString(e));                 \
-            return 1;                                                      \
-        }                                                                  \
-    } while (0)
+#include "probe_common.cuh"
 
 using bf = __nv_bfloat16;
 using ubuf::i64;
@@ -112,21 +101,6 @@ __global__ void __launch_bounds__(128, BLOCKS_PER_SM) product_bounded(i64 rows, 
     ubuf::layernorm_fwd<bf>(rows, cols, x, cols, gamma, beta, eps, 0, y, cols, mean, rstd);
 }
 
-__global__ void fill(bf* x, long long n, unsigned seed) {
-    const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        unsigned h = (unsigned)i * 2654435761u ^ seed;
-        h ^= h >> 13; h *= 0x5bd1e995u; h ^= h >> 15;
-        x[i] = __float2bfloat16(((h & 0xffffff) / 16777216.f - 0.5f) * 4.f);
-    }
-}
-
-__global__ void count_diff(const uint16_t* a, const uint16_t* b, long long n, unsigned long long* c) {
-    const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-        if (a[i] != b[i]) atomicAdd(c, 1ull);
-}
-
 int main() {
     int sms = 0;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
@@ -144,35 +118,16 @@ int main() {
         CK(cudaMalloc(&mean, rows * 4));
         CK(cudaMalloc(&rstd, rows * 4));
         CK(cudaMalloc(&diff, 8));
-        fill<<<sms * 4, 256>>>(x, n, 1u);
-        fill<<<sms, 256>>>(gamma, cols, 3u);
-        fill<<<sms, 256>>>(beta, cols, 5u);
+        probe_fill<<<sms * 4, 256>>>(x, n, 1u, 4.f);
+        probe_fill<<<sms, 256>>>(gamma, cols, 3u, 4.f);
+        probe_fill<<<sms, 256>>>(beta, cols, 5u, 4.f);
         // The product's launch (LayerKernels.layerNormForward): a block per row, whole warps holding 4 groups each.
         const int productBlock = (int)(((cols / 8 + 3) / 4 + 31) / 32 * 32);
         ubuf_layernorm_fwd_bf16<<<(int)rows, productBlock>>>(rows, cols, x, cols, gamma, beta, 1e-5f, 0, ref, cols,
                                                             mean, rstd);
         CK(cudaDeviceSynchronize());
-        cudaEvent_t e0, e1;
-        cudaEventCreate(&e0);
-        cudaEventCreate(&e1);
-        auto time = [&](const char* name, auto launch) {
-            for (int i = 0; i < 10; ++i) launch();
-            cudaEventRecord(e0);
-            const int reps = 200;
-            for (int i = 0; i < reps; ++i) launch();
-            cudaEventRecord(e1);
-            cudaEventSynchronize(e1);
-            float ms = 0;
-            cudaEventElapsedTime(&ms, e0, e1);
-            cudaError_t err = cudaGetLastError();
-            cudaMemset(diff, 0, 8);
-            count_diff<<<sms * 4, 256>>>((const uint16_t*)y, (const uint16_t*)ref, n, diff);
-            unsigned long long d = 0;
-            cudaMemcpy(&d, diff, 8, cudaMemcpyDeviceToHost);
-            printf("%lldx%lld %-32s %8.2f us  %7.1f GB/s  differ from the product's %llu %s\n", rows, cols, name,
-                   1000.0 * ms / reps, 2.0 * bytes / (ms / reps * 1e-3) / 1e9, d,
-                   err == cudaSuccess ? "" : cudaGetErrorString(err));
-        };
+        const ProbeTimer timer{rows, cols, n, 2 * bytes, 200, sms, 32, ref, diff};
+        auto time = [&](const char* name, auto launch) { timer.time(name, y, launch); };
         time("memcpy d2d", [&] { cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice); });
         for (int block : {productBlock, 2 * productBlock, 4 * productBlock}) {
             if (block > 512) continue;
