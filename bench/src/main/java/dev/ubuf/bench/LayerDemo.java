@@ -430,6 +430,7 @@ public final class LayerDemo {
         long bytes = rows * hidden * st.dtype().bytes();
         int modes = st.modes().size();
         // The TP communicator (user buffers, TP NCCL) spans the TP group only; the DP group has its own NCCL.
+        NoCommAfterFirstStep noComm = new NoCommAfterFirstStep();
         try (TpCommunicator comm = TpCommunicator.create(tpGroup, ctx, env, null);
              DataParallelGroup dp = DataParallelGroup.join(dpGroup, ctx);
              CudaStream s = ctx.createStream(StreamPriority.NORMAL);
@@ -445,9 +446,10 @@ public final class LayerDemo {
                      Collectives.nccl(), st.cudaGraph()), st, dp);
              // no_comm is no_overlap with its collectives skipped: each GEMM whole, on every SM, the step's
              // compute alone. The overlap configuration's ops would run their chunk GEMMs instead (with SM
-             // margins, on one stream), which is no lower bound: at 70B dims the overlap step beat it by 7%.
+             // margins, on one stream), which is no lower bound: at 70B dims the overlap step beat it by 7%. Its
+             // first step communicates, so that its GEMMs read real values, not zeros (NoCommAfterFirstStep).
              Stack none = new Stack(TpContext.create(comm, st.noOverlapConfig(), st.dtype(), st.tokens(), planner,
-                     Collectives.none(), st.cudaGraph()), st, dp);
+                     noComm, st.cudaGraph()), st, dp);
              Stack cmp = st.compareConfig() == null ? null : new Stack(TpContext.create(comm, st.compareConfig(),
                      st.dtype(), st.tokens(), planner, Collectives.nccl(), st.cudaGraph()), st, dp);
              Closer graphs = new Closer("the demo's step graphs and clock sampler")) {
@@ -464,6 +466,13 @@ public final class LayerDemo {
                     k.layers.initialize(st.seed(), s);
                 }
                 comm.await(s, () -> "demo set-up");
+                // One step of no_comm with its collectives, on every rank at once, before anything is timed or
+                // captured: from then on its gathered buffers hold real values (NoCommAfterFirstStep).
+                on.layers.context().kernels().fillRandom(x, TpLayer.shardSeed(st.seed() * 7919L - 1, rank), 1f, s);
+                on.layers.context().kernels().fillRandom(target, TpLayer.shardSeed(st.seed() * 7919L - 2, rank), 1f, s);
+                none.trainer.step(x, target, sq.cols(2L * rows, rows), s);
+                comm.await(s, () -> "demo no_comm priming step");
+                noComm.skipFromNow();
                 if (rank == 0) {
                     o.initSeconds()[0] = (System.nanoTime() - initStart) / 1e9;
                     o.stepCheck()[0] = on.layers.context().stepCheck().orElse(null);
