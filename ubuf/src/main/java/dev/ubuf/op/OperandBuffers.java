@@ -21,11 +21,15 @@ import java.util.List;
 public final class OperandBuffers implements AutoCloseable {
     private final List<DeviceBuffer> owned = new ArrayList<>();
     private final OperandBindings bindings;
+    private final OverlapShape shape;
+    /** This rank's random input, also where the shape takes its input from the op's user buffer. */
+    private final TensorView input;
 
     /**
      * @param seed random seed of this rank's input (the weight uses seed + 1, the bias seed + 2)
      */
     public OperandBuffers(CudaContext ctx, DeviceKernels kernels, OverlapShape shape, long seed, CudaStream stream) {
+        this.shape = shape;
         try {
             OperandBindings b = shape.fp8().isPresent() ? fp8(ctx, kernels, shape, seed, stream)
                     : wide(ctx, kernels, shape, seed, stream);
@@ -37,8 +41,9 @@ public final class OperandBuffers implements AutoCloseable {
                 kernels.fillBits(amax, 0, stream);
                 b = b.withOutputScaling(new OutputScaling(scale, amax, matrix(ctx, 1, 1, DType.FP32)));
             }
+            this.input = b.input();
             if (shape.inputInUserBuffer()) {
-                // The op reads this rank's shard from its user buffer: measurements run on whatever that holds.
+                // The op reads this rank's shard from its user buffer: fillUserBuffer puts the input there.
                 b = new OperandBindings(null, b.weight(), b.weightTransposed(), b.output(), b.bias(), b.scales(),
                         b.outputScaling());
             }
@@ -105,6 +110,22 @@ public final class OperandBuffers implements AutoCloseable {
 
     public OperandBindings bindings() {
         return bindings;
+    }
+
+    /**
+     * Where the shape takes its input from the op's user buffer: copies this rank's random input into {@code op}'s
+     * shard of it ({@link OverlapOp#inputChunk()}), so that the op is measured on values and not on a fresh buffer's
+     * zeros, over which GEMMs run faster (9% on an H200 at 8B dims). Nothing for other shapes.
+     */
+    public void fillUserBuffer(OverlapOp op, CudaStream stream) {
+        if (!shape.inputInUserBuffer()) {
+            return;
+        }
+        TensorView dst = op.inputChunk();
+        dst.requireShape(input.rows(), input.cols(), shape.key() + " input chunk");
+        long bytes = input.dtype().bytes();
+        stream.copy2d(dst.address(), dst.ld() * bytes, input.address(), input.ld() * bytes, input.cols() * bytes,
+                input.rows());
     }
 
     /** The operands a method takes: a bulk AG only the input, a bulk RS only the output (and bias). */

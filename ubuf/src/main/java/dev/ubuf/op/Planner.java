@@ -215,6 +215,7 @@ public final class Planner {
             for (Candidate c : candidates) {
                 OverlapOp op = c.create(comm, shape, kernels, exec);
                 ops.add(op);
+                operands.fillUserBuffer(op, s);
                 work.put(c.label(), () -> op.forward(operands.bindings(), s));
             }
             // Every candidate's GEMMs tuned first (collective), as the benchmark does: no timed call runs a GEMM
@@ -260,9 +261,13 @@ public final class Planner {
     }
 
     /** The cache key: device model, compute capability, SM count, the shape and how the op is executed. */
+    /**
+     * The cache key of a decision. An in-ubuf shape's key says "values": before 2026-11-28 such shapes were measured
+     * on a fresh user buffer's zeros, and choices cached then are measured again.
+     */
     static String key(CudaDevice device, OverlapShape shape, ExecutionSettings exec) {
         return (device.name() + " sm" + device.computeCapability() + " x" + device.smCount() + " | " + shape.key()
                 + " | ce" + (exec.useCopyEngine() ? 1 : 0) + " sms" + exec.gemmSmBudget()
-                + (exec.graphSafe() ? " graph" : "")).replace(' ', '_');
+                + (exec.graphSafe() ? " graph" : "") + (shape.inputInUserBuffer() ? " values" : "")).replace(' ', '_');
     }
 }

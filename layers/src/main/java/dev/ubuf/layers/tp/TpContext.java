@@ -477,6 +477,27 @@ public final class TpContext implements AutoCloseable {
         }
     }
 
+    /**
+     * {@link #fp8EndStep} beside {@code work}: the amax reduction (an all-reduce over the TP group) and the scale
+     * update go on this context's side stream, forked from {@code stream} now, while {@code work} issues on
+     * {@code stream} whatever needs neither the amaxes nor the scales (a training step's SGD update); then
+     * {@code stream} waits for the side stream. Without FP8 (or under current scaling) only {@code work} runs. The
+     * step's small all-reduce then hides under the update instead of ending the step.
+     */
+    public void fp8EndStepBeside(CudaStream stream, Runnable work) {
+        if (fp8 == null) {
+            work.run();
+            return;
+        }
+        makeCurrent();
+        CudaStream side = fork(stream);
+        fp8.endStep(side);
+        makeCurrent();
+        work.run();
+        makeCurrent();
+        join(stream);
+    }
+
     public LayerKernels layerKernels() {
         return layerKernels;
     }

@@ -99,16 +99,18 @@ public final class Trainer implements AutoCloseable {
             tc.collectives().dataParallel(dp.averaging(stack.parameters()), tracer, stream);
             current();
         }
-        try (Tracer.Scope t = tc.span("sgd + zero grads", SpanKind.KERNEL, stream)) {
-            // Each parameter's update clears its gradient in the same pass (what zeroGrad would do after it).
-            for (LayerNormMLP b : stack.blocks()) {
-                for (Parameter p : b.parameters()) {
-                    tc.layerKernels().sgdStep(p.value(), p.grad(), lr, true, stream);
+        // FP8 delayed scaling: the step's amaxes set the next step's scales (nothing without FP8 or under current),
+        // beside the update, which reads neither.
+        tc.fp8EndStepBeside(stream, () -> {
+            try (Tracer.Scope t = tc.span("sgd + zero grads", SpanKind.KERNEL, stream)) {
+                // Each parameter's update clears its gradient in the same pass (what zeroGrad would do after it).
+                for (LayerNormMLP b : stack.blocks()) {
+                    for (Parameter p : b.parameters()) {
+                        tc.layerKernels().sgdStep(p.value(), p.grad(), lr, true, stream);
+                    }
                 }
             }
-        }
-        // FP8 delayed scaling: the step's amaxes set the next step's scales (nothing without FP8 or under current).
-        tc.fp8EndStep(stream);
+        });
     }
 
     /**
