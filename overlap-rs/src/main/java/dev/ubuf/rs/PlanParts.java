@@ -123,4 +123,10 @@ final class PlanParts {
         return new PlanStep.Gemm(stream, x, w, c, accumulate,
                 shape.fp8().isPresent() ? dev.ubuf.plan.Fp8Scaling.INPUT_X_WEIGHT : null);
     }
+
+    /** c = x * w + addend, rounded once into c (FP8 as {@link #gemm}). */
+    static PlanStep.Gemm gemmAdd(RsShape shape, int stream, Region x, Region w, Region addend, Region c) {
+        return new PlanStep.Gemm(stream, x, w, c, false,
+                shape.fp8().isPresent() ? dev.ubuf.plan.Fp8Scaling.INPUT_X_WEIGHT : null, addend);
+    }
 }

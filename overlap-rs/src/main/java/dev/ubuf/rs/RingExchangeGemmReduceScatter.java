@@ -74,6 +74,10 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
 
     @Override
     public Optional<String> whyUnsupported(RsShape shape, RsOptions options) {
+        if (options.ringFusedTail() && options.ringPartialDtype() != shape.dtype()) {
+            return Optional.of("ring: fuse=1 adds the received sum as the last GEMM's C operand, which cuBLASLt reads in"
+                    + " the output's type: it needs lowp=1 (sums in " + shape.dtype().shortName() + ")");
+        }
         if (options.ringBidirectional() && options.ringSubChunks() > shape.rowsPerRank() / 2) {
             return Optional.of("ring: bidir with ringSubChunks=" + options.ringSubChunks() + " needs that many rows"
                     + " in each half of a chunk, but m/tp=" + shape.rowsPerRank() + " rows per chunk");
@@ -193,6 +197,18 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
         } else {
             sum = Region.rows(BufferRole.UBUF, rank, slotRow(slots, step, mc) + lo, rows, n);
         }
+        if (last && outputTypedSums && options.ringFusedTail()) {
+            // The GEMM waits for the received sum and adds it as its C operand: one rounding, no pass after it.
+            Region out = Region.rows(BufferRole.OUTPUT, rank, lo, rows, n);
+            b.add(new PlanStep.WaitSignal(stream, ring.dataFlag, sequence(subChunks, step, j)));
+            b.add(PlanParts.gemmAdd(shape, stream, x, w, sum, out));
+            if (shape.bias()) {
+                b.add(new PlanStep.AddBias(stream, out));
+            }
+            b.order(stream, comm);
+            b.add(new PlanStep.Signal(comm, previous, ring.creditFlag));
+            return;
+        }
         if (last && outputTypedSums) {
             // The own partial is rounded to the output type and then added to the received sum, as an
             // unoverlapped GEMM + reduce-scatter in that type does; and the GEMM need not wait for the data.
@@ -254,7 +270,7 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
 
     @Override
     public List<String> keys() {
-        return List.of("cs", "sub", "slots", "lowp", "bidir");
+        return List.of("cs", "sub", "slots", "lowp", "bidir", "fuse");
     }
 
     /**
@@ -280,6 +296,10 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
                 space.add(Map.of("sub", Integer.toString(sub)));
                 space.add(Map.of("sub", Integer.toString(sub), "lowp", "1", "cs", "1"));
                 space.add(Map.of("sub", Integer.toString(sub), "lowp", "1"));
+                if (sub > 1) {
+                    // With one sub-chunk the last GEMM would wait for the whole received sum.
+                    space.add(Map.of("sub", Integer.toString(sub), "lowp", "1", "cs", "1", "fuse", "1"));
+                }
             }
         }
         for (int sub : new int[]{1, 2}) {

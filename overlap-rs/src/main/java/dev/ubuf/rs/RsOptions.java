@@ -41,13 +41,17 @@ import java.util.Objects;
  *                         three peers at once shared 217-227 GB/s (`bench pushes`, 2026-11-27); inside scatter,
  *                         beside its GEMMs, that gained nothing (tp 4 sweep: 0.998x, median), so named only. BULK
  *                         with {@code bulkStaged}: the pulls from the peers likewise, on one stream
+ * @param ringFusedTail    RING with partial sums in the op's dtype: the last step's GEMM waits for the received sum
+ *                         and reads it as its C operand, writing own partial + received sum into the output rounded
+ *                         once, instead of rounding its own partial into the output and then adding the received sum
+ *                         in a pass of its own (on the GEMMs' stream, so in the op's critical path)
  */
 public record RsOptions(int computeStreams, int numSplits, int gemmSmMargin, int ringSubChunks, int ringSlots,
                         DType ringPartialDtype, boolean ringBidirectional, boolean bulkStaged, int pushCtas,
-                        boolean serialPushes) {
+                        boolean serialPushes, boolean ringFusedTail) {
 
     /** Transformer Engine's pipeline defaults (4 splits, 16 SMs for communication) and a 2-sub-chunk fp32 ring. */
-    public static final RsOptions DEFAULTS = new RsOptions(3, 4, 16, 2, 2, DType.FP32, false, false, 0, false);
+    public static final RsOptions DEFAULTS = new RsOptions(3, 4, 16, 2, 2, DType.FP32, false, false, 0, false, false);
 
     public RsOptions {
         Objects.requireNonNull(ringPartialDtype, "ringPartialDtype");
@@ -77,51 +81,56 @@ public record RsOptions(int computeStreams, int numSplits, int gemmSmMargin, int
 
     public RsOptions withComputeStreams(int v) {
         return new RsOptions(v, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas, serialPushes);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail);
     }
 
     public RsOptions withNumSplits(int v) {
         return new RsOptions(computeStreams, v, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas, serialPushes);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail);
     }
 
     public RsOptions withGemmSmMargin(int v) {
         return new RsOptions(computeStreams, numSplits, v, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas, serialPushes);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail);
     }
 
     public RsOptions withRingSubChunks(int v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, v, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas, serialPushes);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail);
     }
 
     public RsOptions withRingSlots(int v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, v, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas, serialPushes);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail);
     }
 
     public RsOptions withRingPartialDtype(DType v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, v,
-                ringBidirectional, bulkStaged, pushCtas, serialPushes);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail);
     }
 
     public RsOptions withRingBidirectional(boolean v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                v, bulkStaged, pushCtas, serialPushes);
+                v, bulkStaged, pushCtas, serialPushes, ringFusedTail);
     }
 
     public RsOptions withBulkStaged(boolean v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, v, pushCtas, serialPushes);
+                ringBidirectional, v, pushCtas, serialPushes, ringFusedTail);
     }
 
     public RsOptions withPushCtas(int v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, v, serialPushes);
+                ringBidirectional, bulkStaged, v, serialPushes, ringFusedTail);
+    }
+
+    public RsOptions withRingFusedTail(boolean v) {
+        return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, v);
     }
 
     public RsOptions withSerialPushes(boolean v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas, v);
+                ringBidirectional, bulkStaged, pushCtas, v, ringFusedTail);
     }
 }

@@ -63,7 +63,8 @@ public interface RsOverlapMethod extends OverlapMethod {
                 .withRingBidirectional(o.boolValue("bidir", d.ringBidirectional()))
                 .withBulkStaged(o.boolValue("stage", d.bulkStaged()))
                 .withPushCtas(o.intValue("sm", d.pushCtas(), 0, 64))
-                .withSerialPushes(o.boolValue("serial", d.serialPushes()));
+                .withSerialPushes(o.boolValue("serial", d.serialPushes()))
+                .withRingFusedTail(o.boolValue("fuse", d.ringFusedTail()));
     }
 
     @Override
@@ -94,6 +95,8 @@ public interface RsOverlapMethod extends OverlapMethod {
         k.put("slots", "ring: receive slots, at least 2 (default " + d.ringSlots() + ")");
         k.put("lowp", "ring, scatter: 1 = partial sums travel in the op's dtype, 0 = in fp32 (default 0)");
         k.put("bidir", "ring: 1 = half of each chunk's rows goes each way round the ring (default 0)");
+        k.put("fuse", "ring with lowp=1: 1 = the last step's GEMM adds the received sum as its C operand, no"
+                + " reduction pass after it (default 0)");
         k.put("stage", "bulk: 1 = copies pull the peers' rows into a local scratch, then a local sum (default 0)");
         k.put("sm", "scatter: 0 = pushes on the copy engines, C = an SM copy kernel of C blocks per push, the GEMMs"
                 + " leaving C SMs per peer (default " + d.pushCtas() + ")");

@@ -5,6 +5,8 @@ import dev.ubuf.op.Collective;
 import dev.ubuf.op.MethodRegistry;
 import dev.ubuf.op.OverlapMethod;
 import dev.ubuf.op.Schedule;
+import dev.ubuf.plan.Plan;
+import dev.ubuf.plan.PlanStep;
 import dev.ubuf.tensor.DType;
 import org.junit.jupiter.api.Test;
 
@@ -119,18 +121,33 @@ class RsMethodRegistrationTest {
         assertTrue(ring.tuningSpace(shape(2, 8192, 4096, 4096)).contains(Map.of("sub", "4", "lowp", "1")));
         assertEquals(List.of(Map.of("sub", "1"), Map.of("sub", "1", "lowp", "1", "cs", "1"),
                 Map.of("sub", "1", "lowp", "1"), Map.of("sub", "2"), Map.of("sub", "2", "lowp", "1", "cs", "1"),
-                Map.of("sub", "2", "lowp", "1"), Map.of("sub", "4"), Map.of("sub", "4", "lowp", "1", "cs", "1"),
-                Map.of("sub", "4", "lowp", "1"), Map.of("sub", "1", "lowp", "1", "bidir", "1"),
-                Map.of("sub", "2", "lowp", "1", "bidir", "1")),
+                Map.of("sub", "2", "lowp", "1"), Map.of("sub", "2", "lowp", "1", "cs", "1", "fuse", "1"),
+                Map.of("sub", "4"), Map.of("sub", "4", "lowp", "1", "cs", "1"),
+                Map.of("sub", "4", "lowp", "1"), Map.of("sub", "4", "lowp", "1", "cs", "1", "fuse", "1"),
+                Map.of("sub", "1", "lowp", "1", "bidir", "1"), Map.of("sub", "2", "lowp", "1", "bidir", "1")),
                 ring.tuningSpace(shape(4, 8192, 4096, 4096)), "one rounding a hop, as NCCL's ring and the layers, on"
-                        + " one compute stream first; the bidirectional ring at the GEMM sizes of 2 and 4 sub-chunks");
+                        + " one compute stream first; the received sum added by the last GEMM from 2 sub-chunks on;"
+                        + " the bidirectional ring at the GEMM sizes of 2 and 4 sub-chunks");
         assertEquals(List.of(Map.of("sub", "1"), Map.of("sub", "1", "lowp", "1", "cs", "1"),
                 Map.of("sub", "1", "lowp", "1")), ring.tuningSpace(shape(2, 2, 64, 64)),
                 "one row per rank leaves one sub-chunk and no halves");
         assertEquals(List.of(Map.of("sub", "1"), Map.of("sub", "1", "lowp", "1", "cs", "1"),
                 Map.of("sub", "1", "lowp", "1"), Map.of("sub", "2"), Map.of("sub", "2", "lowp", "1", "cs", "1"),
-                Map.of("sub", "2", "lowp", "1"), Map.of("sub", "1", "lowp", "1", "bidir", "1")),
+                Map.of("sub", "2", "lowp", "1"), Map.of("sub", "2", "lowp", "1", "cs", "1", "fuse", "1"),
+                Map.of("sub", "1", "lowp", "1", "bidir", "1")),
                 ring.tuningSpace(shape(2, 6, 64, 64)), "3 rows per rank: halves of 1 and 2 rows hold 1 sub-chunk");
+    }
+
+    @Test
+    void theFusedTailNeedsSumsInTheOutputsType() {
+        var e = assertThrows(IllegalArgumentException.class,
+                () -> registry.schedule(shape(2, 8192, 4096, 4096), "ring:fuse=1"));
+        assertTrue(e.getMessage().contains("needs lowp=1"), e.getMessage());
+        Plan plan = registry.schedule(shape(2, 8192, 4096, 4096), "ring:fuse=1,lowp=1,sub=2").plan(0);
+        assertEquals(2, plan.steps().stream().filter(st -> st instanceof PlanStep.Gemm g && g.addend() != null)
+                .count(), "the last step's two sub-chunks add the received sums in their GEMMs");
+        assertTrue(plan.steps().stream().noneMatch(st -> st instanceof PlanStep.Reduce),
+                "no reduction pass is left");
     }
 
     @Test

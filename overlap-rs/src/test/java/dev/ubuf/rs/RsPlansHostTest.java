@@ -28,7 +28,8 @@ class RsPlansHostTest {
             String opts = switch (method) {
                 case RingExchangeGemmReduceScatter _ -> "subChunks=" + options.ringSubChunks() + " slots="
                         + options.ringSlots() + " streams=" + options.computeStreams() + " partials="
-                        + options.ringPartialDtype().shortName() + (options.ringBidirectional() ? " bidir" : "");
+                        + options.ringPartialDtype().shortName() + (options.ringBidirectional() ? " bidir" : "")
+                        + (options.ringFusedTail() ? " fused" : "");
                 case PipelinedGemmReduceScatter _ -> "splits=" + options.numSplits() + " streams="
                         + options.computeStreams();
                 case BulkReduceScatter _ -> options.bulkStaged() ? "staged" : "";
@@ -56,7 +57,12 @@ class RsPlansHostTest {
                 d.withRingSubChunks(1).withRingPartialDtype(DType.BF16),
                 d.withRingSubChunks(1).withRingBidirectional(true),              // a ring each way, whole halves
                 d.withRingBidirectional(true).withRingPartialDtype(DType.BF16).withComputeStreams(1),
-                d.withRingSubChunks(2).withRingSlots(3).withRingBidirectional(true).withComputeStreams(2));
+                d.withRingSubChunks(2).withRingSlots(3).withRingBidirectional(true).withComputeStreams(2),
+                // the last GEMM adds the received sum as its C operand
+                d.withRingPartialDtype(DType.BF16).withComputeStreams(1).withRingFusedTail(true),
+                d.withRingSubChunks(1).withRingPartialDtype(DType.BF16).withRingFusedTail(true),
+                d.withRingSubChunks(3).withRingPartialDtype(DType.BF16).withRingFusedTail(true)
+                        .withRingBidirectional(true).withComputeStreams(2));
         List<RsOptions> pipeline = List.of(
                 d.withNumSplits(3),
                 d.withNumSplits(2).withComputeStreams(1),

@@ -227,7 +227,10 @@ public final class CudaPlanExecutor implements AutoCloseable {
             // tuned only at initialisation (TpCommunicator.tuneGemms): timing waits for the GPU, which could sit
             // behind this call's waits on peers while the peers wait for us (a deadlock across GPUs).
             for (PlanStep step : plan.steps()) {
-                if (step instanceof PlanStep.Gemm g) {
+                if (step instanceof PlanStep.Gemm g && g.addend() != null) {
+                    gemms[g.stream()].prepareAdd(view(g.a(), b), view(g.b(), b), view(g.addend(), b), view(g.c(), b),
+                            gemmOptions(b), scales(g, b), caller);
+                } else if (step instanceof PlanStep.Gemm g) {
                     gemms[g.stream()].prepare(view(g.a(), b), view(g.b(), b), view(g.c(), b),
                             g.accumulate() ? 1f : 0f, gemmOptions(b), scales(g, b), caller);
                 }
@@ -359,6 +362,9 @@ public final class CudaPlanExecutor implements AutoCloseable {
         switch (st) {
             case PlanStep.Gemm g -> {
                 gemmDetails(d, g.a(), g.b(), g.c(), g.accumulate());
+                if (g.addend() != null) {
+                    d.put("addend", g.addend().toString());
+                }
                 if (g.isFp8()) {
                     d.put("fp8", true);
                 }
@@ -413,7 +419,8 @@ public final class CudaPlanExecutor implements AutoCloseable {
 
     static String describe(PlanStep st) {
         return switch (st) {
-            case PlanStep.Gemm g -> " " + g.c() + (g.accumulate() ? " +=" : " =") + " " + g.a().rows() + "x"
+            case PlanStep.Gemm g -> " " + g.c() + (g.accumulate() ? " +=" : " =")
+                    + (g.addend() == null ? "" : " " + g.addend() + " +") + " " + g.a().rows() + "x"
                     + g.b().cols() + "x" + g.a().cols();
             case PlanStep.Copy c -> " " + c.src() + " -> " + c.dst();
             case PlanStep.Signal x -> " peer " + x.peer() + " flag " + x.flag();
@@ -493,6 +500,22 @@ public final class CudaPlanExecutor implements AutoCloseable {
         check(BufferRole.WEIGHT, b.weight(), b.weightTransposed());
         checkFp8(b);
         checkOutputScaling(b);
+        checkAddends(b);
+    }
+
+    /** A GEMM's addend shares its result's layout in cuBLASLt: a bound matrix with another row stride is refused. */
+    private void checkAddends(OperandBindings b) {
+        for (PlanStep st : plan.steps()) {
+            if (st instanceof PlanStep.Gemm g && g.addend() != null) {
+                TensorView addend = view(g.addend(), b);
+                TensorView c = view(g.c(), b);
+                if (addend.ld() != c.ld()) {
+                    throw new IllegalArgumentException(plan.op() + "/" + plan.method() + " adds " + g.addend()
+                            + " (row stride " + addend.ld() + ") into " + g.c() + " (row stride " + c.ld() + "): bind"
+                            + " a " + g.c().buffer() + " with row stride " + addend.ld());
+                }
+            }
+        }
     }
 
     /** A plan with an FP8 output needs its quantization scale bound; any other plan takes none. */
@@ -599,6 +622,8 @@ public final class CudaPlanExecutor implements AutoCloseable {
     private void issue(PlanStep step, OperandBindings b) {
         CudaStream s = streams[step.stream()];
         switch (step) {
+            case PlanStep.Gemm g when g.addend() != null -> gemms[g.stream()].multiplyAdd(view(g.a(), b),
+                    view(g.b(), b), view(g.addend(), b), view(g.c(), b), gemmOptions(b), scales(g, b), s);
             case PlanStep.Gemm g -> gemms[g.stream()].multiply(view(g.a(), b), view(g.b(), b), view(g.c(), b),
                     1f, g.accumulate() ? 1f : 0f, gemmOptions(b), scales(g, b), s);
             case PlanStep.Copy c -> mover.copy(view(c.src(), b), view(c.dst(), b), s);

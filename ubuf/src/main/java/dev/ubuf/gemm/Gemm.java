@@ -167,6 +167,51 @@ public final class Gemm implements AutoCloseable {
     }
 
     /**
+     * {@code d = a * b + addend} (scaled as {@link #multiply(TensorView, TensorView, TensorView, float, float, Options,
+     * Fp8Scales, CudaStream)} scales an FP8 product), rounded once into d: cuBLASLt reads {@code addend} as C and
+     * writes D, so a sum needs no pass of its own. {@code addend} has d's shape, type and row stride, and d is not
+     * FP8. The algorithm is the one {@link #prepareAdd} with the same operands chose (or is chosen now).
+     */
+    public void multiplyAdd(TensorView a, TensorView b, TensorView addend, TensorView d, Options o, Fp8Scales scales,
+                            CudaStream stream) {
+        GemmSpec spec = spec(a, b, d, o);
+        requireAddend(addend, d);
+        GemmRunner.checkFp8(spec, 1f, scales);
+        if (stream.context() != context) {
+            throw new IllegalArgumentException("stream belongs to " + stream.context() + ", this GEMM to " + context);
+        }
+        runner.run(spec, a.address(), b.address(), d.address(), addend.address(), 1f, 1f, scales,
+                stream.nativeHandle(), tuning ? new StreamCandidateBench(context, stream) : CandidateBench.NONE);
+    }
+
+    /** {@link #prepare(TensorView, TensorView, TensorView, float, Options, Fp8Scales, CudaStream)} of
+     *  {@link #multiplyAdd}. */
+    public void prepareAdd(TensorView a, TensorView b, TensorView addend, TensorView d, Options o, Fp8Scales scales,
+                           CudaStream stream) {
+        GemmSpec spec = spec(a, b, d, o);
+        requireAddend(addend, d);
+        if (stream.context() != context) {
+            throw new IllegalArgumentException("stream belongs to " + stream.context() + ", this GEMM to " + context);
+        }
+        runner.prepare(spec, a.address(), b.address(), d.address(), addend.address(), 1f, scales,
+                tuning ? new StreamCandidateBench(context, stream) : CandidateBench.NONE);
+    }
+
+    /** cuBLASLt's C and D share one layout here (D's), and C is read in D's type unless D is FP8 (never here). */
+    static void requireAddend(TensorView addend, TensorView d) {
+        if (addend.rows() != d.rows() || addend.cols() != d.cols() || addend.dtype() != d.dtype()
+                || addend.ld() != d.ld()) {
+            throw new IllegalArgumentException("a GEMM's addend must have its result's shape, type and row stride: "
+                    + addend.rows() + "x" + addend.cols() + " " + addend.dtype().shortName() + " ld " + addend.ld()
+                    + " for " + d.rows() + "x" + d.cols() + " " + d.dtype().shortName() + " ld " + d.ld());
+        }
+        if (GemmSpec.isFp8(d.dtype())) {
+            throw new IllegalArgumentException("a GEMM with an addend writes no fp8 result (cuBLASLt reads C in"
+                    + " another type then)");
+        }
+    }
+
+    /**
      * Where the algorithm used for this (non-FP8) multiply stands in cuBLASLt's heuristic list (0 = its first choice),
      * or empty before the first such multiply: what tuning kept, for reports.
      */

@@ -123,7 +123,15 @@ public final class GemmRunner implements AutoCloseable {
     /** As {@link #prepare(GemmSpec, long, long, long, float, CandidateBench)}, with an FP8 GEMM's scales bound while
      *  its candidates are chosen and timed (null for none: cuBLASLt then reads scale 1). */
     void prepare(GemmSpec spec, long a, long b, long c, float beta, Gemm.Fp8Scales scales, CandidateBench bench) {
-        MatmulPlan.Key key = checkedKey(spec, a, b, c, beta, scales);
+        prepare(spec, a, b, c, c, beta, scales, bench);
+    }
+
+    /** As {@link #prepare(GemmSpec, long, long, long, float, Gemm.Fp8Scales, CandidateBench)} for a GEMM that reads C
+     *  at {@code cIn} (its addend) and writes D at {@code c}: the plan kept is the one {@link #run} with the same two
+     *  addresses looks up. */
+    void prepare(GemmSpec spec, long a, long b, long c, long cIn, float beta, Gemm.Fp8Scales scales,
+                 CandidateBench bench) {
+        MatmulPlan.Key key = checkedKey(spec, a, b, c, cIn, beta, scales);
         if (plans.containsKey(key)) {
             return;
         }
@@ -138,12 +146,29 @@ public final class GemmRunner implements AutoCloseable {
 
     /** What prepare and retune check before any cuBLASLt call, and the key their plan is kept under. */
     private MatmulPlan.Key checkedKey(GemmSpec spec, long a, long b, long c, float beta, Gemm.Fp8Scales scales) {
+        return checkedKey(spec, a, b, c, c, beta, scales);
+    }
+
+    private MatmulPlan.Key checkedKey(GemmSpec spec, long a, long b, long c, long cIn, float beta,
+                                      Gemm.Fp8Scales scales) {
         assertOpen();
         checkOperands(spec, a, b, c);
+        checkAddend(c, cIn);
         if (scales != null) {
             checkFp8(spec, beta, scales);
         }
-        return new MatmulPlan.Key(spec, alignmentOf(a), alignmentOf(b), alignmentOf(c), beta != 0f, false, false);
+        return new MatmulPlan.Key(spec, alignmentOf(a), alignmentOf(b), cAlignment(c, cIn), beta != 0f, false, false);
+    }
+
+    /** C's alignment as cuBLASLt sees it when C (read) and D (written) may be two matrices: the lower of the two. */
+    private static int cAlignment(long c, long cIn) {
+        return Math.min(alignmentOf(c), alignmentOf(cIn));
+    }
+
+    private static void checkAddend(long c, long cIn) {
+        if (cIn == 0) {
+            throw new IllegalArgumentException("a GEMM's C operand is a null pointer");
+        }
     }
 
     /** A plan for {@code key}, its candidates timed (alpha 1, the caller's beta) on {@code bench} as the call says. */
@@ -159,10 +184,17 @@ public final class GemmRunner implements AutoCloseable {
 
     void run(GemmSpec spec, long a, long b, long c, float alpha, float beta, Gemm.Fp8Scales scales, long stream,
              CandidateBench bench) {
+        run(spec, a, b, c, c, alpha, beta, scales, stream, bench);
+    }
+
+    /** D = alpha A B + beta C with D at {@code c} and C read at {@code cIn} (the same address but for an addend). */
+    void run(GemmSpec spec, long a, long b, long c, long cIn, float alpha, float beta, Gemm.Fp8Scales scales,
+             long stream, CandidateBench bench) {
         assertOpen();
         checkOperands(spec, a, b, c);
+        checkAddend(c, cIn);
         checkFp8(spec, beta, scales);
-        MatmulPlan.Key key = new MatmulPlan.Key(spec, alignmentOf(a), alignmentOf(b), alignmentOf(c), beta != 0f,
+        MatmulPlan.Key key = new MatmulPlan.Key(spec, alignmentOf(a), alignmentOf(b), cAlignment(c, cIn), beta != 0f,
                 scales != null && scales.scaleD() != 0, scales != null && scales.amaxD() != 0);
         try (Arena arena = Arena.ofConfined()) {
             // Host pointer mode: cuBLASLt reads alpha and beta before cublasLtMatmul returns.
@@ -186,7 +218,7 @@ public final class GemmRunner implements AutoCloseable {
                 ColumnMajorCall call = d.call();
                 handle.library().matmul(handle.address(), d.matmulDesc(), alphaHost,
                         call.firstAddress(a, b), d.aLayout(), call.secondAddress(a, b), d.bLayout(), betaHost,
-                        d.cAddress(c), d.cLayout(), c, d.dLayout(), plan.algo(), workspace, workspaceBytes, stream);
+                        d.cAddress(cIn), d.cLayout(), c, d.dLayout(), plan.algo(), workspace, workspaceBytes, stream);
             } finally {
                 if (once) {
                     plan.close(); // cuBLASLt has read the descriptors and the algorithm when cublasLtMatmul returns

@@ -329,7 +329,8 @@ public final class HostPlanExecutor {
 
     private static List<Region> regions(PlanStep step) {
         return switch (step) {
-            case PlanStep.Gemm g -> List.of(g.a(), g.b(), g.c());
+            case PlanStep.Gemm g -> g.addend() == null ? List.of(g.a(), g.b(), g.c())
+                    : List.of(g.a(), g.b(), g.c(), g.addend());
             case PlanStep.Copy c -> List.of(c.src(), c.dst());
             case PlanStep.Reduce r -> {
                 List<Region> all = new ArrayList<>(r.sources());
@@ -684,6 +685,9 @@ public final class HostPlanExecutor {
             if (g.accumulate()) {
                 access(t, g.c(), false);
             }
+            if (g.addend() != null) {
+                access(t, g.addend(), false);
+            }
             access(t, g.c(), true);
             double[] a = read(g.a());
             double[] b = read(g.b());
@@ -693,7 +697,8 @@ public final class HostPlanExecutor {
                 requireFp8(g, g.b(), b);
                 scale = memory.scale(g.fp8().a()) * memory.scale(g.fp8().b());
             }
-            double[] c = g.accumulate() ? read(g.c()) : new double[Math.toIntExact(g.c().rows() * g.c().cols())];
+            double[] c = g.accumulate() ? read(g.c()) : g.addend() != null ? read(g.addend())
+                    : new double[Math.toIntExact(g.c().rows() * g.c().cols())];
             int rows = (int) g.c().rows();
             int cols = (int) g.c().cols();
             int inner = (int) g.a().cols();

@@ -165,7 +165,7 @@ public record Plan(String op, String method, int rank, int tp, List<StreamRole> 
     private static PlanStep staged(PlanStep step) {
         return switch (step) {
             case PlanStep.Gemm g -> new PlanStep.Gemm(g.stream(), staged(g.a()), staged(g.b()), staged(g.c()),
-                    g.accumulate(), g.fp8());
+                    g.accumulate(), g.fp8(), g.addend() == null ? null : staged(g.addend()));
             case PlanStep.Copy c -> new PlanStep.Copy(c.stream(), staged(c.src()), staged(c.dst()));
             case PlanStep.Reduce r -> new PlanStep.Reduce(r.stream(), r.sources().stream().map(Plan::staged).toList(),
                     staged(r.dst()), r.accumulate());
@@ -203,6 +203,9 @@ public record Plan(String op, String method, int rank, int tp, List<StreamRole> 
                     checkRegion(at, g.a(), rank, tp, matrices, false);
                     checkRegion(at, g.b(), rank, tp, matrices, false);
                     checkRegion(at, g.c(), rank, tp, matrices, false);
+                    if (g.addend() != null) {
+                        checkRegion(at, g.addend(), rank, tp, matrices, false);
+                    }
                     checkGemmTypes(at, g, matrices);
                 }
                 case PlanStep.Copy c -> {
@@ -291,6 +294,13 @@ public record Plan(String op, String method, int rank, int tp, List<StreamRole> 
         if (fc) {
             throw new IllegalArgumentException(at + "writes an fp8 matrix: plan GEMMs write bf16, fp16 or fp32"
                     + " (partial sums are never fp8)");
+        }
+        if (g.addend() != null
+                && matrices.get(g.addend().buffer()).dtype() != matrices.get(g.c().buffer()).dtype()) {
+            // cuBLASLt reads C in D's type when D is not FP8.
+            throw new IllegalArgumentException(at + "adds a " + matrices.get(g.addend().buffer()).dtype().shortName()
+                    + " addend into a " + matrices.get(g.c().buffer()).dtype().shortName() + " result: they must"
+                    + " have one type");
         }
     }
 

@@ -11,11 +11,14 @@ public sealed interface PlanStep {
     int stream();
 
     /**
-     * c = a * b (+ c when accumulate). a is rows x K of the left operand, b is K x cols of the right one.
-     * With {@code fp8} (null otherwise) a and b are FP8 and dequantized by the caller's scales it names (see
-     * {@link Fp8Scaling}); c is never FP8.
+     * c = a * b (+ c when accumulate; + addend when an addend is given). a is rows x K of the left operand, b is
+     * K x cols of the right one. With {@code fp8} (null otherwise) a and b are FP8 and dequantized by the caller's
+     * scales it names (see {@link Fp8Scaling}); c is never FP8. An {@code addend} (null otherwise) is a region of
+     * c's shape, type and row stride read as the GEMM's C operand, so that a sum lands in c rounded once, with no
+     * pass of its own (the last step of a reduce-scatter ring adds the received partial sum this way).
      */
-    record Gemm(int stream, Region a, Region b, Region c, boolean accumulate, Fp8Scaling fp8) implements PlanStep {
+    record Gemm(int stream, Region a, Region b, Region c, boolean accumulate, Fp8Scaling fp8, Region addend)
+            implements PlanStep {
         public Gemm {
             Objects.requireNonNull(a, "a");
             Objects.requireNonNull(b, "b");
@@ -23,20 +26,34 @@ public sealed interface PlanStep {
             if (a.cols() != b.rows() || c.rows() != a.rows() || c.cols() != b.cols()) {
                 throw new IllegalArgumentException("GEMM shapes disagree: " + a + " x " + b + " -> " + c);
             }
+            if (addend != null && (accumulate || addend.rows() != c.rows() || addend.cols() != c.cols())) {
+                throw new IllegalArgumentException("a GEMM's addend needs c's shape and no accumulate: " + addend
+                        + " + " + a + " x " + b + " -> " + c + (accumulate ? " (accumulate)" : ""));
+            }
+        }
+
+        /** A GEMM without an addend. */
+        public Gemm(int stream, Region a, Region b, Region c, boolean accumulate, Fp8Scaling fp8) {
+            this(stream, a, b, c, accumulate, fp8, null);
         }
 
         /** A GEMM that is not FP8. */
         public Gemm(int stream, Region a, Region b, Region c, boolean accumulate) {
-            this(stream, a, b, c, accumulate, null);
+            this(stream, a, b, c, accumulate, null, null);
         }
 
         public boolean isFp8() {
             return fp8 != null;
         }
 
+        /** Whether C is read: the accumulated c, or the addend. */
+        public boolean readsC() {
+            return accumulate || addend != null;
+        }
+
         /** This step on another stream (same operands, same scaling). */
         public Gemm onStream(int s) {
-            return new Gemm(s, a, b, c, accumulate, fp8);
+            return new Gemm(s, a, b, c, accumulate, fp8, addend);
         }
     }
 

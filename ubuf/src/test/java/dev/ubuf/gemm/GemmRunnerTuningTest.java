@@ -122,6 +122,21 @@ class GemmRunnerTuningTest {
     }
 
     @Test
+    void anAddendIsReadAsCAndTheResultWrittenAsD() {
+        long addend = 0x7f00_0030_0000L;
+        runner.prepare(SPEC, A, B, C, addend, 1f, null, new RecordingBench(4.0, 1.0, 3.0, 2.0));
+        runner.run(SPEC, A, B, C, addend, 1f, 1f, null, STREAM,
+                (count, cBytes, c, ws, launch) -> fail("prepare chose already"));
+        String call = fake.lastCall();
+        assertTrue(call.startsWith("matmul algo=101 ") && call.endsWith("beta=1"), call);
+        assertTrue(call.contains(" c=0x7f0000300000 ") && call.contains(" d=0x7f0000200010 "),
+                "C is the addend, D the result: " + call);
+        assertEquals(1, runner.planCount(), "the result's 16-byte alignment keys the plan, as prepare's did");
+        assertThrows(IllegalArgumentException.class, () -> runner.run(SPEC, A, B, C, 0, 1f, 1f, null, STREAM,
+                CandidateBench.NONE), "a null addend");
+    }
+
+    @Test
     void accumulatingIsAnotherKindOfGemm() {
         runner.run(SPEC, A, B, C, 1f, 0f, STREAM, new RecordingBench(4.0, 3.0, 1.0, 2.0));
         RecordingBench accumulating = new RecordingBench(1.0, 3.0, 4.0, 2.0);
