@@ -44,8 +44,9 @@ import java.util.concurrent.Callable;
                 "With 2 or more GPUs: trains a stack of --layers blocks with SGD on random batches (MSE against a"
                 + " random target) on --tp GPUs, three ways from the same weights, alternating step by step:"
                 + " overlap (the configuration), no_overlap (every overlap off) and no_comm (no_overlap with every"
-                + " collective skipped, each GEMM whole: the step's compute alone; timing only, its numbers are wrong"
-                + " by design). Prints each iteration's loss and step"
+                + " collective skipped, each GEMM whole: the step's compute alone, on the values one step with its"
+                + " collectives gathered before the timed ones; timing only, its numbers are wrong by design)."
+                + " Prints each iteration's loss and step"
                 + " times, the median step times, the speedup no_overlap/overlap, the hidden share"
                 + " (T_no_overlap - T_overlap) / (T_no_overlap - T_no_comm), and whether the overlap and no_overlap"
                 + " losses agree (exit 1 if not).",
