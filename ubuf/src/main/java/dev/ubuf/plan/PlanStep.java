@@ -46,11 +46,6 @@ public sealed interface PlanStep {
             return fp8 != null;
         }
 
-        /** Whether C is read: the accumulated c, or the addend. */
-        public boolean readsC() {
-            return accumulate || addend != null;
-        }
-
         /** This step on another stream (same operands, same scaling). */
         public Gemm onStream(int s) {
             return new Gemm(s, a, b, c, accumulate, fp8, addend);
