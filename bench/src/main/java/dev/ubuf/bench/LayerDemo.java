@@ -50,7 +50,8 @@ import java.util.function.IntConsumer;
  * sequence-parallel LayerNormMLP blocks trained with SGD on random batches (MSE against a random target), a thread
  * and a GPU per rank. Three stacks per rank, built from the same seed (so the same weights): with the
  * configuration's overlap, with every overlap off, and a timing-only copy of the latter that skips every collective
- * ({@link Collectives#none()}; its outputs are wrong by design), so each of its GEMMs runs whole on every SM. Each iteration runs
+ * after one priming step that runs them ({@link NoCommAfterFirstStep}; its outputs are wrong by design), so each of
+ * its GEMMs runs whole on every SM, on real values. Each iteration runs
  * one step of each, in the fixed order overlap, no_overlap, no_comm, on the same batch, so the GPU's drift hits all
  * three alike; a step is timed with CUDA events on every rank and its time is the maximum over ranks.
  *
@@ -446,8 +447,8 @@ public final class LayerDemo {
                      Collectives.nccl(), st.cudaGraph()), st, dp);
              // no_comm is no_overlap with its collectives skipped: each GEMM whole, on every SM, the step's
              // compute alone. The overlap configuration's ops would run their chunk GEMMs instead (with SM
-             // margins, on one stream), which is no lower bound: at 70B dims the overlap step beat it by 7%. Its
-             // first step communicates, so that its GEMMs read real values, not zeros (NoCommAfterFirstStep).
+             // margins, on one stream), which is no lower bound: at 70B dims the overlap step beat it by 7%. One
+             // step with its collectives before the timed ones gives its GEMMs real values, not zeros.
              Stack none = new Stack(TpContext.create(comm, st.noOverlapConfig(), st.dtype(), st.tokens(), planner,
                      noComm, st.cudaGraph()), st, dp);
              Stack cmp = st.compareConfig() == null ? null : new Stack(TpContext.create(comm, st.compareConfig(),

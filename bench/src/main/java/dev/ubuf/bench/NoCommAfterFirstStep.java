@@ -12,15 +12,16 @@ import dev.ubuf.trace.Tracer;
 /**
  * The demo's no_comm collectives: every collective through NCCL until {@link #skipFromNow}, none after. A skipped
  * gather leaves the peers' slots of its destination as they were, and never written they hold the allocation's
- * zeros: the GEMMs that read them (and every tensor computed from their output) then multiply zeros, which draws
- * less power and runs faster on a GPU at its power cap than the real step's values do, so the compute alone would
- * not be a lower bound of the real step. One warm-up step with the real collectives fills every gathered buffer with
- * values of the real distribution (stale afterwards, which a GEMM's speed does not see).
+ * zeros: the GEMMs that read them (and every tensor computed from their output) then multiply zeros, which ran 9%
+ * faster than the real step's values (8B dims, tp 2, H200, 2026-11-28; lower power draw under the power cap is the
+ * likely reason), so the compute alone was no lower bound of the real step. One step with the real collectives,
+ * before anything is timed, fills every gathered buffer with values of the real distribution (stale afterwards,
+ * which a GEMM's speed does not see).
  */
 final class NoCommAfterFirstStep implements Collectives {
     private volatile Collectives now = Collectives.nccl();
 
-    /** From the next call on, every collective is skipped (after the first, eager warm-up step of every rank). */
+    /** From the next call on, every collective is skipped (call it once every rank's priming step has ended). */
     void skipFromNow() {
         now = Collectives.none();
     }
