@@ -197,25 +197,19 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
         } else {
             sum = Region.rows(BufferRole.UBUF, rank, slotRow(slots, step, mc) + lo, rows, n);
         }
-        if (last && outputTypedSums && options.ringFusedTail()) {
-            // The GEMM waits for the received sum and adds it as its C operand: one rounding, no pass after it.
-            Region out = Region.rows(BufferRole.OUTPUT, rank, lo, rows, n);
-            b.add(new PlanStep.WaitSignal(stream, ring.dataFlag, sequence(subChunks, step, j)));
-            b.add(PlanParts.gemmAdd(shape, stream, x, w, sum, out));
-            if (shape.bias()) {
-                b.add(new PlanStep.AddBias(stream, out));
-            }
-            b.order(stream, comm);
-            b.add(new PlanStep.Signal(comm, previous, ring.creditFlag));
-            return;
-        }
         if (last && outputTypedSums) {
-            // The own partial is rounded to the output type and then added to the received sum, as an
-            // unoverlapped GEMM + reduce-scatter in that type does; and the GEMM need not wait for the data.
             Region out = Region.rows(BufferRole.OUTPUT, rank, lo, rows, n);
-            b.add(PlanParts.gemm(shape, stream, x, w, out, false));
-            b.add(new PlanStep.WaitSignal(stream, ring.dataFlag, sequence(subChunks, step, j)));
-            b.add(new PlanStep.Reduce(stream, List.of(sum), out, true));
+            if (options.ringFusedTail()) {
+                // The GEMM waits for the received sum and adds it as its C operand: one rounding, no pass after it.
+                b.add(new PlanStep.WaitSignal(stream, ring.dataFlag, sequence(subChunks, step, j)));
+                b.add(PlanParts.gemmAdd(shape, stream, x, w, sum, out));
+            } else {
+                // The own partial is rounded to the output type and then added to the received sum, as an
+                // unoverlapped GEMM + reduce-scatter in that type does; and the GEMM need not wait for the data.
+                b.add(PlanParts.gemm(shape, stream, x, w, out, false));
+                b.add(new PlanStep.WaitSignal(stream, ring.dataFlag, sequence(subChunks, step, j)));
+                b.add(new PlanStep.Reduce(stream, List.of(sum), out, true));
+            }
             if (shape.bias()) {
                 b.add(new PlanStep.AddBias(stream, out));
             }

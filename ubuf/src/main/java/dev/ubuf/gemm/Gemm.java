@@ -159,9 +159,7 @@ public final class Gemm implements AutoCloseable {
                          Fp8Scales scales, CudaStream stream) {
         GemmSpec spec = spec(a, b, c, o);
         GemmRunner.checkFp8(spec, beta, scales);
-        if (stream.context() != context) {
-            throw new IllegalArgumentException("stream belongs to " + stream.context() + ", this GEMM to " + context);
-        }
+        requireOwnStream(stream);
         runner.run(spec, a.address(), b.address(), c.address(), alpha, beta, scales, stream.nativeHandle(),
                 tuning ? new StreamCandidateBench(context, stream) : CandidateBench.NONE);
     }
@@ -177,9 +175,7 @@ public final class Gemm implements AutoCloseable {
         GemmSpec spec = spec(a, b, d, o);
         requireAddend(addend, d);
         GemmRunner.checkFp8(spec, 1f, scales);
-        if (stream.context() != context) {
-            throw new IllegalArgumentException("stream belongs to " + stream.context() + ", this GEMM to " + context);
-        }
+        requireOwnStream(stream);
         runner.run(spec, a.address(), b.address(), d.address(), addend.address(), 1f, 1f, scales,
                 stream.nativeHandle(), tuning ? new StreamCandidateBench(context, stream) : CandidateBench.NONE);
     }
@@ -190,11 +186,15 @@ public final class Gemm implements AutoCloseable {
                            CudaStream stream) {
         GemmSpec spec = spec(a, b, d, o);
         requireAddend(addend, d);
+        requireOwnStream(stream);
+        runner.prepare(spec, a.address(), b.address(), d.address(), addend.address(), 1f, scales,
+                tuning ? new StreamCandidateBench(context, stream) : CandidateBench.NONE);
+    }
+
+    private void requireOwnStream(CudaStream stream) {
         if (stream.context() != context) {
             throw new IllegalArgumentException("stream belongs to " + stream.context() + ", this GEMM to " + context);
         }
-        runner.prepare(spec, a.address(), b.address(), d.address(), addend.address(), 1f, scales,
-                tuning ? new StreamCandidateBench(context, stream) : CandidateBench.NONE);
     }
 
     /** cuBLASLt's C and D share one layout here (D's), and C is read in D's type unless D is FP8 (never here). */
@@ -233,9 +233,7 @@ public final class Gemm implements AutoCloseable {
     public void prepare(TensorView a, TensorView b, TensorView c, float beta, Options o, Fp8Scales scales,
                         CudaStream stream) {
         GemmSpec spec = spec(a, b, c, o);
-        if (stream.context() != context) {
-            throw new IllegalArgumentException("stream belongs to " + stream.context() + ", this GEMM to " + context);
-        }
+        requireOwnStream(stream);
         runner.prepare(spec, a.address(), b.address(), c.address(), beta, scales,
                 tuning ? new StreamCandidateBench(context, stream) : CandidateBench.NONE);
     }

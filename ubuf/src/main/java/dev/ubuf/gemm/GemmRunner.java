@@ -153,7 +153,7 @@ public final class GemmRunner implements AutoCloseable {
                                       Gemm.Fp8Scales scales) {
         assertOpen();
         checkOperands(spec, a, b, c);
-        checkAddend(c, cIn);
+        checkAddend(cIn);
         if (scales != null) {
             checkFp8(spec, beta, scales);
         }
@@ -165,7 +165,7 @@ public final class GemmRunner implements AutoCloseable {
         return Math.min(alignmentOf(c), alignmentOf(cIn));
     }
 
-    private static void checkAddend(long c, long cIn) {
+    private static void checkAddend(long cIn) {
         if (cIn == 0) {
             throw new IllegalArgumentException("a GEMM's C operand is a null pointer");
         }
@@ -192,7 +192,7 @@ public final class GemmRunner implements AutoCloseable {
              long stream, CandidateBench bench) {
         assertOpen();
         checkOperands(spec, a, b, c);
-        checkAddend(c, cIn);
+        checkAddend(cIn);
         checkFp8(spec, beta, scales);
         MatmulPlan.Key key = new MatmulPlan.Key(spec, alignmentOf(a), alignmentOf(b), cAlignment(c, cIn), beta != 0f,
                 scales != null && scales.scaleD() != 0, scales != null && scales.amaxD() != 0);
