@@ -24,9 +24,8 @@ import java.util.Optional;
  * <p>With {@code stage=1} ({@link RsOptions#bulkStaged()}) the peers' rows are not read by the reduction kernel:
  * after the ready signals, one COMM stream per peer copies that peer's rows of this rank into a local SCRATCH slot
  * (on the copy engines when the op runs with them) and credits that peer at once; the first stream then sums its own
- * rows and the slots locally, on a COMPUTE stream (normal priority). Beside a GEMM this keeps the SMs free for the
- * whole transfer but for a short local pass, which takes SMs only as the GEMM's last wave frees them, where the
- * pull-reduce kernel holds its SMs for as long as reading over NVLink takes. With {@code serial=1}
+ * rows and the slots locally. Beside a GEMM this keeps the SMs free for the whole transfer but for a short local
+ * pass, where the pull-reduce kernel holds its SMs for as long as reading over NVLink takes. With {@code serial=1}
  * as well, one stream makes the pulls one after another, each rank starting at the next peer, so that the ranks pull
  * from one peer each at a time (on 4 H100s one transfer per GPU moved more bytes per second than three at once);
  * the benchmark times it among the reduce-scatter's communication alone, so that {@code scatter:serial=1}'s ideal
@@ -88,9 +87,6 @@ public final class BulkReduceScatter implements RsOverlapMethod {
         long mc = shape.rowsPerRank();
         b.matrix(BufferRole.SCRATCH, shape.dtype(), (tp - 1) * mc, shape.n());
         int[] streams = PlanParts.peerStreams(b, serial);
-        // The local sum runs at the GEMMs' priority: beside the caller's GEMM its blocks then take SMs only as that
-        // GEMM's last wave leaves them, where at the copies' high priority they took SMs from every wave of it.
-        int sum = b.stream(StreamRole.COMPUTE);
         PlanParts.signalPeers(b, streams[0], PlanParts.readyFlag(rank));
         List<Region> sources = new ArrayList<>();
         sources.add(new Region(BufferRole.UBUF, rank, rank * mc, mc, 0, shape.n()));
@@ -102,12 +98,12 @@ public final class BulkReduceScatter implements RsOverlapMethod {
             b.add(new PlanStep.Copy(s, new Region(BufferRole.UBUF, p, rank * mc, mc, 0, shape.n()), slot));
             b.add(new PlanStep.Signal(s, p, PlanParts.creditFlag(shape, rank)));
             sources.add(slot);
-            b.order(s, sum);
+            b.order(s, streams[0]);
         }
         Region dst = new Region(BufferRole.OUTPUT, rank, 0, mc, 0, shape.n());
-        b.add(new PlanStep.Reduce(sum, sources, dst, false));
+        b.add(new PlanStep.Reduce(streams[0], sources, dst, false));
         if (shape.bias()) {
-            b.add(new PlanStep.AddBias(sum, dst));
+            b.add(new PlanStep.AddBias(streams[0], dst));
         }
         PlanParts.waitPeers(b, streams[0], shape, true, 1);
         return b;

@@ -265,37 +265,23 @@ public final class RowParallelLinear implements TpLayer {
         // dY_q is quantized straight into this rank's chunk of the op's user buffer; a plain dY is the caller's
         // tensor (the next layer's backward or the loss made it), which the op copies in.
         boolean inUserBuffer = fp8 != null;
-        // The bias gradient needs none of the GEMMs: it runs on the side stream beside them, so its kernels fill
-        // SMs the GEMMs leave and (FP8) its all-reduce no longer holds up the caller's stream. Under FP8 it sums
-        // the wide dY shard (the gathered copy is FP8, which would round it), so its column sums can start at once;
-        // their all-reduce waits for the dgrad op, so that no two NCCL calls of a rank are ever in flight together
-        // (the op may be NCCL's all-gather).
-        boolean biasBeside = bias != null;
-        if (biasBeside && fp8 != null) {
-            CudaStream side = tc.fork(s);
-            try (Tracer.Scope t = tc.span(layer.teName() + " bias grad", SpanKind.KERNEL, side)) {
-                tc.layerKernels().biasGrad(dy, fp8.biasPartial, false, biasWorkspace, side);
-            }
-        }
         Operand dyo = gradQ.quantize(dy, inUserBuffer ? op.inputChunk() : null, null, s);
         tc.call(gemm(GemmName.Pass.DGRAD), op, Operand.bind(dyo, inUserBuffer, savedWeight, false, dxm, null), s);
         // The op's buffer holds the gathered dY (dY_q) until its next call; with FP8 the wgrad reads it [N, tokens].
         Operand dyFull = gradQ.withTransposed(gradQ.stored(op.userBuffer()),
                 fp8 == null ? null : ColumnParallelLinear.dense(fp8.dyFullT, out, m), s);
-        if (biasBeside) {
-            CudaStream side = tc.fork(s);
-            if (fp8 == null) {
-                try (Tracer.Scope t = tc.span(layer.teName() + " bias grad", SpanKind.KERNEL, side)) {
-                    tc.layerKernels().biasGrad(dyFull.data(), bias.grad(), true, biasWorkspace, side);
-                }
-            } else {
-                tc.allReduceSumFp32(fp8.biasPartial, side);
-                tc.kernels().sum(List.of(fp8.biasPartial), bias.grad(), true, side);
-            }
-        }
         tc.multiply(gemm(GemmName.Pass.WGRAD), dyFull, true, savedInput, false, weight.grad(), 1f, 0, s);
-        if (biasBeside) {
-            tc.join(s);
+        if (bias != null) {
+            try (Tracer.Scope t = tc.span(layer.teName() + " bias grad", SpanKind.KERNEL, s)) {
+                if (fp8 == null) {
+                    tc.layerKernels().biasGrad(dyFull.data(), bias.grad(), true, biasWorkspace, s);
+                } else {
+                    // From the wide dY shard, summed over the ranks: the gathered copy is FP8, which would round it.
+                    tc.layerKernels().biasGrad(dy, fp8.biasPartial, false, biasWorkspace, s);
+                    tc.allReduceSumFp32(fp8.biasPartial, s);
+                    tc.kernels().sum(List.of(fp8.biasPartial), bias.grad(), true, s);
+                }
+            }
         }
         return dxm;
     }
