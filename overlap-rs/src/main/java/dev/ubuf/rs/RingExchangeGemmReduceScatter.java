@@ -51,6 +51,12 @@ import java.util.Optional;
  * Streams: {@code computeStreams} COMPUTE streams (GEMMs round-robin, the final cast rides on its GEMM's stream),
  * then one COMM stream for copies, data signals and credits.
  *
+ * <p>Direct ({@link RsOptions#ringDirect()}, sums in the op's dtype): step i's GEMM stores its running sum straight
+ * into rank r-1's slot for step i+1 (C = the sum received from r+1, D = the neighbour's slot), waiting first, on its
+ * own stream, for the slot's credit; the data signal and the credit for the slot it read follow the GEMM on the comm
+ * stream. No copy, no scratch, and the last step adds the received sum as with the fused tail: the sums cross NVLink
+ * as the GEMM's epilogue stores them.
+ *
  * <p>Bidirectional ({@link RsOptions#ringBidirectional()}): the ring above carries the first half of every chunk's
  * rows; a mirror ring carries the second half the other way (rank r works at step i on chunk r-i-1 and sends to
  * r+1), with its own data flag (from r-1) and credit flag (from r+1), declared after the first ring's, its own COMM
@@ -74,6 +80,10 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
 
     @Override
     public Optional<String> whyUnsupported(RsShape shape, RsOptions options) {
+        if (options.ringDirect() && options.ringPartialDtype() != shape.dtype()) {
+            return Optional.of("ring: direct=1 has each GEMM add the received sum as its C operand, which cuBLASLt"
+                    + " reads in the result's type: it needs lowp=1 (sums in " + shape.dtype().shortName() + ")");
+        }
         if (options.ringFusedTail() && options.ringPartialDtype() != shape.dtype()) {
             return Optional.of("ring: fuse=1 adds the received sum as the last GEMM's C operand, which cuBLASLt reads in"
                     + " the output's type: it needs lowp=1 (sums in " + shape.dtype().shortName() + ")");
@@ -106,7 +116,9 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
         PlanParts.declareOperands(b, shape);
         PlanParts.declareOutput(b, shape);
         b.matrix(BufferRole.UBUF, options.ringPartialDtype(), slots * mc, n);
-        b.matrix(BufferRole.SCRATCH, options.ringPartialDtype(), mc, n);
+        if (!options.ringDirect()) {
+            b.matrix(BufferRole.SCRATCH, options.ringPartialDtype(), mc, n);
+        }
         List<Ring> rings = new ArrayList<>();
         long half = options.ringBidirectional() ? mc / 2 : mc;
         rings.add(new Ring(-1, 0, half, b.flag(perCall), b.flag(perCall)));
@@ -120,6 +132,8 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
         }
         for (Ring ring : rings) {
             ring.comm = b.stream(StreamRole.COMM);
+            ring.creditAwaited = new int[ring.comm + 1];
+            java.util.Arrays.fill(ring.creditAwaited, -1);
         }
 
         int gemm = 0;
@@ -136,8 +150,9 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
     /**
      * One direction round the ring over rows [rowLo, rowLo + rows) of every chunk: {@code direction} -1 sends the
      * running sums to rank r-1 (and works at step i on chunk r+i+1), +1 to rank r+1 (chunk r-i-1). Its own data and
-     * credit flags and its own comm stream; {@code creditAwaited} is the highest credit its comm stream has waited
-     * for (a wait no higher is moot: the stream runs in order).
+     * credit flags and its own comm stream; {@code creditAwaited[s]} is the highest credit stream s has waited for
+     * (a wait no higher is moot: the stream runs in order): the comm stream before its copies, or with
+     * {@link RsOptions#ringDirect()} each GEMM's stream before the GEMM writes into the neighbour's slot.
      */
     private static final class Ring {
         final int direction;
@@ -146,7 +161,7 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
         final int dataFlag;
         final int creditFlag;
         int comm;
-        int creditAwaited = -1;
+        int[] creditAwaited;
 
         Ring(int direction, long rowLo, long rows, int dataFlag, int creditFlag) {
             this.direction = direction;
@@ -199,7 +214,7 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
         }
         if (last && outputTypedSums) {
             Region out = Region.rows(BufferRole.OUTPUT, rank, lo, rows, n);
-            if (options.ringFusedTail()) {
+            if (options.ringFusedTail() || options.ringDirect()) {
                 // The GEMM waits for the received sum and adds it as its C operand: one rounding, no pass after it.
                 b.add(new PlanStep.WaitSignal(stream, ring.dataFlag, sequence(subChunks, step, j)));
                 b.add(PlanParts.gemmAdd(shape, stream, x, w, sum, out));
@@ -220,16 +235,25 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
         if (step > 0) {
             b.add(new PlanStep.WaitSignal(stream, ring.dataFlag, sequence(subChunks, step, j)));
         }
+        if (!last && options.ringDirect()) {
+            // The GEMM writes the running sum into the neighbour's slot itself (reading the received sum as C).
+            int nextStep = step + 1;
+            awaitCredit(b, ring, stream, subChunks, nextStep - slots, j);
+            Region dst = Region.rows(BufferRole.UBUF, next, slotRow(slots, nextStep, mc) + lo, rows, n);
+            b.add(step == 0 ? PlanParts.gemm(shape, stream, x, w, dst, false)
+                    : PlanParts.gemmAdd(shape, stream, x, w, sum, dst));
+            b.order(stream, comm);
+            b.add(new PlanStep.Signal(comm, next, ring.dataFlag));
+            if (step > 0) {
+                b.add(new PlanStep.Signal(comm, previous, ring.creditFlag));
+            }
+            return;
+        }
         b.add(PlanParts.gemm(shape, stream, x, w, sum, step > 0));
         if (!last) {
             b.order(stream, comm);
             int nextStep = step + 1;
-            int reused = nextStep - slots;
-            int credit = reused >= 1 ? sequence(subChunks, reused, j) : 0;
-            if (credit > ring.creditAwaited) {
-                b.add(new PlanStep.WaitSignal(comm, ring.creditFlag, credit));
-                ring.creditAwaited = credit;
-            }
+            awaitCredit(b, ring, comm, subChunks, nextStep - slots, j);
             Region dst = Region.rows(BufferRole.UBUF, next, slotRow(slots, nextStep, mc) + lo, rows, n);
             b.add(new PlanStep.Copy(comm, sum, dst));
             b.add(new PlanStep.Signal(comm, next, ring.dataFlag));
@@ -244,6 +268,18 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
             }
             b.order(stream, comm);
             b.add(new PlanStep.Signal(comm, previous, ring.creditFlag));
+        }
+    }
+
+    /**
+     * Before {@code stream} writes sub-chunk j into the neighbour's slot, the credit for that slot's previous content:
+     * sub-chunk j of step {@code reused} of this call, or (reused &lt; 1) every credit of the previous call.
+     */
+    private static void awaitCredit(PlanBuilder b, Ring ring, int stream, int subChunks, int reused, int j) {
+        int credit = reused >= 1 ? sequence(subChunks, reused, j) : 0;
+        if (credit > ring.creditAwaited[stream]) {
+            b.add(new PlanStep.WaitSignal(stream, ring.creditFlag, credit));
+            ring.creditAwaited[stream] = credit;
         }
     }
 
@@ -264,7 +300,7 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
 
     @Override
     public List<String> keys() {
-        return List.of("cs", "sub", "slots", "lowp", "bidir", "fuse");
+        return List.of("cs", "sub", "slots", "lowp", "bidir", "fuse", "direct");
     }
 
     /**
@@ -276,7 +312,8 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
      * on one compute stream, listed first so that a near-tie takes it: chunk GEMMs issued on several streams run side
      * by side inside a layer's step, and the first chunk, whose send starts the ring, finishes last (an 8B, tp 2
      * layer trace: three 2048-row GEMMs of 160 us alone ended 164, 309 and 464 us after they began, the first-sent
-     * last).
+     * last). And with those partials each GEMM storing its sum straight into the neighbour's slot ({@code direct=1},
+     * one compute stream).
      */
     @Override
     public List<Map<String, String>> tuningSpace(OverlapShape shape) {
@@ -294,6 +331,9 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
                     // With one sub-chunk the last GEMM would wait for the whole received sum.
                     space.add(Map.of("sub", Integer.toString(sub), "lowp", "1", "cs", "1", "fuse", "1"));
                 }
+                // The neighbours' GEMMs store into each other's slots as they compute, so even one sub-chunk
+                // waits only for the neighbour's GEMM of the same step, not for a copy after it.
+                space.add(Map.of("sub", Integer.toString(sub), "lowp", "1", "cs", "1", "direct", "1"));
             }
         }
         for (int sub : new int[]{1, 2}) {

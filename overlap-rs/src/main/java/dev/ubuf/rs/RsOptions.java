@@ -45,13 +45,18 @@ import java.util.Objects;
  *                         and reads it as its C operand, writing own partial + received sum into the output rounded
  *                         once, instead of rounding its own partial into the output and then adding the received sum
  *                         in a pass of its own (on the GEMMs' stream, so in the op's critical path)
+ * @param ringDirect       RING with partial sums in the op's dtype: each step's GEMM writes its running sum straight
+ *                         into the next rank's receive slot (D at a peer's address, the received sum read as C), so
+ *                         no copy, no scratch and no reduction pass; the last step's GEMM adds the received sum as
+ *                         with {@code ringFusedTail}. The sums cross NVLink as the GEMM's epilogue stores them
  */
 public record RsOptions(int computeStreams, int numSplits, int gemmSmMargin, int ringSubChunks, int ringSlots,
                         DType ringPartialDtype, boolean ringBidirectional, boolean bulkStaged, int pushCtas,
-                        boolean serialPushes, boolean ringFusedTail) {
+                        boolean serialPushes, boolean ringFusedTail, boolean ringDirect) {
 
     /** Transformer Engine's pipeline defaults (4 splits, 16 SMs for communication) and a 2-sub-chunk fp32 ring. */
-    public static final RsOptions DEFAULTS = new RsOptions(3, 4, 16, 2, 2, DType.FP32, false, false, 0, false, false);
+    public static final RsOptions DEFAULTS = new RsOptions(3, 4, 16, 2, 2, DType.FP32, false, false, 0, false, false,
+            false);
 
     public RsOptions {
         Objects.requireNonNull(ringPartialDtype, "ringPartialDtype");
@@ -81,56 +86,61 @@ public record RsOptions(int computeStreams, int numSplits, int gemmSmMargin, int
 
     public RsOptions withComputeStreams(int v) {
         return new RsOptions(v, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect);
     }
 
     public RsOptions withNumSplits(int v) {
         return new RsOptions(computeStreams, v, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect);
     }
 
     public RsOptions withGemmSmMargin(int v) {
         return new RsOptions(computeStreams, numSplits, v, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect);
     }
 
     public RsOptions withRingSubChunks(int v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, v, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect);
     }
 
     public RsOptions withRingSlots(int v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, v, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect);
     }
 
     public RsOptions withRingPartialDtype(DType v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, v,
-                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect);
     }
 
     public RsOptions withRingBidirectional(boolean v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                v, bulkStaged, pushCtas, serialPushes, ringFusedTail);
+                v, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect);
     }
 
     public RsOptions withBulkStaged(boolean v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, v, pushCtas, serialPushes, ringFusedTail);
+                ringBidirectional, v, pushCtas, serialPushes, ringFusedTail, ringDirect);
     }
 
     public RsOptions withPushCtas(int v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, v, serialPushes, ringFusedTail);
+                ringBidirectional, bulkStaged, v, serialPushes, ringFusedTail, ringDirect);
     }
 
     public RsOptions withRingFusedTail(boolean v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas, serialPushes, v);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, v, ringDirect);
     }
 
     public RsOptions withSerialPushes(boolean v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas, v, ringFusedTail);
+                ringBidirectional, bulkStaged, pushCtas, v, ringFusedTail, ringDirect);
+    }
+
+    public RsOptions withRingDirect(boolean v) {
+        return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, v);
     }
 }

@@ -64,7 +64,8 @@ public interface RsOverlapMethod extends OverlapMethod {
                 .withBulkStaged(o.boolValue("stage", d.bulkStaged()))
                 .withPushCtas(o.intValue("sm", d.pushCtas(), 0, 64))
                 .withSerialPushes(o.boolValue("serial", d.serialPushes()))
-                .withRingFusedTail(o.boolValue("fuse", d.ringFusedTail()));
+                .withRingFusedTail(o.boolValue("fuse", d.ringFusedTail()))
+                .withRingDirect(o.boolValue("direct", d.ringDirect()));
     }
 
     @Override
@@ -97,6 +98,8 @@ public interface RsOverlapMethod extends OverlapMethod {
         k.put("bidir", "ring: 1 = half of each chunk's rows goes each way round the ring (default 0)");
         k.put("fuse", "ring with lowp=1: 1 = the last step's GEMM adds the received sum as its C operand, no"
                 + " reduction pass after it (default 0)");
+        k.put("direct", "ring with lowp=1: 1 = each GEMM writes its running sum straight into the next rank's slot"
+                + " (no copy, no reduction pass; the last GEMM adds the received sum) (default 0)");
         k.put("stage", "bulk: 1 = copies pull the peers' rows into a local scratch, then a local sum (default 0)");
         k.put("sm", "scatter: 0 = pushes on the copy engines, C = an SM copy kernel of C blocks per push, the GEMMs"
                 + " leaving C SMs per peer (default " + d.pushCtas() + ")");

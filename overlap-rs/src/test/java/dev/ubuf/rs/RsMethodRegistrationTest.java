@@ -5,6 +5,7 @@ import dev.ubuf.op.Collective;
 import dev.ubuf.op.MethodRegistry;
 import dev.ubuf.op.OverlapMethod;
 import dev.ubuf.op.Schedule;
+import dev.ubuf.plan.BufferRole;
 import dev.ubuf.plan.Plan;
 import dev.ubuf.plan.PlanStep;
 import dev.ubuf.tensor.DType;
@@ -120,22 +121,56 @@ class RsMethodRegistrationTest {
         OverlapMethod ring = registry.get(Collective.REDUCE_SCATTER, "ring");
         assertTrue(ring.tuningSpace(shape(2, 8192, 4096, 4096)).contains(Map.of("sub", "4", "lowp", "1")));
         assertEquals(List.of(Map.of("sub", "1"), Map.of("sub", "1", "lowp", "1", "cs", "1"),
-                Map.of("sub", "1", "lowp", "1"), Map.of("sub", "2"), Map.of("sub", "2", "lowp", "1", "cs", "1"),
+                Map.of("sub", "1", "lowp", "1"), Map.of("sub", "1", "lowp", "1", "cs", "1", "direct", "1"),
+                Map.of("sub", "2"), Map.of("sub", "2", "lowp", "1", "cs", "1"),
                 Map.of("sub", "2", "lowp", "1"), Map.of("sub", "2", "lowp", "1", "cs", "1", "fuse", "1"),
+                Map.of("sub", "2", "lowp", "1", "cs", "1", "direct", "1"),
                 Map.of("sub", "4"), Map.of("sub", "4", "lowp", "1", "cs", "1"),
                 Map.of("sub", "4", "lowp", "1"), Map.of("sub", "4", "lowp", "1", "cs", "1", "fuse", "1"),
+                Map.of("sub", "4", "lowp", "1", "cs", "1", "direct", "1"),
                 Map.of("sub", "1", "lowp", "1", "bidir", "1"), Map.of("sub", "2", "lowp", "1", "bidir", "1")),
                 ring.tuningSpace(shape(4, 8192, 4096, 4096)), "one rounding a hop, as NCCL's ring and the layers, on"
                         + " one compute stream first; the received sum added by the last GEMM from 2 sub-chunks on;"
+                        + " the GEMMs storing into the neighbour's slot at every sub-chunk count;"
                         + " the bidirectional ring at the GEMM sizes of 2 and 4 sub-chunks");
         assertEquals(List.of(Map.of("sub", "1"), Map.of("sub", "1", "lowp", "1", "cs", "1"),
-                Map.of("sub", "1", "lowp", "1")), ring.tuningSpace(shape(2, 2, 64, 64)),
+                Map.of("sub", "1", "lowp", "1"), Map.of("sub", "1", "lowp", "1", "cs", "1", "direct", "1")), ring.tuningSpace(shape(2, 2, 64, 64)),
                 "one row per rank leaves one sub-chunk and no halves");
         assertEquals(List.of(Map.of("sub", "1"), Map.of("sub", "1", "lowp", "1", "cs", "1"),
-                Map.of("sub", "1", "lowp", "1"), Map.of("sub", "2"), Map.of("sub", "2", "lowp", "1", "cs", "1"),
+                Map.of("sub", "1", "lowp", "1"), Map.of("sub", "1", "lowp", "1", "cs", "1", "direct", "1"),
+                Map.of("sub", "2"), Map.of("sub", "2", "lowp", "1", "cs", "1"),
                 Map.of("sub", "2", "lowp", "1"), Map.of("sub", "2", "lowp", "1", "cs", "1", "fuse", "1"),
-                Map.of("sub", "1", "lowp", "1", "bidir", "1")),
+                Map.of("sub", "2", "lowp", "1", "cs", "1", "direct", "1"), Map.of("sub", "1", "lowp", "1", "bidir", "1")),
                 ring.tuningSpace(shape(2, 6, 64, 64)), "3 rows per rank: halves of 1 and 2 rows hold 1 sub-chunk");
+    }
+
+    @Test
+    void directGemmsStoreIntoTheNeighboursSlotWithNoCopyAndNeedSumsInTheOutputsType() {
+        var e = assertThrows(IllegalArgumentException.class,
+                () -> registry.schedule(shape(2, 8192, 4096, 4096), "ring:direct=1"));
+        assertTrue(e.getMessage().contains("needs lowp=1"), e.getMessage());
+        for (int tp : new int[]{2, 4}) {
+            for (int rank = 0; rank < tp; rank++) {
+                Plan plan = registry.schedule(shape(tp, 8192, 4096, 4096), "ring:direct=1,lowp=1,sub=2,cs=1")
+                        .plan(rank);
+                int r = rank;
+                assertTrue(plan.steps().stream().noneMatch(st -> st instanceof PlanStep.Copy
+                        || st instanceof PlanStep.Reduce), "no copy and no reduction pass");
+                assertFalse(plan.matrices().containsKey(BufferRole.SCRATCH), "no scratch");
+                List<PlanStep.Gemm> gemms = plan.steps().stream().filter(st -> st instanceof PlanStep.Gemm)
+                        .map(st -> (PlanStep.Gemm) st).toList();
+                assertEquals(2 * tp, gemms.size());
+                int left = Math.floorMod(rank - 1, tp);
+                assertEquals(2 * (tp - 1), gemms.stream().filter(g -> g.c().rank() == left
+                        && g.c().buffer() == BufferRole.UBUF).count(), "every step but the last stores into rank r-1");
+                assertEquals(2, gemms.stream().filter(g -> g.c().rank() == r && g.c().buffer() == BufferRole.OUTPUT
+                        && g.addend() != null).count(), "the last adds the received sum into the output");
+                assertTrue(gemms.stream().allMatch(g -> g.a().rank() == r && g.b().rank() == r
+                        && (g.addend() == null || g.addend().rank() == r)), "every GEMM reads its own memory");
+                assertTrue(plan.gemmsOnly().steps().stream().allMatch(st -> st instanceof PlanStep.Gemm g
+                        && g.c().rank() == r), "the GEMMs alone store locally");
+            }
+        }
     }
 
     @Test

@@ -29,7 +29,7 @@ class RsPlansHostTest {
                 case RingExchangeGemmReduceScatter _ -> "subChunks=" + options.ringSubChunks() + " slots="
                         + options.ringSlots() + " streams=" + options.computeStreams() + " partials="
                         + options.ringPartialDtype().shortName() + (options.ringBidirectional() ? " bidir" : "")
-                        + (options.ringFusedTail() ? " fused" : "");
+                        + (options.ringFusedTail() ? " fused" : "") + (options.ringDirect() ? " direct" : "");
                 case PipelinedGemmReduceScatter _ -> "splits=" + options.numSplits() + " streams="
                         + options.computeStreams();
                 case BulkReduceScatter _ -> options.bulkStaged() ? "staged" : "";
@@ -62,7 +62,14 @@ class RsPlansHostTest {
                 d.withRingPartialDtype(DType.BF16).withComputeStreams(1).withRingFusedTail(true),
                 d.withRingSubChunks(1).withRingPartialDtype(DType.BF16).withRingFusedTail(true),
                 d.withRingSubChunks(3).withRingPartialDtype(DType.BF16).withRingFusedTail(true)
-                        .withRingBidirectional(true).withComputeStreams(2));
+                        .withRingBidirectional(true).withComputeStreams(2),
+                // each GEMM stores its running sum into the neighbour's slot, no copy
+                d.withRingSubChunks(1).withRingPartialDtype(DType.BF16).withComputeStreams(1).withRingDirect(true),
+                d.withRingPartialDtype(DType.BF16).withComputeStreams(1).withRingDirect(true),
+                d.withRingSubChunks(3).withRingSlots(3).withRingPartialDtype(DType.BF16).withComputeStreams(2)
+                        .withRingDirect(true),
+                d.withRingSubChunks(2).withRingPartialDtype(DType.BF16).withRingBidirectional(true)
+                        .withRingDirect(true));
         List<RsOptions> pipeline = List.of(
                 d.withNumSplits(3),
                 d.withNumSplits(2).withComputeStreams(1),

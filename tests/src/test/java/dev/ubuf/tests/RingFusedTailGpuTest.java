@@ -17,7 +17,8 @@ import static dev.ubuf.op.Collective.REDUCE_SCATTER;
  * The ring reduce-scatter whose last GEMMs add the received sums as their C operand ({@code fuse=1}): on two GPUs,
  * as {@link OverlapOpsGpuTest} and {@link Fp8OverlapGpuTest} check every method (fresh random inputs, poisoned
  * outputs, consecutive calls, against the NCCL reference and a float64 product), in bf16, fp16 and FP8, with and
- * without bias, copy engines and SM copies, whole and tiny shapes, one ring and two.
+ * without bias, copy engines and SM copies, whole and tiny shapes, one ring and two. And the ring whose every GEMM
+ * stores its running sum straight into the neighbour's slot ({@code direct=1}: cuBLASLt's D at a peer's address).
  */
 class RingFusedTailGpuTest {
     static Stream<Arguments> cases() {
@@ -26,7 +27,14 @@ class RingFusedTailGpuTest {
                 Arguments.of("ring:sub=2,lowp=1,fuse=1", DType.FP16, 1024, 640, 256, false, true, false),
                 Arguments.of("ring:sub=2,lowp=1,fuse=1", DType.BF16, 6, 136, 128, true, true, true),
                 Arguments.of("ring:sub=4,lowp=1,fuse=1,cs=1", DType.BF16, 4096, 512, 256, true, false, false),
-                Arguments.of("ring:sub=2,lowp=1,fuse=1,bidir=1,cs=1", DType.BF16, 4096, 512, 256, true, false, true));
+                Arguments.of("ring:sub=2,lowp=1,fuse=1,bidir=1,cs=1", DType.BF16, 4096, 512, 256, true, false, true),
+                // every GEMM stores its sum straight into the neighbour's slot
+                Arguments.of("ring:sub=1,lowp=1,direct=1,cs=1", DType.BF16, 2000, 384, 512, true, false, true),
+                Arguments.of("ring:sub=2,lowp=1,direct=1,cs=1", DType.FP16, 1024, 640, 256, false, true, false),
+                Arguments.of("ring:sub=2,lowp=1,direct=1", DType.BF16, 6, 136, 128, true, true, true),
+                Arguments.of("ring:sub=4,lowp=1,direct=1,cs=2", DType.BF16, 4096, 512, 256, true, false, false),
+                Arguments.of("ring:sub=1,lowp=1,direct=1,bidir=1,cs=1", DType.BF16, 4096, 512, 256, true, false,
+                        true));
     }
 
     @ParameterizedTest(name = "{0} {1} M={2} K={3} N={4} ce={5} weightT={6} bias={7}")
@@ -50,6 +58,12 @@ class RingFusedTailGpuTest {
                 new Fp8OverlapGpuTest.Case(REDUCE_SCATTER, "ring:lowp=1,fuse=1", DType.BF16, e5m2, 512, 64, 384,
                         false, false),
                 new Fp8OverlapGpuTest.Case(REDUCE_SCATTER, "ring:lowp=1,fuse=1", DType.BF16, e4m3, 1024, 128, 256,
+                        true, true, DType.FP8_E4M3),
+                new Fp8OverlapGpuTest.Case(REDUCE_SCATTER, "ring:sub=1,lowp=1,direct=1", DType.BF16, e4m3, 1024, 128,
+                        256, true, true),
+                new Fp8OverlapGpuTest.Case(REDUCE_SCATTER, "ring:lowp=1,direct=1", DType.FP32, e4m3, 1024, 128, 256,
+                        true, false),
+                new Fp8OverlapGpuTest.Case(REDUCE_SCATTER, "ring:lowp=1,direct=1", DType.BF16, e4m3, 1024, 128, 256,
                         true, true, DType.FP8_E4M3));
         return c.stream().map(Arguments::of);
     }

@@ -82,7 +82,8 @@ public record Plan(String op, String method, int rank, int tp, List<StreamRole> 
 
     /**
      * This plan's GEMMs alone, back to back on one compute stream, with no copies, signals or reductions: the op's own
-     * GEMM decomposition, which benchmarks time to bound what the overlap could reach. Its results are not the op's.
+     * GEMM decomposition, which benchmarks time to bound what the overlap could reach. Its results are not the op's;
+     * a GEMM that stores into a peer's user buffer stores into this rank's instead (the GEMMs alone move nothing).
      */
     public Plan gemmsOnly() {
         return gemmsAlone("-gemms", stream -> 0);
@@ -108,7 +109,7 @@ public record Plan(String op, String method, int rank, int tp, List<StreamRole> 
             if (s instanceof PlanStep.Gemm || s instanceof PlanStep.AtomicGemm) {
                 int stream = streamOf.applyAsInt(s.stream());
                 streamCount = Math.max(streamCount, stream + 1);
-                gemms.add(s instanceof PlanStep.Gemm g ? g.onStream(stream)
+                gemms.add(s instanceof PlanStep.Gemm g ? g.onStream(stream).writingLocally(rank)
                         : ((PlanStep.AtomicGemm) s).withoutFlags(stream));
             }
         }
@@ -202,7 +203,9 @@ public record Plan(String op, String method, int rank, int tp, List<StreamRole> 
                 case PlanStep.Gemm g -> {
                     checkRegion(at, g.a(), rank, tp, matrices, false);
                     checkRegion(at, g.b(), rank, tp, matrices, false);
-                    checkRegion(at, g.c(), rank, tp, matrices, false);
+                    // A GEMM may store its result straight into a peer's user buffer (its epilogue writes over
+                    // NVLink); it reads only this rank's memory.
+                    checkRegion(at, g.c(), rank, tp, matrices, !g.accumulate());
                     if (g.addend() != null) {
                         checkRegion(at, g.addend(), rank, tp, matrices, false);
                     }

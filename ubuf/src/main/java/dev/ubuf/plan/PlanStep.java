@@ -50,6 +50,12 @@ public sealed interface PlanStep {
         public Gemm onStream(int s) {
             return new Gemm(s, a, b, c, accumulate, fp8, addend);
         }
+
+        /** This step with its result kept on {@code rank} (the same region of its own buffer) where it wrote a peer's. */
+        public Gemm writingLocally(int rank) {
+            return c.rank() == rank ? this : new Gemm(stream, a, b,
+                    new Region(c.buffer(), rank, c.row(), c.rows(), c.col(), c.cols()), accumulate, fp8, addend);
+        }
     }
 
     /** Copy src to dst (same shape). dst may be a peer's user buffer: the copy engine moves it over NVLink. */
