@@ -55,7 +55,8 @@ import java.util.Optional;
  * into rank r-1's slot for step i+1 (C = the sum received from r+1, D = the neighbour's slot), waiting first, on its
  * own stream, for the slot's credit; the data signal and the credit for the slot it read follow the GEMM on the comm
  * stream. No copy, no scratch, and the last step adds the received sum as with the fused tail: the sums cross NVLink
- * as the GEMM's epilogue stores them.
+ * as the GEMM's epilogue stores them, which slows that GEMM more than a copy beside it costs (measured on 2 H200s:
+ * named only, not a planner candidate).
  *
  * <p>Bidirectional ({@link RsOptions#ringBidirectional()}): the ring above carries the first half of every chunk's
  * rows; a mirror ring carries the second half the other way (rank r works at step i on chunk r-i-1 and sends to
@@ -312,8 +313,9 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
      * on one compute stream, listed first so that a near-tie takes it: chunk GEMMs issued on several streams run side
      * by side inside a layer's step, and the first chunk, whose send starts the ring, finishes last (an 8B, tp 2
      * layer trace: three 2048-row GEMMs of 160 us alone ended 164, 309 and 464 us after they began, the first-sent
-     * last). And with those partials each GEMM storing its sum straight into the neighbour's slot ({@code direct=1},
-     * one compute stream).
+     * last). Not {@code direct=1}, named only: on 2 H200s at 8B fc2 (8192x7168x4096, bf16) its candidates took
+     * 0.714-0.758 ms against 0.654 for the copy-engine ring, the GEMM whose epilogue stores over NVLink running the
+     * slower for it (FP8: 0.436-0.481 against 0.401).
      */
     @Override
     public List<Map<String, String>> tuningSpace(OverlapShape shape) {
@@ -331,9 +333,6 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
                     // With one sub-chunk the last GEMM would wait for the whole received sum.
                     space.add(Map.of("sub", Integer.toString(sub), "lowp", "1", "cs", "1", "fuse", "1"));
                 }
-                // The neighbours' GEMMs store into each other's slots as they compute, so even one sub-chunk
-                // waits only for the neighbour's GEMM of the same step, not for a copy after it.
-                space.add(Map.of("sub", Integer.toString(sub), "lowp", "1", "cs", "1", "direct", "1"));
             }
         }
         for (int sub : new int[]{1, 2}) {

@@ -48,7 +48,8 @@ import java.util.Objects;
  * @param ringDirect       RING with partial sums in the op's dtype: each step's GEMM writes its running sum straight
  *                         into the next rank's receive slot (D at a peer's address, the received sum read as C), so
  *                         no copy, no scratch and no reduction pass; the last step's GEMM adds the received sum as
- *                         with {@code ringFusedTail}. The sums cross NVLink as the GEMM's epilogue stores them
+ *                         with {@code ringFusedTail}. The sums cross NVLink as the GEMM's epilogue stores them,
+ *                         which on 2 H200s slowed that GEMM by more than the copy costs: named only
  */
 public record RsOptions(int computeStreams, int numSplits, int gemmSmMargin, int ringSubChunks, int ringSlots,
                         DType ringPartialDtype, boolean ringBidirectional, boolean bulkStaged, int pushCtas,
