@@ -140,7 +140,8 @@ public final class LayerDemo {
      * all ranks, ms); medians over the timed iterations only. {@code replicaWeights}: whether every replica ended with
      * bit-identical overlap and no_overlap parameters, and what was compared (null with one replica). {@code trace}
      * is the traced overlap step of every world rank (ordered by world rank), {@code traceNoComm} the no_comm stack's
-     * traced step likewise (the compute alone), both null when no trace was asked for.
+     * traced step likewise (the compute alone) and {@code traceNoOverlap} the no_overlap stack's (the same compute on
+     * the data real collectives give, unoverlapped), all null when no trace was asked for.
      * {@code initSeconds}: rank 0's initialisation of every stack (ops made, GEMMs tuned, weights set);
      * {@code secondsToFirstStep}: from the JVM's start to the first timed step's start on rank 0 (after the warm-up);
      * {@code untunedGemms}: GEMMs the steps ran untuned because the initialisation had not seen them (max over ranks).
@@ -152,7 +153,8 @@ public final class LayerDemo {
      */
     public record Result(String device, double[] lossOverlap, double[] lossNoOverlap, double[][] replicaLossOverlap,
                          double[][] replicaLossNoOverlap, double[][] stepMs, int warmup, ReplicaCheck replicaWeights,
-                         StepTrace trace, StepTrace traceNoComm, double[] lossCompare, double initSeconds,
+                         StepTrace trace, StepTrace traceNoComm, StepTrace traceNoOverlap, double[] lossCompare,
+                         double initSeconds,
                          double secondsToFirstStep, int untunedGemms, double[][] hostMs,
                          java.util.Optional<StepCheck.Result> stepCheck, List<ModeClocks> clocks,
                          String clocksUnavailable, Map<String, String> autoChoices) {
@@ -310,6 +312,7 @@ public final class LayerDemo {
         return new Outputs(new double[total], new double[total], new double[total][st.replicas()],
                 new double[total][st.replicas()], new double[st.modes().size()][total], new String[1],
                 new ReplicaCheck[1], new RankTrace[layout.worldSize()], new RankTrace[layout.worldSize()],
+                new RankTrace[layout.worldSize()],
                 st.compareConfig() == null ? null : new double[total], new double[2],
                 new int[layout.worldSize()], new double[st.modes().size()][total], new StepCheck.Result[1],
                 new ArrayList<>(), new String[1], new LinkedHashMap<>());
@@ -334,6 +337,7 @@ public final class LayerDemo {
                 st.warmup(), o.weights()[0],
                 st.trace() ? stepTrace(st, o.device()[0], "overlap", List.of(o.traces())) : null,
                 st.trace() ? stepTrace(st, o.device()[0], "no_comm", List.of(o.tracesNoComm())) : null,
+                st.trace() ? stepTrace(st, o.device()[0], "no_overlap", List.of(o.tracesNoOverlap())) : null,
                 o.lossCompare(), o.initSeconds()[0], o.initSeconds()[1],
                 java.util.Arrays.stream(o.untuned()).max().orElse(0), o.hostMs(),
                 java.util.Optional.ofNullable(o.stepCheck()[0]), List.copyOf(o.clocks()), o.clocksUnavailable()[0],
@@ -390,7 +394,8 @@ public final class LayerDemo {
      */
     record Outputs(double[] lossOn, double[] lossOff, double[][] replicaLossOn, double[][] replicaLossOff,
                            double[][] ms, String[] device, ReplicaCheck[] weights, RankTrace[] traces,
-                           RankTrace[] tracesNoComm, double[] lossCompare, double[] initSeconds, int[] untuned,
+                           RankTrace[] tracesNoComm, RankTrace[] tracesNoOverlap, double[] lossCompare,
+                           double[] initSeconds, int[] untuned,
                            double[][] hostMs, StepCheck.Result[] stepCheck, List<ModeClocks> clocks,
                            String[] clocksUnavailable, Map<String, String> autoChoices) {
     }
@@ -590,6 +595,11 @@ public final class LayerDemo {
                             st.cudaGraph());
                     // The compute alone, traced the same way: where the overlap step loses time against it.
                     o.tracesNoComm()[rank] = traceStep(none, world, ctx, s, x, target, sq.cols(0, rows), comm,
+                            st.cudaGraph());
+                    // The same compute on the data real collectives give (no_comm's gathered rows are a step old
+                    // and its reduce-scatters leave partial sums): a GEMM that differs between the two traces
+                    // above but not between this one and the overlap step's differs by its data, not its company.
+                    o.tracesNoOverlap()[rank] = traceStep(off, world, ctx, s, x, target, sq.cols(0, rows), comm,
                             st.cudaGraph());
                 }
                 if (replicas > 1) {

@@ -85,11 +85,16 @@ public record TraceComparison(double overlapUs, double computeUs, double overlap
 
     /** The comparison as text: the totals, then the {@code top} pairs that lost the most, then the unpaired spans. */
     public List<String> describe(int top) {
+        return describe(top, "overlap");
+    }
+
+    /** As {@link #describe(int)}, the first step named {@code mode} (the demo's no_overlap step beside no_comm). */
+    public List<String> describe(int top, String mode) {
         List<String> lines = new ArrayList<>();
-        lines.add(String.format(Locale.ROOT, "overlap step %.0f us against the compute alone %.0f us (%+.0f us); the"
-                        + " caller stream idle %.0f us against %.0f us (%+.0f us)", overlapUs, computeUs,
+        lines.add(String.format(Locale.ROOT, "%s step %.0f us against the compute alone %.0f us (%+.0f us); the"
+                        + " caller stream idle %.0f us against %.0f us (%+.0f us)", mode, overlapUs, computeUs,
                 overlapUs - computeUs, overlapIdleUs, computeIdleUs, overlapIdleUs - computeIdleUs));
-        lines.add(String.format(Locale.ROOT, "  %-32s %12s %12s %10s", "caller span", "overlap us", "alone us",
+        lines.add(String.format(Locale.ROOT, "  %-32s %12s %12s %10s", "caller span", mode + " us", "alone us",
                 "diff us"));
         List<Pair> sorted = new ArrayList<>(pairs);
         sorted.sort(Comparator.comparingDouble(Pair::differenceUs).reversed());

@@ -153,8 +153,9 @@ final class DemoCommand implements Callable<Integer> {
                     + " and write it to FILE, a Chrome trace (open it in ui.perfetto.dev) whose"
                     + " name ends in .json, plus a PNG timeline beside it (.json replaced by .png; drawn after the"
                     + " trace is written, and one that cannot be drawn is a warning). The no_comm stack's step (the"
-                    + " compute alone) is traced the same way into FILE-no_comm.json and its PNG, and the two are"
-                    + " compared span by span. With --cuda-graph each traced step is a replay of a graph captured with"
+                    + " compute alone) and the no_overlap stack's are traced the same way into FILE-no_comm.json and"
+                    + " FILE-no_overlap.json with their PNGs, and the overlap and no_overlap steps are compared with"
+                    + " the no_comm one span by span. With --cuda-graph each traced step is a replay of a graph captured with"
                     + " the spans as its own event record nodes (as the timed steps replay theirs; no host spans), so"
                     + " the trace shows the GPU's schedule of a replayed step. All are checked for writing before any"
                     + " GPU work. The simulation writes no trace and says so. Default: none.")
@@ -327,15 +328,17 @@ final class DemoCommand implements Callable<Integer> {
         }
         ResultsOutput.requireWritable(spec, "--trace", trace);
         ResultsOutput.requireWritable(spec, "--trace", png);
-        ResultsOutput.requireWritable(spec, "--trace", noCommOf(trace));
-        ResultsOutput.requireWritable(spec, "--trace", pngOf(noCommOf(trace)));
+        for (String mode : new String[]{"no_comm", "no_overlap"}) {
+            ResultsOutput.requireWritable(spec, "--trace", modeOf(trace, mode));
+            ResultsOutput.requireWritable(spec, "--trace", pngOf(modeOf(trace, mode)));
+        }
         return Optional.of(png);
     }
 
-    /** Where the no_comm step's trace goes beside the overlap step's {@code file} (FILE.json: FILE-no_comm.json). */
-    static Path noCommOf(Path file) {
+    /** Where {@code mode}'s traced step goes beside the overlap step's {@code file} (FILE.json: FILE-MODE.json). */
+    static Path modeOf(Path file, String mode) {
         String n = file.getFileName().toString();
-        return file.resolveSibling(n.substring(0, n.length() - ".json".length()) + "-no_comm.json");
+        return file.resolveSibling(n.substring(0, n.length() - ".json".length()) + "-" + mode + ".json");
     }
 
     /** {@code file} with its .json suffix (any case) replaced by .png; null when it has none. */
@@ -535,12 +538,20 @@ final class DemoCommand implements Callable<Integer> {
                             + (replicas > 1 ? " (" + replicas + " replicas, process = world rank)" : ""), w,
                     spec.commandLine().getErr(), () -> TimelineChart.write(r.trace(), png, TRACE_PNG_WIDTH));
             printBreakdown(r.trace(), w, spec.commandLine().getErr());
-            Path noComm = noCommOf(trace);
+            Path noComm = modeOf(trace, "no_comm");
             Path noCommPng = pngOf(noComm);
             writeTrace(r.traceNoComm(), noComm, noCommPng, "the traced no_comm step (the compute alone)", w,
                     spec.commandLine().getErr(), () -> TimelineChart.write(r.traceNoComm(), noCommPng,
                             TRACE_PNG_WIDTH));
-            printComparison(r.trace(), r.traceNoComm(), w, spec.commandLine().getErr());
+            printComparison(r.trace(), r.traceNoComm(), "overlap", w, spec.commandLine().getErr());
+            Path noOverlap = modeOf(trace, "no_overlap");
+            Path noOverlapPng = pngOf(noOverlap);
+            writeTrace(r.traceNoOverlap(), noOverlap, noOverlapPng, "the traced no_overlap step", w,
+                    spec.commandLine().getErr(), () -> TimelineChart.write(r.traceNoOverlap(), noOverlapPng,
+                            TRACE_PNG_WIDTH));
+            // The same ops with and without their collectives: besides the collectives themselves, what the data
+            // real collectives give changes in the compute.
+            printComparison(r.traceNoOverlap(), r.traceNoComm(), "no_overlap", w, spec.commandLine().getErr());
         }
         return agree && replicasAgree && tracks ? 0 : 1;
     }
@@ -562,14 +573,14 @@ final class DemoCommand implements Callable<Integer> {
     }
 
     /**
-     * Where rank 0's traced overlap step lost time against its traced no_comm step ({@link TraceComparison}). Only a
-     * report: a failure here is a warning.
+     * Where rank 0's traced {@code mode} step (overlap, or no_overlap) lost time against its traced no_comm step
+     * ({@link TraceComparison}). Only a report: a failure here is a warning.
      */
-    static void printComparison(StepTrace overlap, StepTrace noComm, PrintWriter out, PrintWriter err) {
+    static void printComparison(StepTrace overlap, StepTrace noComm, String mode, PrintWriter out, PrintWriter err) {
         try {
             if (!overlap.ranks().isEmpty() && !noComm.ranks().isEmpty()) {
-                out.println("the traced overlap step against the traced no_comm step, rank 0:");
-                TraceComparison.of(overlap.ranks().getFirst(), noComm.ranks().getFirst()).describe(12)
+                out.println("the traced " + mode + " step against the traced no_comm step, rank 0:");
+                TraceComparison.of(overlap.ranks().getFirst(), noComm.ranks().getFirst()).describe(12, mode)
                         .forEach(out::println);
                 out.flush();
             }

@@ -31,7 +31,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * which must exit 0, print the three timed modes, agree on every iteration's loss within the demo's tolerance (the
  * runs start from the same weights and see the same batches) and write one results record per mode; with
  * {@code --trace}, a Chrome trace of one overlap step with GEMMs, copies and the host's spans on both ranks, its PNG
- * timeline, and the no_comm step's trace beside it.
+ * timeline, and the no_comm and no_overlap steps' traces beside it.
  */
 class DemoGpuTest {
     private static final Pattern ITER = Pattern.compile(
@@ -176,5 +176,13 @@ class DemoGpuTest {
         assertNotNull(ImageIO.read(file.resolveSibling(name.substring(0, name.length() - ".json".length())
                 + "-no_comm.png").toFile()), all);
         assertTrue(all.contains("the traced overlap step against the traced no_comm step"), all);
+        // And the no_overlap step, its NCCL collectives among its spans, compared with the compute alone.
+        Path noOverlap = file.resolveSibling(name.substring(0, name.length() - ".json".length()) + "-no_overlap.json");
+        JsonNode plain = new ObjectMapper().readTree(noOverlap.toFile());
+        assertEquals("no_overlap", plain.path("metadata").path("mode").asText(), plain.path("metadata").toString());
+        Set<String> plainKinds = new TreeSet<>();
+        plain.path("traceEvents").forEach(e -> plainKinds.add(e.path("cat").asText()));
+        assertTrue(plainKinds.contains("gemm") && plainKinds.contains("nccl"), plainKinds.toString());
+        assertTrue(all.contains("the traced no_overlap step against the traced no_comm step"), all);
     }
 }
