@@ -14,14 +14,14 @@ import dev.ubuf.trace.Tracer;
  * gather leaves the peers' slots of its destination as they were, and never written they hold the allocation's
  * zeros: the GEMMs that read them (and every tensor computed from their output) then multiply zeros, which ran 9%
  * faster than the real step's values (8B dims, tp 2, H200, 2026-11-28; lower power draw under the power cap is the
- * likely reason), so the compute alone was no lower bound of the real step. One step with the real collectives,
- * before anything is timed, fills every gathered buffer with values of the real distribution (stale afterwards,
- * which a GEMM's speed does not see).
+ * likely reason), so the compute alone was no lower bound of the real step. Steps with the real collectives, before
+ * anything is timed, fill every gathered buffer with values of the real distribution (stale afterwards, which a
+ * GEMM's speed does not see); two, because FP8 delayed scaling's first step quantizes with its initial scales.
  */
 final class NoCommAfterFirstStep implements Collectives {
     private volatile Collectives now = Collectives.nccl();
 
-    /** From the next call on, every collective is skipped (call it once every rank's priming step has ended). */
+    /** From the next call on, every collective is skipped (call it once every rank's priming steps have ended). */
     void skipFromNow() {
         now = Collectives.none();
     }
