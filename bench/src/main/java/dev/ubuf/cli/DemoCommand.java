@@ -335,6 +335,14 @@ final class DemoCommand implements Callable<Integer> {
         return Optional.of(png);
     }
 
+    /** {@code mode}'s traced step and its PNG beside the overlap step's {@code file} ({@link #modeOf}). */
+    private static void writeModeTrace(StepTrace t, Path file, String mode, String what, PrintWriter out,
+                                       PrintWriter err) throws java.io.IOException {
+        Path json = modeOf(file, mode);
+        Path png = pngOf(json);
+        writeTrace(t, json, png, what, out, err, () -> TimelineChart.write(t, png, TRACE_PNG_WIDTH));
+    }
+
     /** Where {@code mode}'s traced step goes beside the overlap step's {@code file} (FILE.json: FILE-MODE.json). */
     static Path modeOf(Path file, String mode) {
         String n = file.getFileName().toString();
@@ -538,17 +546,11 @@ final class DemoCommand implements Callable<Integer> {
                             + (replicas > 1 ? " (" + replicas + " replicas, process = world rank)" : ""), w,
                     spec.commandLine().getErr(), () -> TimelineChart.write(r.trace(), png, TRACE_PNG_WIDTH));
             printBreakdown(r.trace(), w, spec.commandLine().getErr());
-            Path noComm = modeOf(trace, "no_comm");
-            Path noCommPng = pngOf(noComm);
-            writeTrace(r.traceNoComm(), noComm, noCommPng, "the traced no_comm step (the compute alone)", w,
-                    spec.commandLine().getErr(), () -> TimelineChart.write(r.traceNoComm(), noCommPng,
-                            TRACE_PNG_WIDTH));
+            writeModeTrace(r.traceNoComm(), trace, "no_comm", "the traced no_comm step (the compute alone)", w,
+                    spec.commandLine().getErr());
             printComparison(r.trace(), r.traceNoComm(), "overlap", w, spec.commandLine().getErr());
-            Path noOverlap = modeOf(trace, "no_overlap");
-            Path noOverlapPng = pngOf(noOverlap);
-            writeTrace(r.traceNoOverlap(), noOverlap, noOverlapPng, "the traced no_overlap step", w,
-                    spec.commandLine().getErr(), () -> TimelineChart.write(r.traceNoOverlap(), noOverlapPng,
-                            TRACE_PNG_WIDTH));
+            writeModeTrace(r.traceNoOverlap(), trace, "no_overlap", "the traced no_overlap step", w,
+                    spec.commandLine().getErr());
             // The same ops with and without their collectives: besides the collectives themselves, what the data
             // real collectives give changes in the compute.
             printComparison(r.traceNoOverlap(), r.traceNoComm(), "no_overlap", w, spec.commandLine().getErr());
