@@ -9,6 +9,7 @@ import dev.ubuf.plan.Region;
 import dev.ubuf.plan.StreamRole;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -134,7 +135,7 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
         for (Ring ring : rings) {
             ring.comm = b.stream(StreamRole.COMM);
             ring.creditAwaited = new int[ring.comm + 1];
-            java.util.Arrays.fill(ring.creditAwaited, -1);
+            Arrays.fill(ring.creditAwaited, -1);
         }
 
         int gemm = 0;
