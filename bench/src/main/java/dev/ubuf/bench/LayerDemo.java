@@ -454,8 +454,8 @@ public final class LayerDemo {
                      Collectives.nccl(), st.cudaGraph()), st, dp);
              // no_comm is no_overlap with its collectives skipped: each GEMM whole, on every SM, the step's
              // compute alone. The overlap configuration's ops would run their chunk GEMMs instead (with SM
-             // margins, on one stream), which is no lower bound: at 70B dims the overlap step beat it by 7%. One
-             // step with its collectives before the timed ones gives its GEMMs real values, not zeros.
+             // margins, on one stream), which is no lower bound: at 70B dims the overlap step beat it by 7%. Its
+             // priming steps with their collectives (below) give its GEMMs real values, not zeros.
              Stack none = new Stack(TpContext.create(comm, st.noOverlapConfig(), st.dtype(), st.tokens(), planner,
                      noComm, st.cudaGraph()), st, dp);
              Stack cmp = st.compareConfig() == null ? null : new Stack(TpContext.create(comm, st.compareConfig(),

@@ -83,12 +83,10 @@ public record TraceComparison(double overlapUs, double computeUs, double overlap
         return end - busy;
     }
 
-    /** The comparison as text: the totals, then the {@code top} pairs that lost the most, then the unpaired spans. */
-    public List<String> describe(int top) {
-        return describe(top, "overlap");
-    }
-
-    /** As {@link #describe(int)}, the first step named {@code mode} (the demo's no_overlap step beside no_comm). */
+    /**
+     * The comparison as text: the totals, then the {@code top} pairs that lost the most, then the unpaired spans; the
+     * first step named {@code mode} (the demo's overlap step, or its no_overlap step beside no_comm).
+     */
     public List<String> describe(int top, String mode) {
         List<String> lines = new ArrayList<>();
         lines.add(String.format(Locale.ROOT, "%s step %.0f us against the compute alone %.0f us (%+.0f us); the"

@@ -44,7 +44,7 @@ import java.util.concurrent.Callable;
                 "With 2 or more GPUs: trains a stack of --layers blocks with SGD on random batches (MSE against a"
                 + " random target) on --tp GPUs, three ways from the same weights, alternating step by step:"
                 + " overlap (the configuration), no_overlap (every overlap off) and no_comm (no_overlap with every"
-                + " collective skipped, each GEMM whole: the step's compute alone, on the values one step with its"
+                + " collective skipped, each GEMM whole: the step's compute alone, on the values two steps with their"
                 + " collectives gathered before the timed ones; timing only, its numbers are wrong by design)."
                 + " Prints each iteration's loss and step"
                 + " times, the median step times, the speedup no_overlap/overlap, the hidden share"
@@ -155,8 +155,8 @@ final class DemoCommand implements Callable<Integer> {
                     + " trace is written, and one that cannot be drawn is a warning). The no_comm stack's step (the"
                     + " compute alone) and the no_overlap stack's are traced the same way into FILE-no_comm.json and"
                     + " FILE-no_overlap.json with their PNGs, and the overlap and no_overlap steps are compared with"
-                    + " the no_comm one span by span. With --cuda-graph each traced step is a replay of a graph captured with"
-                    + " the spans as its own event record nodes (as the timed steps replay theirs; no host spans), so"
+                    + " the no_comm one span by span. With --cuda-graph each traced step is a replay of a graph"
+                    + " captured with the spans as its own event record nodes (as the timed steps replay theirs; no host spans), so"
                     + " the trace shows the GPU's schedule of a replayed step. All are checked for writing before any"
                     + " GPU work. The simulation writes no trace and says so. Default: none.")
     Path trace;

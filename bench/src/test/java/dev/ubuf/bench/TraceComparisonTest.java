@@ -41,7 +41,7 @@ class TraceComparisonTest {
         double pairs = c.pairs().stream().mapToDouble(TraceComparison.Pair::differenceUs).sum();
         assertEquals(c.overlapUs() - c.computeUs(), pairs + 80 - 25 + (c.overlapIdleUs() - c.computeIdleUs()), 1e-9,
                 "the step's difference is the pairs', the unpaired spans' and the idle time's");
-        List<String> text = c.describe(1);
+        List<String> text = c.describe(1, "overlap");
         assertTrue(text.getFirst().contains("overlap step 1780 us against the compute alone 1600 us (+180 us)"),
                 text::toString);
         assertTrue(text.get(2).contains("fc1_fprop") && text.get(2).contains("+100"), text::toString);

@@ -260,10 +260,10 @@ public final class Planner {
         return new String(b, StandardCharsets.UTF_8);
     }
 
-    /** The cache key: device model, compute capability, SM count, the shape and how the op is executed. */
     /**
-     * The cache key of a decision. An in-ubuf shape's key says "values": before 2026-11-28 such shapes were measured
-     * on a fresh user buffer's zeros, and choices cached then are measured again.
+     * The cache key of a decision: device model, compute capability, SM count, the shape and how the op is executed.
+     * An in-ubuf shape's key says "values": before 2026-11-28 such shapes were measured on a fresh user buffer's
+     * zeros, and choices cached then are measured again.
      */
     static String key(CudaDevice device, OverlapShape shape, ExecutionSettings exec) {
         return (device.name() + " sm" + device.computeCapability() + " x" + device.smCount() + " | " + shape.key()
