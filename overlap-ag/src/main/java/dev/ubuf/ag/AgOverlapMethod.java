@@ -23,7 +23,7 @@ import java.util.SequencedMap;
  * rank that writes into its UBUF that it may, and a writer waits for that credit before its first write of the call.
  * So no peer can overwrite the buffer while the caller still reads the previous result.
  *
- * <p>The {@link OverlapMethod} side (options "cs" and "ms", compiling for a shape into an {@link AgSchedule}) is
+ * <p>The {@link OverlapMethod} side (options "cs", "ms" and "free", compiling for a shape into an {@link AgSchedule}) is
  * written once here.
  */
 public interface AgOverlapMethod extends OverlapMethod {
@@ -42,6 +42,8 @@ public interface AgOverlapMethod extends OverlapMethod {
                 + " (default " + AgOptions.defaults().computeStreams() + ")");
         k.put("ms", "comm streams the one-shot and bulk pushes spread over, 1.." + AgOptions.MAX_COMM_STREAMS
                 + " (default " + AgOptions.defaults().commStreams() + ")");
+        k.put("free", "SMs the GEMMs leave free, so the signal and wait kernels beside them start at once (default "
+                + AgOptions.defaults().freeSms() + ")");
         return k;
     }
 
@@ -50,7 +52,8 @@ public interface AgOverlapMethod extends OverlapMethod {
         MethodOptions o = new MethodOptions(name(), optionKeys(), given);
         AgOptions d = AgOptions.defaults();
         return d.withComputeStreams(o.intValue("cs", d.computeStreams(), 1, AgOptions.MAX_COMPUTE_STREAMS))
-                .withCommStreams(o.intValue("ms", d.commStreams(), 1, AgOptions.MAX_COMM_STREAMS));
+                .withCommStreams(o.intValue("ms", d.commStreams(), 1, AgOptions.MAX_COMM_STREAMS))
+                .withFreeSms(o.intValue("free", d.freeSms(), 0, 1 << 16));
     }
 
     @Override
@@ -70,7 +73,9 @@ public interface AgOverlapMethod extends OverlapMethod {
      * Compute-stream counts 1, 3 (the default) and 2 where the method runs the shape. One stream comes first, so the
      * planner takes it on a near-tie ({@link dev.ubuf.op.CandidateTimes#NEAR_TIE}): alone the counts time alike, but
      * inside a layer's step chunk GEMMs on several streams run side by side and stretch each other (an 8B, tp 2 layer
-     * trace: aggregate's two 4096-row GEMMs took 662 and 1101 us where each takes about 585 alone).
+     * trace: aggregate's two 4096-row GEMMs took 662 and 1101 us where each takes about 585 alone). One stream also
+     * with an SM left free ({@code free=1}) for the signal and wait kernels, which under CUDA graphs otherwise start
+     * only when the GEMM beside them ends.
      */
     @Override
     default List<Map<String, String>> tuningSpace(OverlapShape shape) {
@@ -82,6 +87,6 @@ public interface AgOverlapMethod extends OverlapMethod {
         } catch (IllegalArgumentException e) {
             return List.of();
         }
-        return List.of(Map.of("cs", "1"), Map.of(), Map.of("cs", "2"));
+        return List.of(Map.of("cs", "1"), Map.of(), Map.of("cs", "2"), Map.of("cs", "1", "free", "1"));
     }
 }

@@ -1,5 +1,6 @@
 package dev.ubuf.ag;
 
+import dev.ubuf.exec.ExecutionSettings;
 import dev.ubuf.op.Schedule;
 import dev.ubuf.plan.Plan;
 
@@ -24,6 +25,23 @@ public record AgSchedule(AgOverlapMethod method, AgShape shape, AgOptions agOpti
         Objects.requireNonNull(shape, "shape");
         options = Map.copyOf(options);
         plans = List.copyOf(plans);
+    }
+
+    /**
+     * With {@link AgOptions#freeSms()} the GEMMs leave that many SMs (at most half) to the signal and wait kernels;
+     * a caller's own GEMM budget is kept.
+     */
+    @Override
+    public ExecutionSettings settings(ExecutionSettings base, int smCount) {
+        int free = agOptions.freeSms();
+        if (free == 0) {
+            return base;
+        }
+        if (2 * free > smCount) {
+            throw new IllegalArgumentException(label() + ": free=" + free + " would take " + free + " of this GPU's "
+                    + smCount + " SMs from the GEMMs, more than half; choose fewer");
+        }
+        return base.gemmSmBudget() != 0 ? base : base.withGemmSmBudget(smCount - free);
     }
 
     @Override

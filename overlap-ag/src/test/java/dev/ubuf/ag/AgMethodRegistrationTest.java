@@ -53,8 +53,25 @@ class AgMethodRegistrationTest {
     void aggregateOffersNothingToPlanAtOddTp() {
         AgShape odd = new AgShape(3, 3 * 512, 256, 128, DType.BF16);
         assertTrue(registry.get(Collective.ALL_GATHER, "aggregate").tuningSpace(odd).isEmpty());
-        assertEquals(List.of(Map.of("cs", "1"), Map.of(), Map.of("cs", "2")),
+        assertEquals(List.of(Map.of("cs", "1"), Map.of(), Map.of("cs", "2"), Map.of("cs", "1", "free", "1")),
                 registry.get(Collective.ALL_GATHER, "ring").tuningSpace(odd));
         assertThrows(IllegalArgumentException.class, () -> registry.schedule(odd, "aggregate"));
+    }
+
+    @Test
+    void freeSmsAreTakenFromTheGemmsAndLeaveThePlanAsItIs() {
+        AgShape shape = new AgShape(4, 4 * 512, 256, 128, DType.BF16);
+        var free = registry.schedule(shape, "ring:cs=1,free=1");
+        assertEquals(131, free.settings(dev.ubuf.exec.ExecutionSettings.DEFAULT, 132).gemmSmBudget());
+        assertEquals(100, free.settings(dev.ubuf.exec.ExecutionSettings.DEFAULT.withGemmSmBudget(100), 132)
+                .gemmSmBudget(), "an explicit budget is kept");
+        assertEquals(0, registry.schedule(shape, "ring:cs=1").settings(dev.ubuf.exec.ExecutionSettings.DEFAULT, 132)
+                .gemmSmBudget());
+        for (int rank = 0; rank < 4; rank++) {
+            assertEquals(registry.schedule(shape, "ring:cs=1").plan(rank), free.plan(rank));
+        }
+        var e = assertThrows(IllegalArgumentException.class, () -> registry.schedule(shape, "aggregate:free=70")
+                .settings(dev.ubuf.exec.ExecutionSettings.DEFAULT, 132));
+        assertTrue(e.getMessage().contains("free=70 would take 70 of this GPU's 132 SMs"), e.getMessage());
     }
 }

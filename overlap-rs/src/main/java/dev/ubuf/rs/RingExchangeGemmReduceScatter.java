@@ -1,5 +1,6 @@
 package dev.ubuf.rs;
 
+import dev.ubuf.exec.ExecutionSettings;
 import dev.ubuf.op.OverlapShape;
 import dev.ubuf.plan.BufferRole;
 import dev.ubuf.plan.Plan;
@@ -300,9 +301,16 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
         return ((step - 1) % slots) * mc;
     }
 
+    /** With {@code free=F} the GEMMs leave F SMs to the signal and wait kernels beside them. */
+    @Override
+    public ExecutionSettings settings(RsSchedule schedule, ExecutionSettings base, int smCount) {
+        int free = schedule.rsOptions().freeSms();
+        return PlanParts.leaveSmsFree(schedule, base, smCount, free, "free=" + free);
+    }
+
     @Override
     public List<String> keys() {
-        return List.of("cs", "sub", "slots", "lowp", "bidir", "fuse", "direct");
+        return List.of("cs", "sub", "slots", "lowp", "bidir", "fuse", "direct", "free");
     }
 
     /**
@@ -314,7 +322,9 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
      * on one compute stream, listed first so that a near-tie takes it: chunk GEMMs issued on several streams run side
      * by side inside a layer's step, and the first chunk, whose send starts the ring, finishes last (an 8B, tp 2
      * layer trace: three 2048-row GEMMs of 160 us alone ended 164, 309 and 464 us after they began, the first-sent
-     * last). Not {@code direct=1}, named only: on 2 H200s at 8B fc2 (8192x7168x4096, bf16) its candidates took
+     * last). The one-stream variants also with one SM left free ({@code free=1}) for the comm stream's signal and
+     * credit kernels, which under CUDA graphs otherwise start only when the GEMM beside them ends. Not
+     * {@code direct=1}, named only: on 2 H200s at 8B fc2 (8192x7168x4096, bf16) its candidates took
      * 0.714-0.758 ms against 0.654 for the copy-engine ring, the GEMM whose epilogue stores over NVLink running the
      * slower for it (FP8: 0.436-0.481 against 0.401).
      */
@@ -330,9 +340,11 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
                 space.add(Map.of("sub", Integer.toString(sub)));
                 space.add(Map.of("sub", Integer.toString(sub), "lowp", "1", "cs", "1"));
                 space.add(Map.of("sub", Integer.toString(sub), "lowp", "1"));
+                space.add(Map.of("sub", Integer.toString(sub), "lowp", "1", "cs", "1", "free", "1"));
                 if (sub > 1) {
                     // With one sub-chunk the last GEMM would wait for the whole received sum.
                     space.add(Map.of("sub", Integer.toString(sub), "lowp", "1", "cs", "1", "fuse", "1"));
+                    space.add(Map.of("sub", Integer.toString(sub), "lowp", "1", "cs", "1", "fuse", "1", "free", "1"));
                 }
             }
         }

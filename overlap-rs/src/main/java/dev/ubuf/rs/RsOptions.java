@@ -50,14 +50,18 @@ import java.util.Objects;
  *                         no copy, no scratch and no reduction pass; the last step's GEMM adds the received sum as
  *                         with {@code ringFusedTail}. The sums cross NVLink as the GEMM's epilogue stores them,
  *                         which on 2 H200s slowed that GEMM by more than the copy costs: named only
+ * @param freeSms          RING, SCATTER: SMs the GEMMs leave free (cuBLASLt SM_COUNT_TARGET = device SMs - freeSms).
+ *                         Under CUDA graphs the signals and waits are one-thread kernels; beside a GEMM that holds
+ *                         every SM until its last tile they start only when it ends (traced: a data signal 91 us
+ *                         late, a fused tail's GEMM waiting for it). 0 = the whole GPU
  */
 public record RsOptions(int computeStreams, int numSplits, int gemmSmMargin, int ringSubChunks, int ringSlots,
                         DType ringPartialDtype, boolean ringBidirectional, boolean bulkStaged, int pushCtas,
-                        boolean serialPushes, boolean ringFusedTail, boolean ringDirect) {
+                        boolean serialPushes, boolean ringFusedTail, boolean ringDirect, int freeSms) {
 
     /** Transformer Engine's pipeline defaults (4 splits, 16 SMs for communication) and a 2-sub-chunk fp32 ring. */
     public static final RsOptions DEFAULTS = new RsOptions(3, 4, 16, 2, 2, DType.FP32, false, false, 0, false, false,
-            false);
+            false, 0);
 
     public RsOptions {
         Objects.requireNonNull(ringPartialDtype, "ringPartialDtype");
@@ -77,6 +81,9 @@ public record RsOptions(int computeStreams, int numSplits, int gemmSmMargin, int
             throw new IllegalArgumentException("ringSlots must be >= 2, got " + ringSlots + ": with one slot each"
                     + " rank's send waits for its neighbour to free its slot by its own send, a cycle round the ring");
         }
+        if (freeSms < 0) {
+            throw new IllegalArgumentException("freeSms must be >= 0, got " + freeSms);
+        }
         if (pushCtas < 0) {
             throw new IllegalArgumentException("pushCtas must be >= 0, got " + pushCtas);
         }
@@ -87,61 +94,66 @@ public record RsOptions(int computeStreams, int numSplits, int gemmSmMargin, int
 
     public RsOptions withComputeStreams(int v) {
         return new RsOptions(v, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect, freeSms);
     }
 
     public RsOptions withNumSplits(int v) {
         return new RsOptions(computeStreams, v, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect, freeSms);
     }
 
     public RsOptions withGemmSmMargin(int v) {
         return new RsOptions(computeStreams, numSplits, v, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect, freeSms);
     }
 
     public RsOptions withRingSubChunks(int v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, v, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect, freeSms);
     }
 
     public RsOptions withRingSlots(int v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, v, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect, freeSms);
     }
 
     public RsOptions withRingPartialDtype(DType v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, v,
-                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect, freeSms);
     }
 
     public RsOptions withRingBidirectional(boolean v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                v, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect);
+                v, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect, freeSms);
     }
 
     public RsOptions withBulkStaged(boolean v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, v, pushCtas, serialPushes, ringFusedTail, ringDirect);
+                ringBidirectional, v, pushCtas, serialPushes, ringFusedTail, ringDirect, freeSms);
     }
 
     public RsOptions withPushCtas(int v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, v, serialPushes, ringFusedTail, ringDirect);
+                ringBidirectional, bulkStaged, v, serialPushes, ringFusedTail, ringDirect, freeSms);
     }
 
     public RsOptions withRingFusedTail(boolean v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas, serialPushes, v, ringDirect);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, v, ringDirect, freeSms);
     }
 
     public RsOptions withSerialPushes(boolean v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas, v, ringFusedTail, ringDirect);
+                ringBidirectional, bulkStaged, pushCtas, v, ringFusedTail, ringDirect, freeSms);
     }
 
     public RsOptions withRingDirect(boolean v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, v);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, v, freeSms);
+    }
+
+    public RsOptions withFreeSms(int v) {
+        return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect, v);
     }
 }

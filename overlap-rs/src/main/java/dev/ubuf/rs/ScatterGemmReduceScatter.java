@@ -131,13 +131,15 @@ public final class ScatterGemmReduceScatter implements RsOverlapMethod {
 
     @Override
     public List<String> keys() {
-        return List.of("sub", "lowp", "sm", "serial");
+        return List.of("sub", "lowp", "sm", "serial", "free");
     }
 
     /**
      * Partials in the op's dtype with 1, 2 and 4 sub-chunks (as m/tp allows), and fp32 partials with 1 and 2: the
      * op's dtype halves the bytes on the links, fp32 rounds only once, and more sub-chunks start the pushes and the
-     * reduction earlier at the price of smaller GEMMs. Two named options stay out. SM-copy pushes ({@code sm}): on
+     * reduction earlier at the price of smaller GEMMs; with 1 and 2 also an SM left free per push stream
+     * ({@code free=tp-1}) for the signal and wait kernels, which under CUDA graphs otherwise wait for the GEMM beside
+     * them to end. Two named options stay out. SM-copy pushes ({@code sm}): on
      * 4 H100s they lost to the copy engines at every shape measured, communication-bound ones included: the chunk
      * GEMMs slowed on the SMs they had left, and the SM copies moved the partials no faster. Pushes on one stream
      * ({@code serial=1}): in the tp 4 sweep of 2026-11-27 (44 shapes, 2 rounds) they took 0.998x the time of a stream
@@ -155,6 +157,8 @@ public final class ScatterGemmReduceScatter implements RsOverlapMethod {
                 space.add(Map.of("sub", Integer.toString(sub), "lowp", "1"));
                 if (sub <= 2) {
                     space.add(Map.of("sub", Integer.toString(sub)));
+                    space.add(Map.of("sub", Integer.toString(sub), "lowp", "1", "free",
+                            Integer.toString(rs.tp() - 1)));
                 }
             }
         }
@@ -164,26 +168,17 @@ public final class ScatterGemmReduceScatter implements RsOverlapMethod {
     /**
      * With {@code sm=C} the pushes are SM copy kernels of C blocks each and the GEMMs leave C SMs per push that can
      * run at once (one per peer, or one with {@code serial=1}) to them:
-     * a GEMM launched on every SM holds them until it ends, so a push would wait for the SMs behind it. A caller's
-     * own GEMM budget is kept.
+     * a GEMM launched on every SM holds them until it ends, so a push would wait for the SMs behind it. With
+     * {@code free=F} the GEMMs leave F more for the signal and wait kernels. A caller's own GEMM budget is kept.
      */
     @Override
     public ExecutionSettings settings(RsSchedule schedule, ExecutionSettings base, int smCount) {
         int ctas = schedule.rsOptions().pushCtas();
-        if (ctas == 0) {
-            return base;
-        }
         int atOnce = schedule.rsOptions().serialPushes() ? 1 : schedule.shape().tp() - 1;
         int pushSms = ctas * atOnce;
-        if (2 * pushSms > smCount) {
-            throw new IllegalArgumentException(schedule.label() + ": " + atOnce + " pushes of "
-                    + ctas + " blocks would take " + pushSms + " of this GPU's " + smCount + " SMs, more than half;"
-                    + " choose a smaller sm");
-        }
-        ExecutionSettings sm = base.withCopyEngine(false).withSmCopyCtas(ctas);
-        if (base.gemmSmBudget() != 0) {
-            return sm;
-        }
-        return sm.withGemmSmBudget(smCount - pushSms);
+        ExecutionSettings sm = ctas == 0 ? base : base.withCopyEngine(false).withSmCopyCtas(ctas);
+        int free = schedule.rsOptions().freeSms();
+        return PlanParts.leaveSmsFree(schedule, sm, smCount, pushSms + free,
+                atOnce + " pushes of " + ctas + " blocks and free=" + free);
     }
 }
