@@ -52,6 +52,15 @@ class OverlapOpsGpuTest {
         a.add(Arguments.of(REDUCE_SCATTER, "ring:bidir=1,sub=1", DType.BF16, 6, 136, 128, false, true, true));
         a.add(Arguments.of(REDUCE_SCATTER, "pipeline:splits=8,margin=24", DType.BF16, 2048, 512, 512, true, false,
                 true));
+        // the GEMMs leaving SMs to the signal and wait kernels (cuBLASLt SM_COUNT_TARGET below the GPU's SMs)
+        a.add(Arguments.of(ALL_GATHER, "aggregate:cs=1,free=1", DType.BF16, 2000, 512, 384, true, false, false));
+        a.add(Arguments.of(ALL_GATHER, "ring:cs=1,free=1", DType.FP16, 1024, 256, 640, true, true, false));
+        a.add(Arguments.of(REDUCE_SCATTER, "ring:sub=2,lowp=1,cs=1,fuse=1,free=1", DType.BF16, 2000, 384, 512, true,
+                false, true));
+        a.add(Arguments.of(REDUCE_SCATTER, "ring:sub=1,lowp=1,cs=1,free=1", DType.FP32, 1024, 640, 256, true, true,
+                false));
+        a.add(Arguments.of(REDUCE_SCATTER, "scatter:sub=2,lowp=1,free=1", DType.BF16, 2000, 384, 512, true, false,
+                true));
         // NCCL's reduce-scatter pipelined over GEMM column blocks, with and without the bias, W and W^T
         a.add(Arguments.of(REDUCE_SCATTER, "nccl:splits=4,margin=16", DType.BF16, 2000, 384, 512, true, false,
                 true));

@@ -57,6 +57,8 @@ class RingFusedTailGpuTest {
                         true, false),
                 new Fp8OverlapGpuTest.Case(REDUCE_SCATTER, "ring:lowp=1,fuse=1", DType.BF16, e5m2, 512, 64, 384,
                         false, false),
+                new Fp8OverlapGpuTest.Case(REDUCE_SCATTER, "ring:lowp=1,fuse=1,cs=1,free=1", DType.BF16, e4m3, 1024,
+                        128, 256, true, true),
                 new Fp8OverlapGpuTest.Case(REDUCE_SCATTER, "ring:lowp=1,fuse=1", DType.BF16, e4m3, 1024, 128, 256,
                         true, true, DType.FP8_E4M3),
                 new Fp8OverlapGpuTest.Case(REDUCE_SCATTER, "ring:sub=1,lowp=1,direct=1", DType.BF16, e4m3, 1024, 128,
