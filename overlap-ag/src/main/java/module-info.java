@@ -9,5 +9,6 @@ module dev.ubuf.ag {
             dev.ubuf.ag.BidirectionalRingAllGatherGemm,
             dev.ubuf.ag.AggregateAllGatherGemm,
             dev.ubuf.ag.OneShotAllGatherGemm,
+            dev.ubuf.ag.FanOutAllGatherGemm,
             dev.ubuf.ag.BulkAllGather;
 }

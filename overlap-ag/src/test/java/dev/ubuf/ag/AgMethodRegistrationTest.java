@@ -74,4 +74,29 @@ class AgMethodRegistrationTest {
                 .settings(dev.ubuf.exec.ExecutionSettings.DEFAULT, 132));
         assertTrue(e.getMessage().contains("free=70 would take 70 of this GPU's 132 SMs"), e.getMessage());
     }
+
+    @Test
+    void fanOutPushesTheShardToEveryPeerForwardsNothingAndMultipliesChunksInArrivalOrder() {
+        AgShape shape = new AgShape(4, 4 * 512, 256, 128, DType.BF16);
+        var method = registry.get(Collective.ALL_GATHER, "fanout");
+        assertTrue(method.tuningSpace(new AgShape(2, 2 * 512, 256, 128, DType.BF16)).isEmpty(), "at tp 2 the ring");
+        assertEquals(List.of(Map.of("cs", "1"), Map.of("cs", "1", "ms", "3"), Map.of("cs", "1", "free", "1"),
+                Map.of("cs", "1", "ms", "3", "free", "1")), method.tuningSpace(shape));
+        for (String options : new String[]{"fanout:cs=1", "fanout:cs=1,ms=3"}) {
+            for (int rank = 0; rank < 4; rank++) {
+                int r = rank;
+                var plan = registry.schedule(shape, options).plan(rank);
+                var copies = plan.steps().stream().filter(st -> st instanceof dev.ubuf.plan.PlanStep.Copy)
+                        .map(st -> (dev.ubuf.plan.PlanStep.Copy) st).filter(c -> c.dst().rank() != r).toList();
+                assertEquals(List.of((r + 1) % 4, (r + 2) % 4, (r + 3) % 4),
+                        copies.stream().map(c -> c.dst().rank()).toList(), "one push a peer, r+1 first");
+                assertTrue(copies.stream().allMatch(c -> c.src().rank() == r
+                        && c.src().buffer() == dev.ubuf.plan.BufferRole.INPUT), "only the own shard leaves: nothing forwarded");
+                var gemmRows = plan.steps().stream().filter(st -> st instanceof dev.ubuf.plan.PlanStep.Gemm)
+                        .map(st -> ((dev.ubuf.plan.PlanStep.Gemm) st).c().row() / 512).toList();
+                assertEquals(List.of((long) r, (long) ((r + 3) % 4), (long) ((r + 2) % 4), (long) ((r + 1) % 4)),
+                        gemmRows, "own chunk, then r-1, r-2, r-3 as they arrive");
+            }
+        }
+    }
 }

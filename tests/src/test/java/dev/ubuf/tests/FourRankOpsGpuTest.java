@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 
+import static dev.ubuf.op.Collective.ALL_GATHER;
 import static dev.ubuf.op.Collective.REDUCE_SCATTER;
 
 /**
@@ -31,6 +32,15 @@ class FourRankOpsGpuTest {
             a.add(Arguments.of(REDUCE_SCATTER, v, DType.BF16, 4000, 384, 512, true, false, true));
             a.add(Arguments.of(REDUCE_SCATTER, v, DType.FP32, 1024, 640, 256, true, true, false));
         }
+        // every rank pushing its shard to every peer, nothing forwarded; the GEMMs leaving SMs to the signals
+        for (String v : new String[]{"fanout:cs=1", "fanout:ms=3", "fanout:cs=2,ms=3,free=1", "ring:cs=1,free=1"}) {
+            a.add(Arguments.of(ALL_GATHER, v, DType.BF16, 4000, 512, 384, true, false, false));
+            a.add(Arguments.of(ALL_GATHER, v, DType.FP16, 1024, 256, 640, true, true, false));
+        }
+        a.add(Arguments.of(ALL_GATHER, "fanout:cs=1", DType.BF16, 12, 128, 136, false, false, false)); // SM copies
+        a.add(Arguments.of(REDUCE_SCATTER, "scatter:sub=2,lowp=1,free=3", DType.BF16, 4000, 384, 512, true, false,
+                true));
+        a.add(Arguments.of(ALL_GATHER, "auto", DType.BF16, 4096, 4096, 512, true, false, false));
         a.add(Arguments.of(REDUCE_SCATTER, "auto", DType.BF16, 4096, 4096, 512, true, false, true));
         return a.stream();
     }
@@ -43,5 +53,20 @@ class FourRankOpsGpuTest {
         Gpu.assumeGpus(4);
         RankScenario scenario = new OverlapScenario(c, variant, t, m, k, n, ce, weightT, bias);
         ThreadDomain.run(4, Duration.ofSeconds(120), (rank, boot, ctx) -> scenario.run(rank, boot, ctx, ENV));
+    }
+
+    static Stream<Fp8OverlapGpuTest.Case> fp8Cases() {
+        return Stream.of(
+                new Fp8OverlapGpuTest.Case(ALL_GATHER, "fanout:cs=1", DType.BF16, Fp8OverlapGpuTest.E4M3, 1024, 128,
+                        256, true, false),
+                new Fp8OverlapGpuTest.Case(ALL_GATHER, "fanout:cs=1,ms=3,free=1", DType.BF16,
+                        Fp8OverlapGpuTest.E5M2_X, 512, 64, 384, true, false));
+    }
+
+    @ParameterizedTest(name = "tp4 {0}")
+    @MethodSource("fp8Cases")
+    void fp8OperandsMatchTheFp8NcclReferenceOnFourRanks(Fp8OverlapGpuTest.Case c) throws Exception {
+        Gpu.assumeGpus(4);
+        ThreadDomain.run(4, Duration.ofSeconds(180), (rank, boot, ctx) -> Fp8OverlapGpuTest.run(c, rank, boot, ctx));
     }
 }
