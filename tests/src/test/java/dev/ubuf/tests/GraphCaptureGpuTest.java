@@ -11,10 +11,13 @@ import dev.ubuf.cuda.KernelLibrary;
 import dev.ubuf.cuda.StreamPriority;
 import dev.ubuf.exec.ExecutionSettings;
 import dev.ubuf.exec.OperandBindings;
+import dev.ubuf.op.Candidate;
 import dev.ubuf.op.Collective;
 import dev.ubuf.op.MethodRegistry;
 import dev.ubuf.op.OverlapOp;
 import dev.ubuf.op.OverlapShape;
+import dev.ubuf.op.Planner;
+import dev.ubuf.op.PlannerSettings;
 import dev.ubuf.op.Schedule;
 import dev.ubuf.devicekernels.DeviceKernels;
 import dev.ubuf.rs.RsShape;
@@ -25,6 +28,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.List;
 import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -42,7 +46,8 @@ class GraphCaptureGpuTest {
 
     @ParameterizedTest(name = "{0} {1}")
     @CsvSource({"ALL_GATHER, ring", "ALL_GATHER, aggregate", "ALL_GATHER, oneshot", "REDUCE_SCATTER, ring",
-            "REDUCE_SCATTER, pipeline", "REDUCE_SCATTER, oneshot", "REDUCE_SCATTER, 'scatter:sub=2,lowp=1'"})
+            "REDUCE_SCATTER, pipeline", "REDUCE_SCATTER, oneshot", "REDUCE_SCATTER, 'scatter:sub=2,lowp=1'",
+            "ALL_GATHER, 'fanout:cs=1,free=1'", "REDUCE_SCATTER, 'ring:sub=2,lowp=1,cs=1,fuse=1,free=1'"})
     void capturedOpsReplayToTheReferenceAndEagerOnesRefuseCapture(Collective c, String variant) throws Exception {
         Gpu.assumeGpus(2);
         int tp = 2, m = 1536, k = 512, n = 384;
@@ -113,6 +118,36 @@ class GraphCaptureGpuTest {
                         }
                     }
                 }
+            }
+        });
+    }
+
+    /**
+     * Under graph-safe execution the planner times every candidate as a captured call's replay: each one measured
+     * (a finite time), the choice one of them, the same on both ranks.
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"ALL_GATHER", "REDUCE_SCATTER"})
+    void thePlannerTimesGraphSafeCandidatesAsReplays(Collective c) throws Exception {
+        Gpu.assumeGpus(2);
+        OverlapShape shape = c == Collective.ALL_GATHER ? new AgShape(2, 2048, 512, 768, DType.BF16)
+                : new RsShape(2, 2048, 512, 768, DType.BF16, true);
+        ThreadDomain.run(2, Duration.ofSeconds(120), (rank, boot, ctx) -> {
+            try (TpCommunicator comm = TpCommunicator.create(boot, ctx, ENV, null);
+                 KernelLibrary lib = KernelLibrary.load(ctx)) {
+                Planner planner = new Planner(MethodRegistry.load(), PlannerSettings.inMemory());
+                ExecutionSettings exec = ExecutionSettings.DEFAULT.withGraphSafe(true);
+                List<Candidate> candidates = planner.candidates(shape, ctx.device(), exec);
+                Planner.Decision d = planner.measure(comm, shape, new DeviceKernels(lib), exec, candidates);
+                assertTrue(candidates.size() > 3, candidates.toString());
+                for (Candidate cand : candidates) {
+                    Double ms = d.measured().medianMs().get(cand.label());
+                    assertTrue(ms != null && ms > 0 && Double.isFinite(ms), cand.label() + ": " + ms);
+                }
+                assertTrue(candidates.contains(d.chosen()), d.chosen().label());
+                String other = new String(boot.broadcast(d.chosen().label().getBytes(
+                        java.nio.charset.StandardCharsets.UTF_8), 1), java.nio.charset.StandardCharsets.UTF_8);
+                org.junit.jupiter.api.Assertions.assertEquals(other, d.chosen().label(), "rank 1's choice");
             }
         });
     }
