@@ -73,9 +73,10 @@ public interface AgOverlapMethod extends OverlapMethod {
      * Compute-stream counts 1, 3 (the default) and 2 where the method runs the shape. One stream comes first, so the
      * planner takes it on a near-tie ({@link dev.ubuf.op.CandidateTimes#NEAR_TIE}): alone the counts time alike, but
      * inside a layer's step chunk GEMMs on several streams run side by side and stretch each other (an 8B, tp 2 layer
-     * trace: aggregate's two 4096-row GEMMs took 662 and 1101 us where each takes about 585 alone). One stream also
-     * with an SM left free ({@code free=1}) for the signal and wait kernels, which under CUDA graphs otherwise start
-     * only when the GEMM beside them ends.
+     * trace: aggregate's two 4096-row GEMMs took 662 and 1101 us where each takes about 585 alone). Not
+     * {@code free=1}, named only: timed as graph replays, as the layers run their ops, it gained 0-3% on one stream
+     * and never reached the fastest candidate (8B FP8 on 4 H200s: ring:cs=1 0.3968 ms, with free=1 0.3962, aggregate
+     * 0.3743 for fc1; 0.2239, 0.2179 and ring:cs=2 0.2020 for fc2's dgrad).
      */
     @Override
     default List<Map<String, String>> tuningSpace(OverlapShape shape) {
@@ -87,6 +88,6 @@ public interface AgOverlapMethod extends OverlapMethod {
         } catch (IllegalArgumentException e) {
             return List.of();
         }
-        return List.of(Map.of("cs", "1"), Map.of(), Map.of("cs", "2"), Map.of("cs", "1", "free", "1"));
+        return List.of(Map.of("cs", "1"), Map.of(), Map.of("cs", "2"));
     }
 }

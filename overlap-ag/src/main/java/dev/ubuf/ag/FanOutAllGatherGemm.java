@@ -17,7 +17,7 @@ import java.util.Map;
  * a copy and a signal kernel in a row, so at tp 4 a hop outlasts a chunk GEMM and the GEMMs wait (8B fc2 dgrad in FP8
  * on 4 H200s: 2048-row GEMMs of 52 us, hops of 55-65 us). Here chunk r-d arrives after d pushes on one copy stream
  * ({@code ms=1}: every rank sends to one peer at a time, the sends forming a permutation) or after all of them
- * sharing the links ({@code ms=tp-1}). At tp 2 it is the ring (one peer, no forwarding either way): no candidate.
+ * sharing the links ({@code ms=tp-1}). At tp 2 it is the ring (one peer, no forwarding either way).
  *
  * <p>Flags and credits are those of {@link Pushes}: a rank hands out its credits at the start of a call and a push
  * waits for its target's credit, so no peer overwrites a gathered buffer still in use.
@@ -33,17 +33,14 @@ public final class FanOutAllGatherGemm implements AgOverlapMethod {
     }
 
     /**
-     * From tp 3: one compute stream (chunk GEMMs on several streams stretch each other inside a layer's step), pushes
-     * on one copy stream and on tp-1, each also with an SM left free for the signal and wait kernels.
+     * Named only. Timed as graph replays, as the layers run their ops, on 4 H200s (8B FP8, 2026-11-28) its best
+     * variant ran 6% behind the fastest candidate for fc1 (0.3965 ms against aggregate's 0.3743) and 10% for fc2's
+     * dgrad (0.2218 against ring:cs=2's 0.2020), and pushes to the three peers at once ({@code ms=3}) 15-46% behind:
+     * pushes one after another, each a wait kernel, a copy and a signal kernel, take about as long as a ring's hops.
      */
     @Override
     public List<Map<String, String>> tuningSpace(OverlapShape shape) {
-        if (!(shape instanceof AgShape ag) || ag.tp() < 3) {
-            return List.of();
-        }
-        String all = Integer.toString(Math.min(ag.tp() - 1, AgOptions.MAX_COMM_STREAMS));
-        return List.of(Map.of("cs", "1"), Map.of("cs", "1", "ms", all), Map.of("cs", "1", "free", "1"),
-                Map.of("cs", "1", "ms", all, "free", "1"));
+        return List.of();
     }
 
     @Override

@@ -322,9 +322,9 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
      * on one compute stream, listed first so that a near-tie takes it: chunk GEMMs issued on several streams run side
      * by side inside a layer's step, and the first chunk, whose send starts the ring, finishes last (an 8B, tp 2
      * layer trace: three 2048-row GEMMs of 160 us alone ended 164, 309 and 464 us after they began, the first-sent
-     * last). The one-stream variants also with one SM left free ({@code free=1}) for the comm stream's signal and
-     * credit kernels, which under CUDA graphs otherwise start only when the GEMM beside them ends. Not
-     * {@code direct=1}, named only: on 2 H200s at 8B fc2 (8192x7168x4096, bf16) its candidates took
+     * last). Not {@code free=1}, named only: timed as graph replays (as the layers run their ops) its candidates
+     * tied with the same options without it on 2 and 4 H200s (FP8 8B fc2: 0.4106 against 0.4108 ms at tp 2, 0.3804
+     * against 0.3874 at tp 4, neither chosen). Not {@code direct=1}, named only: on 2 H200s at 8B fc2 (8192x7168x4096, bf16) its candidates took
      * 0.714-0.758 ms against 0.654 for the copy-engine ring, the GEMM whose epilogue stores over NVLink running the
      * slower for it (FP8: 0.436-0.481 against 0.401).
      */
@@ -340,11 +340,9 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
                 space.add(Map.of("sub", Integer.toString(sub)));
                 space.add(Map.of("sub", Integer.toString(sub), "lowp", "1", "cs", "1"));
                 space.add(Map.of("sub", Integer.toString(sub), "lowp", "1"));
-                space.add(Map.of("sub", Integer.toString(sub), "lowp", "1", "cs", "1", "free", "1"));
                 if (sub > 1) {
                     // With one sub-chunk the last GEMM would wait for the whole received sum.
                     space.add(Map.of("sub", Integer.toString(sub), "lowp", "1", "cs", "1", "fuse", "1"));
-                    space.add(Map.of("sub", Integer.toString(sub), "lowp", "1", "cs", "1", "fuse", "1", "free", "1"));
                 }
             }
         }
