@@ -48,8 +48,8 @@ class BenchInputTest {
             bench ag --shapes 1,2                     | --shapes: a shape is M,K,N (three positive integers), got '1,2'
             bench rs --shapes 4096,0,8                | --shapes: a shape is M,K,N (three positive integers), got '4096,0,8'
             bench rs --methods bogus                  | --methods: unknown method 'bogus'; methods: oneshot, pipeline, ring, scatter, auto, nccl
-            bench ag --methods spiral:cs=1            | --methods: unknown method 'spiral' in 'spiral:cs=1'; methods: aggregate, bidir, oneshot, ring, auto, nccl
-            bench ag --methods bulk                   | --methods: unknown method 'bulk'; methods: aggregate, bidir, oneshot, ring, auto, nccl
+            bench ag --methods spiral:cs=1            | --methods: unknown method 'spiral' in 'spiral:cs=1'; methods: aggregate, bidir, fanout, oneshot, ring, auto, nccl
+            bench ag --methods bulk                   | --methods: unknown method 'bulk'; methods: aggregate, bidir, fanout, oneshot, ring, auto, nccl
             bench rs --methods ring:cs=x              | --methods: 'ring:cs=x': method 'ring' option cs=x is not an integer (compute streams
             bench rs --methods ring:cs                | --methods: 'ring:cs': bad option 'cs' in 'ring:cs' (expected key=value; ring's options: cs =
             bench ag --methods ring:zz=1              | --methods: 'ring:zz=1': method 'ring' has no option 'zz'; its options: cs = compute streams
@@ -63,7 +63,7 @@ class BenchInputTest {
             bench rs --methods nccl:sub=2             | --methods: 'nccl:sub=2': method 'nccl' has no option 'sub'; its options: splits =
             bench ag --methods nccl:splits=2          | --methods: 'nccl:splits=2' cannot run M=4096 K=8192 N=8192 with --tp 2: nccl:splits=2: only the reduce-scatter is pipelined
             bench rs --methods nccl:splits=4,margin=99 | --methods: 'nccl:splits=4,margin=99': method 'nccl' option margin=99 is outside 0..64
-            bench ag --methods ;                      | --methods: no method given; methods: aggregate, bidir, oneshot, ring, auto, nccl
+            bench ag --methods ;                      | --methods: no method given; methods: aggregate, bidir, fanout, oneshot, ring, auto, nccl
             bench rs --methods pipeline:splits=3      | --methods: 'pipeline:splits=3' cannot run M=4096 K=8192 N=8192 with --tp 2: pipeline: n=8192 is not divisible by numSplits=3
             bench rs --methods ring:sub=4096 --shapes 4096,64,64 | --methods: 'ring:sub=4096' cannot run M=4096 K=64 N=64 with --tp 2: ring: ringSubChunks=4096 exceeds m/tp=2048
             bench ag --dtype fp8e4m3                  | Invalid value for option '--dtype': expected one of bf16, fp16, fp32 but was 'fp8e4m3'

@@ -66,7 +66,7 @@ class HelpTest {
         assertTrue(rsLine.contains("Methods: oneshot, pipeline, ring, scatter, auto, nccl"), rs);
         String ag = oneLine(Ubuf.run("bench", "ag", "--help").out());
         assertInOrder(ag, "aggregate: cs = ", "ms = ", "bidir: cs = ", "ms = ", "ring: cs = ", "ms = ");
-        assertTrue(ag.contains("Methods: aggregate, bidir, oneshot, ring, auto, nccl"), ag);
+        assertTrue(ag.contains("Methods: aggregate, bidir, fanout, oneshot, ring, auto, nccl"), ag);
         assertFalse(ag.contains("lowp"), ag);
         assertEquals(rs, Ubuf.run("bench", "rs", "--help").out(), "the same help every time");
     }
