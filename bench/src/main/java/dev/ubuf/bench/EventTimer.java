@@ -195,20 +195,11 @@ public final class EventTimer {
 
     /** {@code runs} runs of {@code work}, captured from {@code stream} (the capture is ended on failure). */
     private static CudaGraph capture(CudaStream stream, Runnable work, int runs) {
-        stream.beginCapture();
-        try {
+        return stream.capture(() -> {
             for (int r = 0; r < runs; r++) {
                 work.run();
             }
-        } catch (RuntimeException e) {
-            try {
-                stream.endCapture().close();
-            } catch (RuntimeException suppressed) {
-                e.addSuppressed(suppressed);
-            }
-            throw e;
-        }
-        return stream.endCapture();
+        }, false);
     }
 
     /** Replays the graphs round-robin until {@code heat} has passed, at most a few rounds ahead of the GPU. */

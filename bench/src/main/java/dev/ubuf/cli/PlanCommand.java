@@ -5,6 +5,7 @@ import dev.ubuf.comm.ThreadDomain;
 import dev.ubuf.comm.TpCommunicator;
 import dev.ubuf.config.UbufEnvironment;
 import dev.ubuf.cuda.KernelLibrary;
+import dev.ubuf.exec.ExecutionSettings;
 import dev.ubuf.op.Collective;
 import dev.ubuf.op.Fp8Operands;
 import dev.ubuf.op.MethodRegistry;
@@ -62,6 +63,11 @@ final class PlanCommand implements Callable<Integer> {
                     + " the dgrad GEMMs under the hybrid format) (default: ${DEFAULT-VALUE}).")
     String fp8Input;
 
+    @Option(names = "--cuda-graph", description = "Plan as a layer under `ubuf demo --cuda-graph` does: graph-safe"
+            + " ops, each candidate timed as the replay of a CUDA graph holding one call; without it each call is"
+            + " issued on its own, as `bench ag|rs` times them (default: ${DEFAULT-VALUE}).")
+    boolean cudaGraph;
+
     /** The operands of --fp8 and --fp8-input; the IllegalArgumentException names the option. */
     static Fp8Operands fp8Operands(String input) {
         return switch (input) {
@@ -111,13 +117,15 @@ final class PlanCommand implements Callable<Integer> {
         ThreadDomain.run(tp, env.timeout(), (rank, boot, ctx) -> {
             try (TpCommunicator comm = TpCommunicator.create(boot, ctx, env, null);
                  KernelLibrary lib = KernelLibrary.load(ctx)) {
-                var candidates = planner.candidates(s, ctx.device());
+                ExecutionSettings exec = cudaGraph ? ExecutionSettings.DEFAULT.withGraphSafe(true)
+                        : ExecutionSettings.DEFAULT;
+                var candidates = planner.candidates(s, ctx.device(), exec);
                 if (rank == 0) {
                     System.out.println(candidates.size() + " candidates for " + s.key());
-                    planner.skipped(s, ctx.device()).forEach((m, why) ->
+                    planner.skipped(s, ctx.device(), exec).forEach((m, why) ->
                             System.out.println("  skipped " + m + ": " + why));
                 }
-                var d = planner.measure(comm, s, new DeviceKernels(lib), candidates);
+                var d = planner.measure(comm, s, new DeviceKernels(lib), exec, candidates);
                 if (rank == 0) {
                     System.out.println(d.describe());
                 }

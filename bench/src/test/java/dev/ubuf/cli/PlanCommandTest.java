@@ -52,4 +52,10 @@ class PlanCommandTest {
             assertTrue(!r.err().contains("Exception"), r::toString);
         }
     }
+
+    @Test
+    void theHelpSaysHowCudaGraphChangesTheTiming() {
+        String help = Ubuf.run("plan", "--help").out().replaceAll("\\s+", " ");
+        assertTrue(help.contains("--cuda-graph") && help.contains("timed as the replay of a CUDA graph"), help);
+    }
 }

@@ -214,6 +214,25 @@ public final class CudaStream implements AutoCloseable {
         return new CudaGraph(context, graph, nodePriorities ? CudaGraph.USE_NODE_PRIORITY : 0);
     }
 
+    /**
+     * {@code work} captured from this stream into a graph ({@code nodePriorities}: see {@link #endCapture(boolean)});
+     * if it throws, the capture is ended and its graph dropped before the exception goes on.
+     */
+    public CudaGraph capture(Runnable work, boolean nodePriorities) {
+        beginCapture();
+        try {
+            work.run();
+        } catch (RuntimeException | Error e) {
+            try {
+                endCapture().close();
+            } catch (RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+        return endCapture(nodePriorities);
+    }
+
     private static void checkRange(DeviceMemory m, long offset, long bytes) {
         m.assertOpen();
         if (offset < 0 || bytes <= 0 || offset + bytes > m.bytes()) {

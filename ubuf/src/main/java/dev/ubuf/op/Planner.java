@@ -265,18 +265,7 @@ public final class Planner {
         comm.bootstrap().barrier();
         op.forward(operands.bindings(), s);
         comm.await(s, () -> "the call of " + label + " before its capture");
-        s.beginCapture();
-        try {
-            op.forward(operands.bindings(), s);
-        } catch (RuntimeException e) {
-            try {
-                s.endCapture().close();
-            } catch (RuntimeException suppressed) {
-                e.addSuppressed(suppressed);
-            }
-            throw e;
-        }
-        return s.endCapture(true);
+        return s.capture(() -> op.forward(operands.bindings(), s), true);
     }
 
     /**

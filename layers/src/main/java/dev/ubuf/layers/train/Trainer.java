@@ -163,21 +163,12 @@ public final class Trainer implements AutoCloseable {
         }
         current();
         tc.fp8Prepare(stream);
-        stream.beginCapture();
-        try {
+        return new StepGraph(tc.comm().context(), stream.capture(() -> {
             if (tracer != null) {
                 tracer.start(stream);
             }
             step(x, target, rowSquares, stream);
-        } catch (RuntimeException | Error e) {
-            try {
-                stream.endCapture().close();
-            } catch (RuntimeException suppressed) {
-                e.addSuppressed(suppressed);
-            }
-            throw e;
-        }
-        return new StepGraph(tc.comm().context(), stream.endCapture(true));
+        }, true));
     }
 
     /**
