@@ -23,8 +23,8 @@ import java.util.SequencedMap;
  * rank that writes into its UBUF that it may, and a writer waits for that credit before its first write of the call.
  * So no peer can overwrite the buffer while the caller still reads the previous result.
  *
- * <p>The {@link OverlapMethod} side (options "cs", "ms" and "free", compiling for a shape into an {@link AgSchedule}) is
- * written once here.
+ * <p>The {@link OverlapMethod} side (options "cs", "ms" and "free", compiling for a shape into an
+ * {@link AgSchedule}) is written once here.
  */
 public interface AgOverlapMethod extends OverlapMethod {
     /** The plan of rank {@code rank} (0..tp-1); throws IllegalArgumentException when the method cannot run it. */

@@ -89,7 +89,8 @@ class AgMethodRegistrationTest {
                 assertEquals(List.of((r + 1) % 4, (r + 2) % 4, (r + 3) % 4),
                         copies.stream().map(c -> c.dst().rank()).toList(), "one push a peer, r+1 first");
                 assertTrue(copies.stream().allMatch(c -> c.src().rank() == r
-                        && c.src().buffer() == dev.ubuf.plan.BufferRole.INPUT), "only the own shard leaves: nothing forwarded");
+                        && c.src().buffer() == dev.ubuf.plan.BufferRole.INPUT),
+                        "only the own shard leaves: nothing forwarded");
                 var gemmRows = plan.steps().stream().filter(st -> st instanceof dev.ubuf.plan.PlanStep.Gemm)
                         .map(st -> ((dev.ubuf.plan.PlanStep.Gemm) st).c().row() / 512).toList();
                 assertEquals(List.of((long) r, (long) ((r + 3) % 4), (long) ((r + 2) % 4), (long) ((r + 1) % 4)),

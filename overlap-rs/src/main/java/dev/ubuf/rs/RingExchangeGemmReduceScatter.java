@@ -314,19 +314,19 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
     }
 
     /**
-     * Sub-chunks 1, 2 and 4 (as m/tp allows), each also with partials in the op's dtype, which halves the bytes on
-     * the link: with two ranks that is one rounding, as a reduce-scatter of rounded partials does; with more, one
-     * rounding a hop, as NCCL's ring reduce-scatter (a candidate too) rounds in the op's dtype at every hop, and as
-     * the layers run their rings. And the bidirectional ring with those partials, 1 and 2 sub-chunks a half (the
-     * GEMM sizes of 2 and 4 sub-chunks), which sends to both neighbours at once. The partials in the op's dtype also
-     * on one compute stream, listed first so that a near-tie takes it: chunk GEMMs issued on several streams run side
-     * by side inside a layer's step, and the first chunk, whose send starts the ring, finishes last (an 8B, tp 2
-     * layer trace: three 2048-row GEMMs of 160 us alone ended 164, 309 and 464 us after they began, the first-sent
-     * last). Not {@code free=1}, named only: timed as graph replays (as the layers run their ops) its candidates
-     * tied with the same options without it on 2 and 4 H200s (FP8 8B fc2: 0.4106 against 0.4108 ms at tp 2, 0.3804
-     * against 0.3874 at tp 4, neither chosen). Not {@code direct=1}, named only: on 2 H200s at 8B fc2 (8192x7168x4096, bf16) its candidates took
-     * 0.714-0.758 ms against 0.654 for the copy-engine ring, the GEMM whose epilogue stores over NVLink running the
-     * slower for it (FP8: 0.436-0.481 against 0.401).
+     * Sub-chunks 1, 2 and 4 (as m/tp allows), each also with partials in the op's dtype, which halves the bytes on the
+     * link: with two ranks that is one rounding, as a reduce-scatter of rounded partials does; with more, one rounding
+     * a hop, as NCCL's ring reduce-scatter (a candidate too) rounds in the op's dtype at every hop, and as the layers
+     * run their rings. And the bidirectional ring with those partials, 1 and 2 sub-chunks a half (the GEMM sizes of 2
+     * and 4 sub-chunks), which sends to both neighbours at once. The partials in the op's dtype also on one compute
+     * stream, listed first so that a near-tie takes it: chunk GEMMs issued on several streams run side by side inside a
+     * layer's step, and the first chunk, whose send starts the ring, finishes last (an 8B, tp 2 layer trace: three
+     * 2048-row GEMMs of 160 us alone ended 164, 309 and 464 us after they began, the first-sent last). Not
+     * {@code free=1}, named only: timed as graph replays (as the layers run their ops) its candidates tied with the
+     * same options without it on 2 and 4 H200s (FP8 8B fc2: 0.4106 against 0.4108 ms at tp 2, 0.3804 against 0.3874
+     * at tp 4, neither chosen). Not {@code direct=1}, named only: on 2 H200s at 8B fc2 (8192x7168x4096, bf16) its
+     * candidates took 0.714-0.758 ms against 0.654 for the copy-engine ring, the GEMM whose epilogue stores over
+     * NVLink running the slower for it (FP8: 0.436-0.481 against 0.401).
      */
     @Override
     public List<Map<String, String>> tuningSpace(OverlapShape shape) {

@@ -101,8 +101,8 @@ public interface RsOverlapMethod extends OverlapMethod {
                 + " reduction pass after it (default 0)");
         k.put("direct", "ring with lowp=1: 1 = each GEMM writes its running sum straight into the next rank's slot"
                 + " (no copy, no reduction pass; the last GEMM adds the received sum) (default 0)");
-        k.put("free", "ring, scatter: SMs the GEMMs leave free, so the signal and wait kernels beside them start at once"
-                + " (default " + d.freeSms() + ")");
+        k.put("free", "ring, scatter: SMs the GEMMs leave free, so the signal and wait kernels beside them start at"
+                + " once (default " + d.freeSms() + ")");
         k.put("stage", "bulk: 1 = copies pull the peers' rows into a local scratch, then a local sum (default 0)");
         k.put("sm", "scatter: 0 = pushes on the copy engines, C = an SM copy kernel of C blocks per push, the GEMMs"
                 + " leaving C SMs per peer (default " + d.pushCtas() + ")");

@@ -135,16 +135,16 @@ public final class ScatterGemmReduceScatter implements RsOverlapMethod {
     }
 
     /**
-     * Partials in the op's dtype with 1, 2 and 4 sub-chunks (as m/tp allows), and fp32 partials with 1 and 2: the
-     * op's dtype halves the bytes on the links, fp32 rounds only once, and more sub-chunks start the pushes and the
+     * Partials in the op's dtype with 1, 2 and 4 sub-chunks (as m/tp allows), and fp32 partials with 1 and 2: the op's
+     * dtype halves the bytes on the links, fp32 rounds only once, and more sub-chunks start the pushes and the
      * reduction earlier at the price of smaller GEMMs. Three named options stay out. An SM left free per push stream
      * ({@code free=tp-1}): timed as graph replays, as the layers run their ops, it tied with or lost to the same
-     * options without it (8B FP8 fc2 on 4 H200s: 0.3125 against 0.2967 ms, 0.3048 against 0.3037). SM-copy pushes ({@code sm}): on
-     * 4 H100s they lost to the copy engines at every shape measured, communication-bound ones included: the chunk
-     * GEMMs slowed on the SMs they had left, and the SM copies moved the partials no faster. Pushes on one stream
-     * ({@code serial=1}): in the tp 4 sweep of 2026-11-27 (44 shapes, 2 rounds) they took 0.998x the time of a stream
-     * per peer (median; 0.91-1.15x, no pattern beyond noise), although alone one peer at a time moves more bytes
-     * per second; as a candidate they would only lengthen planning.
+     * options without it (8B FP8 fc2 on 4 H200s: 0.3125 against 0.2967 ms, 0.3048 against 0.3037). SM-copy pushes
+     * ({@code sm}): on 4 H100s they lost to the copy engines at every shape measured, communication-bound ones
+     * included: the chunk GEMMs slowed on the SMs they had left, and the SM copies moved the partials no faster. Pushes
+     * on one stream ({@code serial=1}): in the tp 4 sweep of 2026-11-27 (44 shapes, 2 rounds) they took 0.998x the time
+     * of a stream per peer (median; 0.91-1.15x, no pattern beyond noise), although alone one peer at a time moves more
+     * bytes per second; as a candidate they would only lengthen planning.
      */
     @Override
     public List<Map<String, String>> tuningSpace(OverlapShape shape) {
@@ -176,7 +176,8 @@ public final class ScatterGemmReduceScatter implements RsOverlapMethod {
         int pushSms = ctas * atOnce;
         ExecutionSettings sm = ctas == 0 ? base : base.withCopyEngine(false).withSmCopyCtas(ctas);
         int free = schedule.rsOptions().freeSms();
-        return PlanParts.leaveSmsFree(schedule, sm, smCount, pushSms + free,
-                atOnce + " pushes of " + ctas + " blocks and free=" + free);
+        String what = ctas == 0 ? "free=" + free
+                : atOnce + " pushes of " + ctas + " blocks" + (free == 0 ? "" : " and free=" + free);
+        return PlanParts.leaveSmsFree(schedule, sm, smCount, pushSms + free, what);
     }
 }

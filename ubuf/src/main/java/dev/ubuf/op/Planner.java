@@ -230,9 +230,9 @@ public final class Planner {
                 OverlapOp op = ops.get(i);
                 if (exec.graphSafe()) {
                     // Graph-safe ops are made for layers that replay their steps as CUDA graphs: time each candidate
-                    // as such a replay. Issued one by one instead, the same graph-safe signal and wait kernels queue
-                    // behind the GEMMs beside them in ways a replay does not (on 2 H200s a candidate that left an SM
-                    // free to them measured 16% faster issued, and the same in the layer's replayed step).
+                    // as such a replay. Issued call by call, their signal and wait kernels queue behind the GEMMs in
+                    // ways a replay does not, and the choice can differ (8B FP8 fc2 at tp 4 on 4 H200s: NCCL issued,
+                    // scatter as replays, and scatter's step 4% shorter).
                     CudaGraph g = capture(comm, op, operands, s, candidates.get(i).label());
                     graphs.add(g);
                     work.put(candidates.get(i).label(), () -> g.launch(s));
