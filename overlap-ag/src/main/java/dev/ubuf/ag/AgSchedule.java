@@ -34,14 +34,7 @@ public record AgSchedule(AgOverlapMethod method, AgShape shape, AgOptions agOpti
     @Override
     public ExecutionSettings settings(ExecutionSettings base, int smCount) {
         int free = agOptions.freeSms();
-        if (free == 0) {
-            return base;
-        }
-        if (2 * free > smCount) {
-            throw new IllegalArgumentException(label() + ": free=" + free + " would take " + free + " of this GPU's "
-                    + smCount + " SMs from the GEMMs, more than half; choose fewer");
-        }
-        return base.gemmSmBudget() != 0 ? base : base.withGemmSmBudget(smCount - free);
+        return base.leavingSmsFree(free, smCount, label() + ": free=" + free);
     }
 
     @Override

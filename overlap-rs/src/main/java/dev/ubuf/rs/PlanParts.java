@@ -1,6 +1,5 @@
 package dev.ubuf.rs;
 
-import dev.ubuf.exec.ExecutionSettings;
 import dev.ubuf.plan.BufferRole;
 import dev.ubuf.plan.PlanBuilder;
 import dev.ubuf.plan.PlanStep;
@@ -31,22 +30,6 @@ final class PlanParts {
                 ? method + " pull-reduces from every rank; tp=" + shape.tp() + " exceeds " + MAX_PULL_SOURCES
                   + " sources (use ring)"
                 : null;
-    }
-
-    /**
-     * {@code base} with the GEMMs leaving {@code sms} of the GPU's {@code smCount} SMs free, at most half
-     * ({@code what}: the options that take them, for the message); a caller's own GEMM budget is kept.
-     */
-    static ExecutionSettings leaveSmsFree(RsSchedule schedule, ExecutionSettings base, int smCount, int sms,
-                                          String what) {
-        if (sms == 0) {
-            return base;
-        }
-        if (2 * sms > smCount) {
-            throw new IllegalArgumentException(schedule.label() + ": " + what + " would take " + sms
-                    + " of this GPU's " + smCount + " SMs from the GEMMs, more than half; choose fewer");
-        }
-        return base.gemmSmBudget() != 0 ? base : base.withGemmSmBudget(smCount - sms);
     }
 
     static void checkRank(RsShape shape, int rank) {

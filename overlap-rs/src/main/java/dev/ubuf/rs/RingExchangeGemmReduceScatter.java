@@ -305,7 +305,7 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
     @Override
     public ExecutionSettings settings(RsSchedule schedule, ExecutionSettings base, int smCount) {
         int free = schedule.rsOptions().freeSms();
-        return PlanParts.leaveSmsFree(schedule, base, smCount, free, "free=" + free);
+        return base.leavingSmsFree(free, smCount, schedule.label() + ": free=" + free);
     }
 
     @Override

@@ -178,6 +178,6 @@ public final class ScatterGemmReduceScatter implements RsOverlapMethod {
         int free = schedule.rsOptions().freeSms();
         String what = ctas == 0 ? "free=" + free
                 : atOnce + " pushes of " + ctas + " blocks" + (free == 0 ? "" : " and free=" + free);
-        return PlanParts.leaveSmsFree(schedule, sm, smCount, pushSms + free, what);
+        return sm.leavingSmsFree(pushSms + free, smCount, schedule.label() + ": " + what);
     }
 }

@@ -34,4 +34,20 @@ public record ExecutionSettings(boolean useCopyEngine, int smCopyCtas, int gemmS
     public ExecutionSettings withGraphSafe(boolean safe) {
         return new ExecutionSettings(useCopyEngine, smCopyCtas, gemmSmBudget, safe);
     }
+
+    /**
+     * These settings with the GEMMs leaving {@code sms} of the GPU's {@code smCount} SMs free, at most half; a GEMM
+     * budget already set is kept. {@code taker} names what takes them, for the message (a schedule's label and its
+     * options).
+     */
+    public ExecutionSettings leavingSmsFree(int sms, int smCount, String taker) {
+        if (sms == 0) {
+            return this;
+        }
+        if (2 * sms > smCount) {
+            throw new IllegalArgumentException(taker + " would take " + sms + " of this GPU's " + smCount
+                    + " SMs from the GEMMs, more than half; choose fewer");
+        }
+        return gemmSmBudget != 0 ? this : withGemmSmBudget(smCount - sms);
+    }
 }
