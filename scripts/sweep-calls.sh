@@ -25,7 +25,7 @@
 # `bench sweep --fp8` on SWEEP_TOKENS (default 4096,8192,16384, no M = 256/512) into sweep-<tp2|tp4>-fp8.tgz, without
 # PyTorch (its baseline has no FP8 mode: bf16 rows beside FP8 ones would compare different work), so its rounds are
 # ubuf's alone, back to back. Combine them with combine-rounds.py by hand (sweep-finish.sh takes the bf16 packs).
-# Variables: ALT_BUDGET_S (540), WARMUP_MAX_S (budget / 3), SWEEP_ROUNDS (4), SWEEP_MODELS (llama3-8b,llama3-70b,
+# Variables: SWEEP_GRAPH (0; 1 times ubuf as CUDA graph replays, bench sweep --cuda-graph), ALT_BUDGET_S (540), WARMUP_MAX_S (budget / 3), SWEEP_ROUNDS (4), SWEEP_MODELS (llama3-8b,llama3-70b,
 # qwen2.5-32b,gpt3-175b: mixtral-8x7b-expert's FC1 and FC2 are exactly llama3-8b's, hidden 4096, ffn 14336, SwiGLU, so
 # the default sweep times those shapes twice a round and combine-rounds.py keeps one; M = 256 and 512 go to the first
 # model), SWEEP_ITERS (20: at 10 a shape's two rounds agreed within 3% on only 39% of candidates at tp 4, at 20 on
@@ -55,6 +55,14 @@ tokens=${SWEEP_TOKENS:-4096,8192,16384}
 [[ "$tokens" =~ ^[0-9]+(,[0-9]+)*$ ]] || { echo "sweep-calls: SWEEP_TOKENS is numbers and commas, got '$tokens'" >&2; exit 2; }
 fp8_args=()
 [ "$fp8" = 1 ] && fp8_args=(--fp8 --tokens "$tokens" --no-small)
+# SWEEP_GRAPH=1: ubuf times everything as CUDA graph replays (bench sweep --cuda-graph), what layers run with
+# --cuda-graph; its packs are named ...-graph. PyTorch stays eager.
+graph_args=()
+case "${SWEEP_GRAPH:-0}" in
+  0) ;;
+  1) graph_args=(--cuda-graph); name=$name-graph ;;
+  *) echo "sweep-calls: SWEEP_GRAPH is 0 or 1, got '${SWEEP_GRAPH}'" >&2; exit 2 ;;
+esac
 for v in "$budget" "$warmup_max" "$rounds" "$min_left" "$iters" "$warm" "$titers" "$twarm"; do
   [[ "$v" =~ ^[0-9]+$ ]] || { echo "sweep-calls: numbers only, got '$v'" >&2; exit 2; }
 done
@@ -149,7 +157,7 @@ t0=$SECONDS
 left=$((budget - SECONDS))
 cap=$((warmup_max < left ? warmup_max : left))
 run_child timeout --signal=TERM --kill-after=15 "$cap" bash "$bundle/java.sh" -cp "$bundle/lib/*" \
-  dev.ubuf.cli.UbufCli bench sweep --tp "$tp" --models "$models" --iters 1 --warmup 0 "${fp8_args[@]}" \
+  dev.ubuf.cli.UbufCli bench sweep --tp "$tp" --models "$models" --iters 1 --warmup 0 "${fp8_args[@]}" "${graph_args[@]}" \
   --out "$work/warmup.json" > "$work/warmup.txt" 2>&1
 rc=$?
 say "warm-up: exit $rc in $((SECONDS - t0))s, $(grep -c '^ *auto ' "$work/warmup.txt" 2>/dev/null || true) shapes" \
@@ -173,7 +181,7 @@ for ((r = 1; r <= rounds; r++)); do
   if [ "$fp8" = 1 ]; then
     run_child timeout --signal=TERM --kill-after=15 "$left" bash "$bundle/java.sh" -cp "$bundle/lib/*" \
       dev.ubuf.cli.UbufCli bench sweep --tp "$tp" --models "$models" --iters "$iters" --warmup "$warm" \
-      "${fp8_args[@]}" --out "$work/sweep-r$r.json" > "$work/sweep-r$r.txt" 2>&1
+      "${fp8_args[@]}" "${graph_args[@]}" --out "$work/sweep-r$r.json" > "$work/sweep-r$r.txt" 2>&1
     rc=$?
     echo "  round $r   sweep $((SECONDS - t0))s exit $rc (FP8, no PyTorch)" > "$work/summary.txt"
   else

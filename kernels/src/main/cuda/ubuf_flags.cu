@@ -50,3 +50,42 @@ ubuf_wait(const int* flag, const int* epoch, int perCall, int count, unsigned lo
     }
     __threadfence_system();
 }
+
+// Up to 8 signals or waits that one stream issues in a row, as one kernel instead of one launch each (a reduce-
+// scatter's tail waits for every peer, then credits every peer). Passed by value: flag[i] with perCall = pc[i].x and
+// k or count = pc[i].y; entries past n are ignored.
+struct UbufFlagRun {
+    int* flag[8];
+    int2 pc[8];
+};
+
+// Thread i < n: *flag[i] = (epoch - 1) * perCall[i] + k[i], each after a system fence, as ubuf_signal.
+extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS)
+ubuf_signal_run(UbufFlagRun run, int n, const int* epoch) {
+    const int i = threadIdx.x;
+    if (blockIdx.x == 0 && i < n && i < 8) {
+        int value = (*(volatile const int*) epoch - 1) * run.pc[i].x + run.pc[i].y;
+        __threadfence_system();
+        atomicExch(run.flag[i], value);
+    }
+}
+
+// Thread i < n spins as ubuf_wait does on flag[i] for count[i]; the kernel ends when every flag has its value.
+extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS)
+ubuf_wait_run(UbufFlagRun run, int n, const int* epoch, unsigned long long timeoutNs) {
+    const int i = threadIdx.x;
+    if (blockIdx.x == 0 && i < n && i < 8) {
+        const int* flag = run.flag[i];
+        const int target = (*(volatile const int*) epoch - 1) * run.pc[i].x + run.pc[i].y;
+        const unsigned long long start = ubuf::global_timer_ns();
+        while ((int) (*(volatile const int*) flag - target) < 0) {
+            __nanosleep(200);
+            if (ubuf::global_timer_ns() - start > timeoutNs) {
+                printf("ubuf_wait_run: flag %p stayed at %d, needed %d, for %llu ns: trapping\n", flag,
+                       *(volatile const int*) flag, target, timeoutNs);
+                __trap();
+            }
+        }
+        __threadfence_system();
+    }
+}

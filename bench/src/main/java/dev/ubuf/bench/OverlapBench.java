@@ -21,6 +21,7 @@ import dev.ubuf.op.PlannerSettings;
 import dev.ubuf.devicekernels.DeviceKernels;
 import dev.ubuf.tensor.DType;
 import dev.ubuf.timing.InterleavedTimer;
+import dev.ubuf.timing.RoundBudget;
 import dev.ubuf.timing.TimingStats;
 
 import java.io.IOException;
@@ -54,11 +55,13 @@ public final class OverlapBench {
     /**
      * @param variants registered method variants ("ring", "ring:cs=2"), "auto" (the planner's choice), "nccl" or
      *                 NCCL's pipelined reduce-scatter ("nccl:splits=4")
+     * @param cudaGraph time every term and variant as replays of a CUDA graph of one call, the ops graph-safe (signal
+     *                  and wait kernels) and {@code auto} planned the same way: what a layer replaying its steps runs
      * @param out      where the results file is rewritten after every shape, if anywhere
      */
     public record Settings(int tp, List<OverlapShape> shapes, Map<Collective, List<String>> variants, int warmup,
-                           int iters, long seed, boolean copyEngine, boolean trace, Optional<Path> out,
-                           Map<String, Object> extras) {
+                           int iters, long seed, boolean copyEngine, boolean cudaGraph, boolean trace,
+                           Optional<Path> out, Map<String, Object> extras) {
         public List<String> variantsOf(OverlapShape shape) {
             return variants.getOrDefault(shape.collective(), List.of());
         }
@@ -168,7 +171,8 @@ public final class OverlapBench {
     private void benchShape(int rank, TpCommunicator comm, CudaContext ctx, DeviceKernels kernels,
                             MethodRegistry registry, Planner plans, InterleavedTimer timer, CudaStream s,
                             OverlapShape shape, ResultsFile rf) {
-        boolean copyEngine = settings.copyEngine();
+        ExecutionSettings exec = ExecutionSettings.DEFAULT.withCopyEngine(settings.copyEngine())
+                .withGraphSafe(settings.cudaGraph());
         List<OverlapOp> ops = new ArrayList<>();
         Map<String, String> ran = new LinkedHashMap<>();
         Map<String, Planner.Decision> decided = new LinkedHashMap<>();
@@ -181,7 +185,7 @@ public final class OverlapBench {
             c.put("gemm", () -> reference.forwardGemmsOnly(b, s));
             List<OverlapOp> bulks = new ArrayList<>();
             for (String v : commVariants(shape)) {
-                OverlapOp bulk = OverlapOp.create(comm, registry.schedule(commShape(shape), v), kernels, copyEngine);
+                OverlapOp bulk = OverlapOp.create(comm, registry.schedule(commShape(shape), v), kernels, exec);
                 ops.add(bulk);
                 bulks.add(bulk);
                 c.put(COMM_TERMS.get(bulks.size() - 1).key(), () -> bulk.forward(bulkOperands, s));
@@ -198,7 +202,6 @@ public final class OverlapBench {
                     rows * shape.n(), shape.dtype(), NcclRedOp.SUM, s.nativeHandle()));
             c.put("nccl_seq", () -> reference.forward(b, s));
             for (String v : settings.variantsOf(shape)) {
-                ExecutionSettings exec = ExecutionSettings.DEFAULT.withCopyEngine(copyEngine);
                 OverlapOp op;
                 if (v.equals("auto")) {
                     Planner.Decision d = plans.decide(comm, shape, kernels, exec);
@@ -219,8 +222,10 @@ public final class OverlapBench {
                     op.tuneGemms(b, s);
                 }
             }
-            InterleavedTimer.Result r = timer.time(c, settings.warmup(), settings.iters(),
-                    settings.seed() ^ shape.key().hashCode());
+            RoundBudget rounds = RoundBudget.fixed(settings.warmup(), settings.iters());
+            long seed = settings.seed() ^ shape.key().hashCode();
+            InterleavedTimer.Result r = settings.cudaGraph() ? timer.timeReplays(c, rounds, seed)
+                    : timer.time(c, rounds, seed);
             if (settings.trace()) {
                 for (int i = firstVariant; i < ops.size(); i++) {
                     OverlapOp op = ops.get(i);
@@ -320,7 +325,9 @@ public final class OverlapBench {
         shape.fp8().ifPresent(f -> r.put("fp8", f.describe())); // dtype is then the output's
         shape.fp8Output().ifPresent(t -> r.put("fp8_output", t.shortName())); // the sum quantized; dtype the sum's
         r.put("iters", settings.iters());
-        r.put("timing", "interleaved-shuffled, max over ranks, enqueue excluded");
+        r.put("timing", (settings.cudaGraph() ? "cuda-graph replays, " : "")
+                + "interleaved-shuffled, max over ranks, enqueue excluded");
+        r.put("cuda_graph", settings.cudaGraph());
         r.put("seed", settings.seed());
         r.put("copy_engine", settings.copyEngine());
         r.put("rank_mode", "threads");

@@ -43,6 +43,10 @@ final class OverlapBenchOptions {
             description = "Move chunks with the copy engines; --no-copy-engine uses SM copy kernels"
                     + " (default: ${DEFAULT-VALUE}).")
     boolean copyEngine;
+    @Option(names = "--cuda-graph", description = "Time every method and every term of the ideal as replays of a CUDA"
+            + " graph of one call, the ops graph-safe (signal and wait kernels) and auto planned the same way: what a"
+            + " layer run with --cuda-graph runs. Atomic methods are not graph-safe.")
+    boolean cudaGraph;
     @Option(names = "--trace", description = "Print rank 0's per-step timeline of one call of each method.")
     boolean trace;
     @Mixin

@@ -21,14 +21,14 @@ final class OverlapBenchRun {
         o.check();
         List<OverlapShape> shapes = BenchShapes.parse(o.spec, shapeWords, "with --tp " + o.tp, shape);
         MethodRegistry registry = MethodRegistry.load();
-        List<String> variants = OverlapMethods.check(o.spec, registry, c, methodWords, shapes);
+        List<String> variants = OverlapMethods.check(o.spec, registry, c, methodWords, shapes, o.cudaGraph);
         var out = o.out.checkWritable();
         // Bad environment values are IllegalArgumentExceptions: one sentence and exit 2 (CliErrors), still before
         // any GPU work.
         UbufEnvironment env = UbufEnvironment.fromSystem();
         PlannerSettings planner = PlannerSettings.from(System.getenv());
         new OverlapBench(new OverlapBench.Settings(o.tp, shapes, Map.of(c, variants), o.warmup, o.iters, o.seed,
-                o.copyEngine, o.trace, out, Map.of()), env, planner).run();
+                o.copyEngine, o.cudaGraph, o.trace, out, Map.of()), env, planner).run();
         return 0;
     }
 }

@@ -1,5 +1,6 @@
 package dev.ubuf.cli;
 
+import dev.ubuf.exec.ExecutionSettings;
 import dev.ubuf.op.Candidate;
 import dev.ubuf.op.Collective;
 import dev.ubuf.op.MethodOptions;
@@ -20,6 +21,8 @@ import java.util.Set;
  * declares. The same list, in one order, makes the help and every error.
  */
 final class OverlapMethods {
+    private static final ExecutionSettings GRAPH_SAFE = ExecutionSettings.DEFAULT.withGraphSafe(true);
+
     private OverlapMethods() {
     }
 
@@ -35,9 +38,12 @@ final class OverlapMethods {
         return names;
     }
 
-    /** The variants, checked by name and options against every shape; errors name --methods and what it accepts. */
+    /**
+     * The variants, checked by name and options against every shape (and, with {@code cudaGraph}, for graph-safe
+     * execution); errors name --methods and what it accepts.
+     */
     static List<String> check(CommandSpec spec, MethodRegistry registry, Collective c, List<String> words,
-                              List<? extends OverlapShape> shapes) {
+                              List<? extends OverlapShape> shapes, boolean cudaGraph) {
         List<String> names = names(registry, c);
         List<String> variants = new ArrayList<>();
         Set<String> seen = new HashSet<>();
@@ -62,7 +68,13 @@ final class OverlapMethods {
                     continue;
                 }
                 try {
-                    Candidate.named(registry, s, v);
+                    Candidate candidate = Candidate.named(registry, s, v);
+                    if (cudaGraph) {
+                        candidate.unsupportedWith(GRAPH_SAFE).ifPresent(why -> {
+                            throw OptionChecks.invalid(spec, "--methods: '" + v + "' cannot run with --cuda-graph: "
+                                    + why);
+                        });
+                    }
                 } catch (dev.ubuf.op.MethodOptionException e) {
                     throw OptionChecks.invalid(spec, "--methods: '" + v + "': " + e.getMessage());
                 } catch (IllegalArgumentException e) {

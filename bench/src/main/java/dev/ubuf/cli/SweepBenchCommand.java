@@ -59,16 +59,18 @@ final class SweepBenchCommand implements Callable<Integer> {
         MethodRegistry registry = MethodRegistry.load();
         Map<Collective, List<String>> variants = new LinkedHashMap<>();
         variants.put(Collective.ALL_GATHER, OverlapMethods.check(common.spec, registry, Collective.ALL_GATHER,
-                agMethods, shapes.stream().filter(s -> s.collective() == Collective.ALL_GATHER).toList()));
+                agMethods, shapes.stream().filter(s -> s.collective() == Collective.ALL_GATHER).toList(),
+                common.cudaGraph));
         variants.put(Collective.REDUCE_SCATTER, OverlapMethods.check(common.spec, registry,
                 Collective.REDUCE_SCATTER, rsMethods,
-                shapes.stream().filter(s -> s.collective() == Collective.REDUCE_SCATTER).toList()));
+                shapes.stream().filter(s -> s.collective() == Collective.REDUCE_SCATTER).toList(),
+                common.cudaGraph));
         var out = common.out.checkWritable();
         UbufEnvironment env = UbufEnvironment.fromSystem();
         PlannerSettings planner = PlannerSettings.from(System.getenv());
         try (Progress bar = Progress.of("sweep", shapes.size())) {
             new OverlapBench(new OverlapBench.Settings(common.tp, shapes, variants, common.warmup, common.iters,
-                    common.seed, common.copyEngine, common.trace, out, Map.of("sweep", true)), env, planner)
+                    common.seed, common.copyEngine, common.cudaGraph, common.trace, out, Map.of("sweep", true)), env, planner)
                     .run(s -> bar.step());
         }
         if (chart != null && out.isPresent()) {

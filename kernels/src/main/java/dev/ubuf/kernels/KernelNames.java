@@ -15,6 +15,9 @@ public final class KernelNames {
     public static final String EPOCH_ADVANCE = "ubuf_epoch_advance";
     public static final String SIGNAL = "ubuf_signal";
     public static final String WAIT = "ubuf_wait";
+    /** Up to 8 signals, or waits, of one stream in a row as one kernel (a struct of flags and values by value). */
+    public static final String SIGNAL_RUN = "ubuf_signal_run";
+    public static final String WAIT_RUN = "ubuf_wait_run";
 
     private KernelNames() {
     }
@@ -82,6 +85,8 @@ public final class KernelNames {
         names.add(EPOCH_ADVANCE);
         names.add(SIGNAL);
         names.add(WAIT);
+        names.add(SIGNAL_RUN);
+        names.add(WAIT_RUN);
         names.addAll(LayerKernelNames.all());
         names.addAll(Fp8KernelNames.all());
         names.sort(null);

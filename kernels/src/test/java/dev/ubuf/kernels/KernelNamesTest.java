@@ -23,10 +23,10 @@ class KernelNamesTest {
     }
 
     @Test
-    void allHasOneHundredTwoDistinctKernelsFiftySevenOfThemLayerKernelsAndTwentyFiveFp8Kernels() {
+    void allHasOneHundredFourDistinctKernelsFiftySevenOfThemLayerKernelsAndTwentyFiveFp8Kernels() {
         List<String> all = KernelNames.all();
-        assertEquals(102, all.size());
-        assertEquals(102, all.stream().distinct().count());
+        assertEquals(104, all.size());
+        assertEquals(104, all.stream().distinct().count());
         assertEquals(57, LayerKernelNames.all().size());
         assertTrue(all.containsAll(LayerKernelNames.all()));
         assertEquals(25, Fp8KernelNames.all().size());

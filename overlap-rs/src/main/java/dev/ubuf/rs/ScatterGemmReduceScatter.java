@@ -40,7 +40,7 @@ import java.util.Optional;
  *
  * <p>Flags on rank r ({@link PlanParts}' layout): flag s counts sub-chunks received from sender s
  * ({@code ringSubChunks} per call), flag tp + q credits from reader q (one per call: q has summed everything this
- * rank sent it). A push into a peer's slot first waits for that peer's credit of the previous call. SCRATCH is
+ * rank sent it). Each push stream first waits for its peer's credit of the previous call, at the op's start. SCRATCH is
  * private and rewritten only by the next call, which the executor orders after this one.
  */
 public final class ScatterGemmReduceScatter implements RsOverlapMethod {
@@ -85,6 +85,11 @@ public final class ScatterGemmReduceScatter implements RsOverlapMethod {
         int[] push = PlanParts.peerStreams(b, options.serialPushes());
         Region w = Region.rows(BufferRole.WEIGHT, rank, 0, shape.k(), n);
 
+        // The previous call's credits first, while the first GEMM runs: a push into a peer's slot waits for them, and
+        // waiting right before the push would add the wait's own latency to the push's.
+        for (int i = 0; i < tp - 1; i++) {
+            b.add(new PlanStep.WaitSignal(push[i], PlanParts.creditFlag(shape, (rank + i + 1) % tp), 0));
+        }
         for (int i = 0; i < tp - 1; i++) {
             int owner = (rank + i + 1) % tp;
             for (int j = 0; j < sub; j++) {
@@ -94,9 +99,6 @@ public final class ScatterGemmReduceScatter implements RsOverlapMethod {
                 b.add(PlanParts.gemm(shape, compute,
                         Region.rows(BufferRole.INPUT, rank, owner * mc + lo, rows, shape.k()), w, partial, false));
                 b.order(compute, push[i]);
-                if (j == 0) {
-                    b.add(new PlanStep.WaitSignal(push[i], PlanParts.creditFlag(shape, owner), 0));
-                }
                 // From the owner's side this rank is d = i + 1 ranks behind: its slot d - 1 = i.
                 b.add(new PlanStep.Copy(push[i], partial,
                         Region.rows(BufferRole.UBUF, owner, i * mc + lo, rows, n)));

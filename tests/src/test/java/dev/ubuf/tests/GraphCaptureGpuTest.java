@@ -152,6 +152,44 @@ class GraphCaptureGpuTest {
         });
     }
 
+    /**
+     * {@code ubuf bench ag|rs --cuda-graph}: every method, term and the planner's choice timed as replays, and a record
+     * for each saying so; the planner's own replay times recorded beside auto's. What the numbers are is not asserted
+     * (no timed assertions), only that each was measured.
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"ALL_GATHER", "REDUCE_SCATTER"})
+    void theBenchmarkTimesReplays(Collective c, @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        Gpu.assumeGpus(2);
+        OverlapShape shape = c == Collective.ALL_GATHER ? new AgShape(2, 2048, 512, 768, DType.BF16)
+                : new RsShape(2, 2048, 512, 768, DType.BF16, true);
+        List<String> variants = c == Collective.ALL_GATHER ? List.of("ring", "ring:cs=1", "auto", "nccl")
+                : List.of("ring:sub=2,lowp=1", "scatter", "nccl:splits=2", "auto");
+        java.nio.file.Path out = dir.resolve("bench.json");
+        new dev.ubuf.bench.OverlapBench(new dev.ubuf.bench.OverlapBench.Settings(2, List.of(shape),
+                java.util.Map.of(c, variants), 1, 3, 7, true, true, false, java.util.Optional.of(out),
+                java.util.Map.of()), ENV, PlannerSettings.inMemory()).run();
+        var records = new com.fasterxml.jackson.databind.ObjectMapper().readTree(out.toFile()).get("records");
+        java.util.Set<String> methods = new java.util.HashSet<>();
+        for (var r : records) {
+            String method = r.get("method").asText();
+            methods.add(method);
+            assertTrue(r.get("cuda_graph").asBoolean(), r.toString());
+            assertTrue(r.get("timing").asText().startsWith("cuda-graph replays"), r.toString());
+            assertTrue(r.get("ms").asDouble() > 0 && Double.isFinite(r.get("ms").asDouble()), r.toString());
+            if (!method.equals("nccl_seq")) {
+                assertTrue(r.get("ideal_ms").asDouble() > 0, r.toString());
+            }
+        }
+        org.junit.jupiter.api.Assertions.assertEquals(new java.util.HashSet<>(
+                java.util.stream.Stream.concat(variants.stream(), java.util.stream.Stream.of("nccl_seq")).toList()),
+                methods);
+        var auto = java.util.stream.StreamSupport.stream(records.spliterator(), false)
+                .filter(r -> r.get("method").asText().equals("auto")).findFirst().orElseThrow();
+        assertTrue(auto.get("planner_ms").size() > 3, auto.toString());
+    }
+
     static double[] toDouble(float[] a) {
         double[] d = new double[a.length];
         for (int i = 0; i < a.length; i++) {

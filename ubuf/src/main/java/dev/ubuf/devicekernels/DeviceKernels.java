@@ -149,6 +149,39 @@ public final class DeviceKernels {
         library.launch("ubuf_wait", 1, 1, stream, flagAddress, epochAddress, perCall, count, timeout.toNanos());
     }
 
+    /** The most signals or waits one run kernel takes. */
+    public static final int FLAG_RUN = 8;
+
+    /**
+     * Graph-safe signals, one kernel for up to {@link #FLAG_RUN}: flag {@code flags[i]} = (epoch - 1) * perCall[i] +
+     * k[i], each after this stream's earlier work.
+     */
+    public void signalRun(long[] flags, int[] perCall, int[] k, long epochAddress, CudaStream stream) {
+        library.launch("ubuf_signal_run", 1, 32, stream, flagRun(flags, perCall, k), flags.length, epochAddress);
+    }
+
+    /** Graph-safe waits, one kernel for up to {@link #FLAG_RUN}: as {@link #waitFlag} for each flag. */
+    public void waitRun(long[] flags, int[] perCall, int[] count, long epochAddress, java.time.Duration timeout,
+                        CudaStream stream) {
+        library.launch("ubuf_wait_run", 1, 32, stream, flagRun(flags, perCall, count), flags.length, epochAddress,
+                timeout.toNanos());
+    }
+
+    /** The kernels' UbufFlagRun by value: 8 flag addresses, then 8 (perCall, value) int pairs, one per long. */
+    static long[] flagRun(long[] flags, int[] perCall, int[] values) {
+        if (flags.length < 1 || flags.length > FLAG_RUN || perCall.length != flags.length
+                || values.length != flags.length) {
+            throw new IllegalArgumentException("a flag run has 1.." + FLAG_RUN + " flags, each with a perCall and a "
+                    + "value; got " + flags.length + ", " + perCall.length + ", " + values.length);
+        }
+        long[] words = new long[2 * FLAG_RUN];
+        for (int i = 0; i < flags.length; i++) {
+            words[i] = flags[i];
+            words[FLAG_RUN + i] = (perCall[i] & 0xffffffffL) | ((long) values[i] << 32);
+        }
+        return words;
+    }
+
     /** A bias the kernels add to {@code out}: one row of out's columns, in out's dtype. */
     private static void requireBiasRow(TensorView bias, TensorView out) {
         bias.requireShape(1, out.cols(), "bias");

@@ -46,6 +46,13 @@ public final class CudaPlanExecutor implements AutoCloseable {
     static final boolean FUSE_REDUCE_BIAS = !"false".equals(System.getProperty("ubuf.fuseReduceBias"));
     /** Per step: a Reduce that also adds the bias of the AddBias right after it, which then issues nothing. */
     private final boolean[] biasFused;
+    /**
+     * Whether signals, and waits, that a stream makes in a row go to the signalling strategy as runs
+     * ({@link #flagRuns}); {@code ubuf.fuseFlagRuns=false} issues them one by one, for A/B timing.
+     */
+    static final boolean FUSE_FLAG_RUNS = !"false".equals(System.getProperty("ubuf.fuseFlagRuns"));
+    /** Per step: the length of the run of signals or waits it starts, -1 inside a run (issued with it), else 0. */
+    private final int[] flagRun;
     private final TpCommunicator comm;
     private final UserBuffer ubuf;
     private final FlagRegion flags;
@@ -104,6 +111,7 @@ public final class CudaPlanExecutor implements AutoCloseable {
         }
         this.plan = plan;
         this.biasFused = biasFusedReduces(plan.steps());
+        this.flagRun = flagRuns(plan.steps());
         this.comm = comm;
         this.ubuf = ubuf;
         this.flags = flags;
@@ -261,7 +269,9 @@ public final class CudaPlanExecutor implements AutoCloseable {
             }
             if (biasFused[i]) {
                 issueReduce((PlanStep.Reduce) step, (PlanStep.AddBias) plan.steps().get(i + 1), b);
-            } else if (i == 0 || !biasFused[i - 1]) {
+            } else if (flagRun[i] > 0) {
+                issueFlagRun(plan.steps().subList(i, i + flagRun[i]));
+            } else if ((i == 0 || !biasFused[i - 1]) && flagRun[i] == 0) {
                 issue(step, b);
             }
             if (traceEvents != null) {
@@ -628,16 +638,12 @@ public final class CudaPlanExecutor implements AutoCloseable {
                     1f, g.accumulate() ? 1f : 0f, gemmOptions(b), scales(g, b), s);
             case PlanStep.Copy c -> mover.copy(view(c.src(), b), view(c.dst(), b), s);
             case PlanStep.Signal sig -> {
-                int k = ++sentThisCall[sig.peer()][sig.flag()];
-                int perCall = sendsPerCall[sig.peer()][sig.flag()];
-                signalling.signal(s, sig.peer(), sig.flag(), perCall, k, calls * perCall + k);
+                Signalling.Send x = send(sig);
+                signalling.signal(s, x.peer(), x.flag(), x.perCall(), x.k(), x.absolute());
             }
             case PlanStep.WaitSignal w -> {
-                int perCall = plan.flagsReceivedPerCall().get(w.flag());
-                int value = calls * perCall + w.count();
-                pendingFlag[w.stream()] = w.flag();
-                pendingValue[w.stream()] = value;
-                signalling.await(s, w.flag(), perCall, w.count(), value);
+                Signalling.Wait x = await(w);
+                signalling.await(s, x.flag(), x.perCall(), x.count(), x.absolute());
             }
             case PlanStep.Reduce r -> issueReduce(r, null, b);
             case PlanStep.RecordEvent e -> events[e.event()].record(s);
@@ -660,6 +666,66 @@ public final class CudaPlanExecutor implements AutoCloseable {
                         atomicTimeout(), g.doneFlag() < 0 ? 0 : flags.address(flags.rank(), g.doneFlag()), value, s);
             }
         }
+    }
+
+    /** This call's next signal to (peer, flag): its number k among them, counted. */
+    private Signalling.Send send(PlanStep.Signal sig) {
+        int k = ++sentThisCall[sig.peer()][sig.flag()];
+        int perCall = sendsPerCall[sig.peer()][sig.flag()];
+        return new Signalling.Send(sig.peer(), sig.flag(), perCall, k, calls * perCall + k);
+    }
+
+    /** A wait of this call, noted as its stream's pending wait for timeout reports. */
+    private Signalling.Wait await(PlanStep.WaitSignal w) {
+        int perCall = plan.flagsReceivedPerCall().get(w.flag());
+        int value = calls * perCall + w.count();
+        pendingFlag[w.stream()] = w.flag();
+        pendingValue[w.stream()] = value;
+        return new Signalling.Wait(w.flag(), perCall, w.count(), value);
+    }
+
+    /** A run of signals, or of waits, of one stream ({@link #flagRuns}), given to the strategy whole. */
+    private void issueFlagRun(List<PlanStep> run) {
+        CudaStream s = streams[run.getFirst().stream()];
+        if (run.getFirst() instanceof PlanStep.Signal) {
+            List<Signalling.Send> sends = new ArrayList<>(run.size());
+            for (PlanStep st : run) {
+                sends.add(send((PlanStep.Signal) st));
+            }
+            signalling.signalRun(s, sends);
+        } else {
+            List<Signalling.Wait> waits = new ArrayList<>(run.size());
+            for (PlanStep st : run) {
+                waits.add(await((PlanStep.WaitSignal) st));
+            }
+            signalling.awaitRun(s, waits);
+        }
+    }
+
+    /**
+     * Runs of two or more signals, or of two or more waits, next to each other in the plan on one stream (a
+     * reduce-scatter's waits for every peer before its reduction, its credits to every peer after): nothing runs
+     * between them on their stream, so issuing them as one operation orders nothing differently. Per step the run's
+     * length where one starts, -1 for the rest of the run, 0 elsewhere.
+     */
+    static int[] flagRuns(List<PlanStep> steps) {
+        int[] runs = new int[steps.size()];
+        for (int i = 0; FUSE_FLAG_RUNS && i < steps.size(); ) {
+            PlanStep first = steps.get(i);
+            int end = i + 1;
+            if (first instanceof PlanStep.Signal || first instanceof PlanStep.WaitSignal) {
+                while (end < steps.size() && steps.get(end).getClass() == first.getClass()
+                        && steps.get(end).stream() == first.stream()) {
+                    end++;
+                }
+            }
+            if (end - i > 1) {
+                runs[i] = end - i;
+                Arrays.fill(runs, i + 1, end, -1);
+            }
+            i = end;
+        }
+        return runs;
     }
 
     /** A Reduce, and with {@code bias} the AddBias that follows it, as one kernel (the same bits as two). */

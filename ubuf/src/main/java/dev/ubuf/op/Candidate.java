@@ -70,6 +70,11 @@ public record Candidate(String label, Optional<Schedule> schedule) {
         return schedule.isEmpty();
     }
 
+    /** Why this candidate cannot run with {@code exec} (an NCCL one always can). */
+    public Optional<String> unsupportedWith(ExecutionSettings exec) {
+        return schedule.flatMap(s -> Planner.unsupportedWith(s, exec));
+    }
+
     /** Makes the op (collective over the domain). */
     public OverlapOp create(TpCommunicator comm, OverlapShape shape, DeviceKernels kernels, ExecutionSettings exec) {
         return schedule.map(s -> OverlapOp.create(comm, s, kernels, exec))

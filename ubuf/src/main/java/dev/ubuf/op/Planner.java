@@ -3,7 +3,6 @@ package dev.ubuf.op;
 import dev.ubuf.comm.TpCommunicator;
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaDevice;
-import dev.ubuf.cuda.CudaGraph;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.StreamPriority;
 import dev.ubuf.exec.ExecutionSettings;
@@ -211,7 +210,6 @@ public final class Planner {
                             List<Candidate> candidates) {
         CudaContext ctx = comm.context().makeCurrent();
         List<OverlapOp> ops = new ArrayList<>();
-        List<CudaGraph> graphs = new ArrayList<>();
         try (CudaStream s = ctx.createStream(StreamPriority.NORMAL);
              OperandBuffers operands = new OperandBuffers(ctx, kernels, shape, 1234 + comm.rank(), s);
              InterleavedTimer timer = new InterleavedTimer(comm, s)) {
@@ -228,44 +226,24 @@ public final class Planner {
             Map<String, Runnable> work = new LinkedHashMap<>();
             for (int i = 0; i < ops.size(); i++) {
                 OverlapOp op = ops.get(i);
-                if (exec.graphSafe()) {
-                    // Graph-safe ops are made for layers that replay their steps as CUDA graphs: time each candidate
-                    // as such a replay. Issued call by call, their signal and wait kernels queue behind the GEMMs in
-                    // ways a replay does not, and the choice can differ (8B FP8 fc2 at tp 4 on 4 H200s: NCCL issued,
-                    // scatter as replays, and scatter's step 4% shorter).
-                    CudaGraph g = capture(comm, op, operands, s, candidates.get(i).label());
-                    graphs.add(g);
-                    work.put(candidates.get(i).label(), () -> g.launch(s));
-                } else {
-                    work.put(candidates.get(i).label(), () -> op.forward(operands.bindings(), s));
-                }
+                work.put(candidates.get(i).label(), () -> op.forward(operands.bindings(), s));
             }
-            InterleavedTimer.Result r = timer.time(work, settings.rounds(), shape.key().hashCode());
+            // Graph-safe ops are made for layers that replay their steps as CUDA graphs: time each candidate as such
+            // a replay. Issued call by call, their signal and wait kernels queue behind the GEMMs in ways a replay
+            // does not, and the choice can differ (8B FP8 fc2 at tp 4 on 4 H200s: NCCL issued, scatter as replays,
+            // and scatter's step 4% shorter).
+            InterleavedTimer.Result r = exec.graphSafe()
+                    ? timer.timeReplays(work, settings.rounds(), shape.key().hashCode())
+                    : timer.time(work, settings.rounds(), shape.key().hashCode());
             Decision mine = choose(shape, candidates, r.stats(), r.rounds());
             String agreed = broadcast(comm, comm.rank() == 0 ? mine.chosen().label() : "");
             Candidate chosen = candidates.stream().filter(c -> c.label().equals(agreed)).findFirst().orElseThrow();
             return new Decision(shape, chosen, "measured", mine.measured());
         } finally {
-            for (int i = graphs.size() - 1; i >= 0; i--) {
-                graphs.get(i).close();
-            }
             for (int i = ops.size() - 1; i >= 0; i--) {
                 ops.get(i).close();
             }
         }
-    }
-
-    /**
-     * One call of {@code op} run (collective: its first call makes what it makes on the host, as the timer's unheld
-     * pass would) and then captured on {@code s} into a graph whose kernels keep their streams' priorities, as a
-     * layer's step graph is.
-     */
-    private static CudaGraph capture(TpCommunicator comm, OverlapOp op, OperandBuffers operands, CudaStream s,
-                                     String label) {
-        comm.bootstrap().barrier();
-        op.forward(operands.bindings(), s);
-        comm.await(s, () -> "the call of " + label + " before its capture");
-        return s.capture(() -> op.forward(operands.bindings(), s), true);
     }
 
     /**

@@ -3,9 +3,12 @@ package dev.ubuf.timing;
 import dev.ubuf.comm.TpCommunicator;
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaEvent;
+import dev.ubuf.cuda.CudaGraph;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.resource.Closer;
 
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -79,6 +82,33 @@ public final class InterleavedTimer implements AutoCloseable {
         }
         InterleavedRounds.Result r = InterleavedRounds.run(comm.bootstrap(), this::sample, candidates, budget, seed);
         return new Result(r.stats(), r.rounds(), r.seed(), r.orders(), hold.valveReleases());
+    }
+
+    /**
+     * As {@link #time(Map, RoundBudget, long)}, but each candidate is timed as replays of a CUDA graph of one call, as
+     * a layer that replays its steps runs it: per candidate (collective) one call runs (what a first call makes on the
+     * host, it makes here), then one call is captured from the timer's stream with its kernels at their streams'
+     * priorities. The work must be capturable (graph-safe ops, NCCL, GEMMs); the graphs are freed before this returns.
+     */
+    public Result timeReplays(Map<String, Runnable> candidates, RoundBudget budget, long seed) {
+        Map<String, CudaGraph> graphs = new LinkedHashMap<>();
+        try {
+            Map<String, Runnable> replays = new LinkedHashMap<>();
+            for (var e : candidates.entrySet()) {
+                comm.bootstrap().barrier();
+                e.getValue().run();
+                comm.await(stream, () -> "the call of " + e.getKey() + " before its capture");
+                CudaGraph g = stream.capture(e.getValue(), true);
+                graphs.put(e.getKey(), g);
+                replays.put(e.getKey(), () -> g.launch(stream));
+            }
+            return time(replays, budget, seed);
+        } finally {
+            List<CudaGraph> made = new ArrayList<>(graphs.values());
+            for (int i = made.size() - 1; i >= 0; i--) {
+                made.get(i).close();
+            }
+        }
     }
 
     /** One sample on this rank (the barrier before it is {@link InterleavedRounds}'). */
