@@ -175,7 +175,9 @@ def sweep_tables(paths):
     for tp, dtype in sorted(by_tp):
         doc = docs[(tp, dtype)]
         rounds = sorted({ours[k]["auto"].get("rounds", 1) for k in by_tp[(tp, dtype)]})
-        print(f"\nModel-shape sweep, tp {tp}, {dtype}: {doc.get('device', '-')}, {doc.get('date', '-')}, commit"
+        replays = any(ours[k]["auto"].get("cuda_graph") for k in by_tp[(tp, dtype)])
+        print(f"\nModel-shape sweep, tp {tp}, {dtype}{', ubuf timed as CUDA graph replays' if replays else ''}: "
+              f"{doc.get('device', '-')}, {doc.get('date', '-')}, commit"
               f" {doc.get('commit', '-')}"
               + (f", PyTorch {doc['torch']}" if doc.get("torch") else "")
               + (f"; medians over {rounds[0]}" + (f" to {rounds[-1]}" if len(rounds) > 1 else "")

@@ -186,11 +186,20 @@ for ((r = 1; r <= rounds; r++)); do
     echo "  round $r   sweep $((SECONDS - t0))s exit $rc (FP8, no PyTorch)" > "$work/summary.txt"
   else
     ALT_BUDGET_S=$left OUT="$work" run_child bash "$bundle/run-gpu.sh" \
-      "alternate=$r-$r sweep --tp $tp --models $models --iters $iters --warmup $warm -- --iters $titers --warmup $twarm" \
+      "alternate=$r-$r sweep --tp $tp --models $models --iters $iters --warmup $warm ${graph_args[*]} -- --iters $titers --warmup $twarm" \
       > /dev/null 2>&1
     rc=$?
   fi
   d=$((SECONDS - t0))
+  # Every round in the mode asked for: a round timed otherwise is not this sweep's.
+  want=false; [ ${#graph_args[@]} -gt 0 ] && want=true
+  if [ -f "$work/sweep-r$r.json" ] && ! python3 -c "import json, sys; rs = json.load(open(sys.argv[1]))['records']
+sys.exit(any(r.get('cuda_graph', False) != (sys.argv[2] == 'true') for r in rs if 'timing' in r))" \
+      "$work/sweep-r$r.json" "$want"; then
+    say "round $r: its records are not all timed with cuda_graph=$want: stopping"
+    pack_now
+    exit 1
+  fi
   [ $d -gt $longest ] && longest=$d
   done_rounds=$r
   say "round $r: exit $rc in ${d}s ($(grep -h '^  round' "$work/summary.txt" 2>/dev/null | tr -s ' ' | sed 's/^ //'))"
