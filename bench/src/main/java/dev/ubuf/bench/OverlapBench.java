@@ -80,10 +80,22 @@ public final class OverlapBench {
     /** Builds every variant's schedule for every shape on the host: bad variants fail before any GPU work. */
     public static void check(MethodRegistry registry, List<OverlapShape> shapes,
                              Map<Collective, List<String>> variants) {
+        check(registry, shapes, variants, false);
+    }
+
+    /** As {@link #check(MethodRegistry, List, Map)}; with {@code cudaGraph} every variant must be graph-safe too. */
+    public static void check(MethodRegistry registry, List<OverlapShape> shapes,
+                             Map<Collective, List<String>> variants, boolean cudaGraph) {
+        ExecutionSettings graphSafe = ExecutionSettings.DEFAULT.withGraphSafe(true);
         for (OverlapShape s : shapes) {
             for (String v : variants.getOrDefault(s.collective(), List.of())) {
                 if (!v.equals("auto")) {
-                    Candidate.named(registry, s, v);
+                    Candidate c = Candidate.named(registry, s, v);
+                    if (cudaGraph) {
+                        c.unsupportedWith(graphSafe).ifPresent(why -> {
+                            throw new IllegalArgumentException(v + " cannot be timed as graph replays: " + why);
+                        });
+                    }
                 }
             }
             for (String bulk : commVariants(s)) {
@@ -136,7 +148,7 @@ public final class OverlapBench {
     /** As {@link #run()}; {@code done} is told (on rank 0's thread) after each shape, e.g. for a progress bar. */
     public ResultsFile run(java.util.function.Consumer<OverlapShape> done) throws Exception {
         MethodRegistry registry = MethodRegistry.load();
-        check(registry, settings.shapes(), settings.variants());
+        check(registry, settings.shapes(), settings.variants(), settings.cudaGraph());
         ResultsFile[] rf = new ResultsFile[1];
         ThreadDomain.run(settings.tp(), env.timeout(), (rank, boot, ctx) -> {
             if (rank == 0) {

@@ -705,8 +705,9 @@ public final class CudaPlanExecutor implements AutoCloseable {
     /**
      * Runs of two or more signals, or of two or more waits, next to each other in the plan on one stream (a
      * reduce-scatter's waits for every peer before its reduction, its credits to every peer after): nothing runs
-     * between them on their stream, so issuing them as one operation orders nothing differently. Per step the run's
-     * length where one starts, -1 for the rest of the run, 0 elsewhere.
+     * between them on their stream, so issuing them as one operation orders nothing differently. A run's signals go
+     * to distinct (peer, flag) pairs: two values for one flag written at once could land in either order. Per step
+     * the run's length where one starts, -1 for the rest of the run, 0 elsewhere.
      */
     static int[] flagRuns(List<PlanStep> steps) {
         int[] runs = new int[steps.size()];
@@ -714,8 +715,14 @@ public final class CudaPlanExecutor implements AutoCloseable {
             PlanStep first = steps.get(i);
             int end = i + 1;
             if (first instanceof PlanStep.Signal || first instanceof PlanStep.WaitSignal) {
+                java.util.Set<Long> signalled = new java.util.HashSet<>();
+                if (first instanceof PlanStep.Signal x) {
+                    signalled.add(((long) x.peer() << 32) | x.flag());
+                }
                 while (end < steps.size() && steps.get(end).getClass() == first.getClass()
-                        && steps.get(end).stream() == first.stream()) {
+                        && steps.get(end).stream() == first.stream()
+                        && !(steps.get(end) instanceof PlanStep.Signal x
+                             && !signalled.add(((long) x.peer() << 32) | x.flag()))) {
                     end++;
                 }
             }

@@ -31,4 +31,16 @@ class FlagRunsTest {
                 new PlanStep.WaitSignal(3, 2, 1));
         assertArrayEquals(new int[]{3, -1, -1, 2, -1, 0, 0, 0, 0, 0, 0, 0}, CudaPlanExecutor.flagRuns(steps));
     }
+
+    @Test
+    void aRunNeverSignalsOneFlagOfOnePeerTwice() {
+        List<PlanStep> steps = List.of(
+                new PlanStep.Signal(1, 2, 0),
+                new PlanStep.Signal(1, 3, 0),
+                new PlanStep.Signal(1, 2, 0),          // (2, 0) again: a new run starts here
+                new PlanStep.Signal(1, 2, 1),
+                new PlanStep.WaitSignal(1, 0, 1),      // waits may repeat a flag: the larger count wins either way
+                new PlanStep.WaitSignal(1, 0, 2));
+        assertArrayEquals(new int[]{2, -1, 2, -1, 2, -1}, CudaPlanExecutor.flagRuns(steps));
+    }
 }
