@@ -34,8 +34,12 @@ time.sleep(float(os.environ.get("FAKE_WARMUP_S" if warm_up else "FAKE_JAVA_S", "
 recs = []
 for op, m, k, n in shapes:
     ring = 0.88 if op == "ag" else 0.9   # auto (0.9) 1.023x ring on the AG: a miss of the 2%
+    # FAKE_IGNORE_GRAPH=1: a benchmark that times eagerly whatever it is told (the mode check must catch it).
+    graph = "--cuda-graph" in args and os.environ.get("FAKE_IGNORE_GRAPH") != "1"
     base = dict(op=op, tp=tp, dtype="bf16", m=m, k=k, n=n, iters=int(opt("--iters", "20")), sweep=True,
-                gemm_ms=0.8, comm_ms=0.3, **({"fp8": "e4m3"} if "--fp8" in args else {}))
+                gemm_ms=0.8, comm_ms=0.3, cuda_graph=graph,
+                timing=("cuda-graph replays, " if graph else "") + "interleaved-shuffled",
+                **({"fp8": "e4m3"} if "--fp8" in args else {}))
     recs.append(dict(base, method="nccl_seq", ms=1.1))
     for method, ms, ran in (("auto", 0.9, "ring"), ("ring", ring, "ring"), ("oneshot", 0.95, "oneshot")):
         recs.append(dict(base, method=method, ms=ms, ran=ran, ideal_ms=0.8, pct_of_ideal=80 / ms,
@@ -223,6 +227,29 @@ class SweepCallsTest(unittest.TestCase):
         self.assertEqual(2, code)
         self.assertIn("SWEEP_TOKENS", text)
 
+    def test_graph_mode_times_the_warm_up_and_every_round_as_replays_into_a_pack_of_its_own(self):
+        out = os.path.join(self.dir.name, "out-graph")
+        code, text = self.run_calls("tp4", out, ALT_BUDGET_S=60, SWEEP_ROUNDS=2, SWEEP_GRAPH=1)
+        self.assertEqual(0, code, text)
+        self.assertEqual(["sweep-tp4-graph-summary.txt", "sweep-tp4-graph.tgz"], sorted(os.listdir(out)))
+        java = [c for c in self.calls("java") if "--list-shapes" not in c["args"]]
+        self.assertEqual(3, len(java))  # the warm-up and two rounds
+        for c in java:
+            self.assertIn("--cuda-graph", c["args"])
+        self.assertEqual(2, len(self.calls("torchrun")))
+        for c in self.calls("torchrun"):
+            self.assertNotIn("--cuda-graph", c["args"])  # PyTorch stays eager
+
+    def test_a_round_timed_in_the_other_mode_stops_the_run(self):
+        out = os.path.join(self.dir.name, "out-mode")
+        code, text = self.run_calls("tp2", out, ALT_BUDGET_S=60, SWEEP_ROUNDS=2, SWEEP_GRAPH=1, FAKE_IGNORE_GRAPH=1)
+        self.assertEqual(1, code, text)
+        self.assertIn("round 1: its records are not all timed with cuda_graph=true: stopping", text)
+        self.assertIn("sweep-tp2-graph/sweep-r1.json", self.members(os.path.join(out, "sweep-tp2-graph.tgz")))
+        code, text = self.run_calls("tp2", out, SWEEP_GRAPH=2)
+        self.assertEqual(2, code)
+        self.assertIn("SWEEP_GRAPH is 0 or 1", text)
+
     def test_bad_arguments_are_refused(self):
         code, text = self.run_calls("tp3", os.path.join(self.dir.name, "o"))
         self.assertEqual(2, code)
@@ -291,6 +318,27 @@ class SweepCallsTest(unittest.TestCase):
         self.assertIn("Model-shape sweep, tp 2, bf16:", page)
         fp8_table = page[page.index("FP8 operands (e4m3)"):]
         self.assertIn("faster than PyTorch async-TP: 0 of 0", fp8_table, "never against the bf16 baseline")
+
+    def test_finish_takes_a_replay_pack_beside_the_eager_one(self):
+        packs = os.path.join(self.dir.name, "packsg")
+        self.assertEqual(0, self.run_calls("tp4", packs, ALT_BUDGET_S=60, SWEEP_ROUNDS=2)[0])
+        self.assertEqual(0, self.run_calls("tp4", packs, ALT_BUDGET_S=60, SWEEP_ROUNDS=2, SWEEP_GRAPH=1)[0])
+        root = self.repo("repog", "# Results\n\n## The layer demo\n\nmore\n")
+        env = dict(os.environ, SWEEP_FINISH_ROOT=root, SWEEP_CHART="0")
+        p = subprocess.run(["bash", os.path.join(root, "scripts", "sweep-finish.sh"), packs, "abc1234"], env=env,
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(0, p.returncode, p.stdout + p.stderr)
+        dest = os.path.join(root, "bench", "results", f"{self.date}-h100x4-sweep-abc1234")
+        for f in ("sweep-tp4.json", "sweep-tp4-graph.json", "tp4-graph/sweep-r2.json", "tp4-graph/warmup.json"):
+            self.assertTrue(os.path.isfile(os.path.join(dest, f)), f)
+        with open(os.path.join(dest, "README.md")) as f:
+            self.assertIn("## tp 4, ubuf timed as CUDA graph replays", f.read())
+        with open(os.path.join(root, "docs", "results.md")) as f:
+            page = f.read()
+        replays = page[page.index("Model-shape sweep, tp 4, bf16, ubuf timed as CUDA graph replays:"):]
+        self.assertIn("faster than PyTorch async-TP: 2 of 2", replays, "PyTorch's eager rounds beside the replays")
+        eager = page[page.index("Model-shape sweep, tp 4, bf16:"):]
+        self.assertIn("faster than PyTorch async-TP: 2 of 2", eager)
 
 
 if __name__ == "__main__":
