@@ -70,8 +70,8 @@ final class SweepBenchCommand implements Callable<Integer> {
         PlannerSettings planner = PlannerSettings.from(System.getenv());
         try (Progress bar = Progress.of("sweep", shapes.size())) {
             new OverlapBench(new OverlapBench.Settings(common.tp, shapes, variants, common.warmup, common.iters,
-                    common.seed, common.copyEngine, common.cudaGraph, common.trace, out, Map.of("sweep", true)), env, planner)
-                    .run(s -> bar.step());
+                    common.seed, common.copyEngine, common.cudaGraph, common.trace, out, Map.of("sweep", true)), env,
+                    planner).run(s -> bar.step());
         }
         if (chart != null && out.isPresent()) {
             // The results file is written: a chart that cannot be drawn is a warning (ubuf bench chart redraws it).
