@@ -86,21 +86,28 @@ public final class OverlapBench {
     /** As {@link #check(MethodRegistry, List, Map)}; with {@code cudaGraph} every variant must be graph-safe too. */
     public static void check(MethodRegistry registry, List<OverlapShape> shapes,
                              Map<Collective, List<String>> variants, boolean cudaGraph) {
-        ExecutionSettings graphSafe = ExecutionSettings.DEFAULT.withGraphSafe(true);
         for (OverlapShape s : shapes) {
             for (String v : variants.getOrDefault(s.collective(), List.of())) {
                 if (!v.equals("auto")) {
-                    Candidate c = Candidate.named(registry, s, v);
-                    if (cudaGraph) {
-                        c.unsupportedWith(graphSafe).ifPresent(why -> {
-                            throw new IllegalArgumentException(v + " cannot be timed as graph replays: " + why);
-                        });
-                    }
+                    checkVariant(registry, s, v, cudaGraph);
                 }
             }
             for (String bulk : commVariants(s)) {
                 registry.schedule(commShape(s), bulk);
             }
+        }
+    }
+
+    /**
+     * One named variant of {@code shape} (not "auto"), built on the host; with {@code cudaGraph} it must be graph-safe.
+     * A bad label or option, or a variant that cannot be captured, is an {@link IllegalArgumentException}.
+     */
+    public static void checkVariant(MethodRegistry registry, OverlapShape shape, String variant, boolean cudaGraph) {
+        Candidate c = Candidate.named(registry, shape, variant);
+        if (cudaGraph) {
+            c.unsupportedWith(ExecutionSettings.DEFAULT.withGraphSafe(true)).ifPresent(why -> {
+                throw new IllegalArgumentException(variant + " cannot be timed as graph replays: " + why);
+            });
         }
     }
 

@@ -1,7 +1,6 @@
 package dev.ubuf.cli;
 
-import dev.ubuf.exec.ExecutionSettings;
-import dev.ubuf.op.Candidate;
+import dev.ubuf.bench.OverlapBench;
 import dev.ubuf.op.Collective;
 import dev.ubuf.op.MethodOptions;
 import dev.ubuf.op.MethodRegistry;
@@ -21,8 +20,6 @@ import java.util.Set;
  * declares. The same list, in one order, makes the help and every error.
  */
 final class OverlapMethods {
-    private static final ExecutionSettings GRAPH_SAFE = ExecutionSettings.DEFAULT.withGraphSafe(true);
-
     private OverlapMethods() {
     }
 
@@ -68,13 +65,7 @@ final class OverlapMethods {
                     continue;
                 }
                 try {
-                    Candidate candidate = Candidate.named(registry, s, v);
-                    if (cudaGraph) {
-                        candidate.unsupportedWith(GRAPH_SAFE).ifPresent(why -> {
-                            throw OptionChecks.invalid(spec, "--methods: '" + v + "' cannot run with --cuda-graph: "
-                                    + why);
-                        });
-                    }
+                    OverlapBench.checkVariant(registry, s, v, cudaGraph);
                 } catch (dev.ubuf.op.MethodOptionException e) {
                     throw OptionChecks.invalid(spec, "--methods: '" + v + "': " + e.getMessage());
                 } catch (IllegalArgumentException e) {

@@ -7,7 +7,6 @@ import dev.ubuf.cuda.CudaGraph;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.resource.Closer;
 
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -91,23 +90,16 @@ public final class InterleavedTimer implements AutoCloseable {
      * priorities. The work must be capturable (graph-safe ops, NCCL, GEMMs); the graphs are freed before this returns.
      */
     public Result timeReplays(Map<String, Runnable> candidates, RoundBudget budget, long seed) {
-        Map<String, CudaGraph> graphs = new LinkedHashMap<>();
-        try {
+        try (Closer graphs = new Closer("replay graphs of rank " + comm.rank())) {
             Map<String, Runnable> replays = new LinkedHashMap<>();
             for (var e : candidates.entrySet()) {
                 comm.bootstrap().barrier();
                 e.getValue().run();
                 comm.await(stream, () -> "the call of " + e.getKey() + " before its capture");
-                CudaGraph g = stream.capture(e.getValue(), true);
-                graphs.put(e.getKey(), g);
+                CudaGraph g = graphs.register(e.getKey(), stream.capture(e.getValue(), true));
                 replays.put(e.getKey(), () -> g.launch(stream));
             }
             return time(replays, budget, seed);
-        } finally {
-            List<CudaGraph> made = new ArrayList<>(graphs.values());
-            for (int i = made.size() - 1; i >= 0; i--) {
-                made.get(i).close();
-            }
         }
     }
 
