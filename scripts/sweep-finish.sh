@@ -2,7 +2,7 @@
 # Turns what the sweep's GPU calls returned (scripts/sweep-calls.sh: sweep-tp2.tgz, sweep-tp4.tgz, and the FP8
 # subset's sweep-tp2-fp8.tgz, sweep-tp4-fp8.tgz) into results:
 #   bash scripts/sweep-finish.sh DIR COMMIT
-# DIR holds the packs (any of them, a SWEEP_GRAPH=1 pack sweep-tp<N>-graph.tgz too; an FP8 pack's tp<N>-fp8/ and sweep-tp<N>-fp8.json go beside the others, its
+# DIR holds the packs (any of them, a SWEEP_GRAPH=1 pack sweep-tp<N>-graph.tgz or sweep-tp<N>-fp8-graph.tgz too; an FP8 pack's tp<N>-fp8/ and sweep-tp<N>-fp8.json go beside the others, its
 # table is its own and never compared with PyTorch's bf16 baseline); COMMIT is the bundle's commit, which every ubuf round file must name. Makes
 # bench/results/<date>-<gpu>x<count>-sweep-<COMMIT>/ (date from the files, gpu and count from the device and
 # nvidia-smi -L) with, per tp, tp<N>/ (every round file, the warm-up, log.txt, rounds.txt, calls.txt, node.txt,
@@ -21,9 +21,10 @@ if [ $# -ne 2 ]; then
 fi
 dir=$1 commit=$2
 root=${SWEEP_FINISH_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
-# A pack per label: tp2, tp4 (bf16 against PyTorch), tp2-fp8, tp4-fp8 (sweep-calls.sh tpN fp8: ubuf alone) and
-# tp2-graph, tp4-graph (SWEEP_GRAPH=1: ubuf timed as CUDA graph replays, against PyTorch eager).
-labels="2 4 2-fp8 4-fp8 2-graph 4-graph"
+# A pack per label: tp2, tp4 (bf16 against PyTorch), tp2-fp8, tp4-fp8 (sweep-calls.sh tpN fp8: ubuf alone),
+# tp2-graph, tp4-graph (SWEEP_GRAPH=1: ubuf timed as CUDA graph replays, against PyTorch eager) and tp2-fp8-graph,
+# tp4-fp8-graph (SWEEP_GRAPH=1 sweep-calls.sh tpN fp8: the FP8 subset as replays, ubuf alone).
+labels="2 4 2-fp8 4-fp8 2-graph 4-graph 2-fp8-graph 4-fp8-graph"
 packs=()
 for tp in $labels; do [ -f "$dir/sweep-tp$tp.tgz" ] && packs+=("$dir/sweep-tp$tp.tgz"); done
 [ ${#packs[@]} -gt 0 ] || { echo "sweep-finish: no sweep-tp2.tgz, sweep-tp4.tgz or their -fp8 packs in $dir" >&2; exit 2; }
@@ -130,11 +131,15 @@ def wrap(text):
 
 
 def title(tp):
-    """'2' -> 'tp 2'; '2-fp8' -> 'tp 2, FP8 operands (...)'; '2-graph' -> 'tp 2, ubuf as CUDA graph replays (...)'."""
-    n, _, mode = tp.partition("-")
-    if mode == "graph":
+    """'2' -> 'tp 2'; '2-fp8' -> 'tp 2, FP8 operands (...)'; '2-graph' -> 'tp 2, ubuf timed as CUDA graph replays
+    (...)'; '2-fp8-graph' -> both."""
+    n, *modes = tp.split("-")
+    if modes == ["graph"]:
         return f"tp {n}, ubuf timed as CUDA graph replays (SWEEP_GRAPH=1, bench sweep --cuda-graph; PyTorch eager)"
-    return f"tp {n}" + (", FP8 operands (sweep-calls.sh tp" + n + " fp8: ubuf alone, no PyTorch)" if mode else "")
+    if modes == ["fp8", "graph"]:
+        return (f"tp {n}, FP8 operands, ubuf timed as CUDA graph replays (SWEEP_GRAPH=1 sweep-calls.sh tp{n} fp8: "
+                "ubuf alone, no PyTorch)")
+    return f"tp {n}" + (", FP8 operands (sweep-calls.sh tp" + n + " fp8: ubuf alone, no PyTorch)" if modes else "")
 
 
 lines = [f"# The model-shape sweep at {', '.join(title(tp) for tp in tps)}, {count}x {gpu}, {date}, {commit}", "",

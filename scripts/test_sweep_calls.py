@@ -340,6 +340,25 @@ class SweepCallsTest(unittest.TestCase):
         eager = page[page.index("Model-shape sweep, tp 4, bf16:"):]
         self.assertIn("faster than PyTorch async-TP: 2 of 2", eager)
 
+    def test_finish_takes_an_fp8_replay_pack(self):
+        packs = os.path.join(self.dir.name, "packs8g")
+        code, text = self.run_calls("tp4", packs, ALT_BUDGET_S=60, SWEEP_ROUNDS=2, SWEEP_GRAPH=1, extra="fp8")
+        self.assertEqual(0, code, text)
+        self.assertEqual(["sweep-tp4-fp8-graph-summary.txt", "sweep-tp4-fp8-graph.tgz"], sorted(os.listdir(packs)))
+        for c in [c for c in self.calls("java") if "--list-shapes" not in c["args"]]:
+            self.assertIn("--cuda-graph", c["args"])
+            self.assertIn("--fp8", c["args"])
+        root = self.repo("repo8g", "# Results\n\n## The layer demo\n\nmore\n")
+        env = dict(os.environ, SWEEP_FINISH_ROOT=root, SWEEP_CHART="0")
+        p = subprocess.run(["bash", os.path.join(root, "scripts", "sweep-finish.sh"), packs, "abc1234"], env=env,
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(0, p.returncode, p.stdout + p.stderr)
+        dest = os.path.join(root, "bench", "results", f"{self.date}-h100x4-sweep-abc1234")
+        for f in ("sweep-tp4-fp8-graph.json", "tp4-fp8-graph/sweep-r2.json", "tp4-fp8-graph/combined-report.txt"):
+            self.assertTrue(os.path.isfile(os.path.join(dest, f)), f)
+        with open(os.path.join(dest, "README.md")) as f:
+            self.assertIn("## tp 4, FP8 operands, ubuf timed as CUDA graph replays", f.read())
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
