@@ -8,7 +8,8 @@
 # nvidia-smi -L) with, per tp, tp<N>/ (every round file, the warm-up, log.txt, rounds.txt, calls.txt, node.txt,
 # dmon.txt, the node's report, cache/: the planner's choices and the GEMM tuning), sweep-tp<N>.json (the rounds
 # combined by scripts/combine-rounds.py; its report, with issue 10's criteria and misses, in tp<N>/combined-report.txt;
-# the planner's own times against the rounds', scripts/plan-vs-sweep.py, in tp<N>/plan-vs-sweep.txt),
+# the planner's own times against the rounds', scripts/plan-vs-sweep.py, in tp<N>/plan-vs-sweep.txt; where auto's
+# time above the ideal goes, scripts/sweep-slack.py, in tp<N>/slack.txt),
 # sweep-tp<N>.png (bin/ubuf bench chart; SWEEP_CHART=0 skips it) and a README.md; then adds a section with one
 # `<!-- results-tables: --sweep ... -->` block per tp to docs/results.md (after the Llama-3-8B sweep; once) and
 # regenerates the page's tables (scripts/results-tables.py --update). Commits nothing: it ends by printing what to
@@ -98,6 +99,9 @@ for tp in $labels; do
     python3 "$root/scripts/plan-vs-sweep.py" "$dest/tp$tp/warmup.json" "$dest/sweep-tp$tp.json" $ubuf_rounds \
       > "$dest/tp$tp/plan-vs-sweep.txt" || echo "sweep-finish: plan-vs-sweep.py failed for tp $tp" >&2
   fi
+  # Where auto's time above the ideal goes: chunk GEMMs against the rest, by regime (scripts/sweep-slack.py).
+  python3 "$root/scripts/sweep-slack.py" --rows "$dest/sweep-tp$tp.json" > "$dest/tp$tp/slack.txt" \
+    || echo "sweep-finish: sweep-slack.py failed for tp $tp" >&2
   if [ "${SWEEP_CHART:-1}" != 0 ]; then
     (cd "$root" && bin/ubuf bench chart --in "$rel/sweep-tp$tp.json" --png "$rel/sweep-tp$tp.png" > /dev/null 2>&1) \
       || echo "sweep-finish: no chart for tp $tp (bin/ubuf bench chart failed; build first or SWEEP_CHART=0)" >&2
@@ -163,7 +167,9 @@ for tp in tps:
               f"- Combined: [sweep-tp{tp}.json](sweep-tp{tp}.json) (scripts/combine-rounds.py; its report with "
               f"issue 10's criteria: [tp{tp}/combined-report.txt](tp{tp}/combined-report.txt)"
               + (f"; the planner's own times against the rounds': [tp{tp}/plan-vs-sweep.txt](tp{tp}/plan-vs-sweep.txt)"
-                 if os.path.exists(os.path.join(dest, f"tp{tp}", "plan-vs-sweep.txt")) else "") + ")"
+                 if os.path.exists(os.path.join(dest, f"tp{tp}", "plan-vs-sweep.txt")) else "")
+              + (f"; where auto's time above the ideal goes: [tp{tp}/slack.txt](tp{tp}/slack.txt)"
+                 if os.path.exists(os.path.join(dest, f"tp{tp}", "slack.txt")) else "") + ")"
               + (f"; chart: [sweep-tp{tp}.png](sweep-tp{tp}.png)." if os.path.exists(
                   os.path.join(dest, f"sweep-tp{tp}.png")) else ".")]
     if d.get("failures"):

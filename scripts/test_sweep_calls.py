@@ -354,7 +354,8 @@ class SweepCallsTest(unittest.TestCase):
                            capture_output=True, text=True, timeout=120)
         self.assertEqual(0, p.returncode, p.stdout + p.stderr)
         dest = os.path.join(root, "bench", "results", f"{self.date}-h100x4-sweep-abc1234")
-        for f in ("sweep-tp4-fp8-graph.json", "tp4-fp8-graph/sweep-r2.json", "tp4-fp8-graph/combined-report.txt"):
+        for f in ("sweep-tp4-fp8-graph.json", "tp4-fp8-graph/sweep-r2.json", "tp4-fp8-graph/combined-report.txt",
+                  "tp4-fp8-graph/slack.txt"):
             self.assertTrue(os.path.isfile(os.path.join(dest, f)), f)
         with open(os.path.join(dest, "README.md")) as f:
             self.assertIn("## tp 4, FP8 operands, ubuf timed as CUDA graph replays", f.read())

@@ -16,7 +16,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * The Python scripts that turn results files into the combined file and docs/results.md's tables, the sweep's and the
  * test suite's GPU-call scripts, and the PyTorch baselines' GEMM timing, inputs and serving, run their own checks
  * (scripts/test_combine_rounds.py, scripts/test_results_tables.py, scripts/test_sweep_tables.py,
- * scripts/test_sweep_calls.py, scripts/test_gpu_lanes.py, scripts/test_plan_vs_sweep.py,
+ * scripts/test_sweep_calls.py, scripts/test_gpu_lanes.py, scripts/test_plan_vs_sweep.py, scripts/test_sweep_slack.py,
  * bench/torch/test_gemm_timing.py, bench/torch/test_ubuf_random.py, bench/torch/test_torch_gemm_serve.py,
  * bench/torch/test_torch_layer.py) here, where python3 is on the PATH; elsewhere this test is skipped.
  */
@@ -50,6 +50,12 @@ class ResultsScriptsTest {
     @Test
     void planVsSweepPassesItsChecks() throws Exception {
         passesItsChecks(SCRIPTS.resolve("test_plan_vs_sweep.py"));
+    }
+
+    /** Where auto's time above the ideal goes (sweep-slack.py) on a synthetic combined file. */
+    @Test
+    void sweepSlackPassesItsChecks() throws Exception {
+        passesItsChecks(SCRIPTS.resolve("test_sweep_slack.py"));
     }
 
     /** gpu-lanes.sh on a fake bundle: every GPU class once in the whole suite and across its two halves. */
