@@ -100,7 +100,7 @@ for tp in $labels; do
       > "$dest/tp$tp/plan-vs-sweep.txt" || echo "sweep-finish: plan-vs-sweep.py failed for tp $tp" >&2
   fi
   # Where auto's time above the ideal goes: chunk GEMMs against the rest, by regime (scripts/sweep-slack.py).
-  python3 "$root/scripts/sweep-slack.py" --rows "$dest/sweep-tp$tp.json" > "$dest/tp$tp/slack.txt" \
+  (cd "$root" && python3 scripts/sweep-slack.py --rows "$rel/sweep-tp$tp.json") > "$dest/tp$tp/slack.txt" \
     || echo "sweep-finish: sweep-slack.py failed for tp $tp" >&2
   if [ "${SWEEP_CHART:-1}" != 0 ]; then
     (cd "$root" && bin/ubuf bench chart --in "$rel/sweep-tp$tp.json" --png "$rel/sweep-tp$tp.png" > /dev/null 2>&1) \
