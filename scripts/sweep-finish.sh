@@ -2,8 +2,9 @@
 # Turns what the sweep's GPU calls returned (scripts/sweep-calls.sh: sweep-tp2.tgz, sweep-tp4.tgz, and the FP8
 # subset's sweep-tp2-fp8.tgz, sweep-tp4-fp8.tgz) into results:
 #   bash scripts/sweep-finish.sh DIR COMMIT
-# DIR holds the packs (any of them, a SWEEP_GRAPH=1 pack sweep-tp<N>-graph.tgz or sweep-tp<N>-fp8-graph.tgz too; an FP8 pack's tp<N>-fp8/ and sweep-tp<N>-fp8.json go beside the others, its
-# table is its own and never compared with PyTorch's bf16 baseline); COMMIT is the bundle's commit, which every ubuf round file must name. Makes
+# DIR holds the packs (any of them, a SWEEP_GRAPH=1 pack sweep-tp<N>-graph.tgz or sweep-tp<N>-fp8-graph.tgz too; an
+# FP8 pack's tp<N>-fp8/ and sweep-tp<N>-fp8.json go beside the others, its table is its own and never compared with
+# PyTorch's bf16 baseline); COMMIT is the bundle's commit, which every ubuf round file must name. Makes
 # bench/results/<date>-<gpu>x<count>-sweep-<COMMIT>/ (date from the files, gpu and count from the device and
 # nvidia-smi -L) with, per tp, tp<N>/ (every round file, the warm-up, log.txt, rounds.txt, calls.txt, node.txt,
 # dmon.txt, the node's report, cache/: the planner's choices and the GEMM tuning), sweep-tp<N>.json (the rounds
@@ -101,7 +102,7 @@ for tp in $labels; do
   fi
   # Where auto's time above the ideal goes: chunk GEMMs against the rest, by regime (scripts/sweep-slack.py).
   (cd "$root" && python3 scripts/sweep-slack.py --rows "$rel/sweep-tp$tp.json") > "$dest/tp$tp/slack.txt" \
-    || echo "sweep-finish: sweep-slack.py failed for tp $tp" >&2
+    || { rm -f "$dest/tp$tp/slack.txt"; echo "sweep-finish: sweep-slack.py failed for tp $tp" >&2; }
   if [ "${SWEEP_CHART:-1}" != 0 ]; then
     (cd "$root" && bin/ubuf bench chart --in "$rel/sweep-tp$tp.json" --png "$rel/sweep-tp$tp.png" > /dev/null 2>&1) \
       || echo "sweep-finish: no chart for tp $tp (bin/ubuf bench chart failed; build first or SWEEP_CHART=0)" >&2

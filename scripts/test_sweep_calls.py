@@ -137,11 +137,22 @@ class SweepCallsTest(unittest.TestCase):
         root = os.path.join(self.dir.name, name)
         os.makedirs(os.path.join(root, "scripts"))
         os.makedirs(os.path.join(root, "docs"))
-        for script in ("sweep-finish.sh", "combine-rounds.py", "results-tables.py"):
+        for script in ("sweep-finish.sh", "combine-rounds.py", "results-tables.py", "sweep-slack.py",
+                       "plan-vs-sweep.py"):
             shutil.copy(os.path.join(HERE, script), os.path.join(root, "scripts"))
         with open(os.path.join(root, "docs", "results.md"), "w") as f:
             f.write(results_md)
         return root
+
+    def finish(self, packs, name):
+        """sweep-finish.sh on the packs into a fresh checkout (self.repo); its exit status asserted; (root, dest)."""
+        root = self.repo(name, "# Results\n\n## The layer demo\n\nmore\n")
+        env = dict(os.environ, SWEEP_FINISH_ROOT=root, SWEEP_CHART="0")
+        p = subprocess.run(["bash", os.path.join(root, "scripts", "sweep-finish.sh"), packs, "abc1234"], env=env,
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(0, p.returncode, p.stdout + p.stderr)
+        self.assertNotIn("failed", p.stderr)
+        return root, os.path.join(root, "bench", "results", f"{self.date}-h100x4-sweep-abc1234")
 
     def calls(self, prog):
         with open(self.log) as f:
@@ -299,12 +310,7 @@ class SweepCallsTest(unittest.TestCase):
         packs = os.path.join(self.dir.name, "packs8")
         self.assertEqual(0, self.run_calls("tp2", packs, ALT_BUDGET_S=60, SWEEP_ROUNDS=2)[0])
         self.assertEqual(0, self.run_calls("tp2", packs, ALT_BUDGET_S=60, SWEEP_ROUNDS=2, extra="fp8")[0])
-        root = self.repo("repo8", "# Results\n\n## The layer demo\n\nmore\n")
-        env = dict(os.environ, SWEEP_FINISH_ROOT=root, SWEEP_CHART="0")
-        p = subprocess.run(["bash", os.path.join(root, "scripts", "sweep-finish.sh"), packs, "abc1234"], env=env,
-                           capture_output=True, text=True, timeout=120)
-        self.assertEqual(0, p.returncode, p.stdout + p.stderr)
-        dest = os.path.join(root, "bench", "results", f"{self.date}-h100x4-sweep-abc1234")
+        root, dest = self.finish(packs, "repo8")
         for f in ("sweep-tp2.json", "sweep-tp2-fp8.json", "tp2-fp8/sweep-r2.json", "tp2-fp8/combined-report.txt"):
             self.assertTrue(os.path.isfile(os.path.join(dest, f)), f)
         with open(os.path.join(dest, "sweep-tp2-fp8.json")) as f:
@@ -323,12 +329,7 @@ class SweepCallsTest(unittest.TestCase):
         packs = os.path.join(self.dir.name, "packsg")
         self.assertEqual(0, self.run_calls("tp4", packs, ALT_BUDGET_S=60, SWEEP_ROUNDS=2)[0])
         self.assertEqual(0, self.run_calls("tp4", packs, ALT_BUDGET_S=60, SWEEP_ROUNDS=2, SWEEP_GRAPH=1)[0])
-        root = self.repo("repog", "# Results\n\n## The layer demo\n\nmore\n")
-        env = dict(os.environ, SWEEP_FINISH_ROOT=root, SWEEP_CHART="0")
-        p = subprocess.run(["bash", os.path.join(root, "scripts", "sweep-finish.sh"), packs, "abc1234"], env=env,
-                           capture_output=True, text=True, timeout=120)
-        self.assertEqual(0, p.returncode, p.stdout + p.stderr)
-        dest = os.path.join(root, "bench", "results", f"{self.date}-h100x4-sweep-abc1234")
+        root, dest = self.finish(packs, "repog")
         for f in ("sweep-tp4.json", "sweep-tp4-graph.json", "tp4-graph/sweep-r2.json", "tp4-graph/warmup.json"):
             self.assertTrue(os.path.isfile(os.path.join(dest, f)), f)
         with open(os.path.join(dest, "README.md")) as f:
@@ -348,15 +349,11 @@ class SweepCallsTest(unittest.TestCase):
         for c in [c for c in self.calls("java") if "--list-shapes" not in c["args"]]:
             self.assertIn("--cuda-graph", c["args"])
             self.assertIn("--fp8", c["args"])
-        root = self.repo("repo8g", "# Results\n\n## The layer demo\n\nmore\n")
-        env = dict(os.environ, SWEEP_FINISH_ROOT=root, SWEEP_CHART="0")
-        p = subprocess.run(["bash", os.path.join(root, "scripts", "sweep-finish.sh"), packs, "abc1234"], env=env,
-                           capture_output=True, text=True, timeout=120)
-        self.assertEqual(0, p.returncode, p.stdout + p.stderr)
-        dest = os.path.join(root, "bench", "results", f"{self.date}-h100x4-sweep-abc1234")
-        for f in ("sweep-tp4-fp8-graph.json", "tp4-fp8-graph/sweep-r2.json", "tp4-fp8-graph/combined-report.txt",
-                  "tp4-fp8-graph/slack.txt"):
+        root, dest = self.finish(packs, "repo8g")
+        for f in ("sweep-tp4-fp8-graph.json", "tp4-fp8-graph/sweep-r2.json", "tp4-fp8-graph/combined-report.txt"):
             self.assertTrue(os.path.isfile(os.path.join(dest, f)), f)
+        with open(os.path.join(dest, "tp4-fp8-graph", "slack.txt")) as f:
+            self.assertIn("== bench/results/", f.read())
         with open(os.path.join(dest, "README.md")) as f:
             self.assertIn("## tp 4, FP8 operands, ubuf timed as CUDA graph replays", f.read())
 
