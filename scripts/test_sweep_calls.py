@@ -144,9 +144,9 @@ class SweepCallsTest(unittest.TestCase):
             f.write(results_md)
         return root
 
-    def finish(self, packs, name):
+    def finish(self, packs, name, results_md="# Results\n\n## The layer demo\n\nmore\n"):
         """sweep-finish.sh on the packs into a fresh checkout (self.repo); its exit status asserted; (root, dest)."""
-        root = self.repo(name, "# Results\n\n## The layer demo\n\nmore\n")
+        root = self.repo(name, results_md)
         env = dict(os.environ, SWEEP_FINISH_ROOT=root, SWEEP_CHART="0")
         p = subprocess.run(["bash", os.path.join(root, "scripts", "sweep-finish.sh"), packs, "abc1234"], env=env,
                            capture_output=True, text=True, timeout=120)
@@ -273,13 +273,9 @@ class SweepCallsTest(unittest.TestCase):
         packs = os.path.join(self.dir.name, "packs")
         self.assertEqual(0, self.run_calls("tp2", packs, ALT_BUDGET_S=60, SWEEP_ROUNDS=2)[0])
         self.assertEqual(0, self.run_calls("tp4", packs, ALT_BUDGET_S=60, SWEEP_ROUNDS=3)[0])
-        root = self.repo("repo", "# Results\n\n## Llama-3-8B sweep\n\ntext\n\n## The layer demo\n\nmore\n")
-        env = dict(os.environ, SWEEP_FINISH_ROOT=root, SWEEP_CHART="0")
-        finish = ["bash", os.path.join(root, "scripts", "sweep-finish.sh"), packs]
-        p = subprocess.run(finish + ["abc1234"], env=env, capture_output=True, text=True, timeout=120)
-        self.assertEqual(0, p.returncode, p.stdout + p.stderr)
-        name = f"{self.date}-h100x4-sweep-abc1234"
-        dest = os.path.join(root, "bench", "results", name)
+        root, dest = self.finish(packs, "repo",
+                                 "# Results\n\n## Llama-3-8B sweep\n\ntext\n\n## The layer demo\n\nmore\n")
+        name = os.path.basename(dest)
         for f in ("README.md", "sweep-tp2.json", "sweep-tp4.json", "tp2/sweep-r2.json", "tp4/torch-sweep-r3.json",
                   "tp4/dmon.txt", "tp4/cache/plans.properties", "tp2/combined-report.txt"):
             self.assertTrue(os.path.isfile(os.path.join(dest, f)), f)
@@ -298,6 +294,8 @@ class SweepCallsTest(unittest.TestCase):
         check = subprocess.run(["python3", os.path.join(root, "scripts", "results-tables.py"), "--check",
                                 os.path.join(root, "docs", "results.md")], capture_output=True, text=True)
         self.assertEqual(0, check.returncode, check.stderr)
+        env = dict(os.environ, SWEEP_FINISH_ROOT=root, SWEEP_CHART="0")
+        finish = ["bash", os.path.join(root, "scripts", "sweep-finish.sh"), packs]
         again = subprocess.run(finish + ["abc1234"], env=env, capture_output=True, text=True, timeout=120)
         self.assertEqual(1, again.returncode)
         self.assertIn("exists", again.stderr)
