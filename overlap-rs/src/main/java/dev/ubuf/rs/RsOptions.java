@@ -44,7 +44,9 @@ import java.util.Objects;
  * @param ringFusedTail    RING with partial sums in the op's dtype: the last step's GEMM waits for the received sum
  *                         and reads it as its C operand, writing own partial + received sum into the output rounded
  *                         once, instead of rounding its own partial into the output and then adding the received sum
- *                         in a pass of its own (on the GEMMs' stream, so in the op's critical path)
+ *                         in a pass of its own (on the GEMMs' stream, so in the op's critical path). SCATTER likewise
+ *                         with the partial that arrives first (from rank r-1, sent at the first step): the own GEMM
+ *                         adds it as its C operand, so the reduction after it reads one source fewer (at tp 2 none)
  * @param ringDirect       RING with partial sums in the op's dtype: each step's GEMM writes its running sum straight
  *                         into the next rank's receive slot (D at a peer's address, the received sum read as C), so
  *                         no copy, no scratch and no reduction pass; the last step's GEMM adds the received sum as
@@ -54,14 +56,19 @@ import java.util.Objects;
  *                         Under CUDA graphs the signals and waits are one-thread kernels; beside a GEMM that holds
  *                         every SM until its last tile they start only when it ends (traced: a data signal 91 us
  *                         late, a fused tail's GEMM waiting for it). 0 = the whole GPU
+ * @param ownPieces        SCATTER: row pieces of the own step (its GEMM and the reduction after it), independent of
+ *                         the {@code ringSubChunks} the pushes are cut into; 0 = as many as {@code ringSubChunks}.
+ *                         What stays exposed after the last GEMM is one piece's reduction, so more pieces shorten
+ *                         the tail, and only the own step's GEMM pays for being cut, not the tp-1 steps before it
  */
 public record RsOptions(int computeStreams, int numSplits, int gemmSmMargin, int ringSubChunks, int ringSlots,
                         DType ringPartialDtype, boolean ringBidirectional, boolean bulkStaged, int pushCtas,
-                        boolean serialPushes, boolean ringFusedTail, boolean ringDirect, int freeSms) {
+                        boolean serialPushes, boolean ringFusedTail, boolean ringDirect, int freeSms,
+                        int ownPieces) {
 
     /** Transformer Engine's pipeline defaults (4 splits, 16 SMs for communication) and a 2-sub-chunk fp32 ring. */
     public static final RsOptions DEFAULTS = new RsOptions(3, 4, 16, 2, 2, DType.FP32, false, false, 0, false, false,
-            false, 0);
+            false, 0, 0);
 
     public RsOptions {
         Objects.requireNonNull(ringPartialDtype, "ringPartialDtype");
@@ -84,6 +91,9 @@ public record RsOptions(int computeStreams, int numSplits, int gemmSmMargin, int
         if (freeSms < 0) {
             throw new IllegalArgumentException("freeSms must be >= 0, got " + freeSms);
         }
+        if (ownPieces < 0) {
+            throw new IllegalArgumentException("ownPieces must be >= 0 (0 = as many as ringSubChunks), got " + ownPieces);
+        }
         if (pushCtas < 0) {
             throw new IllegalArgumentException("pushCtas must be >= 0, got " + pushCtas);
         }
@@ -94,66 +104,76 @@ public record RsOptions(int computeStreams, int numSplits, int gemmSmMargin, int
 
     public RsOptions withComputeStreams(int v) {
         return new RsOptions(v, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect, freeSms);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect, freeSms, ownPieces);
     }
 
     public RsOptions withNumSplits(int v) {
         return new RsOptions(computeStreams, v, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect, freeSms);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect, freeSms, ownPieces);
     }
 
     public RsOptions withGemmSmMargin(int v) {
         return new RsOptions(computeStreams, numSplits, v, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect, freeSms);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect, freeSms, ownPieces);
     }
 
     public RsOptions withRingSubChunks(int v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, v, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect, freeSms);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect, freeSms, ownPieces);
     }
 
     public RsOptions withRingSlots(int v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, v, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect, freeSms);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect, freeSms, ownPieces);
     }
 
     public RsOptions withRingPartialDtype(DType v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, v,
-                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect, freeSms);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect, freeSms, ownPieces);
     }
 
     public RsOptions withRingBidirectional(boolean v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                v, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect, freeSms);
+                v, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect, freeSms, ownPieces);
     }
 
     public RsOptions withBulkStaged(boolean v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, v, pushCtas, serialPushes, ringFusedTail, ringDirect, freeSms);
+                ringBidirectional, v, pushCtas, serialPushes, ringFusedTail, ringDirect, freeSms, ownPieces);
     }
 
     public RsOptions withPushCtas(int v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, v, serialPushes, ringFusedTail, ringDirect, freeSms);
+                ringBidirectional, bulkStaged, v, serialPushes, ringFusedTail, ringDirect, freeSms, ownPieces);
     }
 
     public RsOptions withRingFusedTail(boolean v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas, serialPushes, v, ringDirect, freeSms);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, v, ringDirect, freeSms, ownPieces);
     }
 
     public RsOptions withSerialPushes(boolean v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas, v, ringFusedTail, ringDirect, freeSms);
+                ringBidirectional, bulkStaged, pushCtas, v, ringFusedTail, ringDirect, freeSms, ownPieces);
     }
 
     public RsOptions withRingDirect(boolean v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, v, freeSms);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, v, freeSms, ownPieces);
     }
 
     public RsOptions withFreeSms(int v) {
         return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
-                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect, v);
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect, v, ownPieces);
+    }
+
+    public RsOptions withOwnPieces(int v) {
+        return new RsOptions(computeStreams, numSplits, gemmSmMargin, ringSubChunks, ringSlots, ringPartialDtype,
+                ringBidirectional, bulkStaged, pushCtas, serialPushes, ringFusedTail, ringDirect, freeSms, v);
+    }
+
+    /** SCATTER: the row pieces of the own step, {@link #ownPieces} or, where that is 0, {@link #ringSubChunks}. */
+    public int ownStepPieces() {
+        return ownPieces == 0 ? ringSubChunks : ownPieces;
     }
 }

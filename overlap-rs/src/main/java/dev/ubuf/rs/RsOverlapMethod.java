@@ -66,7 +66,8 @@ public interface RsOverlapMethod extends OverlapMethod {
                 .withSerialPushes(o.boolValue("serial", d.serialPushes()))
                 .withRingFusedTail(o.boolValue("fuse", d.ringFusedTail()))
                 .withRingDirect(o.boolValue("direct", d.ringDirect()))
-                .withFreeSms(o.intValue("free", d.freeSms(), 0, 1 << 16));
+                .withFreeSms(o.intValue("free", d.freeSms(), 0, 1 << 16))
+                .withOwnPieces(o.intValue("tail", d.ownPieces(), 1, 1 << 20));
     }
 
     @Override
@@ -94,11 +95,13 @@ public interface RsOverlapMethod extends OverlapMethod {
         k.put("splits", "pipeline: column blocks of the GEMM, must divide n (default " + d.numSplits() + ")");
         k.put("margin", "pipeline: SMs kept free of the GEMMs for the reduce kernel (default " + d.gemmSmMargin() + ")");
         k.put("sub", "ring, scatter: row sub-chunks per step, at most m/tp (default " + d.ringSubChunks() + ")");
+        k.put("tail", "scatter: row pieces of the own step's GEMM and reduction, at most m/tp (default: as sub)");
         k.put("slots", "ring: receive slots, at least 2 (default " + d.ringSlots() + ")");
         k.put("lowp", "ring, scatter: 1 = partial sums travel in the op's dtype, 0 = in fp32 (default 0)");
         k.put("bidir", "ring: 1 = half of each chunk's rows goes each way round the ring (default 0)");
         k.put("fuse", "ring with lowp=1: 1 = the last step's GEMM adds the received sum as its C operand, no"
-                + " reduction pass after it (default 0)");
+                + " reduction pass after it; scatter with lowp=1: 1 = the own GEMM adds the partial that arrives first"
+                + " as its C operand, one source fewer for the reduction (default 0)");
         k.put("direct", "ring with lowp=1: 1 = each GEMM writes its running sum straight into the next rank's slot"
                 + " (no copy, no reduction pass; the last GEMM adds the received sum) (default 0)");
         k.put("free", "ring, scatter: SMs the GEMMs leave free, so the signal and wait kernels beside them start at"

@@ -29,11 +29,16 @@ import java.util.Optional;
  *       {@code serial=1}, one copy stream for all of them, so that each rank sends to one peer at a time) copies it
  *       into receive slot i of c_i's user buffer (slot d-1 holds the partial from rank r-d) and signals it
  *       there;</li>
- *   <li>step tp-1: the GEMM of the own rows, then on a reduce stream, per sub-chunk as soon as every peer's
- *       sub-chunk has arrived: the sum of the own partial and the tp-1 received ones, rounded once into OUTPUT,
- *       then the bias. The reduction of sub-chunk j runs beside the GEMM of sub-chunk j+1, so what is exposed
- *       after the last GEMM is one sub-chunk's reduction and whatever of the last push outlasts the own GEMM.</li>
+ *   <li>step tp-1: the GEMM of the own rows, cut into {@code ownPieces} row pieces ({@code tail}; as many as the
+ *       sub-chunks unless named), then on a reduce stream, per piece as soon as every peer's sub-chunks holding
+ *       its rows have arrived: the sum of the own partial and the tp-1 received ones, rounded once into OUTPUT,
+ *       then the bias. The reduction of piece t runs beside the GEMM of piece t+1, so what is exposed after the
+ *       last GEMM is one piece's reduction and whatever of the last push outlasts the own GEMM. Cutting only the
+ *       own step finer shortens that tail without making the tp-1 GEMMs before it smaller.</li>
  * </ul>
+ * With {@code fuse=1} (partials in the output's type) the own GEMM of each piece first waits for slot 0, the
+ * partial of rank r-1 that was pushed at its first step, and adds it as its C operand: the reduction after it
+ * reads one source fewer, and at tp 2 there is none.
  * Partials travel in {@code ringPartialDtype}: fp32 by default (the sum rounds once); in the output's type
  * ({@code lowp=1}, half the bytes) the own GEMM writes OUTPUT directly and the reduction adds the received
  * partials to it, so each partial is rounded once and their sum once more, in fp32.
@@ -59,8 +64,17 @@ public final class ScatterGemmReduceScatter implements RsOverlapMethod {
         if (limit != null) {
             return Optional.of(limit);
         }
-        return options.ringSubChunks() > shape.rowsPerRank()
-                ? Optional.of("scatter: sub=" + options.ringSubChunks() + " exceeds m/tp=" + shape.rowsPerRank()
+        if (options.ringFusedTail() && options.ringPartialDtype() != shape.dtype()) {
+            return Optional.of("scatter: fuse=1 adds the first partial to arrive as the own GEMM's C operand, which"
+                    + " cuBLASLt reads in the output's type: it needs lowp=1 (partials in " + shape.dtype().shortName()
+                    + ")");
+        }
+        if (options.ringSubChunks() > shape.rowsPerRank()) {
+            return Optional.of("scatter: sub=" + options.ringSubChunks() + " exceeds m/tp=" + shape.rowsPerRank()
+                    + " rows per chunk");
+        }
+        return options.ownStepPieces() > shape.rowsPerRank()
+                ? Optional.of("scatter: tail=" + options.ownStepPieces() + " exceeds m/tp=" + shape.rowsPerRank()
                               + " rows per chunk")
                 : Optional.empty();
     }
@@ -105,24 +119,37 @@ public final class ScatterGemmReduceScatter implements RsOverlapMethod {
                 b.add(new PlanStep.Signal(push[i], owner, PlanParts.readyFlag(rank)));
             }
         }
-        for (int j = 0; j < sub; j++) {
-            long lo = RingExchangeGemmReduceScatter.subChunkStart(mc, sub, j);
-            long rows = RingExchangeGemmReduceScatter.subChunkStart(mc, sub, j + 1) - lo;
+        int pieces = options.ownStepPieces();
+        boolean fuse = options.ringFusedTail();
+        for (int t = 0; t < pieces; t++) {
+            long lo = RingExchangeGemmReduceScatter.subChunkStart(mc, pieces, t);
+            long hi = RingExchangeGemmReduceScatter.subChunkStart(mc, pieces, t + 1);
+            long rows = hi - lo;
+            // Every sender's sub-chunks up to the one holding this piece's last row.
+            int needed = subChunksThrough(mc, sub, hi);
             Region out = Region.rows(BufferRole.OUTPUT, rank, lo, rows, n);
-            Region own = outputTyped ? out : Region.rows(BufferRole.SCRATCH, rank, (tp - 1) * mc + lo, rows, n);
-            b.add(PlanParts.gemm(shape, compute,
-                    Region.rows(BufferRole.INPUT, rank, rank * mc + lo, rows, shape.k()), w, own, false));
-            b.order(compute, reduce);
+            Region x = Region.rows(BufferRole.INPUT, rank, rank * mc + lo, rows, shape.k());
             List<Region> sources = new ArrayList<>();
-            if (!outputTyped) {
-                sources.add(own);
+            if (fuse) {
+                // Slot 0 holds rank r-1's partial, pushed at its first step: here long before the own step.
+                b.add(new PlanStep.WaitSignal(compute, PlanParts.readyFlag(Math.floorMod(rank - 1, tp)), needed));
+                b.add(PlanParts.gemmAdd(shape, compute, x, w, Region.rows(BufferRole.UBUF, rank, lo, rows, n), out));
+            } else {
+                Region own = outputTyped ? out : Region.rows(BufferRole.SCRATCH, rank, (tp - 1) * mc + lo, rows, n);
+                b.add(PlanParts.gemm(shape, compute, x, w, own, false));
+                if (!outputTyped) {
+                    sources.add(own);
+                }
             }
-            for (int d = 1; d < tp; d++) {
+            b.order(compute, reduce);
+            for (int d = fuse ? 2 : 1; d < tp; d++) {
                 int sender = Math.floorMod(rank - d, tp);
-                b.add(new PlanStep.WaitSignal(reduce, PlanParts.readyFlag(sender), j + 1));
+                b.add(new PlanStep.WaitSignal(reduce, PlanParts.readyFlag(sender), needed));
                 sources.add(Region.rows(BufferRole.UBUF, rank, (d - 1) * mc + lo, rows, n));
             }
-            b.add(new PlanStep.Reduce(reduce, sources, out, outputTyped));
+            if (!sources.isEmpty()) {
+                b.add(new PlanStep.Reduce(reduce, sources, out, outputTyped));
+            }
             if (shape.bias()) {
                 b.add(new PlanStep.AddBias(reduce, out));
             }
@@ -131,15 +158,26 @@ public final class ScatterGemmReduceScatter implements RsOverlapMethod {
         return shape.finish(b.build());
     }
 
+    /** How many of a push's {@code sub} sub-chunks (rows cut as the pushes cut them) hold rows below {@code hi}. */
+    static int subChunksThrough(long mc, int sub, long hi) {
+        int c = 1;
+        while (RingExchangeGemmReduceScatter.subChunkStart(mc, sub, c) < hi) {
+            c++;
+        }
+        return c;
+    }
+
     @Override
     public List<String> keys() {
-        return List.of("sub", "lowp", "sm", "serial", "free");
+        return List.of("sub", "tail", "lowp", "fuse", "sm", "serial", "free");
     }
 
     /**
      * Partials in the op's dtype with 1, 2 and 4 sub-chunks (as m/tp allows), and fp32 partials with 1 and 2: the op's
      * dtype halves the bytes on the links, fp32 rounds only once, and more sub-chunks start the pushes and the
-     * reduction earlier at the price of smaller GEMMs. Three named options stay out. An SM left free per push stream
+     * reduction earlier at the price of smaller GEMMs; and whole-chunk pushes with only the own step in 4 pieces
+     * ({@code tail=4}, in the op's dtype; at tp above 2 also with {@code fuse=1}), a short tail at the price of the
+     * own GEMM alone being cut. Three named options stay out. An SM left free per push stream
      * ({@code free=tp-1}): timed as graph replays, as the layers run their ops, it tied with or lost to the same
      * options without it (8B FP8 fc2 on 4 H200s: 0.3125 against 0.2967 ms, 0.3048 against 0.3037). SM-copy pushes
      * ({@code sm}): on 4 H100s they lost to the copy engines at every shape measured, communication-bound ones
@@ -160,6 +198,14 @@ public final class ScatterGemmReduceScatter implements RsOverlapMethod {
                 if (sub <= 2) {
                     space.add(Map.of("sub", Integer.toString(sub)));
                 }
+            }
+        }
+        // Whole chunks for the pushes and only the own step cut: the tail of sub=4 at sub=1's GEMMs.
+        if (whyUnsupported(rs, RsOptions.DEFAULTS.withRingSubChunks(1).withOwnPieces(4)).isEmpty()) {
+            space.add(Map.of("sub", "1", "tail", "4", "lowp", "1"));
+            if (rs.tp() > 2) {
+                // At tp 2 slot 0 is the only push, and the own GEMM would wait for all of it.
+                space.add(Map.of("sub", "1", "tail", "4", "lowp", "1", "fuse", "1"));
             }
         }
         return space;

@@ -33,8 +33,9 @@ class RsPlansHostTest {
                 case PipelinedGemmReduceScatter _ -> "splits=" + options.numSplits() + " streams="
                         + options.computeStreams();
                 case BulkReduceScatter _ -> options.bulkStaged() ? "staged" : "";
-                case ScatterGemmReduceScatter _ -> "subChunks=" + options.ringSubChunks() + " partials="
-                        + options.ringPartialDtype().shortName();
+                case ScatterGemmReduceScatter _ -> "subChunks=" + options.ringSubChunks() + " ownPieces="
+                        + options.ownStepPieces() + " partials=" + options.ringPartialDtype().shortName()
+                        + (options.ringFusedTail() ? " fused" : "") + (options.serialPushes() ? " serial" : "");
                 default -> "";
             };
             return method.name() + " tp=" + shape.tp() + " m=" + shape.m() + " k=" + shape.k() + " n="
@@ -80,7 +81,16 @@ class RsPlansHostTest {
                 d.withRingSubChunks(3).withRingPartialDtype(DType.BF16),
                 d.withRingSubChunks(2),
                 d.withRingSubChunks(2).withRingPartialDtype(DType.BF16).withSerialPushes(true), // one push stream
-                d.withRingSubChunks(1).withSerialPushes(true));
+                d.withRingSubChunks(1).withSerialPushes(true),
+                // the own step cut apart from the pushes, pieces that straddle the pushes' sub-chunks among them
+                d.withRingSubChunks(1).withOwnPieces(2).withRingPartialDtype(DType.BF16),
+                d.withRingSubChunks(2).withOwnPieces(3),
+                d.withRingSubChunks(3).withOwnPieces(2).withRingPartialDtype(DType.BF16),
+                // the own GEMM adds the first partial to arrive as its C operand
+                d.withRingSubChunks(1).withRingPartialDtype(DType.BF16).withRingFusedTail(true),
+                d.withRingSubChunks(2).withOwnPieces(3).withRingPartialDtype(DType.BF16).withRingFusedTail(true),
+                d.withRingSubChunks(3).withOwnPieces(1).withRingPartialDtype(DType.BF16).withRingFusedTail(true)
+                        .withSerialPushes(true));
         List<Case> cases = new ArrayList<>();
         for (int tp : new int[]{2, 3, 4, 8}) {
             // rows per rank 3, 5 and 2; n divisible by 1, 2 and 3 splits

@@ -28,7 +28,8 @@ class FourRankOpsGpuTest {
     static Stream<Arguments> cases() {
         List<Arguments> a = new ArrayList<>();
         for (String v : new String[]{"scatter", "scatter:sub=2,lowp=1", "scatter:sub=4,lowp=1", "ring:sub=2,lowp=1",
-                "oneshot", "scatter:sm=8,lowp=1", "scatter:sub=2,lowp=1,serial=1", "scatter:serial=1,sm=8"}) {
+                "oneshot", "scatter:sm=8,lowp=1", "scatter:sub=2,lowp=1,serial=1", "scatter:serial=1,sm=8", "scatter:sub=1,tail=4,lowp=1",
+                "scatter:sub=1,tail=4,lowp=1,fuse=1", "scatter:sub=2,tail=3,lowp=1,fuse=1,serial=1"}) {
             a.add(Arguments.of(REDUCE_SCATTER, v, DType.BF16, 4000, 384, 512, true, false, true));
             a.add(Arguments.of(REDUCE_SCATTER, v, DType.FP32, 1024, 640, 256, true, true, false));
         }

@@ -122,7 +122,7 @@ class Fp8OverlapGpuTest {
         }
         c.add(new Case(ALL_GATHER, "ring:cs=1", DType.BF16, E4M3, 1024, 128, 256, true, false));
         for (String v : new String[]{"ring", "ring:sub=1", "ring:lowp=1", "ring:bidir=1,lowp=1", "pipeline",
-                "pipeline:splits=2", "oneshot", "scatter:sub=2", "scatter:lowp=1"}) {
+                "pipeline:splits=2", "oneshot", "scatter:sub=2", "scatter:lowp=1", "scatter:sub=1,tail=2,lowp=1"}) {
             for (DType t : new DType[]{DType.BF16, DType.FP32}) {
                 c.add(new Case(REDUCE_SCATTER, v, t, E4M3, 1024, 128, 256, true, t == DType.BF16));
             }
@@ -131,6 +131,9 @@ class Fp8OverlapGpuTest {
         c.add(new Case(REDUCE_SCATTER, "nccl:splits=2", DType.BF16, E4M3, 1024, 128, 256, true, true));
         c.add(new Case(REDUCE_SCATTER, "nccl:splits=4,margin=16", DType.FP32, E5M2_X, 512, 64, 384, true, false));
         c.add(new Case(REDUCE_SCATTER, "ring", DType.BF16, E4M3, 6, 64, 128, true, true));
+        // the FP8 own GEMM adding the first partial to arrive (in the output's type) as its C operand
+        c.add(new Case(REDUCE_SCATTER, "scatter:sub=2,tail=3,lowp=1,fuse=1", DType.BF16, E4M3, 1024, 128, 256, true,
+                true));
         c.add(new Case(REDUCE_SCATTER, "oneshot", DType.BF16, E4M3, 6, 64, 128, true, true));
         // The sum quantized into an FP8 output: every RS method, both FP8 types, a wide sum in bf16 or fp32.
         for (String v : new String[]{"ring", "ring:sub=1,lowp=1", "pipeline", "pipeline:splits=2", "oneshot",

@@ -47,7 +47,8 @@ class GraphCaptureGpuTest {
     @ParameterizedTest(name = "{0} {1}")
     @CsvSource({"ALL_GATHER, ring", "ALL_GATHER, aggregate", "ALL_GATHER, oneshot", "REDUCE_SCATTER, ring",
             "REDUCE_SCATTER, pipeline", "REDUCE_SCATTER, oneshot", "REDUCE_SCATTER, 'scatter:sub=2,lowp=1'",
-            "ALL_GATHER, 'fanout:cs=1,free=1'", "REDUCE_SCATTER, 'ring:sub=2,lowp=1,cs=1,fuse=1,free=1'"})
+            "ALL_GATHER, 'fanout:cs=1,free=1'", "REDUCE_SCATTER, 'ring:sub=2,lowp=1,cs=1,fuse=1,free=1'",
+            "REDUCE_SCATTER, 'scatter:sub=2,tail=4,lowp=1,fuse=1'"})
     void capturedOpsReplayToTheReferenceAndEagerOnesRefuseCapture(Collective c, String variant) throws Exception {
         Gpu.assumeGpus(2);
         int tp = 2, m = 1536, k = 512, n = 384;

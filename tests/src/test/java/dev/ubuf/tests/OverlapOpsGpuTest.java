@@ -61,6 +61,15 @@ class OverlapOpsGpuTest {
                 false));
         a.add(Arguments.of(REDUCE_SCATTER, "scatter:sub=2,lowp=1,free=1", DType.BF16, 2000, 384, 512, true, false,
                 true));
+        // scatter's own step cut apart from its pushes (pieces straddling their sub-chunks), and the own GEMM adding
+        // the first partial to arrive as its C operand
+        a.add(Arguments.of(REDUCE_SCATTER, "scatter:sub=1,tail=4,lowp=1", DType.BF16, 2000, 384, 512, true, false,
+                true));
+        a.add(Arguments.of(REDUCE_SCATTER, "scatter:sub=2,tail=3", DType.FP16, 1024, 640, 256, true, true, false));
+        a.add(Arguments.of(REDUCE_SCATTER, "scatter:sub=2,tail=3,lowp=1,fuse=1", DType.BF16, 2000, 384, 512, true,
+                false, true));
+        a.add(Arguments.of(REDUCE_SCATTER, "scatter:sub=3,tail=1,lowp=1,fuse=1", DType.FP16, 6, 136, 128, true, true,
+                true));
         // NCCL's reduce-scatter pipelined over GEMM column blocks, with and without the bias, W and W^T
         a.add(Arguments.of(REDUCE_SCATTER, "nccl:splits=4,margin=16", DType.BF16, 2000, 384, 512, true, false,
                 true));
