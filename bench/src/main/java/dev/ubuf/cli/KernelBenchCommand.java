@@ -44,7 +44,7 @@ final class KernelBenchCommand implements Callable<Integer> {
     /** Every kernel the benchmark times, in order. */
     static final List<String> KERNELS = List.of("layernorm_fwd", "layernorm_bwd", "swiglu_fwd", "swiglu_bwd",
             "bias_swiglu_fwd", "bias_swiglu_bwd", "gelu_fwd", "gelu_bwd", "bias_add", "bias_grad", "fp8_quantize",
-            "fp8_quantize_transpose", "fp8_transpose");
+            "fp8_quantize_transpose", "fp8_transpose", "rs_sum", "rs_sum_f32");
     /** Model dimensions: hidden and ffn of Llama-3 8B and 70B. */
     static final Map<String, long[]> MODELS = Map.of("8b", new long[]{4096, 14336}, "70b", new long[]{8192, 28672});
 
@@ -67,7 +67,9 @@ final class KernelBenchCommand implements Callable<Integer> {
                     + " swiglu_bwd, bias_swiglu_fwd, bias_swiglu_bwd (fc1's bias fused in, as the MLP runs them;"
                     + " no PyTorch twin), gelu_fwd, gelu_bwd, bias_add, bias_grad, fp8_quantize,"
                     + " fp8_quantize_transpose, fp8_transpose (the FP8 codes of a gathered [tokens, hidden] tensor"
-                    + " transposed, as the FP8 wgrads need them).")
+                    + " transposed, as the FP8 wgrads need them), rs_sum (a reduce-scatter's last reduction at fc2's"
+                    + " output shard: tp-1 received partials added to the own one in place, partials in the layer's"
+                    + " type; no PyTorch twin), rs_sum_f32 (tp fp32 partials summed into the layer's type).")
     List<String> kernels;
     @Option(names = "--dtype", defaultValue = "bf16", paramLabel = "DTYPE",
             description = "Element type of the layer: bf16, fp16 or fp32 (default: ${DEFAULT-VALUE}).")
@@ -171,6 +173,10 @@ final class KernelBenchCommand implements Callable<Integer> {
                 long shard = tokens / tp;
                 long ff = f / tp;
                 for (String k : kernels) {
+                    if (tp == 1 && k.startsWith("rs_sum")) {
+                        throw OptionChecks.invalid(spec, "--kernels " + k + " is a reduce-scatter's reduction: it needs"
+                                + " every --tp at least 2, got 1");
+                    }
                     cases.add(switch (k) {
                         // x read, y written; gamma, beta read; mean and rstd (fp32) written
                         case "layernorm_fwd" -> new Case(m, tp, k, shard, h, 2 * shard * h * e + 2 * h * e + 8 * shard);
@@ -191,6 +197,10 @@ final class KernelBenchCommand implements Callable<Integer> {
                         case "fp8_quantize_transpose" -> new Case(m, tp, k, tokens, 2 * ff, tokens * 2 * ff * (e + 2));
                         // one byte read and one written an element, whatever the layer's dtype
                         case "fp8_transpose" -> new Case(m, tp, k, tokens, h, 2 * tokens * h);
+                        // tp - 1 received partials and the own one (the destination) read, the sum written
+                        case "rs_sum" -> new Case(m, tp, k, shard, h, (tp + 1) * shard * h * e);
+                        // tp fp32 partials read, the sum written in the layer's type
+                        case "rs_sum_f32" -> new Case(m, tp, k, shard, h, tp * shard * h * 4 + shard * h * e);
                         default -> throw new IllegalStateException(k);
                     });
                 }
@@ -385,6 +395,18 @@ final class KernelBenchCommand implements Callable<Integer> {
                     TensorView q = matrix(owned, r, n, DType.FP8_E4M3);
                     TensorView qT = matrix(owned, n, r, DType.FP8_E4M3);
                     return () -> fp8.transpose(q, qT, s);
+                }
+                case "rs_sum", "rs_sum_f32" -> {
+                    // As the reduce-scatters' tail launches it: separate slots of one user buffer in scatter, the
+                    // destination accumulated in place when the partials are in its type.
+                    boolean wide = c.kernel().equals("rs_sum_f32");
+                    int sources = wide ? c.tp() : c.tp() - 1;
+                    List<TensorView> partials = new ArrayList<>();
+                    for (int i = 0; i < sources; i++) {
+                        partials.add(matrix(owned, r, n, wide ? DType.FP32 : t));
+                    }
+                    TensorView out = matrix(owned, r, n, t);
+                    return () -> dk.sum(partials, out, !wide, s);
                 }
                 default -> throw new IllegalStateException(c.kernel());
             }

@@ -29,6 +29,7 @@ class KernelBenchCommandTest {
             bench kernels --kernels rmsnorm           | --kernels: unknown kernel 'rmsnorm'; kernels: layernorm_fwd,
             bench kernels --kernels gelu_fwd,gelu_fwd | --kernels: a kernel is listed twice: gelu_fwd,gelu_fwd
             bench kernels --dtype fp8                 | --dtype is bf16, fp16 or fp32, got 'fp8'
+            bench kernels --tp 1,2 --kernels rs_sum   | --kernels rs_sum is a reduce-scatter's reduction: it needs every --tp at least 2, got 1
             """)
     void badInputFailsBeforeGpuWork(String args, String message) {
         Ubuf run = Ubuf.run(args.trim().split(" +"));
@@ -64,6 +65,13 @@ class KernelBenchCommandTest {
         assertEquals(8192L * 14336 * 2 + 14336 * 4, byName.get("bias_grad").bytes());
         assertEquals(4096L * 4096 * 3, byName.get("fp8_quantize").bytes());
         assertEquals(8192L * 14336 * 4, byName.get("fp8_quantize_transpose").bytes(), "bf16 in, y and yT out");
+        // The reduce-scatter's last reduction on fc2's output shard (4096 x 4096): at tp 2 one received partial
+        // and the own one read, the sum written; fp32: both partials in fp32, the sum in bf16.
+        KernelBenchCommand.Case sum = byName.get("rs_sum");
+        assertEquals(4096, sum.rows());
+        assertEquals(4096, sum.cols());
+        assertEquals(3L * 4096 * 4096 * 2, sum.bytes());
+        assertEquals(2L * 4096 * 4096 * 4 + 4096L * 4096 * 2, byName.get("rs_sum_f32").bytes());
         KernelBenchCommand.Case tr = byName.get("fp8_transpose");
         assertEquals(List.of(8192L, 4096L), List.of(tr.rows(), tr.cols()), "the gathered input, as fc1's wgrad reads it");
         assertEquals(2L * 8192 * 4096, tr.bytes(), "a byte read and a byte written an element");

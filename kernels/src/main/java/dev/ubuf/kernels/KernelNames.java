@@ -27,6 +27,17 @@ public final class KernelNames {
         return "ubuf_sum_" + Objects.requireNonNull(type, "type").suffix();
     }
 
+    /** {@link #sum} over contiguous views, a 16-byte word a thread: {@code ubuf_sum_dense_<t>}. */
+    public static String sumDense(KernelType type) {
+        return "ubuf_sum_dense_" + Objects.requireNonNull(type, "type").suffix();
+    }
+
+    /** {@link #sumF32To} over contiguous views: {@code ubuf_sum_dense_f32_to_<t>}, or {@code ubuf_sum_dense_f32}. */
+    public static String sumDenseF32To(KernelType type) {
+        Objects.requireNonNull(type, "type");
+        return type == KernelType.F32 ? sumDense(KernelType.F32) : "ubuf_sum_dense_f32_to_" + type.suffix();
+    }
+
     /** fp32 sources summed into {@code type}: {@code ubuf_sum_f32_to_<t>}, or {@code ubuf_sum_f32} for F32. */
     public static String sumF32To(KernelType type) {
         Objects.requireNonNull(type, "type");
@@ -71,10 +82,12 @@ public final class KernelNames {
         List<String> names = new ArrayList<>();
         for (KernelType t : KernelType.values()) {
             names.add(sum(t));
+            names.add(sumDense(t));
             names.add(addBias(t));
             names.add(fillRandom(t));
             if (t != KernelType.F32) {
                 names.add(sumF32To(t));
+                names.add(sumDenseF32To(t));
                 names.add(castF32To(t));
             }
         }

@@ -15,6 +15,9 @@ class KernelNamesTest {
         assertEquals("ubuf_sum_bf16", KernelNames.sum(KernelType.BF16));
         assertEquals("ubuf_sum_f32", KernelNames.sumF32To(KernelType.F32), "fp32 -> fp32 is the plain fp32 sum");
         assertEquals("ubuf_sum_f32_to_f16", KernelNames.sumF32To(KernelType.F16));
+        assertEquals("ubuf_sum_dense_bf16", KernelNames.sumDense(KernelType.BF16));
+        assertEquals("ubuf_sum_dense_f32", KernelNames.sumDenseF32To(KernelType.F32));
+        assertEquals("ubuf_sum_dense_f32_to_bf16", KernelNames.sumDenseF32To(KernelType.BF16));
         assertEquals("ubuf_cast_f32_to_bf16", KernelNames.castF32To(KernelType.BF16));
         assertEquals("ubuf_add_bias_f32", KernelNames.addBias(KernelType.F32));
         assertEquals("ubuf_fill_random_f16", KernelNames.fillRandom(KernelType.F16));
@@ -23,10 +26,10 @@ class KernelNamesTest {
     }
 
     @Test
-    void allHasOneHundredFourDistinctKernelsFiftySevenOfThemLayerKernelsAndTwentyFiveFp8Kernels() {
+    void allHasOneHundredNineDistinctKernelsFiftySevenOfThemLayerKernelsAndTwentyFiveFp8Kernels() {
         List<String> all = KernelNames.all();
-        assertEquals(104, all.size());
-        assertEquals(104, all.stream().distinct().count());
+        assertEquals(109, all.size());
+        assertEquals(109, all.stream().distinct().count());
         assertEquals(57, LayerKernelNames.all().size());
         assertTrue(all.containsAll(LayerKernelNames.all()));
         assertEquals(25, Fp8KernelNames.all().size());

@@ -175,9 +175,9 @@ public final class ScatterGemmReduceScatter implements RsOverlapMethod {
     /**
      * Partials in the op's dtype with 1, 2 and 4 sub-chunks (as m/tp allows), and fp32 partials with 1 and 2: the op's
      * dtype halves the bytes on the links, fp32 rounds only once, and more sub-chunks start the pushes and the
-     * reduction earlier at the price of smaller GEMMs; and whole-chunk pushes with only the own step in 4 pieces
-     * ({@code tail=4}, in the op's dtype; at tp above 2 also with {@code fuse=1}), a short tail at the price of the
-     * own GEMM alone being cut. Three named options stay out. An SM left free per push stream
+     * reduction earlier at the price of smaller GEMMs; and at tp above 2, whole-chunk pushes in the op's dtype with the
+     * first partial to arrive added by the own GEMM ({@code fuse=1}), whole or in 4 pieces ({@code tail=4}: a short
+     * tail at the price of the own GEMM alone being cut). Three named options stay out. An SM left free per push stream
      * ({@code free=tp-1}): timed as graph replays, as the layers run their ops, it tied with or lost to the same
      * options without it (8B FP8 fc2 on 4 H200s: 0.3125 against 0.2967 ms, 0.3048 against 0.3037). SM-copy pushes
      * ({@code sm}): on 4 H100s they lost to the copy engines at every shape measured, communication-bound ones
@@ -200,11 +200,12 @@ public final class ScatterGemmReduceScatter implements RsOverlapMethod {
                 }
             }
         }
-        // Whole chunks for the pushes and only the own step cut: the tail of sub=4 at sub=1's GEMMs.
-        if (whyUnsupported(rs, RsOptions.DEFAULTS.withRingSubChunks(1).withOwnPieces(4)).isEmpty()) {
-            space.add(Map.of("sub", "1", "tail", "4", "lowp", "1"));
-            if (rs.tp() > 2) {
-                // At tp 2 slot 0 is the only push, and the own GEMM would wait for all of it.
+        if (rs.tp() > 2) {
+            // The first partial to arrive added by the own GEMM, whole or in 4 pieces. At tp 2 slot 0 is the only
+            // push, so the own GEMM would wait for all of it; and cutting the own step alone lost there to sub=1 on
+            // 6 of 8 GEMM-bound shapes (2x H200, 2026-11-28): the whole push landed only after the own GEMM.
+            space.add(Map.of("sub", "1", "lowp", "1", "fuse", "1"));
+            if (whyUnsupported(rs, RsOptions.DEFAULTS.withRingSubChunks(1).withOwnPieces(4)).isEmpty()) {
                 space.add(Map.of("sub", "1", "tail", "4", "lowp", "1", "fuse", "1"));
             }
         }

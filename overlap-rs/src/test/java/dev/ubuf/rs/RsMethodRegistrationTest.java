@@ -131,6 +131,28 @@ class RsMethodRegistrationTest {
     }
 
     @Test
+    void scatterCutsItsOwnStepApartAndFusesTheFirstArrivalOnlyWhereTheyCanWin() {
+        OverlapMethod scatter = registry.get(Collective.REDUCE_SCATTER, "scatter");
+        RsShape tp4 = shape(4, 8192, 4096, 4096);
+        List<Map<String, String>> space4 = scatter.tuningSpace(tp4);
+        assertTrue(space4.contains(Map.of("sub", "1", "lowp", "1", "fuse", "1")), space4.toString());
+        assertTrue(space4.contains(Map.of("sub", "1", "tail", "4", "lowp", "1", "fuse", "1")), space4.toString());
+        List<Map<String, String>> space2 = scatter.tuningSpace(shape(2, 8192, 4096, 4096));
+        assertTrue(space2.stream().noneMatch(o -> o.containsKey("fuse") || o.containsKey("tail")),
+                "at tp 2 the own GEMM would wait for the only push: " + space2);
+        // 3 rows per rank: no 4 pieces
+        assertTrue(scatter.tuningSpace(shape(4, 12, 64, 64)).stream().noneMatch(o -> o.containsKey("tail")));
+        var e = assertThrows(IllegalArgumentException.class, () -> registry.schedule(tp4, "scatter:fuse=1"));
+        assertTrue(e.getMessage().contains("needs lowp=1"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> registry.schedule(shape(4, 12, 64, 64), "scatter:sub=1,tail=4"));
+        assertTrue(e.getMessage().contains("tail=4 exceeds m/tp=3"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> registry.schedule(tp4, "scatter:tail=0"));
+        assertTrue(e.getMessage().contains("tail=0 is outside 1.."), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> registry.schedule(tp4, "ring:tail=2"));
+        assertTrue(e.getMessage().contains("no option 'tail'"), e.getMessage());
+    }
+
+    @Test
     void badOptionsNameTheKeyAndTheAllowedValues() {
         RsShape s = shape(2, 4096, 1024, 1024);
         var e = assertThrows(IllegalArgumentException.class, () -> registry.schedule(s, "ring:splits=4"));

@@ -57,7 +57,16 @@ class ReductionKernelGpuTest {
         }
         a.add(Arguments.of(DType.FP32, DType.BF16, 4, 512, 1024, false));
         a.add(Arguments.of(DType.FP32, DType.FP16, 2, 100, 130, true));
-        return a.stream();
+        a.add(Arguments.of(DType.BF16, DType.BF16, 3, 256, 1024, true));
+        return a.stream().flatMap(x -> Stream.of(Arguments.of(append(x.get(), false, false)),
+                Arguments.of(append(x.get(), true, false)), Arguments.of(append(x.get(), true, true))));
+    }
+
+    private static Object[] append(Object[] x, boolean dense, boolean bias) {
+        Object[] y = java.util.Arrays.copyOf(x, x.length + 2);
+        y[x.length] = dense;
+        y[x.length + 1] = bias;
+        return y;
     }
 
     static float ulp(DType t, float v) {
@@ -68,18 +77,26 @@ class ReductionKernelGpuTest {
         return Math.abs(t.decode(t.encode(r) + 1) - r);
     }
 
-    @ParameterizedTest(name = "{0}->{1} k={2} {3}x{4} accumulate={5}")
+    /**
+     * Strided views take the row/column kernels; contiguous ones (ld == cols) the dense kernels, whose 16-byte words
+     * apply where every pointer is 16-aligned (the 512x1024 and 256x1024 cases) and the element-wise walk elsewhere;
+     * with a bias, the sum rounded, the bias added, rounded again.
+     */
+    @ParameterizedTest(name = "{0}->{1} k={2} {3}x{4} accumulate={5} dense={6} bias={7}")
     @MethodSource("cases")
-    void sumOfChunksIsWithinOneUlpOfHostFp32Sum(DType in, DType out, int k, int rows, int cols, boolean accumulate) {
+    void sumOfChunksIsWithinOneUlpOfHostFp32Sum(DType in, DType out, int k, int rows, int cols, boolean accumulate,
+                                                boolean dense, boolean withBias) {
         long seed = System.nanoTime();
         SplittableRandom rnd = new SplittableRandom(seed);
-        int ldSrc = cols + 3;
-        int ldDst = cols + 5;
+        int ldSrc = dense ? cols : cols + 3;
+        int ldDst = dense ? cols : cols + 5;
         long chunkElems = (long) rows * ldSrc;
         float[][] chunks = new float[k][];
         float[] dst0 = HostTensors.random(rnd, (long) rows * cols, out, 4f);
+        float[] bias = HostTensors.random(rnd, cols, out, 4f);
         try (DeviceBuffer src = ctx.allocate(k * chunkElems * in.bytes());
-             DeviceBuffer dst = ctx.allocate((long) rows * ldDst * out.bytes())) {
+             DeviceBuffer dst = ctx.allocate((long) rows * ldDst * out.bytes());
+             DeviceBuffer biasBuffer = ctx.allocate((long) cols * out.bytes())) {
             List<TensorView> views = new ArrayList<>();
             for (int j = 0; j < k; j++) {
                 chunks[j] = HostTensors.random(rnd, (long) rows * cols, in, 4f);
@@ -89,7 +106,9 @@ class ReductionKernelGpuTest {
             }
             TensorView dv = new TensorView(dst, 0, rows, cols, ldDst, out);
             HostTensors.upload(ctx, stream, dst0, dv);
-            kernels.sum(views, dv, accumulate, stream);
+            TensorView bv = new TensorView(biasBuffer, 0, 1, cols, cols, out);
+            HostTensors.upload(ctx, stream, bias, bv);
+            kernels.sum(views, dv, accumulate, withBias ? bv : null, stream);
             float[] got = HostTensors.download(ctx, stream, dv);
             for (int i = 0; i < rows * cols; i++) {
                 // The kernel's documented order: the sources in index order, then the old dst added once.
@@ -98,6 +117,9 @@ class ReductionKernelGpuTest {
                     acc += chunks[j][i];
                 }
                 float want = out.round(accumulate ? dst0[i] + acc : acc);
+                if (withBias) {
+                    want = out.round(want + bias[i % cols]);
+                }
                 float diff = Math.abs(got[i] - want);
                 assertTrue(diff <= ulp(out, want), "element " + i + ": got " + got[i] + ", host fp32 sum " + want
                         + " (seed " + seed + ")");

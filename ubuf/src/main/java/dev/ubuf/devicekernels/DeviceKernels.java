@@ -12,6 +12,13 @@ import java.util.List;
  */
 public final class DeviceKernels {
     private static final int BLOCK = 256;
+    /** Threads a block of the dense sums' one-shot grid (as the dense GELU kernels'). */
+    private static final int DENSE_BLOCK = 128;
+    /**
+     * Sums over contiguous views take the dense kernels; {@code -Dubuf.denseSum=false} keeps them on the row/column
+     * kernels, for A/B timing in one process.
+     */
+    static final boolean DENSE_SUM = !"false".equals(System.getProperty("ubuf.denseSum"));
     private final KernelLibrary library;
     private final int maxBlocks;
 
@@ -74,17 +81,28 @@ public final class DeviceKernels {
             }
             ptrs[i] = s.address();
         }
-        String name;
+        String types;
         if (first.dtype() == dst.dtype()) {
-            name = "ubuf_sum_" + suffix(dst.dtype());
+            types = suffix(dst.dtype());
         } else if (first.dtype() == DType.FP32) {
-            name = "ubuf_sum_f32_to_" + suffix(dst.dtype());
+            types = "f32_to_" + suffix(dst.dtype());
         } else {
             throw new IllegalArgumentException("sum sources must be " + dst.dtype().shortName() + " or fp32, got "
                     + first.dtype().shortName());
         }
-        library.launch(name, grid(dst.elements()), BLOCK, stream, ptrs, sources.size(), dst.rows(), dst.cols(),
-                first.ld(), dst.address(), dst.ld(), accumulate ? 1 : 0, bias == null ? 0L : bias.address());
+        if (DENSE_SUM && (dst.rows() == 1 || first.ld() == dst.cols() && dst.ld() == dst.cols())) {
+            // A thread per 16-byte word of the narrower type, one-shot grid.
+            int perWord = 16 / Math.min(first.dtype().bytes(), dst.dtype().bytes());
+            long words = (dst.elements() + perWord - 1) / perWord;
+            long blocks = Math.max(1, (words + DENSE_BLOCK - 1) / DENSE_BLOCK);
+            library.launch("ubuf_sum_dense_" + types, (int) Math.min(blocks, Integer.MAX_VALUE), DENSE_BLOCK, stream,
+                    ptrs, sources.size(), dst.elements(), dst.cols(), dst.address(), accumulate ? 1 : 0,
+                    bias == null ? 0L : bias.address());
+            return;
+        }
+        library.launch("ubuf_sum_" + types, grid(dst.elements()), BLOCK, stream, ptrs, sources.size(), dst.rows(),
+                dst.cols(), first.ld(), dst.address(), dst.ld(), accumulate ? 1 : 0,
+                bias == null ? 0L : bias.address());
     }
 
     /** out[r][c] += bias[c]; bias is a 1 x cols row of out's dtype. */
