@@ -30,10 +30,20 @@ __device__ __forceinline__ int abs_bits(float v) {
     return __float_as_int(fabsf(v));
 }
 
-// Folds this thread's amax bits into *amax: a warp maximum, then one atomic per warp (blockDim a multiple of 32).
+// Folds this thread's amax bits into *amax: a warp maximum, the block's maximum over its warps, then one atomic per
+// block (blockDim a multiple of 32; every thread of the block must call it). One atomic per warp made a grid of
+// eight 256-thread blocks an SM queue 64 same-address atomics an SM at the end of a short kernel.
 __device__ __forceinline__ void amax_commit(float* amax, int local) {
-    const int warpMax = __reduce_max_sync(0xffffffffu, local);
-    if ((threadIdx.x & 31u) == 0 && warpMax > 0) atomicMax(reinterpret_cast<int*>(amax), warpMax);
+    __shared__ int warpMax[32];
+    const int lane = (int)(threadIdx.x & 31u);
+    const int warp = (int)(threadIdx.x >> 5);
+    const int w = __reduce_max_sync(0xffffffffu, local);
+    if (lane == 0) warpMax[warp] = w;
+    __syncthreads();
+    if (warp == 0) {
+        const int b = __reduce_max_sync(0xffffffffu, lane < (int)(blockDim.x >> 5) ? warpMax[lane] : 0);
+        if (lane == 0 && b > 0) atomicMax(reinterpret_cast<int*>(amax), b);
+    }
 }
 
 __device__ __forceinline__ void store_scale_inverse(const float* scale, float* scaleInv) {
