@@ -169,6 +169,7 @@ struct K;
         static constexpr auto geluBwdDense = ubuf_gelu_bwd_dense_##S;                                     \
         static constexpr auto biasGeluFwd = ubuf_bias_gelu_fwd_##S;                                       \
         static constexpr auto swigluFwd = ubuf_swiglu_fwd_##S;                                            \
+        static constexpr auto swigluFwdWords = ubuf_swiglu_fwd_words_##S;                                 \
         static constexpr auto swigluBwd = ubuf_swiglu_bwd_##S;                                            \
         static constexpr auto biasSwigluFwd = ubuf_bias_swiglu_fwd_##S;                                   \
         static constexpr auto biasGeluBwdPartial = ubuf_bias_gelu_bwd_partial_##S;                        \
@@ -184,6 +185,14 @@ UBUF_EMU_KERNELS(__nv_bfloat16, bf16)
 int failures = 0;
 int stagedRuns = 0;
 int denseRuns = 0;
+int wordRuns = 0;
+
+// Whether LayerKernels runs ubuf_swiglu_fwd_words for these views (whole 16-byte groups in every row).
+template <class T>
+bool swigluWords(long long f, long long ldX, long long ldY, int offset) {
+    const long long n = 16 / (long long)sizeof(T);
+    return offset == 0 && f % n == 0 && (ldX * (long long)sizeof(T)) % 16 == 0 && (ldY * (long long)sizeof(T)) % 16 == 0;
+}
 template <class T>
 void checkGuards(const char* what, Mat<T>& m) {
     if (!guardsIntact(m)) {
@@ -389,6 +398,13 @@ void swiglu(const char* name, long long rows, long long f, long long ldX, long l
     for (long long r = 0; r < rows; ++r)
         for (long long c = 0; c < 2 * f; ++c) *xInPlace.at(r, c) = *x.at(r, c);
     launch(grid, 256, [&] { fwd(rows, f, x.base, ldX, y.base, ldY); });
+    Mat<T> yWords(rows, f, ldY, offset);
+    const bool words = swigluWords<T>(f, ldX, ldY, offset);
+    if (words) {
+        ++wordRuns;
+        launch(grid, 128, [&] { K<T>::swigluFwdWords(rows, f, x.base, ldX, nullptr, yWords.base, ldY); });
+        checkGuards(name, yWords);
+    }
     launch(grid, 256, [&] { bwd(rows, f, dy.base, ldY, x.base, ldX, dx.base, ldX); });
     // In place: dx written over x, which the launcher allows.
     launch(grid, 256, [&] { bwd(rows, f, dy.base, ldY, xInPlace.base, ldX, xInPlace.base, ldX); });
@@ -398,6 +414,7 @@ void swiglu(const char* name, long long rows, long long f, long long ldX, long l
            offset, grid);
     put("x", x);
     put("y", y);
+    if (words) put("y_words", yWords);
     put("dy", dy);
     put("dx", dx);
     put("dx_in_place", xInPlace);
@@ -447,6 +464,13 @@ void biasActivation(const char* name, int halves, long long rows, long long f, l
     } else {
         launch(grid, block, [&] { K<T>::biasSwigluFwd(rows, f, x.base, ldX, bias.base, y.base, ldY, 3); });
     }
+    Mat<T> yWords(rows, f, ldY, offset);
+    const bool words = halves == 2 && swigluWords<T>(f, ldX, ldY, offset);
+    if (words) {
+        ++wordRuns;
+        launch(grid, 128, [&] { K<T>::swigluFwdWords(rows, f, x.base, ldX, bias.base, yWords.base, ldY); });
+        checkGuards(name, yWords);
+    }
     // The backward's blocks are ACT_BLOCK threads (its lanes' shared sums are sized for it).
     launch(grid, ubuf::ACT_BLOCK, [&] {
         bwd(rows, f, dy.base, ldY, x.base, ldX, bias.base, dx.base, ldX, rowsPerPart, ws.data(), ldPart);
@@ -465,6 +489,7 @@ void biasActivation(const char* name, int halves, long long rows, long long f, l
     put("bias", bias);
     put("dy", dy);
     put("y", y);
+    if (words) put("y_words", yWords);
     put("dx", dx);
     put("dx_in_place", inPlace);
     put("db_before", db0);
@@ -601,6 +626,7 @@ int main() {
     transposeBytes("fp8_transpose_odd", 37, 53, 61, 40, 0, 64, 5, 22);
     printf("staged %d\n", stagedRuns);
     printf("dense %d\n", denseRuns);
+    printf("words %d\n", wordRuns);
     printf("failures %d\n", failures);
     return failures == 0 ? 0 : 1;
 }

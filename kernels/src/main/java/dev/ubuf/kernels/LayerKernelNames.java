@@ -73,6 +73,11 @@ public final class LayerKernelNames {
         return "ubuf_swiglu_fwd_" + suffix(type);
     }
 
+    /** SwiGLU forward, with or without fc1's bias, a thread per 16-byte word: {@code ubuf_swiglu_fwd_words_<t>}. */
+    public static String swigluForwardWords(KernelType type) {
+        return "ubuf_swiglu_fwd_words_" + suffix(type);
+    }
+
     public static String swigluBackward(KernelType type) {
         return "ubuf_swiglu_bwd_" + suffix(type);
     }
@@ -119,6 +124,7 @@ public final class LayerKernelNames {
             names.add(geluBackwardDense(t));
             names.add(biasGeluForward(t));
             names.add(swigluForward(t));
+            names.add(swigluForwardWords(t));
             names.add(swigluBackward(t));
             names.add(biasSwigluForward(t));
             names.add(biasGeluBackwardPartial(t));

@@ -26,11 +26,11 @@ class KernelNamesTest {
     }
 
     @Test
-    void allHasOneHundredNineDistinctKernelsFiftySevenOfThemLayerKernelsAndTwentyFiveFp8Kernels() {
+    void allHasOneHundredTwelveDistinctKernelsSixtyOfThemLayerKernelsAndTwentyFiveFp8Kernels() {
         List<String> all = KernelNames.all();
-        assertEquals(109, all.size());
-        assertEquals(109, all.stream().distinct().count());
-        assertEquals(57, LayerKernelNames.all().size());
+        assertEquals(112, all.size());
+        assertEquals(112, all.stream().distinct().count());
+        assertEquals(60, LayerKernelNames.all().size());
         assertTrue(all.containsAll(LayerKernelNames.all()));
         assertEquals(25, Fp8KernelNames.all().size());
         assertTrue(all.containsAll(Fp8KernelNames.all()));

@@ -23,6 +23,8 @@ public final class LayerKernels {
     static final int BLOCK = 256;
     /** Threads a block of the dense GELU kernels: 0.6-0.8% faster forwards than 256 on an H100 (gelu_probe.cu). */
     static final int DENSE_BLOCK = 128;
+    /** Whether the SwiGLU forwards run their word kernel where the views allow (see swigluWords). */
+    static final boolean SWIGLU_WORDS = !"false".equals(System.getProperty("ubuf.swigluWords"));
     /** The column-sum kernels split the rows into at most this many parts (fp32 partial sums, then one pass). */
     static final int MAX_PARTS = 256;
     /** ... of at least this many rows each, so a part's partial sum amortises its store. */
@@ -350,8 +352,31 @@ public final class LayerKernels {
         y.requireShape(x.rows(), f, "y (rows x F for x of rows x 2F)");
         y.requireDType(x.dtype(), "y");
         new Overlaps().input(x, "x").output(y, "y").check();
+        if (swigluWords(x, null, y, f)) {
+            launchSwigluWords(t, x, null, y, f, stream);
+            return;
+        }
         launch(LayerKernelNames.swigluForward(t), elementGrid(x.rows() * f), BLOCK, stream,
                 x.rows(), f, x.address(), x.ld(), y.address(), y.ld());
+    }
+
+    /**
+     * Whether the SwiGLU forward runs {@code ubuf_swiglu_fwd_words}: whole 16-byte groups in every row of x's halves,
+     * y and the bias, and fewer than 2^31 of them. {@code -Dubuf.swigluWords=false} keeps the other kernels, for A/B
+     * timing in one process.
+     */
+    private static boolean swigluWords(TensorView x, TensorView bias, TensorView y, long f) {
+        long group = 16 / x.dtype().bytes();
+        return SWIGLU_WORDS && f % group == 0 && rowsAligned(x) && rowsAligned(y)
+                && (bias == null || bias.address() % 16 == 0) && x.rows() * (f / group) < 1L << 31;
+    }
+
+    // A thread per 16-byte word of y, one-shot grid (as the dense GELU kernels).
+    private void launchSwigluWords(KernelType t, TensorView x, TensorView bias, TensorView y, long f,
+                                   CudaStream stream) {
+        long words = x.rows() * (f / (16 / x.dtype().bytes()));
+        launch(LayerKernelNames.swigluForwardWords(t), (int) Math.max(1, ceilDiv(words, DENSE_BLOCK)), DENSE_BLOCK,
+                stream, x.rows(), f, x.address(), x.ld(), address(bias), y.address(), y.ld());
     }
 
     /**
@@ -380,6 +405,10 @@ public final class LayerKernels {
         y.requireShape(x.rows(), f, "y (rows x F for x of rows x 2F)");
         y.requireDType(x.dtype(), "y");
         new Overlaps().input(x, "x").input(bias, "bias").output(y, "y").check();
+        if (swigluWords(x, bias, y, f)) {
+            launchSwigluWords(t, x, bias, y, f, stream);
+            return;
+        }
         long parts = ceilDiv(x.rows(), BIAS_ACTIVATION_FORWARD_ROWS);
         launch(LayerKernelNames.biasSwigluForward(t), groupPartialGrid(parts, f, x.dtype()), BLOCK, stream,
                 x.rows(), f, x.address(), x.ld(), bias.address(), y.address(), y.ld(),

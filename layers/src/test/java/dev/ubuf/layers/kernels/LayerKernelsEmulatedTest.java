@@ -55,6 +55,7 @@ class LayerKernelsEmulatedTest {
     private static String emulatorFailures = "";
     private static int stagedRuns;
     private static int denseRuns;
+    private static int wordRuns;
 
     @BeforeAll
     static void runEmulator() throws IOException, InterruptedException {
@@ -122,6 +123,7 @@ class LayerKernelsEmulatedTest {
                         + " memory; ";
                 case "staged" -> stagedRuns = Integer.parseInt(t[1]);
                 case "dense" -> denseRuns = Integer.parseInt(t[1]);
+                case "words" -> wordRuns = Integer.parseInt(t[1]);
                 case "dense-mismatch" -> emulatorFailures += t[1] + ": GELU's dense kernels' bits differ from the"
                         + " row/column kernels'; ";
                 default -> {
@@ -183,6 +185,8 @@ class LayerKernelsEmulatedTest {
         assertTrue(stagedRuns >= 6, "the staged LayerNorm backward ran beside the register-only one in at least two"
                 + " cases of each type, got " + stagedRuns);
         assertEquals(9, denseRuns, "GELU's dense kernels beside the row/column ones in three cases of each type");
+        assertEquals(9, wordRuns, "the SwiGLU forward's word kernel beside the other forwards in three cases of each"
+                + " type (one without a bias, two with)");
     }
 
     @TestFactory
@@ -280,6 +284,9 @@ class LayerKernelsEmulatedTest {
                 assertArrayEquals(c.a("bias_y"), c.a("bias_y_no_pre"), "with or without storing pre");
             }
             case "swiglu" -> {
+                if (c.arrays().containsKey("y_words")) {
+                    assertArrayEquals(c.a("y"), c.a("y_words"), c.name() + ": the word kernel's bits");
+                }
                 assertClose(HostLayerMath.swiglu(c.a("x"), rows, cols), c.a("y"), tol, "y");
                 assertClose(HostLayerMath.swigluBackward(c.a("dy"), c.a("x"), rows, cols), c.a("dx"), tol, "dx");
                 assertArrayEquals(c.a("dx"), c.a("dx_in_place"), "in place over x");
@@ -289,6 +296,9 @@ class LayerKernelsEmulatedTest {
                 // sums add the rows in another fixed order (checked against float64 below).
                 for (String out : List.of("y", "dx")) {
                     assertArrayEquals(c.a(out + "_two"), c.a(out), c.name() + " " + out + ": fused against unfused");
+                }
+                if (c.arrays().containsKey("y_words")) {
+                    assertArrayEquals(c.a("y_two"), c.a("y_words"), c.name() + ": the word kernel's bits");
                 }
                 assertClose(c.a("db_two"), c.a("db"), tol, "db against the unfused column sums");
                 assertArrayEquals(c.a("dx"), c.a("dx_in_place"), "in place over x");

@@ -225,9 +225,9 @@ class LayerKernelsTest {
         kernels.biasSwiglu(x, bias, a, stream);
         kernels.biasSwigluBackward(a, x, bias, x, db, true, ws, stream);
         assertEquals(List.of(
-                // 512 items of 16 rows x two tiles of 256 groups of 8 columns (448 groups a half)
-                new Launch("ubuf_bias_swiglu_fwd_bf16", 1024, 256, List.of(8192L, 3584L, x.address(), 7168L,
-                        bias.address(), a.address(), 3584L, 16L)),
+                // a thread per 16-byte word of a: 8192 x 3584 / 8 words, blocks of 128
+                new Launch("ubuf_swiglu_fwd_words_bf16", 28672, 128, List.of(8192L, 3584L, x.address(), 7168L,
+                        bias.address(), a.address(), 3584L)),
                 // 256 parts of 32 rows x seven tiles of 64 groups (4 row lanes a block), in place over x; the grid
                 // capped at 8 blocks an SM (grid-stride)
                 new Launch("ubuf_bias_swiglu_bwd_partial_bf16", 1056, 256, List.of(8192L, 3584L, a.address(), 3584L,
@@ -247,6 +247,13 @@ class LayerKernelsTest {
                         gx.address(), 48L, gb.address(), gx.address(), 48L, 32L, gws.address(), 48L)),
                 new Launch("ubuf_col_sums_f32_to_f32", 2, 512, List.of(4L, 48L, gws.address(), 48L, gdb.address(),
                         0))), launches);
+        // Rows of x not 16-byte aligned: the column-tile forward, 512 items of 16 rows x two tiles of 256 groups of
+        // 8 columns (448 groups a half).
+        launches.clear();
+        TensorView odd = matrix(8192, 7169, DType.BF16).cols(0, 7168);
+        kernels.biasSwiglu(odd, bias, a, stream);
+        assertEquals(List.of(new Launch("ubuf_bias_swiglu_fwd_bf16", 1024, 256, List.of(8192L, 3584L, odd.address(),
+                7169L, bias.address(), a.address(), 3584L, 16L))), launches);
     }
 
     @Test
@@ -347,7 +354,9 @@ class LayerKernelsTest {
         TensorView bias = vector(1024, DType.BF16);
         kernels.biasGelu(y, bias, y, null, stream);
         assertEquals(List.of(
-                new Launch("ubuf_swiglu_fwd_bf16", 32, 256, List.of(64L, 1024L, x.address(), 2048L, y.address(), 1024L)),
+                // a thread per 16-byte word of y: 64 x 1024 / 8 words, blocks of 128; no bias
+                new Launch("ubuf_swiglu_fwd_words_bf16", 64, 128, List.of(64L, 1024L, x.address(), 2048L, 0L,
+                        y.address(), 1024L)),
                 new Launch("ubuf_swiglu_bwd_bf16", 32, 256, List.of(64L, 1024L, y.address(), 1024L, x.address(), 2048L,
                         x.address(), 2048L)),
                 new Launch("ubuf_gelu_fwd_dense_bf16", 64, 128, List.of(65536L, y.address(), y.address())),
@@ -432,6 +441,10 @@ class LayerKernelsTest {
         kernels.swigluBackward(matrix(rows, cols / 2, t), x, out, stream);
         TensorView bws = matrix(LayerKernels.biasGradWorkspaceRows(rows), cols, DType.FP32);
         kernels.biasSwiglu(x, vec, matrix(rows, cols / 2, t), stream);
+        // Strided x (rows not 16-byte aligned): the SwiGLU forwards' row/column and column-tile kernels.
+        TensorView oddX = matrix(rows, cols + 1, t).cols(0, cols);
+        kernels.swiglu(oddX, matrix(rows, cols / 2, t), stream);
+        kernels.biasSwiglu(oddX, vec, matrix(rows, cols / 2, t), stream);
         kernels.biasSwigluBackward(matrix(rows, cols / 2, t), x, vec, x, dgamma, true, bws, stream);
         kernels.biasGeluBackward(dy, x, vec, out, dbeta, false, bws, stream);
         kernels.mseGrad(x, dy, 2f / (rows * cols), out, mean, stream);
