@@ -298,11 +298,22 @@ class LayerKernelsTest {
         kernels.biasGrad(dy2, db2, false, ws.cols(0, 7168), stream);
         assertEquals(64L, launches.getFirst().args().get(4));
         assertEquals(128L, launches.get(1).args().getFirst());
-        for (long rows = 1; rows < 20000; rows += 97) {
-            long rpp = kernels.biasGradRowsPerPart(rows, 14336, DType.BF16);
-            assertTrue(rpp >= LayerKernels.rowsPerPart(rows) && rpp <= Math.max(128, LayerKernels.rowsPerPart(rows)),
-                    "rows " + rows);
-            assertTrue((rows + rpp - 1) / rpp <= LayerKernels.biasGradWorkspaceRows(rows), "rows " + rows);
+        // 8192 x 28672 (70B's fc1 at tp 2): 14 tiles; 128-row parts would make 896 items, just over one wave of
+        // 6 resident blocks on 132 SMs (792), so 256-row parts, 448 items in one wave.
+        launches.clear();
+        TensorView dy3 = matrix(8192, 28672, DType.BF16);
+        TensorView ws3 = matrix(LayerKernels.biasGradWorkspaceRows(8192), 28672, DType.FP32);
+        kernels.biasGrad(dy3, vector(28672, DType.FP32), false, ws3, stream);
+        assertEquals(448, launches.getFirst().grid());
+        assertEquals(256L, launches.getFirst().args().get(4));
+        assertEquals(32L, launches.get(1).args().getFirst(), "32 parts summed");
+        for (long cols : new long[]{4096, 14336, 28672, 57344}) {
+            for (long rows = 1; rows < 20000; rows += 97) {
+                long rpp = kernels.biasGradRowsPerPart(rows, cols, DType.BF16);
+                assertTrue(rpp >= LayerKernels.rowsPerPart(rows) && rpp <= Math.max(256, LayerKernels.rowsPerPart(rows)),
+                        "rows " + rows);
+                assertTrue((rows + rpp - 1) / rpp <= LayerKernels.biasGradWorkspaceRows(rows), "rows " + rows);
+            }
         }
     }
 
