@@ -200,12 +200,14 @@ public final class ScatterGemmReduceScatter implements RsOverlapMethod {
                 }
             }
         }
-        if (rs.tp() > 2) {
+        RsOptions fused = RsOptions.DEFAULTS.withRingSubChunks(1).withRingPartialDtype(rs.dtype())
+                .withRingFusedTail(true);
+        if (rs.tp() > 2 && whyUnsupported(rs, fused).isEmpty()) {
             // The first partial to arrive added by the own GEMM, whole or in 4 pieces. At tp 2 slot 0 is the only
             // push, so the own GEMM would wait for all of it; and cutting the own step alone lost there to sub=1 on
             // 6 of 8 GEMM-bound shapes (2x H200, 2026-11-28): the whole push landed only after the own GEMM.
             space.add(Map.of("sub", "1", "lowp", "1", "fuse", "1"));
-            if (whyUnsupported(rs, RsOptions.DEFAULTS.withRingSubChunks(1).withOwnPieces(4)).isEmpty()) {
+            if (whyUnsupported(rs, fused.withOwnPieces(4)).isEmpty()) {
                 space.add(Map.of("sub", "1", "tail", "4", "lowp", "1", "fuse", "1"));
             }
         }
