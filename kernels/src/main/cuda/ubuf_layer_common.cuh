@@ -140,16 +140,26 @@ __device__ __forceinline__ void map_dense(i64 n, const T* const (&in)[NIN], T* c
     for (int j = 0; j < NOUT; ++j) vec = vec && aligned16(out[j]);
     const i64 words = vec ? n / N : 0;
     const i64 stride = grid_threads();
-    for (i64 w = global_thread(); w < words; w += stride) {
-        uint4 raw[NIN];
+    // Two words a thread, both loaded before either is computed: twice the bytes in flight (an H200 needs them).
+    for (i64 w = global_thread(); w < words; w += 2 * stride) {
+        const bool second = w + stride < words;
+        uint4 raw[2][NIN];
 #pragma unroll
-        for (int j = 0; j < NIN; ++j) raw[j] = reinterpret_cast<const uint4*>(in[j])[w];
-        float x[NIN][N], y[NOUT][N];
+        for (int j = 0; j < NIN; ++j) raw[0][j] = reinterpret_cast<const uint4*>(in[j])[w];
+        if (second) {
 #pragma unroll
-        for (int j = 0; j < NIN; ++j) RawGroup<T>::unpack(raw[j], x[j]);
-        apply_vector<NIN, NOUT, N>(x, y, op);
+            for (int j = 0; j < NIN; ++j) raw[1][j] = reinterpret_cast<const uint4*>(in[j])[w + stride];
+        }
 #pragma unroll
-        for (int j = 0; j < NOUT; ++j) store_vec<T, N>(out[j] + w * N, y[j]);
+        for (int h = 0; h < 2; ++h) {
+            if (h == 1 && !second) break;
+            float x[NIN][N], y[NOUT][N];
+#pragma unroll
+            for (int j = 0; j < NIN; ++j) RawGroup<T>::unpack(raw[h][j], x[j]);
+            apply_vector<NIN, NOUT, N>(x, y, op);
+#pragma unroll
+            for (int j = 0; j < NOUT; ++j) store_vec<T, N>(out[j] + (w + h * stride) * N, y[j]);
+        }
     }
     for (i64 e = words * N + global_thread(); e < n; e += stride) {
         float xi[NIN], yi[NOUT];

@@ -370,35 +370,36 @@ class LayerKernelsTest {
                         y.address(), 1024L)),
                 new Launch("ubuf_swiglu_bwd_bf16", 32, 256, List.of(64L, 1024L, y.address(), 1024L, x.address(), 2048L,
                         x.address(), 2048L)),
-                new Launch("ubuf_gelu_fwd_dense_bf16", 64, 128, List.of(65536L, y.address(), y.address())),
-                new Launch("ubuf_gelu_bwd_dense_bf16", 64, 128, List.of(65536L, y.address(), y.address(), y.address())),
+                // two 16-byte words a thread: 65536 / 8 / 2 / 128 blocks
+                new Launch("ubuf_gelu_fwd_dense_bf16", 32, 128, List.of(65536L, y.address(), y.address())),
+                new Launch("ubuf_gelu_bwd_dense_bf16", 32, 128, List.of(65536L, y.address(), y.address(), y.address())),
                 new Launch("ubuf_bias_gelu_fwd_bf16", 32, 256, List.of(64L, 1024L, y.address(), 1024L, bias.address(),
                         y.address(), 1024L, 0L, 0L))), launches);
     }
 
     @Test
-    void geluOverDenseViewsTakesTheDenseKernelsAThreadA16ByteWordAndStridedViewsTheMap() {
+    void geluOverDenseViewsTakesTheDenseKernelsAThreadTwo16ByteWordsAndStridedViewsTheMap() {
         TensorView x = matrix(8192, 7168, DType.BF16);
         TensorView y = matrix(8192, 7168, DType.BF16);
         kernels.gelu(x, y, stream);
         kernels.geluBackward(x, x, y, stream);
         TensorView wide = matrix(8192, 7200, DType.BF16);
         kernels.gelu(wide.cols(0, 7168), y, stream);
-        TensorView x32 = matrix(100, 30, DType.FP32); // 3000 elements = 750 words of 4: six blocks of 128
+        TensorView x32 = matrix(100, 30, DType.FP32); // 3000 elements = 750 words of 4: three blocks of 128 x 2
         kernels.gelu(x32, x32, stream);
-        TensorView row = wide.rows(0, 1).cols(0, 7199); // one row is dense whatever its ld: 900 words, one partial
+        TensorView row = wide.rows(0, 1).cols(0, 7199); // one row is dense whatever its ld: 900 words, 4 blocks
         kernels.gelu(row, matrix(1, 7199, DType.BF16), stream);
         assertEquals(List.of(
-                new Launch("ubuf_gelu_fwd_dense_bf16", 8192 * 7168 / 8 / 128, 128,
+                new Launch("ubuf_gelu_fwd_dense_bf16", 8192 * 7168 / 8 / 2 / 128, 128,
                         List.of(8192L * 7168, x.address(), y.address())),
-                new Launch("ubuf_gelu_bwd_dense_bf16", 8192 * 7168 / 8 / 128, 128,
+                new Launch("ubuf_gelu_bwd_dense_bf16", 8192 * 7168 / 8 / 2 / 128, 128,
                         List.of(8192L * 7168, x.address(), x.address(), y.address())),
                 new Launch("ubuf_gelu_fwd_bf16", 8 * SMS, 256,
                         List.of(8192L, 7168L, wide.address(), 7200L, y.address(), 7168L)),
-                new Launch("ubuf_gelu_fwd_dense_f32", 6, 128, List.of(3000L, x32.address(), x32.address()))),
+                new Launch("ubuf_gelu_fwd_dense_f32", 3, 128, List.of(3000L, x32.address(), x32.address()))),
                 launches.subList(0, 4));
         assertEquals("ubuf_gelu_fwd_dense_bf16", launches.get(4).name());
-        assertEquals(8, launches.get(4).grid());
+        assertEquals(4, launches.get(4).grid());
         assertEquals(7199L, launches.get(4).args().getFirst());
     }
 
