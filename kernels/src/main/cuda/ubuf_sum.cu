@@ -47,6 +47,21 @@ __device__ __forceinline__ void finish_vec(D* d, float (&acc)[N], int accumulate
     store_vec<D, N>(d, acc);
 }
 
+// One element of the sums below: *d = the sources at off summed in index order, then dst and the bias as finish_vec
+// adds them, one element at a time (the walks' element-wise paths).
+template <class S, class D>
+__device__ __forceinline__ void sum_element(const SumSources& srcs, int k, i64 off, D* d, int accumulate,
+                                            const D* b) {
+    float acc = Elem<S>::load(static_cast<const S*>(srcs.p[0])[off]);
+#pragma unroll
+    for (int j = 1; j < 8; ++j) {
+        if (j < k) acc += Elem<S>::load(static_cast<const S*>(srcs.p[j])[off]);
+    }
+    if (accumulate) acc = Elem<D>::load(*d) + acc;
+    if (b != nullptr) acc = Elem<D>::load(Elem<D>::store(acc)) + Elem<D>::load(*b);
+    *d = Elem<D>::store(acc);
+}
+
 // dst[r][c] = (accumulate ? dst[r][c] : 0) + (((src_0 + src_1) + ...) + src_{k-1})[r][c], in fp32, with
 // the sources summed in index order first (deterministic) and dst added last. dst may be one of the sources
 // (same pointer and ld: every element is read before it is written by the same thread) but must not
@@ -75,16 +90,8 @@ __device__ __forceinline__ void sum_rows(const SumSources& srcs, int k, i64 rows
         }
     } else {
         for (RowColIter it(cols); it.row < rows; it.next()) {
-            const i64 srcOff = it.row * srcLd + it.col;
-            float acc = Elem<S>::load(static_cast<const S*>(srcs.p[0])[srcOff]);
-#pragma unroll
-            for (int j = 1; j < 8; ++j) {
-                if (j < k) acc += Elem<S>::load(static_cast<const S*>(srcs.p[j])[srcOff]);
-            }
-            D* d = dst + it.row * dstLd + it.col;
-            if (accumulate) acc = Elem<D>::load(*d) + acc;
-            if (bias != nullptr) acc = Elem<D>::load(Elem<D>::store(acc)) + Elem<D>::load(bias[it.col]);
-            *d = Elem<D>::store(acc);
+            sum_element<S, D>(srcs, k, it.row * srcLd + it.col, dst + it.row * dstLd + it.col, accumulate,
+                              bias == nullptr ? nullptr : bias + it.col);
         }
     }
 }
@@ -111,14 +118,7 @@ __device__ __forceinline__ void sum_dense(const SumSources& srcs, int k, i64 n, 
         finish_vec<D, N>(dst + w * N, acc, accumulate, bias == nullptr ? nullptr : bias + (w * N) % cols);
     }
     for (i64 e = words * N + global_thread(); e < n; e += stride) {
-        float acc = Elem<S>::load(static_cast<const S*>(srcs.p[0])[e]);
-#pragma unroll
-        for (int j = 1; j < 8; ++j) {
-            if (j < k) acc += Elem<S>::load(static_cast<const S*>(srcs.p[j])[e]);
-        }
-        if (accumulate) acc = Elem<D>::load(dst[e]) + acc;
-        if (bias != nullptr) acc = Elem<D>::load(Elem<D>::store(acc)) + Elem<D>::load(bias[e % cols]);
-        dst[e] = Elem<D>::store(acc);
+        sum_element<S, D>(srcs, k, e, dst + e, accumulate, bias == nullptr ? nullptr : bias + e % cols);
     }
 }
 
