@@ -37,7 +37,8 @@ class RsFp8OutputPlansHostTest {
         List<Arguments> all = new ArrayList<>();
         for (int tp : new int[]{2, 3, 4}) {
             for (String variant : new String[]{"ring:sub=1", "ring:sub=2", "ring:sub=2,lowp=1", "pipeline:splits=2",
-                    "oneshot", "scatter:sub=2", "scatter:sub=2,lowp=1"}) {
+                    "oneshot", "scatter:sub=2", "scatter:sub=2,lowp=1", "scatter:sub=1,lowp=1,fuse=1",
+                    "scatter:sub=2,tail=1,lowp=1,fuse=1"}) {
                 for (boolean fp8Gemms : new boolean[]{false, true}) {
                     all.add(Arguments.of(variant, tp, fp8Gemms, tp == 3 ? DType.FP8_E5M2 : DType.FP8_E4M3));
                 }

@@ -43,7 +43,8 @@ class RsFp8PlansHostTest {
         List<Arguments> all = new ArrayList<>();
         for (int tp : new int[]{2, 3, 4}) {
             for (String variant : new String[]{"ring:sub=1", "ring:sub=2", "ring:sub=2,lowp=1", "ring:sub=2,lowp=1,fuse=1", "ring:sub=1,lowp=1,direct=1", "ring:sub=2,lowp=1,cs=2,direct=1", "ring:sub=1,slots=3",
-                    "pipeline:splits=2", "oneshot", "scatter:sub=2", "scatter:sub=1,lowp=1"}) {
+                    "pipeline:splits=2", "oneshot", "scatter:sub=2", "scatter:sub=1,lowp=1", "scatter:sub=1,lowp=1,fuse=1",
+                    "scatter:sub=2,tail=1,lowp=1,fuse=1"}) {
                 all.add(Arguments.of(variant, tp, tp % 2 == 0));
             }
         }
