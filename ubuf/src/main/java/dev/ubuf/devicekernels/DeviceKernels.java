@@ -90,7 +90,7 @@ public final class DeviceKernels {
             throw new IllegalArgumentException("sum sources must be " + dst.dtype().shortName() + " or fp32, got "
                     + first.dtype().shortName());
         }
-        if (DENSE_SUM && (dst.rows() == 1 || first.ld() == dst.cols() && dst.ld() == dst.cols())) {
+        if (DENSE_SUM && dst.isDense() && first.isDense()) { // the sources share first's ld
             // A thread per 16-byte word of the narrower type, one-shot grid.
             int perWord = 16 / Math.min(first.dtype().bytes(), dst.dtype().bytes());
             long words = (dst.elements() + perWord - 1) / perWord;

@@ -58,6 +58,11 @@ public record TensorView(DeviceMemory memory, long byteOffset, long rows, long c
         return ld == cols;
     }
 
+    /** Whether the elements form one run in memory: {@link #isContiguous} or a single row, whatever its ld. */
+    public boolean isDense() {
+        return ld == cols || rows == 1;
+    }
+
     public long spanBytes() {
         return spanBytes(rows, cols, ld, dtype);
     }

@@ -4,6 +4,7 @@ import dev.ubuf.cuda.DeviceMemory;
 import dev.ubuf.gemm.Gemm;
 import org.junit.jupiter.api.Test;
 
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -84,6 +85,16 @@ class BadInputTest {
         assertThrows(IllegalArgumentException.class, () -> new TensorView(mem, 3, 4, 4, 4, DType.FP32),
                 "an offset that is not a whole element");
         assertThrows(IllegalArgumentException.class, () -> dense(8, 8, DType.FP32).rows(4, 5), "rows past the end");
+    }
+
+    @Test
+    void aViewIsDenseWhenItsElementsFormOneRun() {
+        TensorView whole = dense(8, 8, DType.FP32);
+        assertTrue(whole.isDense() && whole.isContiguous());
+        TensorView strided = whole.cols(0, 4);
+        assertFalse(strided.isDense() || strided.isContiguous(), "4 of every 8 elements");
+        TensorView oneRow = strided.rows(3, 1);
+        assertTrue(oneRow.isDense() && !oneRow.isContiguous(), "one row is one run whatever its ld");
     }
 
     @Test

@@ -561,10 +561,10 @@ public final class LayerKernels {
         return (int) Math.min(ceilDiv(cols, 32), maxBlocks);
     }
 
-    // Views whose elements are contiguous (ld == cols, or one row): the dense kernels walk them as one run.
+    // Views whose elements form one run each: the dense kernels walk them as such.
     private static boolean dense(TensorView... views) {
         for (TensorView v : views) {
-            if (v.ld() != v.cols() && v.rows() > 1) {
+            if (!v.isDense()) {
                 return false;
             }
         }
