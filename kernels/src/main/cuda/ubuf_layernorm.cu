@@ -409,6 +409,9 @@ __device__ __forceinline__ void layernorm_bwd(i64 rows, i64 cols, const T* dy, i
 // order as layernorm_bwd for the same blockDim. Vector path only (cols a multiple of the group width, dy, x and dx
 // rows 16-byte aligned, gamma aligned, the partial rows 16-byte aligned); LayerKernels checks this, and launches
 // it with LN_BWD_STAGES * 2 * groups * 16 bytes of dynamic shared memory.
+// The walk keeps two cursors (the row being copied, the row being computed) that step without dividing, and loads a
+// row's mean and rstd before waiting for its data: finding each row's part with 64-bit divisions and loading the
+// statistics after the wait made the kernel 20-28% slower (kernels/probes/layernorm_bwd_walk_probe.cu, H200).
 constexpr int LN_BWD_STAGES = 3;
 
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
@@ -434,79 +437,100 @@ __device__ __forceinline__ void cp_async_wait() {
 #endif
 }
 
+// A block's rows in order: its parts blockIdx.x, + gridDim.x, ..., each of rowsPerPart rows (the last may be
+// shorter); ok turns false past the last.
+struct PartRows {
+    i64 part, row, end;
+    bool ok;
+
+    __device__ __forceinline__ void start(i64 rows, i64 rowsPerPart) {
+        part = blockIdx.x;
+        enter(rows, rowsPerPart);
+    }
+    __device__ __forceinline__ void next(i64 rows, i64 rowsPerPart) {
+        if (++row < end) return;
+        part += gridDim.x;
+        enter(rows, rowsPerPart);
+    }
+
+  private:
+    __device__ __forceinline__ void enter(i64 rows, i64 rowsPerPart) {
+        row = part * rowsPerPart;
+        end = row + rowsPerPart < rows ? row + rowsPerPart : rows;
+        ok = row < rows;
+    }
+};
+
 template <class T>
 __device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T* dy, i64 ldDy, const T* x, i64 ldX,
                                                      const float* mean, const float* rstd, const T* gamma,
                                                      int zeroCentered, T* dx, i64 ldDx, i64 rowsPerPart,
                                                      float* dgammaPart, float* dbetaPart, i64 ldPart) {
     using G = ColGroups<T>;
-    using R = RawGroup<T>;
     constexpr int N = G::N;
     constexpr int K = LN_BWD_GROUPS;
     constexpr int S = LN_BWD_STAGES;
     if (rows <= 0 || cols <= 0 || rowsPerPart <= 0 || (blockDim.x & 31) != 0 || cols % N != 0) return;
-    const i64 groups = cols / N;
-    if (groups > (i64)K * blockDim.x) return;
+    if (cols / N > (i64)K * blockDim.x) return;
+    const int groups = (int)(cols / N);
     UBUF_DYNAMIC_SHARED(uint4, stage);  // S slots of [dy row | x row], groups words each
     __shared__ float scratchA[MAX_WARPS];
     __shared__ float scratchB[MAX_WARPS];
-    const i64 parts = (rows + rowsPerPart - 1) / rowsPerPart;
-    if ((i64)blockIdx.x >= parts) return;
-    const i64 myParts = (parts - 1 - blockIdx.x) / gridDim.x + 1;
+    PartRows copying, computing;
+    copying.start(rows, rowsPerPart);
+    computing.start(rows, rowsPerPart);
+    if (!computing.ok) return;
     const float n = (float)cols;
     const float one = zeroCentered ? 1.f : 0.f;
-    // The idx-th row of this block's sequence, and its part; false past the end.
-    auto rowAt = [&](i64 idx, i64& part, i64& r) -> bool {
-        const i64 pi = idx / rowsPerPart;
-        if (pi >= myParts) return false;
-        part = blockIdx.x + pi * gridDim.x;
-        r = part * rowsPerPart + (idx - pi * rowsPerPart);
-        return r < rows;
-    };
-    auto issue = [&](i64 idx) {
-        i64 part, r;
-        if (rowAt(idx, part, r)) {
-            uint4* slot = stage + (idx % S) * 2 * groups;
+    int copySlot = 0, slot = 0;
+    // The next row's words into the next slot; past the end an empty group keeps the count the wait relies on.
+    auto issue = [&]() {
+        if (copying.ok) {
+            uint4* s = stage + copySlot * 2 * groups;
+            const uint4* dyr = reinterpret_cast<const uint4*>(dy + copying.row * ldDy);
+            const uint4* xr = reinterpret_cast<const uint4*>(x + copying.row * ldX);
 #pragma unroll
             for (int k = 0; k < K; ++k) {
-                const i64 g = threadIdx.x + (i64)k * blockDim.x;
+                const int g = (int)threadIdx.x + k * (int)blockDim.x;
                 if (g < groups) {
-                    cp_async16(slot + g, dy + r * ldDy + g * N);
-                    cp_async16(slot + groups + g, x + r * ldX + g * N);
+                    cp_async16(s + g, dyr + g);
+                    cp_async16(s + groups + g, xr + g);
                 }
             }
+            copying.next(rows, rowsPerPart);
         }
-        cp_async_commit();  // an empty group past the end keeps the count the wait relies on
+        cp_async_commit();
+        copySlot = copySlot + 1 == S ? 0 : copySlot + 1;
     };
     uint4 gammaRaw[K];
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-        const i64 g = threadIdx.x + (i64)k * blockDim.x;
+        const int g = (int)threadIdx.x + k * (int)blockDim.x;
         if (g < groups) gammaRaw[k] = reinterpret_cast<const uint4*>(gamma)[g];
     }
 #pragma unroll
-    for (int i = 0; i < S - 1; ++i) issue(i);
+    for (int i = 0; i < S - 1; ++i) issue();
     float dg[K][N], db[K][N];
 #pragma unroll
     for (int k = 0; k < K; ++k) {
 #pragma unroll
         for (int i = 0; i < N; ++i) dg[k][i] = db[k][i] = 0.f;
     }
-    i64 part, r;
-    for (i64 idx = 0; rowAt(idx, part, r); ++idx) {
-        issue(idx + S - 1);  // into the slot of row idx - 1, which this thread has finished with
-        cp_async_wait<S - 1>();
+    while (computing.ok) {
+        issue();  // into the slot of the previous row, which this thread has finished with
+        const i64 r = computing.row;
         const float mu = mean[r];
         const float rs = rstd[r];
-        const uint4* slot = stage + (idx % S) * 2 * groups;
+        cp_async_wait<S - 1>();
+        const uint4* s = stage + slot * 2 * groups;
         uint4 dyRaw[K], xRaw[K];
         float s1 = 0.f, s2 = 0.f;
 #pragma unroll
         for (int k = 0; k < K; ++k) {
-            const i64 g = threadIdx.x + (i64)k * blockDim.x;
+            const int g = (int)threadIdx.x + k * (int)blockDim.x;
             if (g < groups) {
-                dyRaw[k] = slot[g];
-                xRaw[k] = slot[groups + g];
+                dyRaw[k] = s[g];
+                xRaw[k] = s[groups + g];
                 LnBwdGroup<T>::accumulate(dyRaw[k], xRaw[k], gammaRaw[k], N, mu, rs, one, s1, s2, dg[k], db[k]);
             }
         }
@@ -516,21 +540,20 @@ __device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T
         T* dxr = dx + r * ldDx;
 #pragma unroll
         for (int k = 0; k < K; ++k) {
-            const i64 g = threadIdx.x + (i64)k * blockDim.x;
+            const int g = (int)threadIdx.x + k * (int)blockDim.x;
             if (g < groups) {
                 float d[N];
                 LnBwdGroup<T>::dx(dyRaw[k], xRaw[k], gammaRaw[k], mu, rs, one, m1, m2, d);
                 store_vec<T, N>(dxr + g * N, d);
             }
         }
-        i64 nextPart, nextRow;
-        if (!rowAt(idx + 1, nextPart, nextRow) || nextPart != part) {
+        if (r + 1 == computing.end) {
 #pragma unroll
             for (int k = 0; k < K; ++k) {
-                const i64 g = threadIdx.x + (i64)k * blockDim.x;
+                const int g = (int)threadIdx.x + k * (int)blockDim.x;
                 if (g < groups) {
-                    float4* gp = reinterpret_cast<float4*>(dgammaPart + part * ldPart + g * N);
-                    float4* bp = reinterpret_cast<float4*>(dbetaPart + part * ldPart + g * N);
+                    float4* gp = reinterpret_cast<float4*>(dgammaPart + computing.part * ldPart + g * N);
+                    float4* bp = reinterpret_cast<float4*>(dbetaPart + computing.part * ldPart + g * N);
 #pragma unroll
                     for (int q = 0; q < N / 4; ++q) {
                         gp[q] = make_float4(dg[k][4 * q], dg[k][4 * q + 1], dg[k][4 * q + 2], dg[k][4 * q + 3]);
@@ -541,6 +564,8 @@ __device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T
                 for (int i = 0; i < N; ++i) dg[k][i] = db[k][i] = 0.f;
             }
         }
+        computing.next(rows, rowsPerPart);
+        slot = slot + 1 == S ? 0 : slot + 1;
     }
     cp_async_wait<0>();
 }

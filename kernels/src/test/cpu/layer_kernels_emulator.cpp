@@ -163,6 +163,7 @@ struct K;
         static constexpr auto lnBwdStaged = ubuf_layernorm_bwd_staged_##S;                                \
         static constexpr auto colSumsPartial = ubuf_col_sums_partial_##S;                                 \
         static constexpr auto colSums = ubuf_col_sums_f32_to_##S;                                         \
+        static constexpr auto colSums2 = ubuf_col_sums2_f32_to_##S;                                       \
         static constexpr auto geluFwd = ubuf_gelu_fwd_##S;                                                \
         static constexpr auto geluBwd = ubuf_gelu_bwd_##S;                                                \
         static constexpr auto geluFwdDense = ubuf_gelu_fwd_dense_##S;                                     \
@@ -268,8 +269,11 @@ void layerNorm(const char* name, long long rows, long long cols, long long ld, i
                 K<T>::lnBwdStaged(rows, cols, dy.base, ld, x.base, ld, mean.data(), rstd.data(), gamma.base,
                                   zeroCentered, dxS.base, ld, rowsPerPart, w, w + parts * ldPartS, ldPartS);
             });
-            launch(2, 64, [&] { K<T>::colSums(parts, cols, w, ldPartS, dgS.base, 0); });
-            launch(2, 64, [&] { K<T>::colSums(parts, cols, w + parts * ldPartS, ldPartS, dbS.base, 0); });
+            // dgamma's and dbeta's sums in one launch, as LayerKernels finishes the staged kernel (3 blocks, so
+            // the grid-stride crosses from the first set's tiles to the second's).
+            launch(3, 64, [&] {
+                K<T>::colSums2(parts, cols, w, w + parts * ldPartS, ldPartS, dgS.base, dbS.base, 0);
+            });
             checkGuards(name, dxS);
             bool same = true;
             for (long long r = 0; r < rows; ++r)

@@ -47,6 +47,11 @@ public final class LayerKernelNames {
         return "ubuf_col_sums_f32_to_" + suffix(type);
     }
 
+    /** Two sets of fp32 partial column sums of the same shape added into two rows of {@code type}, one launch. */
+    public static String colSums2F32To(KernelType type) {
+        return "ubuf_col_sums2_f32_to_" + suffix(type);
+    }
+
     public static String geluForward(KernelType type) {
         return "ubuf_gelu_fwd_" + suffix(type);
     }
@@ -118,6 +123,7 @@ public final class LayerKernelNames {
             names.add(layerNormBackwardParamsPartial(t));
             names.add(colSumsPartial(t));
             names.add(colSumsF32To(t));
+            names.add(colSums2F32To(t));
             names.add(geluForward(t));
             names.add(geluBackward(t));
             names.add(geluForwardDense(t));

@@ -26,11 +26,11 @@ class KernelNamesTest {
     }
 
     @Test
-    void allHasOneHundredTwelveDistinctKernelsSixtyOfThemLayerKernelsAndTwentyFiveFp8Kernels() {
+    void allHasOneHundredFifteenDistinctKernelsSixtyThreeOfThemLayerKernelsAndTwentyFiveFp8Kernels() {
         List<String> all = KernelNames.all();
-        assertEquals(112, all.size());
-        assertEquals(112, all.stream().distinct().count());
-        assertEquals(60, LayerKernelNames.all().size());
+        assertEquals(115, all.size());
+        assertEquals(115, all.stream().distinct().count());
+        assertEquals(63, LayerKernelNames.all().size());
         assertTrue(all.containsAll(LayerKernelNames.all()));
         assertEquals(25, Fp8KernelNames.all().size());
         assertTrue(all.containsAll(Fp8KernelNames.all()));
@@ -57,6 +57,7 @@ class KernelNamesTest {
                 LayerKernelNames.layerNormBackwardParamsPartial(KernelType.F32));
         assertEquals("ubuf_col_sums_partial_bf16", LayerKernelNames.colSumsPartial(KernelType.BF16));
         assertEquals("ubuf_col_sums_f32_to_f32", LayerKernelNames.colSumsF32To(KernelType.F32));
+        assertEquals("ubuf_col_sums2_f32_to_bf16", LayerKernelNames.colSums2F32To(KernelType.BF16));
         assertEquals("ubuf_gelu_fwd_f16", LayerKernelNames.geluForward(KernelType.F16));
         assertEquals("ubuf_gelu_bwd_bf16", LayerKernelNames.geluBackward(KernelType.BF16));
         assertEquals("ubuf_gelu_fwd_dense_f32", LayerKernelNames.geluForwardDense(KernelType.F32));

@@ -170,10 +170,9 @@ class LayerKernelsTest {
                         cols, x.address(), cols, mean.address(), rstd.address(), 8L, ws.address(), dbetaPart, cols)),
                 new Launch("ubuf_layernorm_bwd_dx_f32", 100, 256, List.of(rows, cols, dy.address(), cols, x.address(),
                         cols, mean.address(), rstd.address(), gamma.address(), 0, dy.address(), cols)),
-                new Launch("ubuf_col_sums_f32_to_f32", 129, 512, List.of(parts, cols, ws.address(), cols,
-                        dgamma.address(), 1)),
-                new Launch("ubuf_col_sums_f32_to_f32", 129, 512, List.of(parts, cols, dbetaPart, cols,
-                        dbeta.address(), 1))), launches);
+                // Both fp32: dgamma's and dbeta's sums in one launch, 129 tiles of 32 columns each.
+                new Launch("ubuf_col_sums2_f32_to_f32", 258, 512, List.of(parts, cols, ws.address(), dbetaPart,
+                        cols, dgamma.address(), dbeta.address(), 1))), launches);
     }
 
     @Test
@@ -339,8 +338,11 @@ class LayerKernelsTest {
         assertEquals(new Launch("ubuf_layernorm_bwd_staged_bf16", 256, 256, List.of(rows, cols, dy.address(), cols,
                 x.address(), cols, mean.address(), rstd.address(), gamma.address(), 0, dx.address(), cols, 16L,
                 ws.address(), dbetaPart, cols)), launches.getFirst());
-        assertEquals(List.of(3 * 2 * 8192, 0, 0), sharedBytes);
-        // 8192 columns: 512 threads, one block an SM, so 132 blocks walk the 256 parts.
+        assertEquals(new Launch("ubuf_col_sums2_f32_to_f32", 256, 512, List.of(parts, cols, ws.address(), dbetaPart,
+                cols, dgamma.address(), dbeta.address(), 0)), launches.get(1));
+        assertEquals(List.of(3 * 2 * 8192, 0), sharedBytes);
+        // 8192 columns: 512 threads, one block an SM, so parts of at least 4096 / 132 rows (32, not 16): 128 parts,
+        // one a block, and the finishing sums add 128 parts.
         launches.clear();
         sharedBytes.clear();
         TensorView dy8 = matrix(rows, 8192, DType.BF16);
@@ -349,9 +351,12 @@ class LayerKernelsTest {
         kernels.layerNormBackward(dy8, x8, mean, rstd, vector(8192, DType.BF16), false, dy8, vector(8192, DType.FP32),
                 vector(8192, DType.FP32), false, ws8, stream);
         assertEquals("ubuf_layernorm_bwd_staged_bf16", launches.getFirst().name());
-        assertEquals(132, launches.getFirst().grid());
+        assertEquals(128, launches.getFirst().grid());
         assertEquals(512, launches.getFirst().block());
+        assertEquals(32L, launches.getFirst().args().get(12));
         assertEquals(3 * 2 * 16384, sharedBytes.getFirst());
+        assertEquals("ubuf_col_sums2_f32_to_f32", launches.get(1).name());
+        assertEquals(128L, launches.get(1).args().getFirst());
     }
 
     @Test
@@ -435,6 +440,8 @@ class LayerKernelsTest {
         // Rows not 16-byte aligned (one more column of leading dimension): the register-only fused backward.
         TensorView odd = matrix(rows, cols + 1, t).cols(0, cols);
         kernels.layerNormBackward(dy, odd, mean, rstd, vec, false, out, dgamma, dbeta, false, ws, stream);
+        // dgamma and dbeta of one type: both finishing sums in one launch.
+        kernels.layerNormBackward(dy, x, mean, rstd, vec, false, out, vector(cols, t), dbeta, false, ws, stream);
         // Rows too long for the fused backward: the two-kernel path.
         long longCols = 8200;
         TensorView lx = matrix(rows, longCols, t);
