@@ -357,6 +357,17 @@ class LayerKernelsTest {
         assertEquals(3 * 2 * 16384, sharedBytes.getFirst());
         assertEquals("ubuf_col_sums2_f32_to_f32", launches.get(1).name());
         assertEquals(128L, launches.get(1).args().getFirst());
+        // Rows one element apart (not 16-byte aligned): the register-only kernel, on the same parts, so both
+        // kernels add the same sums in the same order.
+        launches.clear();
+        TensorView odd = matrix(rows, 8193, DType.BF16).cols(0, 8192);
+        kernels.layerNormBackward(odd, odd, mean, rstd, vector(8192, DType.BF16), false, odd,
+                vector(8192, DType.FP32), vector(8192, DType.FP32), false, ws8, stream);
+        assertEquals("ubuf_layernorm_bwd_bf16", launches.getFirst().name());
+        assertEquals(128, launches.getFirst().grid());
+        assertEquals(512, launches.getFirst().block());
+        assertEquals(32L, launches.getFirst().args().get(12));
+        assertEquals(128L, launches.get(1).args().getFirst());
     }
 
     @Test
