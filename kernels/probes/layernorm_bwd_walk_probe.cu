@@ -36,32 +36,7 @@ struct Cursor {
     }
 };
 
-// block_sum2 with one barrier: the warps' sums go to one of two scratch buffers by row parity, so the next row's
-// writes cannot race this row's reads (a warp writes the same buffer again only after the next row's barrier, which
-// every warp reaches after its reads here). Same sums, same order, so the same bits.
-__device__ __forceinline__ void block_sum2_one_barrier(float& a, float& b, float (*scratch)[2][ubuf::MAX_WARPS],
-                                                       int parity) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        a += __shfl_xor_sync(0xffffffffu, a, o);
-        b += __shfl_xor_sync(0xffffffffu, b, o);
-    }
-    if ((threadIdx.x & 31) == 0) {
-        scratch[parity][0][threadIdx.x >> 5] = a;
-        scratch[parity][1][threadIdx.x >> 5] = b;
-    }
-    __syncthreads();
-    const int warps = (int)(blockDim.x >> 5);
-    float ta = 0.f, tb = 0.f;
-    for (int w = 0; w < warps; ++w) {
-        ta += scratch[parity][0][w];
-        tb += scratch[parity][1][w];
-    }
-    a = ta;
-    b = tb;
-}
-
-template <int S, int K, int MAXT, int MINB, bool ONE_BARRIER = false>
+template <int S, int K, int MAXT, int MINB>
 __global__ void __launch_bounds__(MAXT, MINB) walk(i64 rows, i64 cols, const bf* dy, const bf* x, const float* mean,
                                                    const float* rstd, const bf* gamma, bf* dx, i64 rpp,
                                                    float* dgammaPart, float* dbetaPart, i64 ldPart) {
@@ -71,8 +46,6 @@ __global__ void __launch_bounds__(MAXT, MINB) walk(i64 rows, i64 cols, const bf*
     extern __shared__ uint4 stage[];
     __shared__ float scratchA[ubuf::MAX_WARPS];
     __shared__ float scratchB[ubuf::MAX_WARPS];
-    __shared__ float scratch2[2][2][ubuf::MAX_WARPS];
-    int parity = 0;
     const float n = (float)cols;
     Cursor ic, cc;
     ic.start(rows, rpp);
@@ -129,12 +102,7 @@ __global__ void __launch_bounds__(MAXT, MINB) walk(i64 rows, i64 cols, const bf*
                                                  db[k]);
             }
         }
-        if (ONE_BARRIER) {
-            block_sum2_one_barrier(s1, s2, scratch2, parity);
-            parity ^= 1;
-        } else {
-            ubuf::block_sum2(s1, s2, scratchA, scratchB);
-        }
+        ubuf::block_sum2(s1, s2, scratchA, scratchB);
         const float m1 = s1 / n;
         const float m2 = s2 / n;
         bf* dxr = dx + cc.r * cols;
@@ -175,38 +143,6 @@ __global__ void __launch_bounds__(UBUF_MAX_THREADS) col_sums_both(i64 parts, i64
                                                                   i64 ldPart, bf* dgamma, bf* dbeta) {
     if (blockIdx.y == 0) ubuf::col_sums_f32<bf>(parts, cols, part, ldPart, dgamma, 0);
     else ubuf::col_sums_f32<bf>(parts, cols, part + parts * ldPart, ldPart, dbeta, 0);
-}
-
-// As col_sums_both with sixteen parts' loads in flight per warp instead of eight (the same order of adds).
-__device__ __forceinline__ void col_tile16(i64 tile, i64 parts, i64 cols, const float* part, i64 ldPart, bf* dst,
-                                           float (*warpSums)[32]) {
-    const int lane = (int)(threadIdx.x & 31);
-    const int warp = (int)(threadIdx.x >> 5);
-    const int warps = (int)(blockDim.x >> 5);
-    const i64 c = tile * 32 + lane;
-    float acc = 0.f;
-    if (c < cols) {
-#pragma unroll 16
-        for (i64 p = warp; p < parts; p += warps) acc += part[p * ldPart + c];
-    }
-    warpSums[warp][lane] = acc;
-    __syncthreads();
-    if (warp == 0 && c < cols) {
-        float total = warpSums[0][lane];
-        for (int w = 1; w < warps; ++w) total += warpSums[w][lane];
-        dst[c] = __float2bfloat16(total);
-    }
-    __syncthreads();
-}
-
-__global__ void __launch_bounds__(UBUF_MAX_THREADS) col_sums_both16(i64 parts, i64 cols, const float* part,
-                                                                    i64 ldPart, bf* dgamma, bf* dbeta) {
-    __shared__ float warpSums[ubuf::MAX_WARPS][32];
-    const i64 tiles = (cols + 31) / 32;
-    for (i64 tile = blockIdx.x; tile < 2 * tiles; tile += gridDim.x) {
-        if (tile < tiles) col_tile16(tile, parts, cols, part, ldPart, dgamma, warpSums);
-        else col_tile16(tile - tiles, parts, cols, part + parts * ldPart, ldPart, dbeta, warpSums);
-    }
 }
 
 int main() {
@@ -306,24 +242,21 @@ int main() {
                 if (op) col_sums_both<<<dim3(colGrid, 2), 512>>>(pts, cols, part, cols, dgamma, dbeta);
             });
         };
-        // The product since 86e74fe is the walk below (K2 S3) on parts of at least rows / resident rows.
-        const long long rppW = rowsPerPart > (rows + resident - 1) / resident ? rowsPerPart
-                                                                             : (rows + resident - 1) / resident;
-        variant("walk K2 S3", walk<3, 2, 512, 1>, 3, 2, 512, rppW, false);
-        variant("walk K2 S3 one barrier", walk<3, 2, 512, 1, true>, 3, 2, 512, rppW, false);
-        variant("walk K2 S4 one barrier", walk<4, 2, 512, 1, true>, 4, 2, 512, rppW, false);
-        variant("walk K2 S3", walk<3, 2, 512, 1>, 3, 2, 512, rppW, true);
-        variant("walk K2 S3 one barrier", walk<3, 2, 512, 1, true>, 3, 2, 512, rppW, true);
-        {
-            const long long pW = (rows + rppW - 1) / rppW;
-            time("col sums (parts of the walk), one launch", [&] {
-                col_sums_both<<<dim3(colGrid, 2), 512>>>(pW, cols, part, cols, dgamma, dbeta);
-            });
-            time("col sums (parts of the walk), unroll 16", [&] {
-                col_sums_both16<<<(int)(2 * cols / 32 < sms * 8 ? 2 * cols / 32 : sms * 8), 512>>>(pW, cols, part,
-                                                                                               cols, dgamma, dbeta);
-            });
-        }
+        variant("walk K2 S3", walk<3, 2, 512, 1>, 3, 2, 512, rowsPerPart, false);
+        variant("walk K2 S4", walk<4, 2, 512, 1>, 4, 2, 512, rowsPerPart, false);
+        variant("walk K2 S3 bounds(256,3)", walk<3, 2, 256, 3>, 3, 2, 256, rowsPerPart, false);
+        variant("walk K2 S4 bounds(256,3)", walk<4, 2, 256, 3>, 4, 2, 256, rowsPerPart, false);
+        variant("walk K2 S3 bounds(512,2)", walk<3, 2, 512, 2>, 3, 2, 512, rowsPerPart, false);
+        variant("walk K1 S3 bounds(512,2)", walk<3, 1, 512, 2>, 3, 1, 512, rowsPerPart, false);
+        variant("walk K1 S4 bounds(512,2)", walk<4, 1, 512, 2>, 4, 1, 512, rowsPerPart, false);
+        variant("walk K1 S3 bounds(512,3)", walk<3, 1, 512, 3>, 3, 1, 512, rowsPerPart, false);
+        variant("walk K4 S3", walk<3, 4, 256, 1>, 3, 4, 256, rowsPerPart, false);
+        variant("walk K2 S3 rpp x2", walk<3, 2, 512, 1>, 3, 2, 512, rowsPerPart * 2, false);
+        variant("walk K2 S3 bounds(256,3) rpp x2", walk<3, 2, 256, 3>, 3, 2, 256, rowsPerPart * 2, false);
+        variant("walk K2 S3", walk<3, 2, 512, 1>, 3, 2, 512, rowsPerPart, true);
+        variant("walk K2 S3 bounds(256,3)", walk<3, 2, 256, 3>, 3, 2, 256, rowsPerPart, true);
+        variant("walk K1 S3 bounds(512,2)", walk<3, 1, 512, 2>, 3, 1, 512, rowsPerPart, true);
+        variant("walk K2 S3 bounds(256,3) rpp x2", walk<3, 2, 256, 3>, 3, 2, 256, rowsPerPart * 2, true);
         cudaFree(x);
         cudaFree(dy);
         cudaFree(dx);

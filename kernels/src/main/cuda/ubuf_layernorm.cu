@@ -273,38 +273,6 @@ struct LnBwdGroup {
         }
     }
 
-    // As accumulate, with g = gamma (+ 1) already as floats (computed once per kernel the same way: the same bits).
-    static __device__ __forceinline__ void accumulate_g(const uint4& dyRaw, const uint4& xRaw, const float (&g)[N],
-                                                        float mu, float rs, float& s1, float& s2, float (&dg)[N],
-                                                        float (&db)[N]) {
-        float d[N], v[N];
-        RawGroup<T>::unpack(dyRaw, d);
-        RawGroup<T>::unpack(xRaw, v);
-#pragma unroll
-        for (int i = 0; i < N; ++i) {
-            const float xhat = (v[i] - mu) * rs;
-            const float dxhat = d[i] * g[i];
-            s1 += dxhat;
-            s2 += dxhat * xhat;
-            dg[i] += d[i] * xhat;
-            db[i] += d[i];
-        }
-    }
-
-    // As dx, with g = gamma (+ 1) as floats.
-    static __device__ __forceinline__ void dx_g(const uint4& dyRaw, const uint4& xRaw, const float (&g)[N], float mu,
-                                                float rs, float m1, float m2, float (&out)[N]) {
-        float v[N];
-        RawGroup<T>::unpack(dyRaw, out);
-        RawGroup<T>::unpack(xRaw, v);
-#pragma unroll
-        for (int i = 0; i < N; ++i) {
-            const float xhat = (v[i] - mu) * rs;
-            const float dxhat = out[i] * g[i];
-            out[i] = rs * (dxhat - m1 - xhat * m2);
-        }
-    }
-
     // dx = rstd * (dxhat - m1 - xhat * m2), m1 and m2 the row's means of dxhat and dxhat * xhat.
     static __device__ __forceinline__ void dx(const uint4& dyRaw, const uint4& xRaw, const uint4& gammaRaw, float mu,
                                               float rs, float one, float m1, float m2, float (&out)[N]) {
@@ -534,17 +502,11 @@ __device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T
         cp_async_commit();
         copySlot = copySlot + 1 == S ? 0 : copySlot + 1;
     };
-    // gamma (+ 1) as floats once, and a row's words read from its slot again after the barrier rather than held
-    // across it: fewer instructions an element at no more registers (the slot stays the row's until the next
-    // iteration's copy).
-    float gp1[K][N];
+    uint4 gammaRaw[K];
 #pragma unroll
     for (int k = 0; k < K; ++k) {
         const int g = (int)threadIdx.x + k * (int)blockDim.x;
-        float gm[N];
-        RawGroup<T>::unpack(g < groups ? reinterpret_cast<const uint4*>(gamma)[g] : make_uint4(0, 0, 0, 0), gm);
-#pragma unroll
-        for (int i = 0; i < N; ++i) gp1[k][i] = gm[i] + one;
+        if (g < groups) gammaRaw[k] = reinterpret_cast<const uint4*>(gamma)[g];
     }
 #pragma unroll
     for (int i = 0; i < S - 1; ++i) issue();
@@ -561,11 +523,16 @@ __device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T
         const float rs = rstd[r];
         cp_async_wait<S - 1>();
         const uint4* s = stage + slot * 2 * groups;
+        uint4 dyRaw[K], xRaw[K];
         float s1 = 0.f, s2 = 0.f;
 #pragma unroll
         for (int k = 0; k < K; ++k) {
             const int g = (int)threadIdx.x + k * (int)blockDim.x;
-            if (g < groups) LnBwdGroup<T>::accumulate_g(s[g], s[groups + g], gp1[k], mu, rs, s1, s2, dg[k], db[k]);
+            if (g < groups) {
+                dyRaw[k] = s[g];
+                xRaw[k] = s[groups + g];
+                LnBwdGroup<T>::accumulate(dyRaw[k], xRaw[k], gammaRaw[k], N, mu, rs, one, s1, s2, dg[k], db[k]);
+            }
         }
         block_sum2(s1, s2, scratchA, scratchB);
         const float m1 = s1 / n;
@@ -576,7 +543,7 @@ __device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T
             const int g = (int)threadIdx.x + k * (int)blockDim.x;
             if (g < groups) {
                 float d[N];
-                LnBwdGroup<T>::dx_g(s[g], s[groups + g], gp1[k], mu, rs, m1, m2, d);
+                LnBwdGroup<T>::dx(dyRaw[k], xRaw[k], gammaRaw[k], mu, rs, one, m1, m2, d);
                 store_vec<T, N>(dxr + g * N, d);
             }
         }
