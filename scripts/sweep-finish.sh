@@ -147,15 +147,35 @@ def title(tp):
     return f"tp {n}" + (", FP8 operands (sweep-calls.sh tp" + n + " fp8: ubuf alone, no PyTorch)" if modes else "")
 
 
+def command(tp):
+    """The sweep-calls.sh line that made label tp's pack ('4-fp8-graph' -> SWEEP_GRAPH=1 ... tp4 fp8)."""
+    n, *modes = tp.split("-")
+    return (("SWEEP_GRAPH=1 " if "graph" in modes else "") + f"bash .gpu/sweep-calls.sh tp{n}"
+            + (" fp8" if "fp8" in modes else ""))
+
+
+def what_ran(tp):
+    """One label's rounds in a sentence: bf16 against PyTorch, or the FP8 subset alone."""
+    modes = tp.split("-")[1:]
+    timed = "ubuf timed as CUDA graph replays" if "graph" in modes else "ubuf issued call by call"
+    if "fp8" in modes:
+        return (f"{command(tp)}: the FP8 subset, E4M3 operands with bf16 output and partial sums at M = 4096-16384, "
+                f"{timed}, ubuf alone (PyTorch's baseline has no FP8 mode), its rounds back to back")
+    return (f"{command(tp)}: bf16, {timed}, alternating with the PyTorch baseline (NCCL + torch.matmul, "
+            "async-TP; eager) round by round")
+
+
 lines = [f"# The model-shape sweep at {', '.join(title(tp) for tp in tps)}, {count}x {gpu}, {date}, {commit}", "",
-         wrap("`timeout -k 10 585 bash .gpu/sweep-calls.sh tpN` (scripts/sweep-calls.sh), one GPU call per tp on a "
-         f"{count}-GPU node (tp 2 on GPUs 0,1; tp 4 on all four, in a later call). Each call ran a warm-up pass of "
-         "`ubuf bench sweep --iters 1 --warmup 0` (the planner measures and picks a method per shape, every GEMM "
-         "kind is tuned, into the call's own caches: `tpN/cache/`), then rounds of run-gpu.sh's `alternate=` stage: "
-         "`ubuf bench sweep` (every method, the planner's cached choice as auto, NCCL sequential; shuffled "
-         "interleaved iterations, max over ranks) and `torch_baseline.py` (NCCL + torch.matmul, async-TP) under "
-         "torchrun on as many processes as tp, on the same shapes, A B A B. `nvidia-smi dmon -s pucv` sampled every "
-         "GPU each second (`tpN/dmon.txt`); `tpN/node.txt` has clocks and power before and after."), ""]
+         wrap("One GPU call per label on a "
+         f"{count}-GPU node (tp 2 on GPUs 0,1; tp 4 on all four, in a later call): "
+         + "; ".join("`{}`: {}".format(*what_ran(tp).split(": ", 1)) for tp in tps) + ". Each call ran a warm-up "
+         "pass of `ubuf bench sweep --iters 1 --warmup 0` (the planner measures and picks a method per shape, every "
+         "GEMM kind is tuned, into the call's own caches: `tpN/cache/`), then its rounds: `ubuf bench sweep` (every "
+         "method, the planner's cached choice as auto, NCCL sequential; shuffled interleaved iterations, max over "
+         "ranks) and, for the bf16 labels, `torch_baseline.py` under torchrun on as many processes as tp between "
+         "them, A B A B. "
+         "`nvidia-smi dmon -s pucv` sampled every GPU each second (`tpN/dmon.txt`); `tpN/node.txt` has clocks and "
+         "power before and after."), ""]
 for tp in tps:
     d = docs.get(tp)
     if not d:
@@ -190,13 +210,14 @@ with open(page) as f:
     text = f.read()
 if f"--sweep {rel}/" not in text:
     section = [f"## Model-shape sweep, {', '.join(title(tp) for tp in tps)} ({count}x {gpu}, {date})", "",
-               wrap(f"`bash .gpu/sweep-calls.sh tp2` and `tp4` at {commit} ([what ran](../{rel}/README.md)): "
-               "`ubuf bench sweep` on Llama-3-8B (with M = 256 and 512), Llama-3-70B, Qwen2.5-32B and GPT-3-175B "
-               "(Mixtral-8x7B's expert FC1 and FC2 are Llama-3-8B's shapes, so its rows are those), bf16, every "
-               "method and the planner's choice, alternating with the PyTorch baseline round by round after a "
-               "warm-up pass in which the planner chose; medians over the rounds. \"fastest other\" is the fastest "
-               "of the other methods and NCCL sequential measured in the same iterations; \"auto / fastest\" the "
-               "median over rounds of that round's ratio."), ""]
+               wrap(f"At {commit} ([what ran](../{rel}/README.md)): "
+               + "; ".join(f"`{what_ran(tp).split(': ', 1)[0]}` ({what_ran(tp).split(': ', 1)[1]})" for tp in tps)
+               + ". `ubuf bench sweep` on Llama-3-8B, Llama-3-70B, Qwen2.5-32B and GPT-3-175B (bf16 also M = 256 "
+               "and 512 on the first; Mixtral-8x7B's expert FC1 and FC2 are Llama-3-8B's shapes, so its rows are "
+               "those), every method and the planner's choice, after a warm-up pass in which the planner chose; "
+               "medians over the rounds. \"fastest other\" is the fastest of the other methods and NCCL sequential "
+               "measured in the same iterations; \"auto / fastest\" the median over rounds of that round's ratio."),
+               ""]
     for tp in tps:
         section += [f"<!-- results-tables: --sweep {rel}/sweep-tp{tp}.json -->", "<!-- /results-tables -->", ""]
     anchor = "\n## The layer demo\n"

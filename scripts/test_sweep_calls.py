@@ -320,6 +320,12 @@ class SweepCallsTest(unittest.TestCase):
             page = f.read()
         self.assertIn("Model-shape sweep, tp 2, bf16 out, FP8 operands (e4m3)", page)
         self.assertIn("Model-shape sweep, tp 2, bf16:", page)
+        # The section and the README say what each pack ran: bf16 against PyTorch, the FP8 subset alone.
+        intro = " ".join(page[page.index("## Model-shape sweep"):page.index("<!-- results-tables: --sweep")].split())
+        self.assertIn("`bash .gpu/sweep-calls.sh tp2` (bf16, ubuf issued call by call, alternating with the PyTorch"
+                      " baseline", intro)
+        self.assertIn("`bash .gpu/sweep-calls.sh tp2 fp8` (the FP8 subset, E4M3 operands", intro)
+        self.assertIn("ubuf alone (PyTorch's baseline has no FP8 mode)", " ".join(readme.split()))
         fp8_table = page[page.index("FP8 operands (e4m3)"):]
         self.assertIn("faster than PyTorch async-TP: 0 of 0", fp8_table, "never against the bf16 baseline")
 
@@ -331,7 +337,10 @@ class SweepCallsTest(unittest.TestCase):
         for f in ("sweep-tp4.json", "sweep-tp4-graph.json", "tp4-graph/sweep-r2.json", "tp4-graph/warmup.json"):
             self.assertTrue(os.path.isfile(os.path.join(dest, f)), f)
         with open(os.path.join(dest, "README.md")) as f:
-            self.assertIn("## tp 4, ubuf timed as CUDA graph replays", f.read())
+            readme = f.read()
+        self.assertIn("## tp 4, ubuf timed as CUDA graph replays", readme)
+        self.assertIn("`SWEEP_GRAPH=1 bash .gpu/sweep-calls.sh tp4`: bf16, ubuf timed as CUDA graph replays",
+                      " ".join(readme.split()))
         with open(os.path.join(root, "docs", "results.md")) as f:
             page = f.read()
         replays = page[page.index("Model-shape sweep, tp 4, bf16, ubuf timed as CUDA graph replays:"):]
