@@ -8,7 +8,11 @@
 //  - the two-kernel path (partial sums, then dx: a re-read of dy and x, few registers);
 //  - dgamma's and dbeta's column sums in one launch.
 // Every walk computes dx and the partial sums; with two groups a thread in the product's order (dx bit for bit),
-// with one the row sums add in another order (dx may differ in the last bit). Build and run:
+// with one the row sums add in another order (dx may differ in the last bit). Since the product took the walk
+// (86e74fe, 10e396a; "product staged kernel" below is it on the old parts, "walk K2 S3" on its parts), the later
+// variants try the walk's row sums behind one barrier and the column sums with more loads in flight (twenty-third
+// session, call 6), and, one at a time, the instruction cuts the FLAGS name (written after call 8; not yet run).
+// The session's outputs: bench/results/2026-11-28-session23/call3-*, call6-*. Build and run:
 //   nvcc -arch=sm_90 -O3 -std=c++17 -I../src/main/cuda layernorm_bwd_walk_probe.cu -o walk && ./walk
 #include "../src/main/cuda/ubuf_layernorm.cu"
 #include "../src/main/cuda/ubuf_colsum.cu"
@@ -36,7 +40,39 @@ struct Cursor {
     }
 };
 
-template <int S, int K, int MAXT, int MINB>
+// block_sum2 with one barrier: the warps' sums go to one of two scratch buffers by row parity, so the next row's
+// writes cannot race this row's reads (a warp writes the same buffer again only after the next row's barrier, which
+// every warp reaches after its reads here). Same sums, same order, so the same bits.
+__device__ __forceinline__ void block_sum2_one_barrier(float& a, float& b, float (*scratch)[2][ubuf::MAX_WARPS],
+                                                       int parity) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        a += __shfl_xor_sync(0xffffffffu, a, o);
+        b += __shfl_xor_sync(0xffffffffu, b, o);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        scratch[parity][0][threadIdx.x >> 5] = a;
+        scratch[parity][1][threadIdx.x >> 5] = b;
+    }
+    __syncthreads();
+    const int warps = (int)(blockDim.x >> 5);
+    float ta = 0.f, tb = 0.f;
+    for (int w = 0; w < warps; ++w) {
+        ta += scratch[parity][0][w];
+        tb += scratch[parity][1][w];
+    }
+    a = ta;
+    b = tb;
+}
+
+// FLAGS of the walk, each one change measured alone (the twenty-third session's 104e824 made two at once, gamma as
+// floats and the row re-read from its slot, and ran 1.37-1.48x slower): GAMMA_FLOATS keeps gamma (+ 1) as floats
+// for the whole kernel instead of unpacking its words twice a row; REREAD reads a row's words from its slot again
+// for dx instead of holding them across the barrier; FMA_XHAT computes x-hat as fmaf(x, rstd, -mean * rstd), one
+// instruction instead of two (other bits: dx may differ in the last place).
+constexpr int GAMMA_FLOATS = 1, REREAD = 2, FMA_XHAT = 4;
+
+template <int S, int K, int MAXT, int MINB, bool ONE_BARRIER = false, int FLAGS = 0>
 __global__ void __launch_bounds__(MAXT, MINB) walk(i64 rows, i64 cols, const bf* dy, const bf* x, const float* mean,
                                                    const float* rstd, const bf* gamma, bf* dx, i64 rpp,
                                                    float* dgammaPart, float* dbetaPart, i64 ldPart) {
@@ -46,6 +82,8 @@ __global__ void __launch_bounds__(MAXT, MINB) walk(i64 rows, i64 cols, const bf*
     extern __shared__ uint4 stage[];
     __shared__ float scratchA[ubuf::MAX_WARPS];
     __shared__ float scratchB[ubuf::MAX_WARPS];
+    __shared__ float scratch2[2][2][ubuf::MAX_WARPS];
+    int parity = 0;
     const float n = (float)cols;
     Cursor ic, cc;
     ic.start(rows, rpp);
@@ -71,10 +109,12 @@ __global__ void __launch_bounds__(MAXT, MINB) walk(i64 rows, i64 cols, const bf*
         issueSlot = issueSlot + 1 == S ? 0 : issueSlot + 1;
     };
     uint4 gammaRaw[K];
+    float gp1[(FLAGS & GAMMA_FLOATS) ? K : 1][N];
 #pragma unroll
     for (int k = 0; k < K; ++k) {
         const int g = threadIdx.x + k * blockDim.x;
-        if (g < groups) gammaRaw[k] = reinterpret_cast<const uint4*>(gamma)[g];
+        gammaRaw[k] = g < groups ? reinterpret_cast<const uint4*>(gamma)[g] : make_uint4(0, 0, 0, 0);
+        if (FLAGS & GAMMA_FLOATS) ubuf::RawGroup<bf>::unpack(gammaRaw[k], gp1[(FLAGS & GAMMA_FLOATS) ? k : 0]);
     }
 #pragma unroll
     for (int i = 0; i < S - 1; ++i) issue();
@@ -88,21 +128,52 @@ __global__ void __launch_bounds__(MAXT, MINB) walk(i64 rows, i64 cols, const bf*
         issue();
         const float mu = mean[cc.r];
         const float rs = rstd[cc.r];
+        const float nmr = -mu * rs;
         ubuf::cp_async_wait<S - 1>();
         const uint4* s = stage + slot * 2 * groups;
         uint4 dyRaw[K], xRaw[K];
         float s1 = 0.f, s2 = 0.f;
+        // One group's terms, as LnBwdGroup computes them (g = gamma: the probe's gamma is not zero-centred).
+        auto terms = [&](const uint4& dyW, const uint4& xW, int k, float (&d)[N], float (&xhat)[N],
+                         float (&dxhat)[N]) {
+            float v[N], gm[N];
+            ubuf::RawGroup<bf>::unpack(dyW, d);
+            ubuf::RawGroup<bf>::unpack(xW, v);
+            if (FLAGS & GAMMA_FLOATS) {
+#pragma unroll
+                for (int i = 0; i < N; ++i) gm[i] = gp1[(FLAGS & GAMMA_FLOATS) ? k : 0][i];
+            } else {
+                ubuf::RawGroup<bf>::unpack(gammaRaw[k], gm);
+            }
+#pragma unroll
+            for (int i = 0; i < N; ++i) {
+                xhat[i] = (FLAGS & FMA_XHAT) ? fmaf(v[i], rs, nmr) : (v[i] - mu) * rs;
+                dxhat[i] = d[i] * (gm[i] + 0.f);
+            }
+        };
 #pragma unroll
         for (int k = 0; k < K; ++k) {
             const int g = threadIdx.x + k * blockDim.x;
             if (g < groups) {
                 dyRaw[k] = s[g];
                 xRaw[k] = s[groups + g];
-                ubuf::LnBwdGroup<bf>::accumulate(dyRaw[k], xRaw[k], gammaRaw[k], N, mu, rs, 0.f, s1, s2, dg[k],
-                                                 db[k]);
+                float d[N], xhat[N], dxhat[N];
+                terms(dyRaw[k], xRaw[k], k, d, xhat, dxhat);
+#pragma unroll
+                for (int i = 0; i < N; ++i) {
+                    s1 += dxhat[i];
+                    s2 += dxhat[i] * xhat[i];
+                    dg[k][i] += d[i] * xhat[i];
+                    db[k][i] += d[i];
+                }
             }
         }
-        ubuf::block_sum2(s1, s2, scratchA, scratchB);
+        if (ONE_BARRIER) {
+            block_sum2_one_barrier(s1, s2, scratch2, parity);
+            parity ^= 1;
+        } else {
+            ubuf::block_sum2(s1, s2, scratchA, scratchB);
+        }
         const float m1 = s1 / n;
         const float m2 = s2 / n;
         bf* dxr = dx + cc.r * cols;
@@ -110,8 +181,11 @@ __global__ void __launch_bounds__(MAXT, MINB) walk(i64 rows, i64 cols, const bf*
         for (int k = 0; k < K; ++k) {
             const int g = threadIdx.x + k * blockDim.x;
             if (g < groups) {
-                float d[N];
-                ubuf::LnBwdGroup<bf>::dx(dyRaw[k], xRaw[k], gammaRaw[k], mu, rs, 0.f, m1, m2, d);
+                float d[N], xhat[N], dxhat[N];
+                if (FLAGS & REREAD) terms(s[g], s[groups + g], k, d, xhat, dxhat);
+                else terms(dyRaw[k], xRaw[k], k, d, xhat, dxhat);
+#pragma unroll
+                for (int i = 0; i < N; ++i) d[i] = rs * (dxhat[i] - m1 - xhat[i] * m2);
                 ubuf::store_vec<bf, N>(dxr + g * N, d);
             }
         }
@@ -143,6 +217,38 @@ __global__ void __launch_bounds__(UBUF_MAX_THREADS) col_sums_both(i64 parts, i64
                                                                   i64 ldPart, bf* dgamma, bf* dbeta) {
     if (blockIdx.y == 0) ubuf::col_sums_f32<bf>(parts, cols, part, ldPart, dgamma, 0);
     else ubuf::col_sums_f32<bf>(parts, cols, part + parts * ldPart, ldPart, dbeta, 0);
+}
+
+// As col_sums_both with sixteen parts' loads in flight per warp instead of eight (the same order of adds).
+__device__ __forceinline__ void col_tile16(i64 tile, i64 parts, i64 cols, const float* part, i64 ldPart, bf* dst,
+                                           float (*warpSums)[32]) {
+    const int lane = (int)(threadIdx.x & 31);
+    const int warp = (int)(threadIdx.x >> 5);
+    const int warps = (int)(blockDim.x >> 5);
+    const i64 c = tile * 32 + lane;
+    float acc = 0.f;
+    if (c < cols) {
+#pragma unroll 16
+        for (i64 p = warp; p < parts; p += warps) acc += part[p * ldPart + c];
+    }
+    warpSums[warp][lane] = acc;
+    __syncthreads();
+    if (warp == 0 && c < cols) {
+        float total = warpSums[0][lane];
+        for (int w = 1; w < warps; ++w) total += warpSums[w][lane];
+        dst[c] = __float2bfloat16(total);
+    }
+    __syncthreads();
+}
+
+__global__ void __launch_bounds__(UBUF_MAX_THREADS) col_sums_both16(i64 parts, i64 cols, const float* part,
+                                                                    i64 ldPart, bf* dgamma, bf* dbeta) {
+    __shared__ float warpSums[ubuf::MAX_WARPS][32];
+    const i64 tiles = (cols + 31) / 32;
+    for (i64 tile = blockIdx.x; tile < 2 * tiles; tile += gridDim.x) {
+        if (tile < tiles) col_tile16(tile, parts, cols, part, ldPart, dgamma, warpSums);
+        else col_tile16(tile - tiles, parts, cols, part + parts * ldPart, ldPart, dbeta, warpSums);
+    }
 }
 
 int main() {
@@ -242,21 +348,34 @@ int main() {
                 if (op) col_sums_both<<<dim3(colGrid, 2), 512>>>(pts, cols, part, cols, dgamma, dbeta);
             });
         };
-        variant("walk K2 S3", walk<3, 2, 512, 1>, 3, 2, 512, rowsPerPart, false);
-        variant("walk K2 S4", walk<4, 2, 512, 1>, 4, 2, 512, rowsPerPart, false);
-        variant("walk K2 S3 bounds(256,3)", walk<3, 2, 256, 3>, 3, 2, 256, rowsPerPart, false);
-        variant("walk K2 S4 bounds(256,3)", walk<4, 2, 256, 3>, 4, 2, 256, rowsPerPart, false);
-        variant("walk K2 S3 bounds(512,2)", walk<3, 2, 512, 2>, 3, 2, 512, rowsPerPart, false);
-        variant("walk K1 S3 bounds(512,2)", walk<3, 1, 512, 2>, 3, 1, 512, rowsPerPart, false);
-        variant("walk K1 S4 bounds(512,2)", walk<4, 1, 512, 2>, 4, 1, 512, rowsPerPart, false);
-        variant("walk K1 S3 bounds(512,3)", walk<3, 1, 512, 3>, 3, 1, 512, rowsPerPart, false);
-        variant("walk K4 S3", walk<3, 4, 256, 1>, 3, 4, 256, rowsPerPart, false);
-        variant("walk K2 S3 rpp x2", walk<3, 2, 512, 1>, 3, 2, 512, rowsPerPart * 2, false);
-        variant("walk K2 S3 bounds(256,3) rpp x2", walk<3, 2, 256, 3>, 3, 2, 256, rowsPerPart * 2, false);
-        variant("walk K2 S3", walk<3, 2, 512, 1>, 3, 2, 512, rowsPerPart, true);
-        variant("walk K2 S3 bounds(256,3)", walk<3, 2, 256, 3>, 3, 2, 256, rowsPerPart, true);
-        variant("walk K1 S3 bounds(512,2)", walk<3, 1, 512, 2>, 3, 1, 512, rowsPerPart, true);
-        variant("walk K2 S3 bounds(256,3) rpp x2", walk<3, 2, 256, 3>, 3, 2, 256, rowsPerPart * 2, true);
+        // The product since 86e74fe is the walk below (K2 S3) on parts of at least rows / resident rows.
+        const long long rppW = rowsPerPart > (rows + resident - 1) / resident ? rowsPerPart
+                                                                             : (rows + resident - 1) / resident;
+        variant("walk K2 S3", walk<3, 2, 512, 1>, 3, 2, 512, rppW, false);
+        variant("walk K2 S3 one barrier", walk<3, 2, 512, 1, true>, 3, 2, 512, rppW, false);
+        variant("walk K2 S4 one barrier", walk<4, 2, 512, 1, true>, 4, 2, 512, rppW, false);
+        variant("walk K2 S3", walk<3, 2, 512, 1>, 3, 2, 512, rppW, true);
+        variant("walk K2 S3 one barrier", walk<3, 2, 512, 1, true>, 3, 2, 512, rppW, true);
+        // One change at a time (FLAGS above), then the pairs.
+        variant("walk K2 S3 gamma floats", walk<3, 2, 512, 1, false, GAMMA_FLOATS>, 3, 2, 512, rppW, false);
+        variant("walk K2 S3 reread", walk<3, 2, 512, 1, false, REREAD>, 3, 2, 512, rppW, false);
+        variant("walk K2 S3 fma xhat", walk<3, 2, 512, 1, false, FMA_XHAT>, 3, 2, 512, rppW, false);
+        variant("walk K2 S3 gamma floats + reread (104e824)", walk<3, 2, 512, 1, false, GAMMA_FLOATS | REREAD>, 3,
+                2, 512, rppW, false);
+        variant("walk K2 S3 gamma floats + fma xhat", walk<3, 2, 512, 1, false, GAMMA_FLOATS | FMA_XHAT>, 3, 2,
+                512, rppW, false);
+        variant("walk K2 S3 one barrier, gamma floats, fma xhat",
+                walk<3, 2, 512, 1, true, GAMMA_FLOATS | FMA_XHAT>, 3, 2, 512, rppW, false);
+        {
+            const long long pW = (rows + rppW - 1) / rppW;
+            time("col sums (parts of the walk), one launch", [&] {
+                col_sums_both<<<dim3(colGrid, 2), 512>>>(pW, cols, part, cols, dgamma, dbeta);
+            });
+            time("col sums (parts of the walk), unroll 16", [&] {
+                col_sums_both16<<<(int)(2 * cols / 32 < sms * 8 ? 2 * cols / 32 : sms * 8), 512>>>(pW, cols, part,
+                                                                                               cols, dgamma, dbeta);
+            });
+        }
         cudaFree(x);
         cudaFree(dy);
         cudaFree(dx);
