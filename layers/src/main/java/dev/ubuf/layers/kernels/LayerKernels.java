@@ -115,13 +115,16 @@ public final class LayerKernels {
         return Math.min(MAX_PARTS, ceilDiv(maxRows, MIN_ROWS_PER_PART));
     }
 
-    /** Rows of each part of {@link #layerNormBackward}'s partial sums for {@code rows} rows. */
+    /**
+     * Rows of each part of {@link #layerNormBackward}'s partial sums for {@code rows} rows, at least: its fused
+     * kernels take longer parts where {@code rows} exceeds their resident blocks, so never more parts.
+     */
     public static long layerNormRowsPerPart(long rows) {
         requirePositive(rows, "rows");
         return Math.max(MIN_LAYER_NORM_ROWS_PER_PART, ceilDiv(rows, MAX_LAYER_NORM_PARTS));
     }
 
-    /** Parts of {@code rows} rows in {@link #layerNormBackward}: half the rows of its workspace. */
+    /** Parts of {@code rows} rows in {@link #layerNormBackward}, at most: half the rows of its workspace. */
     public static long layerNormParts(long rows) {
         return ceilDiv(rows, layerNormRowsPerPart(rows));
     }
