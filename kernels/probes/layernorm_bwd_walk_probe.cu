@@ -21,25 +21,6 @@
 using bf = __nv_bfloat16;
 using ubuf::i64;
 
-// A block's rows in order: its parts blockIdx.x, + gridDim.x, ..., each rowsPerPart rows (the last part shorter).
-struct Cursor {
-    i64 part, r, end;
-    bool ok;
-    __device__ void start(i64 rows, i64 rpp) {
-        part = blockIdx.x;
-        r = part * rpp;
-        end = r + rpp < rows ? r + rpp : rows;
-        ok = r < rows;
-    }
-    __device__ void next(i64 rows, i64 rpp) {
-        if (++r < end) return;
-        part += gridDim.x;
-        r = part * rpp;
-        end = r + rpp < rows ? r + rpp : rows;
-        ok = r < rows;
-    }
-};
-
 // block_sum2 with one barrier: the warps' sums go to one of two scratch buffers by row parity, so the next row's
 // writes cannot race this row's reads (a warp writes the same buffer again only after the next row's barrier, which
 // every warp reaches after its reads here). Same sums, same order, so the same bits.
@@ -85,7 +66,7 @@ __global__ void __launch_bounds__(MAXT, MINB) walk(i64 rows, i64 cols, const bf*
     __shared__ float scratch2[2][2][ubuf::MAX_WARPS];
     int parity = 0;
     const float n = (float)cols;
-    Cursor ic, cc;
+    ubuf::PartRows ic, cc;  // the product's walk: the row being copied, the row being computed
     ic.start(rows, rpp);
     cc.start(rows, rpp);
     if (!cc.ok) return;
@@ -93,8 +74,8 @@ __global__ void __launch_bounds__(MAXT, MINB) walk(i64 rows, i64 cols, const bf*
     auto issue = [&]() {
         if (ic.ok) {
             uint4* s = stage + issueSlot * 2 * groups;
-            const uint4* dyr = reinterpret_cast<const uint4*>(dy + ic.r * cols);
-            const uint4* xr = reinterpret_cast<const uint4*>(x + ic.r * cols);
+            const uint4* dyr = reinterpret_cast<const uint4*>(dy + ic.row * cols);
+            const uint4* xr = reinterpret_cast<const uint4*>(x + ic.row * cols);
 #pragma unroll
             for (int k = 0; k < K; ++k) {
                 const int g = threadIdx.x + k * blockDim.x;
@@ -126,8 +107,8 @@ __global__ void __launch_bounds__(MAXT, MINB) walk(i64 rows, i64 cols, const bf*
     }
     while (cc.ok) {
         issue();
-        const float mu = mean[cc.r];
-        const float rs = rstd[cc.r];
+        const float mu = mean[cc.row];
+        const float rs = rstd[cc.row];
         const float nmr = -mu * rs;
         ubuf::cp_async_wait<S - 1>();
         const uint4* s = stage + slot * 2 * groups;
@@ -176,7 +157,7 @@ __global__ void __launch_bounds__(MAXT, MINB) walk(i64 rows, i64 cols, const bf*
         }
         const float m1 = s1 / n;
         const float m2 = s2 / n;
-        bf* dxr = dx + cc.r * cols;
+        bf* dxr = dx + cc.row * cols;
 #pragma unroll
         for (int k = 0; k < K; ++k) {
             const int g = threadIdx.x + k * blockDim.x;
@@ -189,7 +170,7 @@ __global__ void __launch_bounds__(MAXT, MINB) walk(i64 rows, i64 cols, const bf*
                 ubuf::store_vec<bf, N>(dxr + g * N, d);
             }
         }
-        if (cc.r + 1 == cc.end) {
+        if (cc.row + 1 == cc.end) {
 #pragma unroll
             for (int k = 0; k < K; ++k) {
                 const int g = threadIdx.x + k * blockDim.x;
@@ -212,14 +193,7 @@ __global__ void __launch_bounds__(MAXT, MINB) walk(i64 rows, i64 cols, const bf*
     ubuf::cp_async_wait<0>();
 }
 
-// dgamma's (blockIdx.y 0) and dbeta's (1) column sums in one launch, each as ubuf_col_sums_f32_to_bf16 adds them.
-__global__ void __launch_bounds__(UBUF_MAX_THREADS) col_sums_both(i64 parts, i64 cols, const float* part,
-                                                                  i64 ldPart, bf* dgamma, bf* dbeta) {
-    if (blockIdx.y == 0) ubuf::col_sums_f32<bf>(parts, cols, part, ldPart, dgamma, 0);
-    else ubuf::col_sums_f32<bf>(parts, cols, part + parts * ldPart, ldPart, dbeta, 0);
-}
-
-// As col_sums_both with sixteen parts' loads in flight per warp instead of eight (the same order of adds).
+// As the product's ubuf_col_sums2_f32_to_bf16 with sixteen parts' loads in flight per warp instead of eight (the same order of adds).
 __device__ __forceinline__ void col_tile16(i64 tile, i64 parts, i64 cols, const float* part, i64 ldPart, bf* dst,
                                            float (*warpSums)[32]) {
     const int lane = (int)(threadIdx.x & 31);
@@ -241,13 +215,14 @@ __device__ __forceinline__ void col_tile16(i64 tile, i64 parts, i64 cols, const 
     __syncthreads();
 }
 
-__global__ void __launch_bounds__(UBUF_MAX_THREADS) col_sums_both16(i64 parts, i64 cols, const float* part,
-                                                                    i64 ldPart, bf* dgamma, bf* dbeta) {
+__global__ void __launch_bounds__(UBUF_MAX_THREADS) col_sums_both16(i64 parts, i64 cols, const float* partA,
+                                                                    const float* partB, i64 ldPart, bf* dgamma,
+                                                                    bf* dbeta) {
     __shared__ float warpSums[ubuf::MAX_WARPS][32];
     const i64 tiles = (cols + 31) / 32;
     for (i64 tile = blockIdx.x; tile < 2 * tiles; tile += gridDim.x) {
-        if (tile < tiles) col_tile16(tile, parts, cols, part, ldPart, dgamma, warpSums);
-        else col_tile16(tile - tiles, parts, cols, part + parts * ldPart, ldPart, dbeta, warpSums);
+        if (tile < tiles) col_tile16(tile, parts, cols, partA, ldPart, dgamma, warpSums);
+        else col_tile16(tile - tiles, parts, cols, partB, ldPart, dbeta, warpSums);
     }
 }
 
@@ -295,6 +270,12 @@ int main() {
         float* dgp = part;
         float* dbp = part + parts * cols;
         const int colGrid = (int)(cols / 32 < sms * 8 ? cols / 32 : sms * 8);
+        const int colGrid2 = (int)(2 * cols / 32 < sms * 8 ? 2 * cols / 32 : sms * 8);
+        // dgamma's and dbeta's sums of the first p parts in one launch, as LayerKernels finishes the backward (the
+        // kernels write dbeta's parts at row `parts` whatever their own count, as into the product's workspace).
+        auto colSums2 = [&](long long p) {
+            ubuf_col_sums2_f32_to_bf16<<<colGrid2, 512>>>(p, cols, dgp, dbp, cols, dgamma, dbeta, 0);
+        };
         auto staged = [&](bf* out) {
             ubuf_layernorm_bwd_staged_bf16<<<grid, block, smem>>>(rows, cols, dy, cols, x, cols, mean, rstd, gamma, 0,
                                                                   out, cols, rowsPerPart, dgp, dbp, cols);
@@ -315,7 +296,7 @@ int main() {
         time("product staged kernel", [&] { staged(dx); });
         time("product 2 col sums", [&] { colSums(); });
         time("col sums, one launch", [&] {
-            col_sums_both<<<dim3(colGrid, 2), 512>>>(parts, cols, part, cols, dgamma, dbeta);
+            colSums2(parts);
         });
         const int pgrid = (int)(parts * ((cols + 255) / 256) < sms * 8 ? parts * ((cols + 255) / 256) : sms * 8);
         time("two kernels: partial sums + dx", [&] {
@@ -345,7 +326,7 @@ int main() {
                      fa.numRegs, rpp);
             time(label, [&] {
                 kernel<<<g, b, sm>>>(rows, cols, dy, x, mean, rstd, gamma, dx, rpp, dgp, dbp, cols);
-                if (op) col_sums_both<<<dim3(colGrid, 2), 512>>>(pts, cols, part, cols, dgamma, dbeta);
+                if (op) colSums2(pts);
             });
         };
         // The product since 86e74fe is the walk below (K2 S3) on parts of at least rows / resident rows.
@@ -369,11 +350,10 @@ int main() {
         {
             const long long pW = (rows + rppW - 1) / rppW;
             time("col sums (parts of the walk), one launch", [&] {
-                col_sums_both<<<dim3(colGrid, 2), 512>>>(pW, cols, part, cols, dgamma, dbeta);
+                colSums2(pW);
             });
             time("col sums (parts of the walk), unroll 16", [&] {
-                col_sums_both16<<<(int)(2 * cols / 32 < sms * 8 ? 2 * cols / 32 : sms * 8), 512>>>(pW, cols, part,
-                                                                                               cols, dgamma, dbeta);
+                col_sums_both16<<<colGrid2, 512>>>(pW, cols, dgp, dbp, cols, dgamma, dbeta);
             });
         }
         cudaFree(x);
