@@ -264,14 +264,15 @@ public final class LayerKernels {
         long usedParts = parts;
         int block = layerNormBlock(x.cols(), x.dtype(), LAYER_NORM_BACKWARD_GROUPS);
         long resident = (long) smCount * Math.max(1, MAX_BLOCK / block);
-        if (layerNormBackwardFused(x.cols(), x.dtype())) {
+        boolean fused = layerNormBackwardFused(x.cols(), x.dtype());
+        if (fused) {
             // Parts of at least rows / resident rows: where one block fills an SM (8192 columns), 256 parts left
             // the staged kernel's blocks two parts each, one of them ragged; a part per block took 8-9% less time
             // on an H200. Both fused kernels take the same parts, so they add the same sums in the same order.
             rowsPerPart = Math.max(rowsPerPart, ceilDiv(x.rows(), resident));
             usedParts = ceilDiv(x.rows(), rowsPerPart);
         }
-        if (layerNormBackwardFused(x.cols(), x.dtype()) && staged(x.cols(), x.dtype(), dy, x, dx, gamma, workspace)) {
+        if (fused && staged(x.cols(), x.dtype(), dy, x, dx, gamma, workspace)) {
             // One pass over dy and x, rows staged in shared memory a few rows ahead: as many blocks as stay
             // resident (at about 120 registers a thread an SM holds 512 threads), each walking its parts in turn.
             launcher.launch(LayerKernelNames.layerNormBackwardStaged(t), (int) Math.min(usedParts, resident), block,
@@ -279,7 +280,7 @@ public final class LayerKernels {
                     x.rows(), x.cols(), dy.address(), dy.ld(), x.address(), x.ld(), mean.address(), rstd.address(),
                     gamma.address(), zeroCenteredGamma ? 1 : 0, dx.address(), dx.ld(), rowsPerPart,
                     dgammaPart.address(), dbetaPart.address(), workspace.ld());
-        } else if (layerNormBackwardFused(x.cols(), x.dtype())) {
+        } else if (fused) {
             // One pass over dy and x: dx and the partial sums, a block per part.
             launch(LayerKernelNames.layerNormBackward(t), (int) Math.min(usedParts, MAX_ROW_BLOCKS), block, stream,
                     x.rows(), x.cols(), dy.address(), dy.ld(), x.address(), x.ld(), mean.address(), rstd.address(),
