@@ -99,20 +99,20 @@ __global__ void __launch_bounds__(K > 2 ? 256 : 512) staged_variant(i64 rows, i6
             if (g < groups) {
                 dyRaw[k] = slot[g];
                 xRaw[k] = slot[groups + g];
-                ubuf::LnBwdGroup<bf>::accumulate(dyRaw[k], xRaw[k], gammaRaw[k], N, mu, rs, 0.f, s1, s2, dg[k],
-                                                 db[k]);
+                ubuf::LnBwdGroup<bf, false>::accumulate(dyRaw[k], xRaw[k], gammaRaw[k], N, rs, -mu * rs, s1, s2,
+                                                        dg[k], db[k]);
             }
         }
         ubuf::block_sum2(s1, s2, scratchA, scratchB);
-        const float m1 = s1 / n;
-        const float m2 = s2 / n;
+        const float c1 = -rs * (s1 / n);
+        const float c2 = -rs * (s2 / n);
         bf* dxr = dx + r * cols;
 #pragma unroll
         for (int k = 0; k < K; ++k) {
             const i64 g = threadIdx.x + (i64)k * blockDim.x;
             if (g < groups) {
                 float d[N];
-                ubuf::LnBwdGroup<bf>::dx(dyRaw[k], xRaw[k], gammaRaw[k], mu, rs, 0.f, m1, m2, d);
+                ubuf::LnBwdGroup<bf, false>::dx(dyRaw[k], xRaw[k], gammaRaw[k], rs, -mu * rs, c1, c2, d);
                 ubuf::store_vec<bf, N>(dxr + g * N, d);
             }
         }

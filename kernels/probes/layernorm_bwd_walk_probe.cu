@@ -11,8 +11,9 @@
 // with one the row sums add in another order (dx may differ in the last bit). Since the product took the walk
 // (86e74fe, 10e396a; "product staged kernel" below is it on the old parts, "walk K2 S3" on its parts), the later
 // variants try the walk's row sums behind one barrier and the column sums with more loads in flight (twenty-third
-// session, call 6), and, one at a time, the instruction cuts the FLAGS name (written after call 8; not yet run).
-// The session's outputs: bench/results/2026-11-28-session23/call3-*, call6-*. Build and run:
+// session, call 6), and, one at a time and together, the instruction cuts the FLAGS name (twenty-fourth session,
+// call 1: each 0-3%, x-hat and dx as FMAs without the "+ 0" and with one barrier a row 4-6%; the rest no gain).
+// Outputs: bench/results/2026-11-28-session23/call3-*, call6-*, bench/results/2026-11-28-session24/call1-*. Build and run:
 //   nvcc -arch=sm_90 -O3 -std=c++17 -I../src/main/cuda layernorm_bwd_walk_probe.cu -o walk && ./walk
 #include "../src/main/cuda/ubuf_layernorm.cu"
 #include "../src/main/cuda/ubuf_colsum.cu"
@@ -51,7 +52,41 @@ __device__ __forceinline__ void block_sum2_one_barrier(float& a, float& b, float
 // for the whole kernel instead of unpacking its words twice a row; REREAD reads a row's words from its slot again
 // for dx instead of holding them across the barrier; FMA_XHAT computes x-hat as fmaf(x, rstd, -mean * rstd), one
 // instruction instead of two (other bits: dx may differ in the last place).
-constexpr int GAMMA_FLOATS = 1, REREAD = 2, FMA_XHAT = 4;
+// DX_FMA writes dx = rstd * dxhat + (-rstd * m2) * xhat + (-rstd * m1) as two FMAs (other bits); NO_ONE drops
+// the zero-centred gamma's "+ one" (a run-time 0 the compiler must add); SUM_FAST reads the warps' sums in the
+// block sums as float4 words (same order, same bits) instead of a run-time loop of scalar loads.
+constexpr int GAMMA_FLOATS = 1, REREAD = 2, FMA_XHAT = 4, DX_FMA = 8, NO_ONE = 16, SUM_FAST = 32;
+
+// block_sum2 with the warps' sums read four at a time (blockDim a multiple of 128), in the same order.
+__device__ __forceinline__ void block_sum2_fast(float& a, float& b, float* scratchA, float* scratchB) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        a += __shfl_xor_sync(0xffffffffu, a, o);
+        b += __shfl_xor_sync(0xffffffffu, b, o);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        scratchA[threadIdx.x >> 5] = a;
+        scratchB[threadIdx.x >> 5] = b;
+    }
+    __syncthreads();
+    const int quads = (int)(blockDim.x >> 7);
+    float ta = 0.f, tb = 0.f;
+    for (int q = 0; q < quads; ++q) {
+        const float4 u = reinterpret_cast<const float4*>(scratchA)[q];
+        const float4 v = reinterpret_cast<const float4*>(scratchB)[q];
+        ta += u.x;
+        ta += u.y;
+        ta += u.z;
+        ta += u.w;
+        tb += v.x;
+        tb += v.y;
+        tb += v.z;
+        tb += v.w;
+    }
+    __syncthreads();
+    a = ta;
+    b = tb;
+}
 
 template <int S, int K, int MAXT, int MINB, bool ONE_BARRIER = false, int FLAGS = 0>
 __global__ void __launch_bounds__(MAXT, MINB) walk(i64 rows, i64 cols, const bf* dy, const bf* x, const float* mean,
@@ -61,11 +96,12 @@ __global__ void __launch_bounds__(MAXT, MINB) walk(i64 rows, i64 cols, const bf*
     constexpr int N = G::N;
     const int groups = (int)(cols / N);
     extern __shared__ uint4 stage[];
-    __shared__ float scratchA[ubuf::MAX_WARPS];
-    __shared__ float scratchB[ubuf::MAX_WARPS];
+    __shared__ __align__(16) float scratchA[ubuf::MAX_WARPS];
+    __shared__ __align__(16) float scratchB[ubuf::MAX_WARPS];
     __shared__ float scratch2[2][2][ubuf::MAX_WARPS];
     int parity = 0;
     const float n = (float)cols;
+    const float one = rows < 0 ? 1.f : 0.f;  // as the product's zero-centred flag: 0 here, unknown to the compiler
     ubuf::PartRows ic, cc;  // the product's walk: the row being copied, the row being computed
     ic.start(rows, rpp);
     cc.start(rows, rpp);
@@ -129,7 +165,7 @@ __global__ void __launch_bounds__(MAXT, MINB) walk(i64 rows, i64 cols, const bf*
 #pragma unroll
             for (int i = 0; i < N; ++i) {
                 xhat[i] = (FLAGS & FMA_XHAT) ? fmaf(v[i], rs, nmr) : (v[i] - mu) * rs;
-                dxhat[i] = d[i] * (gm[i] + 0.f);
+                dxhat[i] = (FLAGS & NO_ONE) ? d[i] * gm[i] : d[i] * (gm[i] + one);
             }
         };
 #pragma unroll
@@ -152,11 +188,14 @@ __global__ void __launch_bounds__(MAXT, MINB) walk(i64 rows, i64 cols, const bf*
         if (ONE_BARRIER) {
             block_sum2_one_barrier(s1, s2, scratch2, parity);
             parity ^= 1;
+        } else if (FLAGS & SUM_FAST) {
+            block_sum2_fast(s1, s2, scratchA, scratchB);
         } else {
             ubuf::block_sum2(s1, s2, scratchA, scratchB);
         }
         const float m1 = s1 / n;
         const float m2 = s2 / n;
+        const float c1 = -rs * m1, c2 = -rs * m2;
         bf* dxr = dx + cc.row * cols;
 #pragma unroll
         for (int k = 0; k < K; ++k) {
@@ -166,7 +205,10 @@ __global__ void __launch_bounds__(MAXT, MINB) walk(i64 rows, i64 cols, const bf*
                 if (FLAGS & REREAD) terms(s[g], s[groups + g], k, d, xhat, dxhat);
                 else terms(dyRaw[k], xRaw[k], k, d, xhat, dxhat);
 #pragma unroll
-                for (int i = 0; i < N; ++i) d[i] = rs * (dxhat[i] - m1 - xhat[i] * m2);
+                for (int i = 0; i < N; ++i) {
+                    d[i] = (FLAGS & DX_FMA) ? fmaf(rs, dxhat[i], fmaf(c2, xhat[i], c1))
+                                            : rs * (dxhat[i] - m1 - xhat[i] * m2);
+                }
                 ubuf::store_vec<bf, N>(dxr + g * N, d);
             }
         }
@@ -347,6 +389,21 @@ int main() {
                 512, rppW, false);
         variant("walk K2 S3 one barrier, gamma floats, fma xhat",
                 walk<3, 2, 512, 1, true, GAMMA_FLOATS | FMA_XHAT>, 3, 2, 512, rppW, false);
+        // The cuts written in the twenty-fourth session: alone, then together (LEAN), with the others on top.
+        constexpr int LEAN = FMA_XHAT | DX_FMA | NO_ONE | SUM_FAST;
+        variant("walk K2 S3 dx fma", walk<3, 2, 512, 1, false, DX_FMA>, 3, 2, 512, rppW, false);
+        variant("walk K2 S3 no one", walk<3, 2, 512, 1, false, NO_ONE>, 3, 2, 512, rppW, false);
+        variant("walk K2 S3 sum fast", walk<3, 2, 512, 1, false, SUM_FAST>, 3, 2, 512, rppW, false);
+        variant("walk K2 S3 lean", walk<3, 2, 512, 1, false, LEAN>, 3, 2, 512, rppW, false);
+        variant("walk K2 S3 lean + gamma floats", walk<3, 2, 512, 1, false, LEAN | GAMMA_FLOATS>, 3, 2, 512, rppW,
+                false);
+        variant("walk K2 S3 lean + reread", walk<3, 2, 512, 1, false, LEAN | REREAD>, 3, 2, 512, rppW, false);
+        variant("walk K2 S3 lean - sum fast, one barrier", walk<3, 2, 512, 1, true, LEAN & ~SUM_FAST>, 3, 2, 512,
+                rppW, false);
+        variant("walk K2 S4 lean", walk<4, 2, 512, 1, false, LEAN>, 4, 2, 512, rppW, false);
+        variant("walk K1 S3 lean bounds(512,2)", walk<3, 1, 512, 2, false, LEAN>, 3, 1, 512, rppW, false);
+        variant("walk K2 S3 lean bounds(256,3)", walk<3, 2, 256, 3, false, LEAN>, 3, 2, 256, rppW, false);
+        variant("OP: walk K2 S3 lean", walk<3, 2, 512, 1, false, LEAN>, 3, 2, 512, rppW, true);
         {
             const long long pW = (rows + rppW - 1) / rppW;
             time("col sums (parts of the walk), one launch", [&] {

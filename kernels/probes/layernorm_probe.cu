@@ -3,7 +3,9 @@
 // beside a walk in which a block takes several rows and loads the next row's words before it reduces and writes the
 // current one (the same sums in the same order, so the same bits), against a device-to-device copy of the same bytes.
 // At 2048 x 4096 the product's one wave of blocks reads every row, then reduces, then writes: the reads and the
-// writes of the wave do not overlap. Build and run:
+// writes of the wave do not overlap. The twenty-fourth session added the register path without the scalar path
+// ("regrow", K groups a thread at compile time): at K = 4 the product's bits, 56 registers, 10-16% faster
+// (bench/results/2026-11-28-session24/call2-*); the product took it as ubuf_layernorm_fwd_words_<t>. Build and run:
 //   nvcc -arch=sm_90 -O3 -std=c++17 -I../src/main/cuda layernorm_probe.cu -o layernorm_probe && ./layernorm_probe
 #include "../src/main/cuda/ubuf_layernorm.cu"
 #include "probe_common.cuh"
@@ -101,6 +103,87 @@ __global__ void __launch_bounds__(128, BLOCKS_PER_SM) product_bounded(i64 rows, 
     ubuf::layernorm_fwd<bf>(rows, cols, x, cols, gamma, beta, eps, 0, y, cols, mean, rstd);
 }
 
+// The product's register path (ubuf::layernorm_fwd, vector path) with K groups a thread fixed at compile time, so
+// a block of groups / K threads takes a row: fewer, longer threads a row than the product's K = 4 mean smaller
+// blocks, more of them resident, and block sums over fewer warps. PARITY: the two block sums of a row use two
+// scratch buffers, so each needs one barrier instead of two (the next use of a buffer is a barrier later).
+// Sums in each thread's group order, then the block's: other bits than the product's where the block differs.
+template <int K, int MAXT, int MINB, bool PARITY>
+__global__ void __launch_bounds__(MAXT, MINB) regrow(i64 rows, i64 cols, const bf* x, const bf* gamma,
+                                                     const bf* beta, float eps, bf* y, float* mean, float* rstd) {
+    __shared__ float scratch[2][ubuf::MAX_WARPS];
+    using G = ubuf::ColGroups<bf>;
+    using R = ubuf::RawGroup<bf>;
+    constexpr int N = G::N;
+    const i64 groups = G::count(cols);
+    const float n = (float)cols;
+    const int warps = (int)(blockDim.x >> 5);
+    auto bsum = [&](float v, int which) {
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+        if ((threadIdx.x & 31) == 0) scratch[which][threadIdx.x >> 5] = v;
+        __syncthreads();
+        float total = 0.f;
+        for (int w = 0; w < warps; ++w) total += scratch[which][w];
+        if (!PARITY) __syncthreads();
+        return total;
+    };
+    for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
+        const bf* xr = x + row * cols;
+        uint4 raw[K];
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const i64 g = threadIdx.x + (i64)k * blockDim.x;
+            if (g < groups) raw[k] = reinterpret_cast<const uint4*>(xr)[g];
+        }
+        float s = 0.f;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const i64 g = threadIdx.x + (i64)k * blockDim.x;
+            if (g < groups) {
+                float v[N];
+                R::unpack(raw[k], v);
+#pragma unroll
+                for (int i = 0; i < N; ++i) s += v[i];
+            }
+        }
+        const float mu = bsum(s, 0) / n;
+        float q = 0.f;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const i64 g = threadIdx.x + (i64)k * blockDim.x;
+            if (g < groups) {
+                float v[N];
+                R::unpack(raw[k], v);
+#pragma unroll
+                for (int i = 0; i < N; ++i) {
+                    const float d = v[i] - mu;
+                    q += d * d;
+                }
+            }
+        }
+        const float rs = 1.f / sqrtf(bsum(q, PARITY ? 1 : 0) / n + eps);
+        bf* yr = y + row * cols;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const i64 g = threadIdx.x + (i64)k * blockDim.x;
+            if (g < groups) {
+                float v[N], gm[N], b[N];
+                R::unpack(raw[k], v);
+                G::load(gamma, g, N, true, gm);
+                G::load(beta, g, N, true, b);
+#pragma unroll
+                for (int i = 0; i < N; ++i) v[i] = (v[i] - mu) * rs * (gm[i] + 0.f) + b[i];
+                G::store(yr, g, N, true, v);
+            }
+        }
+        if (threadIdx.x == 0) {
+            mean[row] = mu;
+            rstd[row] = rs;
+        }
+    }
+}
+
 int main() {
     int sms = 0;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
@@ -156,6 +239,24 @@ int main() {
                 });
             }
         }
+        // Twenty-fourth session: K groups a thread at compile time (blocks of groups / K), 64 registers.
+        auto reg = [&](const char* name, auto kernel, int k) {
+            const int b = (int)((cols / 8 / k + 31) / 32 * 32);
+            int perSm = 0;
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, b, 0);
+            cudaFuncAttributes fa;
+            cudaFuncGetAttributes(&fa, kernel);
+            char label[96];
+            snprintf(label, sizeof label, "%s (b %d, %d/SM, %d regs)", name, b, perSm, fa.numRegs);
+            time(label, [&] { kernel<<<(int)rows, b>>>(rows, cols, x, gamma, beta, 1e-5f, y, mean, rstd); });
+        };
+        reg("regrow K4 (the product's K)", regrow<4, 1024, 1, false>, 4);
+        reg("regrow K4 parity", regrow<4, 1024, 1, true>, 4);
+        reg("regrow K8", regrow<8, 1024, 1, false>, 8);
+        reg("regrow K8 parity", regrow<8, 1024, 1, true>, 8);
+        reg("regrow K16, 102 regs", regrow<16, 64, 10, false>, 16);
+        reg("regrow K16 parity, 102 regs", regrow<16, 64, 10, true>, 16);
+        reg("regrow K8 parity, 96 regs", regrow<8, 256, 2, true>, 8);
         cudaFree(x);
         cudaFree(y);
         cudaFree(ref);
