@@ -54,6 +54,48 @@ __device__ __forceinline__ void block_sum2(float& a, float& b, float* scratchA, 
     b = tb;
 }
 
+// block_sum and block_sum2 with one barrier instead of two: consecutive calls alternate between the two halves of
+// each scratch (__shared__ float[2][MAX_WARPS]), `parity` flipping at every call, so a call's writes cannot race the
+// previous call's reads of the same half (a thread writes a half again only after the next call's barrier, which
+// every thread reaches after its reads). The same sums in the same order, so the same bits.
+__device__ __forceinline__ float block_sum_alternating(float v, float (*scratch)[MAX_WARPS], int& parity) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    float* half = scratch[parity];
+    parity ^= 1;
+    if ((threadIdx.x & 31) == 0) half[threadIdx.x >> 5] = v;
+    __syncthreads();
+    const int warps = (int)(blockDim.x >> 5);
+    float total = 0.f;
+    for (int w = 0; w < warps; ++w) total += half[w];
+    return total;
+}
+
+__device__ __forceinline__ void block_sum2_alternating(float& a, float& b, float (*scratchA)[MAX_WARPS],
+                                                       float (*scratchB)[MAX_WARPS], int& parity) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        a += __shfl_xor_sync(0xffffffffu, a, o);
+        b += __shfl_xor_sync(0xffffffffu, b, o);
+    }
+    float* halfA = scratchA[parity];
+    float* halfB = scratchB[parity];
+    parity ^= 1;
+    if ((threadIdx.x & 31) == 0) {
+        halfA[threadIdx.x >> 5] = a;
+        halfB[threadIdx.x >> 5] = b;
+    }
+    __syncthreads();
+    const int warps = (int)(blockDim.x >> 5);
+    float ta = 0.f, tb = 0.f;
+    for (int w = 0; w < warps; ++w) {
+        ta += halfA[w];
+        tb += halfB[w];
+    }
+    a = ta;
+    b = tb;
+}
+
 // A row is read in groups of N consecutive columns (N = one 16-byte word of T); thread t of the block takes groups
 // t, t + blockDim, ... and, within a group, columns in increasing order. The vector path (one 16-byte load per
 // group) and the scalar path visit the same columns in the same order, so a reduction's result does not depend on

@@ -158,12 +158,138 @@ __device__ __forceinline__ void layernorm_fwd(i64 rows, i64 cols, const T* x, i6
     }
 }
 
-// dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)), with xhat = (x - mean) * rstd and
-// dxhat = dy * g (g = gamma, + 1 zero-centred), means over the row. dx may be dy or x exactly.
+// layernorm_fwd's register path for whole 16-byte words only (cols a multiple of the group, x and y rows and gamma
+// and beta 16-byte aligned, at most LN_FWD_GROUPS groups a thread; LayerKernels checks this), the same sums in the
+// same order, so the same bits, and the two block sums with one barrier each. Without the scalar path's per-element
+// bounds and its branches the kernel takes fewer registers and instructions: 9 blocks of 128 an SM instead of 8,
+// 10-16% faster at the layer's shapes (kernels/probes/layernorm_probe.cu, "regrow K4", H200).
 template <class T>
+__device__ __forceinline__ void layernorm_fwd_words(i64 rows, i64 cols, const T* x, i64 ldX, const T* gamma,
+                                                    const T* beta, float eps, int zeroCentered, T* y, i64 ldY,
+                                                    float* mean, float* rstd) {
+    using G = ColGroups<T>;
+    using R = RawGroup<T>;
+    constexpr int N = G::N;
+    constexpr int K = LN_FWD_GROUPS;
+    if (rows <= 0 || cols <= 0 || (blockDim.x & 31) != 0 || cols % N != 0) return;
+    const int groups = (int)(cols / N);
+    if (groups > K * (int)blockDim.x) return;
+    __shared__ float scratch[2][MAX_WARPS];
+    int parity = 0;
+    const float n = (float)cols;
+    const float one = zeroCentered ? 1.f : 0.f;
+    const uint4* gammaW = reinterpret_cast<const uint4*>(gamma);
+    const uint4* betaW = reinterpret_cast<const uint4*>(beta);
+    for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
+        const uint4* xr = reinterpret_cast<const uint4*>(x + row * ldX);
+        uint4 raw[K];
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const int g = (int)threadIdx.x + k * (int)blockDim.x;
+            if (g < groups) raw[k] = xr[g];
+        }
+        float s = 0.f;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const int g = (int)threadIdx.x + k * (int)blockDim.x;
+            if (g < groups) {
+                float v[N];
+                R::unpack(raw[k], v);
+#pragma unroll
+                for (int i = 0; i < N; ++i) s += v[i];
+            }
+        }
+        const float mu = block_sum_alternating(s, scratch, parity) / n;
+        float q = 0.f;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const int g = (int)threadIdx.x + k * (int)blockDim.x;
+            if (g < groups) {
+                float v[N];
+                R::unpack(raw[k], v);
+#pragma unroll
+                for (int i = 0; i < N; ++i) {
+                    const float d = v[i] - mu;
+                    q += d * d;
+                }
+            }
+        }
+        const float rs = 1.f / sqrtf(block_sum_alternating(q, scratch, parity) / n + eps);
+        T* yr = y + row * ldY;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const int g = (int)threadIdx.x + k * (int)blockDim.x;
+            if (g < groups) {
+                float v[N], gm[N], b[N];
+                R::unpack(raw[k], v);
+                R::unpack(gammaW[g], gm);
+                R::unpack(betaW[g], b);
+#pragma unroll
+                for (int i = 0; i < N; ++i) v[i] = (v[i] - mu) * rs * (gm[i] + one) + b[i];
+                store_vec<T, N>(yr + (i64)g * N, v);
+            }
+        }
+        if (threadIdx.x == 0) {
+            if (mean != nullptr) mean[row] = mu;
+            if (rstd != nullptr) rstd[row] = rs;
+        }
+    }
+}
+
+// One column group of a row in the fused backwards: the row sums' terms and the per-column parameter sums over its
+// first `valid` columns, then its dx. Both fused kernels use it, so they add the same terms in the same order.
+// x-hat is one FMA (x * rstd + nmr, nmr = -mean * rstd) and dx two; ZC (zero-centred gamma, g = gamma + 1) is a
+// template parameter, so the usual gamma costs no "+ 0" an element: about 5% less time than the plain formulas
+// (kernels/probes/layernorm_bwd_walk_probe.cu, "lean - sum fast, one barrier", H200).
+template <class T, bool ZC>
+struct LnBwdGroup {
+    static constexpr int N = ColGroups<T>::N;
+
+    static __device__ __forceinline__ float scaled(float d, float g) { return ZC ? d * (g + 1.f) : d * g; }
+
+    static __device__ __forceinline__ void accumulate(const uint4& dyRaw, const uint4& xRaw, const uint4& gammaRaw,
+                                                      int valid, float rs, float nmr, float& s1, float& s2,
+                                                      float (&dg)[N], float (&db)[N]) {
+        float d[N], v[N], gm[N];
+        RawGroup<T>::unpack(dyRaw, d);
+        RawGroup<T>::unpack(xRaw, v);
+        RawGroup<T>::unpack(gammaRaw, gm);
+#pragma unroll
+        for (int i = 0; i < N; ++i) {
+            if (i < valid) {
+                const float xhat = fmaf(v[i], rs, nmr);
+                const float dxhat = scaled(d[i], gm[i]);
+                s1 += dxhat;
+                s2 += dxhat * xhat;
+                dg[i] += d[i] * xhat;
+                db[i] += d[i];
+            }
+        }
+    }
+
+    // dx = rstd * (dxhat - m1 - xhat * m2), m1 and m2 the row's means of dxhat and dxhat * xhat, as
+    // rstd * dxhat + (c2 * xhat + c1), c1 = -rstd * m1, c2 = -rstd * m2.
+    static __device__ __forceinline__ void dx(const uint4& dyRaw, const uint4& xRaw, const uint4& gammaRaw, float rs,
+                                              float nmr, float c1, float c2, float (&out)[N]) {
+        float v[N], gm[N];
+        RawGroup<T>::unpack(dyRaw, out);
+        RawGroup<T>::unpack(xRaw, v);
+        RawGroup<T>::unpack(gammaRaw, gm);
+#pragma unroll
+        for (int i = 0; i < N; ++i) {
+            const float xhat = fmaf(v[i], rs, nmr);
+            out[i] = fmaf(rs, scaled(out[i], gm[i]), fmaf(c2, xhat, c1));
+        }
+    }
+};
+
+// dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)), with xhat = (x - mean) * rstd and
+// dxhat = dy * g (g = gamma, + 1 zero-centred: ZC), means over the row, computed as the fused backwards compute
+// them (LnBwdGroup's roundings), so either path gives the same bits. dx may be dy or x exactly.
+template <class T, bool ZC>
 __device__ __forceinline__ void layernorm_bwd_dx(i64 rows, i64 cols, const T* dy, i64 ldDy, const T* x, i64 ldX,
-                                                 const float* mean, const float* rstd, const T* gamma,
-                                                 int zeroCentered, T* dx, i64 ldDx) {
+                                                 const float* mean, const float* rstd, const T* gamma, T* dx,
+                                                 i64 ldDx) {
     if (rows <= 0 || cols <= 0 || (blockDim.x & 31) != 0) return;
     __shared__ float scratchA[MAX_WARPS];
     __shared__ float scratchB[MAX_WARPS];
@@ -173,12 +299,11 @@ __device__ __forceinline__ void layernorm_bwd_dx(i64 rows, i64 cols, const T* dy
                      && rows_aligned16<T>(dx, ldDx) && aligned16(gamma);
     const i64 groups = G::count(cols);
     const float n = (float)cols;
-    const float one = zeroCentered ? 1.f : 0.f;
     for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
         const T* dyr = dy + row * ldDy;
         const T* xr = x + row * ldX;
-        const float mu = mean[row];
         const float rs = rstd[row];
+        const float nmr = -mean[row] * rs;
         float s1 = 0.f, s2 = 0.f;
         for (i64 g = threadIdx.x; g < groups; g += blockDim.x) {
             const int valid = G::valid(g, cols);
@@ -189,16 +314,16 @@ __device__ __forceinline__ void layernorm_bwd_dx(i64 rows, i64 cols, const T* dy
 #pragma unroll
             for (int i = 0; i < N; ++i) {
                 if (i < valid) {
-                    const float xhat = (v[i] - mu) * rs;
-                    const float dxhat = d[i] * (gm[i] + one);
+                    const float xhat = fmaf(v[i], rs, nmr);
+                    const float dxhat = LnBwdGroup<T, ZC>::scaled(d[i], gm[i]);
                     s1 += dxhat;
                     s2 += dxhat * xhat;
                 }
             }
         }
         block_sum2(s1, s2, scratchA, scratchB);
-        const float m1 = s1 / n;
-        const float m2 = s2 / n;
+        const float c1 = -rs * (s1 / n);
+        const float c2 = -rs * (s2 / n);
         T* dxr = dx + row * ldDx;
         for (i64 g = threadIdx.x; g < groups; g += blockDim.x) {
             const int valid = G::valid(g, cols);
@@ -208,9 +333,8 @@ __device__ __forceinline__ void layernorm_bwd_dx(i64 rows, i64 cols, const T* dy
             G::load(gamma, g, valid, vec, gm);
 #pragma unroll
             for (int i = 0; i < N; ++i) {
-                const float xhat = (v[i] - mu) * rs;
-                const float dxhat = d[i] * (gm[i] + one);
-                d[i] = rs * (dxhat - m1 - xhat * m2);
+                const float xhat = fmaf(v[i], rs, nmr);
+                d[i] = fmaf(rs, LnBwdGroup<T, ZC>::scaled(d[i], gm[i]), fmaf(c2, xhat, c1));
             }
             G::store(dxr, g, valid, vec, d);
         }
@@ -238,7 +362,8 @@ __device__ __forceinline__ void layernorm_bwd_params_partial(i64 rows, i64 cols,
         float dg = 0.f, db = 0.f;
         for (i64 r = r0; r < r1; ++r) {
             const float d = Elem<T>::load(dy[r * ldDy + c]);
-            const float xhat = (Elem<T>::load(x[r * ldX + c]) - mean[r]) * rstd[r];
+            const float rs = rstd[r];
+            const float xhat = fmaf(Elem<T>::load(x[r * ldX + c]), rs, -mean[r] * rs);
             dg += d * xhat;
             db += d;
         }
@@ -247,48 +372,6 @@ __device__ __forceinline__ void layernorm_bwd_params_partial(i64 rows, i64 cols,
     }
 }
 
-// One column group of a row in the fused backwards: the row sums' terms and the per-column parameter sums over its
-// first `valid` columns, then its dx. Both fused kernels use it, so they add the same terms in the same order.
-template <class T>
-struct LnBwdGroup {
-    static constexpr int N = ColGroups<T>::N;
-
-    static __device__ __forceinline__ void accumulate(const uint4& dyRaw, const uint4& xRaw, const uint4& gammaRaw,
-                                                      int valid, float mu, float rs, float one, float& s1, float& s2,
-                                                      float (&dg)[N], float (&db)[N]) {
-        float d[N], v[N], gm[N];
-        RawGroup<T>::unpack(dyRaw, d);
-        RawGroup<T>::unpack(xRaw, v);
-        RawGroup<T>::unpack(gammaRaw, gm);
-#pragma unroll
-        for (int i = 0; i < N; ++i) {
-            if (i < valid) {
-                const float xhat = (v[i] - mu) * rs;
-                const float dxhat = d[i] * (gm[i] + one);
-                s1 += dxhat;
-                s2 += dxhat * xhat;
-                dg[i] += d[i] * xhat;
-                db[i] += d[i];
-            }
-        }
-    }
-
-    // dx = rstd * (dxhat - m1 - xhat * m2), m1 and m2 the row's means of dxhat and dxhat * xhat.
-    static __device__ __forceinline__ void dx(const uint4& dyRaw, const uint4& xRaw, const uint4& gammaRaw, float mu,
-                                              float rs, float one, float m1, float m2, float (&out)[N]) {
-        float v[N], gm[N];
-        RawGroup<T>::unpack(dyRaw, out);
-        RawGroup<T>::unpack(xRaw, v);
-        RawGroup<T>::unpack(gammaRaw, gm);
-#pragma unroll
-        for (int i = 0; i < N; ++i) {
-            const float xhat = (v[i] - mu) * rs;
-            const float dxhat = out[i] * (gm[i] + one);
-            out[i] = rs * (dxhat - m1 - xhat * m2);
-        }
-    }
-};
-
 // The whole backward in one pass over dy and x, for rows of at most LN_BWD_GROUPS * blockDim column groups: a block
 // takes parts of rowsPerPart consecutive rows (grid-stride over parts) and, row by row in order, computes dx as
 // layernorm_bwd_dx does while each thread adds dy * xhat and dy into per-column fp32 sums it keeps in registers;
@@ -296,11 +379,11 @@ struct LnBwdGroup {
 // layernorm_bwd_params_partial. The next row's dy and x are loaded before this row's reductions, so the loads
 // overlap the barriers. dx may be dy or x exactly: a thread writes only the elements it has already read.
 // Does nothing for longer rows (LayerKernels launches the two-kernel path for them).
-template <class T>
+template <class T, bool ZC>
 __device__ __forceinline__ void layernorm_bwd(i64 rows, i64 cols, const T* dy, i64 ldDy, const T* x, i64 ldX,
-                                              const float* mean, const float* rstd, const T* gamma,
-                                              int zeroCentered, T* dx, i64 ldDx, i64 rowsPerPart,
-                                              float* dgammaPart, float* dbetaPart, i64 ldPart) {
+                                              const float* mean, const float* rstd, const T* gamma, T* dx,
+                                              i64 ldDx, i64 rowsPerPart, float* dgammaPart, float* dbetaPart,
+                                              i64 ldPart) {
     if (rows <= 0 || cols <= 0 || rowsPerPart <= 0 || (blockDim.x & 31) != 0) return;
     using G = ColGroups<T>;
     using R = RawGroup<T>;
@@ -308,12 +391,12 @@ __device__ __forceinline__ void layernorm_bwd(i64 rows, i64 cols, const T* dy, i
     constexpr int K = LN_BWD_GROUPS;
     const i64 groups = G::count(cols);
     if (groups > (i64)K * blockDim.x) return;
-    __shared__ float scratchA[MAX_WARPS];
-    __shared__ float scratchB[MAX_WARPS];
+    __shared__ float scratchA[2][MAX_WARPS];
+    __shared__ float scratchB[2][MAX_WARPS];
+    int parity = 0;
     const bool vec = cols % N == 0 && rows_aligned16<T>(dy, ldDy) && rows_aligned16<T>(x, ldX)
                      && rows_aligned16<T>(dx, ldDx) && aligned16(gamma);
     const float n = (float)cols;
-    const float one = zeroCentered ? 1.f : 0.f;
     uint4 gammaRaw[K];
 #pragma unroll
     for (int k = 0; k < K; ++k) {
@@ -350,27 +433,27 @@ __device__ __forceinline__ void layernorm_bwd(i64 rows, i64 cols, const T* dy, i
                     }
                 }
             }
-            const float mu = mean[r];
             const float rs = rstd[r];
+            const float nmr = -mean[r] * rs;
             float s1 = 0.f, s2 = 0.f;
 #pragma unroll
             for (int k = 0; k < K; ++k) {
                 const i64 g = threadIdx.x + (i64)k * blockDim.x;
                 if (g < groups) {
-                    LnBwdGroup<T>::accumulate(dyRaw[k], xRaw[k], gammaRaw[k], G::valid(g, cols), mu, rs, one, s1,
-                                              s2, dg[k], db[k]);
+                    LnBwdGroup<T, ZC>::accumulate(dyRaw[k], xRaw[k], gammaRaw[k], G::valid(g, cols), rs, nmr, s1,
+                                                  s2, dg[k], db[k]);
                 }
             }
-            block_sum2(s1, s2, scratchA, scratchB);
-            const float m1 = s1 / n;
-            const float m2 = s2 / n;
+            block_sum2_alternating(s1, s2, scratchA, scratchB, parity);
+            const float c1 = -rs * (s1 / n);
+            const float c2 = -rs * (s2 / n);
             T* dxr = dx + r * ldDx;
 #pragma unroll
             for (int k = 0; k < K; ++k) {
                 const i64 g = threadIdx.x + (i64)k * blockDim.x;
                 if (g < groups) {
                     float d[N];
-                    LnBwdGroup<T>::dx(dyRaw[k], xRaw[k], gammaRaw[k], mu, rs, one, m1, m2, d);
+                    LnBwdGroup<T, ZC>::dx(dyRaw[k], xRaw[k], gammaRaw[k], rs, nmr, c1, c2, d);
                     G::store(dxr, g, G::valid(g, cols), vec, d);
                 }
             }
@@ -461,11 +544,11 @@ struct PartRows {
     }
 };
 
-template <class T>
+template <class T, bool ZC>
 __device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T* dy, i64 ldDy, const T* x, i64 ldX,
-                                                     const float* mean, const float* rstd, const T* gamma,
-                                                     int zeroCentered, T* dx, i64 ldDx, i64 rowsPerPart,
-                                                     float* dgammaPart, float* dbetaPart, i64 ldPart) {
+                                                     const float* mean, const float* rstd, const T* gamma, T* dx,
+                                                     i64 ldDx, i64 rowsPerPart, float* dgammaPart, float* dbetaPart,
+                                                     i64 ldPart) {
     using G = ColGroups<T>;
     constexpr int N = G::N;
     constexpr int K = LN_BWD_GROUPS;
@@ -474,14 +557,14 @@ __device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T
     if (cols / N > (i64)K * blockDim.x) return;
     const int groups = (int)(cols / N);
     UBUF_DYNAMIC_SHARED(uint4, stage);  // S slots of [dy row | x row], groups words each
-    __shared__ float scratchA[MAX_WARPS];
-    __shared__ float scratchB[MAX_WARPS];
+    __shared__ float scratchA[2][MAX_WARPS];
+    __shared__ float scratchB[2][MAX_WARPS];
+    int parity = 0;
     PartRows copying, computing;
     copying.start(rows, rowsPerPart);
     computing.start(rows, rowsPerPart);
     if (!computing.ok) return;
     const float n = (float)cols;
-    const float one = zeroCentered ? 1.f : 0.f;
     int copySlot = 0, slot = 0;
     // The next row's words into the next slot; past the end an empty group keeps the count the wait relies on.
     auto issue = [&]() {
@@ -519,8 +602,8 @@ __device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T
     while (computing.ok) {
         issue();  // into the slot of the previous row, which this thread has finished with
         const i64 r = computing.row;
-        const float mu = mean[r];
         const float rs = rstd[r];
+        const float nmr = -mean[r] * rs;
         cp_async_wait<S - 1>();
         const uint4* s = stage + slot * 2 * groups;
         uint4 dyRaw[K], xRaw[K];
@@ -531,19 +614,19 @@ __device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T
             if (g < groups) {
                 dyRaw[k] = s[g];
                 xRaw[k] = s[groups + g];
-                LnBwdGroup<T>::accumulate(dyRaw[k], xRaw[k], gammaRaw[k], N, mu, rs, one, s1, s2, dg[k], db[k]);
+                LnBwdGroup<T, ZC>::accumulate(dyRaw[k], xRaw[k], gammaRaw[k], N, rs, nmr, s1, s2, dg[k], db[k]);
             }
         }
-        block_sum2(s1, s2, scratchA, scratchB);
-        const float m1 = s1 / n;
-        const float m2 = s2 / n;
+        block_sum2_alternating(s1, s2, scratchA, scratchB, parity);
+        const float c1 = -rs * (s1 / n);
+        const float c2 = -rs * (s2 / n);
         T* dxr = dx + r * ldDx;
 #pragma unroll
         for (int k = 0; k < K; ++k) {
             const int g = (int)threadIdx.x + k * (int)blockDim.x;
             if (g < groups) {
                 float d[N];
-                LnBwdGroup<T>::dx(dyRaw[k], xRaw[k], gammaRaw[k], mu, rs, one, m1, m2, d);
+                LnBwdGroup<T, ZC>::dx(dyRaw[k], xRaw[k], gammaRaw[k], rs, nmr, c1, c2, d);
                 store_vec<T, N>(dxr + g * N, d);
             }
         }
@@ -582,11 +665,22 @@ __device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T
                                 float* mean, float* rstd) {                                                      \
         ubuf::layernorm_fwd<T>(rows, cols, x, ldX, gamma, beta, eps, zeroCenteredGamma, y, ldY, mean, rstd);     \
     }                                                                                                            \
+    extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS, 65536 / (64 * UBUF_MAX_THREADS))             \
+    ubuf_layernorm_fwd_words_##SUFFIX(long long rows, long long cols, const T* x, long long ldX, const T* gamma, \
+                                      const T* beta, float eps, int zeroCenteredGamma, T* y, long long ldY,      \
+                                      float* mean, float* rstd) {                                                \
+        ubuf::layernorm_fwd_words<T>(rows, cols, x, ldX, gamma, beta, eps, zeroCenteredGamma, y, ldY, mean,      \
+                                     rstd);                                                                      \
+    }                                                                                                            \
     extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS)                                               \
     ubuf_layernorm_bwd_dx_##SUFFIX(long long rows, long long cols, const T* dy, long long ldDy, const T* x,      \
                                    long long ldX, const float* mean, const float* rstd, const T* gamma,          \
                                    int zeroCenteredGamma, T* dx, long long ldDx) {                               \
-        ubuf::layernorm_bwd_dx<T>(rows, cols, dy, ldDy, x, ldX, mean, rstd, gamma, zeroCenteredGamma, dx, ldDx); \
+        if (zeroCenteredGamma) {                                                                                 \
+            ubuf::layernorm_bwd_dx<T, true>(rows, cols, dy, ldDy, x, ldX, mean, rstd, gamma, dx, ldDx);          \
+        } else {                                                                                                 \
+            ubuf::layernorm_bwd_dx<T, false>(rows, cols, dy, ldDy, x, ldX, mean, rstd, gamma, dx, ldDx);         \
+        }                                                                                                        \
     }                                                                                                            \
     extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS)                                               \
     ubuf_layernorm_bwd_params_partial_##SUFFIX(long long rows, long long cols, const T* dy, long long ldDy,      \
@@ -601,16 +695,26 @@ __device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T
                                        long long ldX, const float* mean, const float* rstd, const T* gamma,      \
                                        int zeroCenteredGamma, T* dx, long long ldDx, long long rowsPerPart,      \
                                        float* dgammaPart, float* dbetaPart, long long ldPart) {                  \
-        ubuf::layernorm_bwd_staged<T>(rows, cols, dy, ldDy, x, ldX, mean, rstd, gamma, zeroCenteredGamma, dx,    \
-                                      ldDx, rowsPerPart, dgammaPart, dbetaPart, ldPart);                         \
+        if (zeroCenteredGamma) {                                                                                 \
+            ubuf::layernorm_bwd_staged<T, true>(rows, cols, dy, ldDy, x, ldX, mean, rstd, gamma, dx, ldDx,       \
+                                                rowsPerPart, dgammaPart, dbetaPart, ldPart);                     \
+        } else {                                                                                                 \
+            ubuf::layernorm_bwd_staged<T, false>(rows, cols, dy, ldDy, x, ldX, mean, rstd, gamma, dx, ldDx,      \
+                                                 rowsPerPart, dgammaPart, dbetaPart, ldPart);                    \
+        }                                                                                                        \
     }                                                                                                            \
     extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS)                                               \
     ubuf_layernorm_bwd_##SUFFIX(long long rows, long long cols, const T* dy, long long ldDy, const T* x,         \
                                 long long ldX, const float* mean, const float* rstd, const T* gamma,             \
                                 int zeroCenteredGamma, T* dx, long long ldDx, long long rowsPerPart,             \
                                 float* dgammaPart, float* dbetaPart, long long ldPart) {                         \
-        ubuf::layernorm_bwd<T>(rows, cols, dy, ldDy, x, ldX, mean, rstd, gamma, zeroCenteredGamma, dx, ldDx,     \
-                               rowsPerPart, dgammaPart, dbetaPart, ldPart);                                      \
+        if (zeroCenteredGamma) {                                                                                 \
+            ubuf::layernorm_bwd<T, true>(rows, cols, dy, ldDy, x, ldX, mean, rstd, gamma, dx, ldDx, rowsPerPart, \
+                                         dgammaPart, dbetaPart, ldPart);                                         \
+        } else {                                                                                                 \
+            ubuf::layernorm_bwd<T, false>(rows, cols, dy, ldDy, x, ldX, mean, rstd, gamma, dx, ldDx,             \
+                                          rowsPerPart, dgammaPart, dbetaPart, ldPart);                           \
+        }                                                                                                        \
     }
 
 UBUF_LAYERNORM_KERNELS(f32, float)

@@ -157,6 +157,7 @@ struct K;
     template <>                                                                                           \
     struct K<T> {                                                                                         \
         static constexpr auto lnFwd = ubuf_layernorm_fwd_##S;                                             \
+        static constexpr auto lnFwdWords = ubuf_layernorm_fwd_words_##S;                                  \
         static constexpr auto lnBwdDx = ubuf_layernorm_bwd_dx_##S;                                        \
         static constexpr auto lnBwdParams = ubuf_layernorm_bwd_params_partial_##S;                        \
         static constexpr auto lnBwd = ubuf_layernorm_bwd_##S;                                             \
@@ -185,6 +186,7 @@ UBUF_EMU_KERNELS(__nv_bfloat16, bf16)
 
 int failures = 0;
 int stagedRuns = 0;
+int lnWordRuns = 0;
 int denseRuns = 0;
 int wordRuns = 0;
 
@@ -226,6 +228,28 @@ void layerNorm(const char* name, long long rows, long long cols, long long ld, i
         K<T>::lnFwd(rows, cols, x.base, ld, gamma.base, beta.base, eps, zeroCentered, y.base, ld, mean.data(),
                     rstd.data());
     });
+    const long long groupsFwd = (cols + ubuf::ColGroups<T>::N - 1) / ubuf::ColGroups<T>::N;
+    if (offset == 0 && cols % ubuf::ColGroups<T>::N == 0 && (ld * (long long)sizeof(T)) % 16 == 0
+        && groupsFwd <= (long long)ubuf::LN_FWD_GROUPS * block) {
+        // The forward without the scalar path where LayerKernels would launch it (whole aligned words): the same
+        // bits as the kernel above, y, mean and rstd.
+        Mat<T> yW(rows, cols, ld, offset);
+        std::vector<float> meanW((size_t)rows, NAN), rstdW((size_t)rows, NAN);
+        launch(grid, block, [&] {
+            K<T>::lnFwdWords(rows, cols, x.base, ld, gamma.base, beta.base, eps, zeroCentered, yW.base, ld,
+                             meanW.data(), rstdW.data());
+        });
+        checkGuards(name, yW);
+        bool same = std::memcmp(meanW.data(), mean.data(), (size_t)rows * sizeof(float)) == 0
+                    && std::memcmp(rstdW.data(), rstd.data(), (size_t)rows * sizeof(float)) == 0;
+        for (long long r = 0; r < rows; ++r)
+            same = same && std::memcmp(yW.at(r, 0), y.at(r, 0), (size_t)cols * sizeof(T)) == 0;
+        if (!same) {
+            printf("ln-words-mismatch %s\n", name);
+            ++failures;
+        }
+        ++lnWordRuns;
+    }
     const long long rowsPerPart = 3;
     const long long parts = (rows + rowsPerPart - 1) / rowsPerPart;
     const long long ldPart = cols + 5;
@@ -629,6 +653,7 @@ int main() {
     transposeBytes("fp8_transpose_scalar", 80, 144, 160, 96, 1, 256, 3, 21);
     transposeBytes("fp8_transpose_odd", 37, 53, 61, 40, 0, 64, 5, 22);
     printf("staged %d\n", stagedRuns);
+    printf("ln-words %d\n", lnWordRuns);
     printf("dense %d\n", denseRuns);
     printf("words %d\n", wordRuns);
     printf("failures %d\n", failures);

@@ -17,6 +17,14 @@ public final class LayerKernelNames {
         return "ubuf_layernorm_fwd_" + suffix(type);
     }
 
+    /**
+     * As {@link #layerNormForward} (the same bits), for rows of whole 16-byte words only: x and y rows, gamma and beta
+     * 16-byte aligned, cols a multiple of the word, at most 4 words a thread.
+     */
+    public static String layerNormForwardWords(KernelType type) {
+        return "ubuf_layernorm_fwd_words_" + suffix(type);
+    }
+
     /** LayerNorm backward, dx. */
     public static String layerNormBackwardDx(KernelType type) {
         return "ubuf_layernorm_bwd_dx_" + suffix(type);
@@ -117,6 +125,7 @@ public final class LayerKernelNames {
         List<String> names = new ArrayList<>();
         for (KernelType t : KernelType.values()) {
             names.add(layerNormForward(t));
+            names.add(layerNormForwardWords(t));
             names.add(layerNormBackwardDx(t));
             names.add(layerNormBackward(t));
             names.add(layerNormBackwardStaged(t));

@@ -170,6 +170,13 @@ public final class LayerKernels {
                 && gamma.address() % 16 == 0 && rowsAligned(workspace);
     }
 
+    /** Whether the forward's rows are whole aligned 16-byte words that its threads hold in registers. */
+    static boolean layerNormForwardWords(TensorView x, TensorView gamma, TensorView beta, TensorView y) {
+        long word = 16 / x.dtype().bytes();
+        return x.cols() % word == 0 && x.cols() / word <= (long) LAYER_NORM_FORWARD_GROUPS * MAX_BLOCK
+                && rowsAligned(x) && rowsAligned(y) && gamma.address() % 16 == 0 && beta.address() % 16 == 0;
+    }
+
     private static boolean rowsAligned(TensorView v) {
         return v.address() % 16 == 0 && (v.ld() * v.dtype().bytes()) % 16 == 0;
     }
@@ -226,8 +233,11 @@ public final class LayerKernels {
         Overlaps o = new Overlaps().input(x, "x").input(gamma, "gamma").input(beta, "beta")
                 .output(y, "y", x).output(mean, "mean").output(rstd, "rstd");
         o.check();
-        // One block per row; rows up to LAYER_NORM_FORWARD_GROUPS * MAX_BLOCK groups are read once into registers.
-        launch(LayerKernelNames.layerNormForward(t), layerNormGrid(x.rows()),
+        // One block per row; rows up to LAYER_NORM_FORWARD_GROUPS * MAX_BLOCK groups are read once into registers,
+        // by the kernel without the scalar path where every row is whole aligned 16-byte words (the same bits).
+        String kernel = layerNormForwardWords(x, gamma, beta, y) ? LayerKernelNames.layerNormForwardWords(t)
+                : LayerKernelNames.layerNormForward(t);
+        launch(kernel, layerNormGrid(x.rows()),
                 layerNormBlock(x.cols(), x.dtype(), LAYER_NORM_FORWARD_GROUPS), stream,
                 x.rows(), x.cols(), x.address(), x.ld(), gamma.address(), beta.address(), eps,
                 zeroCenteredGamma ? 1 : 0, y.address(), y.ld(), address(mean), address(rstd));

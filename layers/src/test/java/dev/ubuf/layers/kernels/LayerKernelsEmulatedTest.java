@@ -54,6 +54,7 @@ class LayerKernelsEmulatedTest {
     private static String unavailable;
     private static String emulatorFailures = "";
     private static int stagedRuns;
+    private static int lnWordRuns;
     private static int denseRuns;
     private static int wordRuns;
 
@@ -122,6 +123,9 @@ class LayerKernelsEmulatedTest {
                 case "staged-too-large" -> emulatorFailures += t[1] + ": the staged rows exceed the emulated shared"
                         + " memory; ";
                 case "staged" -> stagedRuns = Integer.parseInt(t[1]);
+                case "ln-words" -> lnWordRuns = Integer.parseInt(t[1]);
+                case "ln-words-mismatch" -> emulatorFailures += t[1] + ": the LayerNorm forward's word kernel's bits"
+                        + " differ from the other forward's; ";
                 case "dense" -> denseRuns = Integer.parseInt(t[1]);
                 case "words" -> wordRuns = Integer.parseInt(t[1]);
                 case "dense-mismatch" -> emulatorFailures += t[1] + ": GELU's dense kernels' bits differ from the"
@@ -184,6 +188,8 @@ class LayerKernelsEmulatedTest {
         assertEquals(66, CASES.size(), "21 cases for each of fp32, fp16, bf16, and 3 of the FP8 byte transpose");
         assertTrue(stagedRuns >= 6, "the staged LayerNorm backward ran beside the register-only one in at least two"
                 + " cases of each type, got " + stagedRuns);
+        assertTrue(lnWordRuns >= 6, "the LayerNorm forward's word kernel ran beside the other one in at least two"
+                + " cases of each type, got " + lnWordRuns);
         assertEquals(9, denseRuns, "GELU's dense kernels beside the row/column ones in three cases of each type");
         assertEquals(9, wordRuns, "the SwiGLU forward's word kernel beside the other forwards in three cases of each"
                 + " type (one without a bias, two with)");

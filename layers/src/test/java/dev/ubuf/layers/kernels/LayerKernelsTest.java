@@ -87,10 +87,35 @@ class LayerKernelsTest {
         TensorView mean = vector(100, DType.FP32);
         TensorView rstd = vector(100, DType.FP32);
         kernels.layerNormForward(x, gamma, beta, 1e-5f, true, y, mean, rstd, stream);
-        // 4096 bf16 columns = 512 groups of 8, four per thread: 128 threads hold the row.
-        assertEquals(List.of(new Launch("ubuf_layernorm_fwd_bf16", 100, 128, List.of(100L, 4096L, x.address(), 4096L,
-                gamma.address(), beta.address(), 1e-5f, 1, y.address(), 4096L, mean.address(), rstd.address()))),
-                launches);
+        // 4096 bf16 columns = 512 groups of 8, four per thread: 128 threads hold the row; every row whole aligned
+        // words: the kernel without the scalar path.
+        assertEquals(List.of(new Launch("ubuf_layernorm_fwd_words_bf16", 100, 128, List.of(100L, 4096L, x.address(),
+                4096L, gamma.address(), beta.address(), 1e-5f, 1, y.address(), 4096L, mean.address(),
+                rstd.address()))), launches);
+    }
+
+    @Test
+    void layerNormForwardTakesTheScalarPathWhereAnyRowOrVectorIsNotWholeAlignedWords() {
+        TensorView gamma = vector(4096, DType.BF16);
+        TensorView beta = vector(4096, DType.BF16);
+        // Rows 16-byte aligned only every other row (ld 4100), a misaligned gamma, a misaligned y, cols not a
+        // multiple of 8, rows longer than 4 words a thread of 512 threads.
+        kernels.layerNormForward(matrix(8, 4100, DType.BF16).cols(0, 4096), gamma, beta, 0f, false,
+                matrix(8, 4096, DType.BF16), null, null, stream);
+        kernels.layerNormForward(matrix(8, 4096, DType.BF16), matrix(1, 4100, DType.BF16).cols(4, 4096), beta, 0f,
+                false, matrix(8, 4096, DType.BF16), null, null, stream);
+        kernels.layerNormForward(matrix(8, 4096, DType.BF16), gamma, beta, 0f, false,
+                matrix(8, 4100, DType.BF16).cols(2, 4096), null, null, stream);
+        kernels.layerNormForward(matrix(8, 4092, DType.BF16), vector(4092, DType.BF16), vector(4092, DType.BF16), 0f,
+                false, matrix(8, 4092, DType.BF16), null, null, stream);
+        kernels.layerNormForward(matrix(8, 16392, DType.BF16), vector(16392, DType.BF16), vector(16392, DType.BF16),
+                0f, false, matrix(8, 16392, DType.BF16), null, null, stream);
+        assertEquals(List.of("ubuf_layernorm_fwd_bf16", "ubuf_layernorm_fwd_bf16", "ubuf_layernorm_fwd_bf16",
+                "ubuf_layernorm_fwd_bf16", "ubuf_layernorm_fwd_bf16"), launches.stream().map(Launch::name).toList());
+        launches.clear();
+        kernels.layerNormForward(matrix(8, 16384, DType.BF16), vector(16384, DType.BF16), vector(16384, DType.BF16),
+                0f, false, matrix(8, 16384, DType.BF16), null, null, stream);
+        assertEquals("ubuf_layernorm_fwd_words_bf16", launches.getFirst().name(), "4 words a thread of 512: in");
     }
 
     @Test
@@ -464,6 +489,7 @@ class LayerKernelsTest {
         kernels.gelu(x, out, stream);
         kernels.geluBackward(dy, x, out, stream);
         // Strided views: the row/column kernels.
+        kernels.layerNormForward(odd, vec, beta, 1e-5f, false, out, mean, rstd, stream);
         kernels.gelu(odd, out, stream);
         kernels.geluBackward(dy, odd, out, stream);
         kernels.biasGelu(x, vec, out, dy, stream);
