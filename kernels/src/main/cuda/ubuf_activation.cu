@@ -192,9 +192,12 @@ __device__ __forceinline__ void swiglu_fwd_words(i64 rows, i64 cols, const T* x,
         R::unpack(ra, a);
         R::unpack(rb, b);
         if (bias != nullptr) {
+            // The bias words into registers first: unpack of a word in global memory reads it an element at a time.
+            const uint4 wa = *reinterpret_cast<const uint4*>(bias + c);
+            const uint4 wb = *reinterpret_cast<const uint4*>(bias + cols + c);
             float ba[N], bb[N];
-            R::unpack(*reinterpret_cast<const uint4*>(bias + c), ba);
-            R::unpack(*reinterpret_cast<const uint4*>(bias + cols + c), bb);
+            R::unpack(wa, ba);
+            R::unpack(wb, bb);
 #pragma unroll
             for (int i = 0; i < N; ++i) {
                 const float za = biased<T>(a[i], ba[i]);
@@ -213,8 +216,10 @@ __device__ __forceinline__ void swiglu_fwd_words(i64 rows, i64 cols, const T* x,
 // sum of the stored (rounded) dx[r][c] over the rows of part p, in a fixed order (each lane's rows in row order, then
 // the lanes in lane order), which col_sums_f32 finishes. Items are (part, tile of blockDim / ACT_LANES column groups
 // of one half); every thread owns one group in every half. blockDim must be ACT_BLOCK (the lanes' shared sums are
-// sized for it). dx may be x itself (each element is read before the same thread writes it).
-template <class T, class Op>
+// sized for it). dx may be x itself (each element is read before the same thread writes it). VEC: every row and the
+// bias whole aligned 16-byte words (bias_act_bwd_partial_any decides once), so the loads and stores have no scalar
+// path to branch to.
+template <class T, class Op, bool VEC>
 __device__ __forceinline__ void bias_act_bwd_partial(i64 rows, i64 cols, const T* dy, i64 ldDy, const T* x, i64 ldX,
                                                      const T* bias, T* dx, i64 ldDx, i64 rowsPerPart, float* part,
                                                      i64 ldPart, Op op) {
@@ -225,8 +230,7 @@ __device__ __forceinline__ void bias_act_bwd_partial(i64 rows, i64 cols, const T
     constexpr int N = G::N;
     constexpr int TILE = ACT_BLOCK / ACT_LANES;
     __shared__ float laneSums[ACT_LANES][H][TILE * N];
-    const bool vec = cols % N == 0 && rows_aligned16<T>(dy, ldDy) && rows_aligned16<T>(x, ldX)
-                     && rows_aligned16<T>(dx, ldDx) && aligned16(bias);
+    constexpr bool vec = VEC;
     const i64 groups = G::count(cols);
     const i64 parts = (rows + rowsPerPart - 1) / rowsPerPart;
     const i64 tiles = (groups + TILE - 1) / TILE;
@@ -312,6 +316,20 @@ __device__ __forceinline__ void bias_act_bwd_partial(i64 rows, i64 cols, const T
     }
 }
 
+template <class T, class Op>
+__device__ __forceinline__ void bias_act_bwd_partial_any(i64 rows, i64 cols, const T* dy, i64 ldDy, const T* x,
+                                                         i64 ldX, const T* bias, T* dx, i64 ldDx, i64 rowsPerPart,
+                                                         float* part, i64 ldPart, Op op) {
+    constexpr int N = ColGroups<T>::N;
+    if (cols % N == 0 && rows_aligned16<T>(dy, ldDy) && rows_aligned16<T>(x, ldX) && rows_aligned16<T>(dx, ldDx)
+        && aligned16(bias)) {
+        bias_act_bwd_partial<T, Op, true>(rows, cols, dy, ldDy, x, ldX, bias, dx, ldDx, rowsPerPart, part, ldPart, op);
+    } else {
+        bias_act_bwd_partial<T, Op, false>(rows, cols, dy, ldDy, x, ldX, bias, dx, ldDx, rowsPerPart, part, ldPart,
+                                           op);
+    }
+}
+
 }  // namespace ubuf
 
 #define UBUF_ACTIVATION_KERNELS(SUFFIX, T)                                                                       \
@@ -390,14 +408,14 @@ __device__ __forceinline__ void bias_act_bwd_partial(i64 rows, i64 cols, const T
     ubuf_bias_gelu_bwd_partial_##SUFFIX(long long rows, long long cols, const T* dy, long long ldDy,             \
                                         const T* x, long long ldX, const T* bias, T* dx, long long ldDx,         \
                                         long long rowsPerPart, float* part, long long ldPart) {                  \
-        ubuf::bias_act_bwd_partial<T>(rows, cols, dy, ldDy, x, ldX, bias, dx, ldDx, rowsPerPart, part, ldPart,   \
+        ubuf::bias_act_bwd_partial_any<T>(rows, cols, dy, ldDy, x, ldX, bias, dx, ldDx, rowsPerPart, part, ldPart,   \
                                       ubuf::GeluGradOp());                                                       \
     }                                                                                                            \
     extern "C" __global__ void __launch_bounds__(ubuf::ACT_BLOCK, ubuf::ACT_BWD_BLOCKS_PER_SM)                   \
     ubuf_bias_swiglu_bwd_partial_##SUFFIX(long long rows, long long cols, const T* dy, long long ldDy,           \
                                           const T* x, long long ldX, const T* bias, T* dx, long long ldDx,       \
                                           long long rowsPerPart, float* part, long long ldPart) {                \
-        ubuf::bias_act_bwd_partial<T>(rows, cols, dy, ldDy, x, ldX, bias, dx, ldDx, rowsPerPart, part, ldPart,   \
+        ubuf::bias_act_bwd_partial_any<T>(rows, cols, dy, ldDy, x, ldX, bias, dx, ldDx, rowsPerPart, part, ldPart,   \
                                       ubuf::SwigluGradOp());                                                     \
     }
 

@@ -220,10 +220,14 @@ __device__ __forceinline__ void layernorm_fwd_words(i64 rows, i64 cols, const T*
         for (int k = 0; k < K; ++k) {
             const int g = (int)threadIdx.x + k * (int)blockDim.x;
             if (g < groups) {
+                // gamma's and beta's words into registers first: unpack of a word in global memory reads it an
+                // element at a time (eight 2-byte loads for bf16; 1.2-1.3x the kernel's time).
+                const uint4 gammaWord = gammaW[g];
+                const uint4 betaWord = betaW[g];
                 float v[N], gm[N], b[N];
                 R::unpack(raw[k], v);
-                R::unpack(gammaW[g], gm);
-                R::unpack(betaW[g], b);
+                R::unpack(gammaWord, gm);
+                R::unpack(betaWord, b);
 #pragma unroll
                 for (int i = 0; i < N; ++i) v[i] = (v[i] - mu) * rs * (gm[i] + one) + b[i];
                 store_vec<T, N>(yr + (i64)g * N, v);
