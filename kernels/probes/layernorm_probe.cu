@@ -5,11 +5,12 @@
 // At 2048 x 4096 the product's one wave of blocks reads every row, then reduces, then writes: the reads and the
 // writes of the wave do not overlap. The twenty-fourth session added the register path without the scalar path
 // ("regrow", K groups a thread at compile time): at K = 4 the product's bits, 56 registers, 10-16% faster
-// (bench/results/2026-11-28-session24/call2-*); the product took it as ubuf_layernorm_fwd_words_<t>. Build and run:
+// (bench/results/2026-11-28-session24/call2-*); the product took it as ubuf_layernorm_fwd_words_<t>, which at first
+// read gamma and beta a 2-byte element at a time (calls 4-5). gamma's and beta's words loaded with the row or before
+// the second sum gained nothing at the 8B tp 4 shape (call 7). Build and run:
 //   nvcc -arch=sm_90 -O3 -std=c++17 -I../src/main/cuda layernorm_probe.cu -o layernorm_probe && ./layernorm_probe
 #include "../src/main/cuda/ubuf_layernorm.cu"
 #include "probe_common.cuh"
-#include <type_traits>
 
 using bf = __nv_bfloat16;
 using ubuf::i64;
@@ -185,37 +186,40 @@ __global__ void __launch_bounds__(MAXT, MINB) regrow(i64 rows, i64 cols, const b
     }
 }
 
-// The product's ubuf::layernorm_fwd_words (24th session) with its choices undone one at a time, to find why it ran
-// 1.15-1.24x slower than "regrow K4" in `bench kernels`: ALT = the two-barrier block sums, I64 = 64-bit group
-// indices, ONE = the run-time "+ one" replaced by the constant 0.
-template <bool ALT, bool I64, bool ONE, int MAXT = 512, int MINB = 2>
-__global__ void __launch_bounds__(MAXT, MINB) words_variant(i64 rows, i64 cols, const bf* x, const bf* gamma,
-                                                        const bf* beta, float eps, bf* y, float* mean, float* rstd) {
+// The word kernel (as ubuf::layernorm_fwd_words, K groups a thread) with gamma's and beta's words loaded at another
+// point (24th session, after calls 4-5 found the product reading them a 2-byte element at a time): GB = 0 after the
+// two block sums (the product), 1 with the row's words, before the first sum, 2 before the second sum. The same bits.
+template <int K, int GB>
+__global__ void __launch_bounds__(512, 2) gbwords(i64 rows, i64 cols, const bf* x, const bf* gamma, const bf* beta,
+                                                  float eps, bf* y, float* mean, float* rstd) {
     using G = ubuf::ColGroups<bf>;
     using R = ubuf::RawGroup<bf>;
-    using Idx = typename std::conditional<I64, i64, int>::type;
     constexpr int N = G::N;
-    constexpr int K = ubuf::LN_FWD_GROUPS;
-    const Idx groups = (Idx)(cols / N);
+    const int groups = (int)(cols / N);
     __shared__ float scratch[2][ubuf::MAX_WARPS];
-    __shared__ float scratch1[ubuf::MAX_WARPS];
     int parity = 0;
     const float n = (float)cols;
-    const float one = ONE ? (rows < 0 ? 1.f : 0.f) : 0.f;
+    const float one = rows < 0 ? 1.f : 0.f;
     const uint4* gammaW = reinterpret_cast<const uint4*>(gamma);
     const uint4* betaW = reinterpret_cast<const uint4*>(beta);
     for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
         const uint4* xr = reinterpret_cast<const uint4*>(x + row * cols);
-        uint4 raw[K];
+        uint4 raw[K], gw[K], bw[K];
 #pragma unroll
         for (int k = 0; k < K; ++k) {
-            const Idx g = (Idx)threadIdx.x + (Idx)k * (Idx)blockDim.x;
-            if (g < groups) raw[k] = xr[g];
+            const int g = (int)threadIdx.x + k * (int)blockDim.x;
+            if (g < groups) {
+                raw[k] = xr[g];
+                if (GB == 1) {
+                    gw[k] = gammaW[g];
+                    bw[k] = betaW[g];
+                }
+            }
         }
         float s = 0.f;
 #pragma unroll
         for (int k = 0; k < K; ++k) {
-            const Idx g = (Idx)threadIdx.x + (Idx)k * (Idx)blockDim.x;
+            const int g = (int)threadIdx.x + k * (int)blockDim.x;
             if (g < groups) {
                 float v[N];
                 R::unpack(raw[k], v);
@@ -223,12 +227,16 @@ __global__ void __launch_bounds__(MAXT, MINB) words_variant(i64 rows, i64 cols, 
                 for (int i = 0; i < N; ++i) s += v[i];
             }
         }
-        const float mu = (ALT ? ubuf::block_sum_alternating(s, scratch, parity) : ubuf::block_sum(s, scratch1)) / n;
+        const float mu = ubuf::block_sum_alternating(s, scratch, parity) / n;
         float q = 0.f;
 #pragma unroll
         for (int k = 0; k < K; ++k) {
-            const Idx g = (Idx)threadIdx.x + (Idx)k * (Idx)blockDim.x;
+            const int g = (int)threadIdx.x + k * (int)blockDim.x;
             if (g < groups) {
+                if (GB == 2) {
+                    gw[k] = gammaW[g];
+                    bw[k] = betaW[g];
+                }
                 float v[N];
                 R::unpack(raw[k], v);
 #pragma unroll
@@ -238,25 +246,28 @@ __global__ void __launch_bounds__(MAXT, MINB) words_variant(i64 rows, i64 cols, 
                 }
             }
         }
-        const float rs =
-            1.f / sqrtf((ALT ? ubuf::block_sum_alternating(q, scratch, parity) : ubuf::block_sum(q, scratch1)) / n + eps);
+        const float rs = 1.f / sqrtf(ubuf::block_sum_alternating(q, scratch, parity) / n + eps);
         bf* yr = y + row * cols;
 #pragma unroll
         for (int k = 0; k < K; ++k) {
-            const Idx g = (Idx)threadIdx.x + (Idx)k * (Idx)blockDim.x;
+            const int g = (int)threadIdx.x + k * (int)blockDim.x;
             if (g < groups) {
+                if (GB == 0) {
+                    gw[k] = gammaW[g];
+                    bw[k] = betaW[g];
+                }
                 float v[N], gm[N], b[N];
                 R::unpack(raw[k], v);
-                R::unpack(gammaW[g], gm);
-                R::unpack(betaW[g], b);
+                R::unpack(gw[k], gm);
+                R::unpack(bw[k], b);
 #pragma unroll
                 for (int i = 0; i < N; ++i) v[i] = (v[i] - mu) * rs * (gm[i] + one) + b[i];
                 ubuf::store_vec<bf, N>(yr + (i64)g * N, v);
             }
         }
         if (threadIdx.x == 0) {
-            if (mean != nullptr) mean[row] = mu;
-            if (rstd != nullptr) rstd[row] = rs;
+            mean[row] = mu;
+            rstd[row] = rs;
         }
     }
 }
@@ -331,13 +342,10 @@ int main() {
             ubuf_layernorm_fwd_words_bf16<<<(int)rows, productBlock>>>(rows, cols, x, cols, gamma, beta, 1e-5f, 0, y,
                                                                       cols, mean, rstd);
         });
-        reg("words: as the product", words_variant<true, false, true>, 4);
-        reg("words: two-barrier sums", words_variant<false, false, true>, 4);
-        reg("words: 64-bit indices", words_variant<true, true, true>, 4);
-        reg("words: constant 0 for one", words_variant<true, false, false>, 4);
-        reg("words: all three undone", words_variant<false, true, false>, 4);
-        reg("words: bounds (1024, 1)", words_variant<true, false, true, 1024, 1>, 4);
-        reg("regrow K4, bounds (512, 2)", regrow<4, 512, 2, false>, 4);
+        reg("gbwords K4, gamma/beta after the sums", gbwords<4, 0>, 4);
+        reg("gbwords K4, gamma/beta with the row", gbwords<4, 1>, 4);
+        reg("gbwords K4, gamma/beta before the 2nd sum", gbwords<4, 2>, 4);
+        reg("gbwords K8, gamma/beta after the sums", gbwords<8, 0>, 8);
         reg("regrow K4 (the product's K)", regrow<4, 1024, 1, false>, 4);
         reg("regrow K4 parity", regrow<4, 1024, 1, true>, 4);
         reg("regrow K8", regrow<8, 1024, 1, false>, 8);
