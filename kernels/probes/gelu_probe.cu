@@ -2,7 +2,8 @@
 // kernels (ubuf_gelu_fwd_bf16 on grid-stride grids, ubuf_gelu_fwd_dense_bf16 on one-shot grids of several block
 // sizes) beside variants that differ only in how a thread walks the elements, against a device-to-device copy of
 // the same bytes; the backward's kernels likewise. Each output is compared bit for bit with the row/column kernel's.
-// Build and run:
+// The twenty-fourth session added the backward one-shot as PyTorch walks it, with streaming cache hints and a
+// tanh from the fast exponential (bench/results/2026-11-28-session24/call9-*). Build and run:
 //   nvcc -arch=sm_90 -O3 -std=c++17 -I../src/main/cuda gelu_probe.cu -o gelu_probe && ./gelu_probe
 #include "../src/main/cuda/ubuf_activation.cu"
 #include "probe_common.cuh"
@@ -72,6 +73,44 @@ __global__ void __launch_bounds__(256) rawpair(const uint4* x, uint4* y, long lo
         if (b < words) xb = x[b];
         y[a] = gelu8(xa);
         if (b < words) y[b] = gelu8(xb);
+    }
+}
+
+// The backward one-shot, as PyTorch's vectorized element-wise kernel walks it (24th session): a block takes 128 * V
+// consecutive words, a thread V of them 128 apart, every load before any math. CS: loads and stores with the
+// streaming cache hint (evict first). EXPT: tanh as 1 - 2 / (exp(2u) + 1) with the fast exponential (other bits).
+__device__ __forceinline__ float gelu_grad_expt(float x) {
+    const float u = ubuf::GELU_K0 * (x + ubuf::GELU_K1 * x * x * x);
+    const float t = 1.f - 2.f / (__expf(2.f * u) + 1.f);
+    const float sech2 = 1.f - t * t;
+    const float inner = sech2 == 0.f ? 0.f : 0.5f * x * sech2 * ubuf::GELU_K0 * (1.f + 3.f * ubuf::GELU_K1 * x * x);
+    return 0.5f * (1.f + t) + inner;
+}
+
+template <int V, bool CS, bool EXPT>
+__global__ void __launch_bounds__(128) oneshot_bwd(const uint4* dy, const uint4* x, uint4* dx, long long words) {
+    const long long base = (long long)blockIdx.x * 128 * V + threadIdx.x;
+    uint4 wd[V], wx[V];
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+        const long long i = base + v * 128;
+        if (i < words) {
+            wd[v] = CS ? __ldcs(dy + i) : dy[i];
+            wx[v] = CS ? __ldcs(x + i) : x[i];
+        }
+    }
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+        const long long i = base + v * 128;
+        if (i < words) {
+            float d[8], f[8];
+            unpack8(wd[v], d);
+            unpack8(wx[v], f);
+#pragma unroll
+            for (int e = 0; e < 8; ++e) f[e] = d[e] * (EXPT ? gelu_grad_expt(f[e]) : ubuf::gelu_tanh_grad(f[e]));
+            const uint4 o = pack8(f);
+            if (CS) __stcs(dx + i, o); else dx[i] = o;
+        }
     }
 }
 
@@ -157,6 +196,21 @@ int main() {
                 const long long g = (words + block - 1) / block;
                 timeBwd(name, [&] { ubuf_gelu_bwd_dense_bf16<<<(int)g, block>>>(n, dy, x, dx); });
             }
+            timeBwd("bwd: product dense as launched (a thread per 2 words, block 128)", [&] {
+                ubuf_gelu_bwd_dense_bf16<<<(int)((words + 255) / 256), 128>>>(n, dy, x, dx);
+            });
+            auto ob = [&](const char* name, auto k, int v) {
+                timeBwd(name, [&] {
+                    k<<<(int)((words + 128LL * v - 1) / (128LL * v)), 128>>>((uint4*)dy, (uint4*)x, (uint4*)dx, words);
+                });
+            };
+            ob("bwd: oneshot V=1", oneshot_bwd<1, false, false>, 1);
+            ob("bwd: oneshot V=2", oneshot_bwd<2, false, false>, 2);
+            ob("bwd: oneshot V=4", oneshot_bwd<4, false, false>, 4);
+            ob("bwd: oneshot V=2 streaming", oneshot_bwd<2, true, false>, 2);
+            ob("bwd: oneshot V=4 streaming", oneshot_bwd<4, true, false>, 4);
+            ob("bwd: oneshot V=2 exp tanh", oneshot_bwd<2, false, true>, 2);
+            ob("bwd: oneshot V=2 streaming exp tanh", oneshot_bwd<2, true, true>, 2);
             timeBwd("bwd: rawpair, 4/SM (2 in)", [&] {
                 rawpair_bwd<<<sms * 4, 256>>>((uint4*)dy, (uint4*)x, (uint4*)dx, words);
             });
