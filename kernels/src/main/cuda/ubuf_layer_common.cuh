@@ -166,11 +166,13 @@ __device__ __forceinline__ void apply_vector(const float (&x)[NIN][N], float (&y
 }
 
 // out_j[e] = op(in_0[e], ..., in_{NIN-1}[e]) for j < NOUT over n elements of dense tensors, in fp32, each output
-// rounded once; outputs may be inputs exactly (as map_elements). A thread takes one 16-byte word a step (grid-stride;
-// a grid of a thread per word runs the loop once) when every pointer is 16-aligned, and the elements past the last
-// whole word (all of them otherwise) one by one. One word a thread keeps few registers live, so an SM holds its
-// full 2048 threads: for GELU, whose tanh makes a word long to compute, map_elements' two-item walk (51 registers)
-// ran 13-18% behind a copy of the same bytes on an H100, this walk at copy speed (kernels/probes/gelu_probe.cu).
+// rounded once; outputs may be inputs exactly (as map_elements). When every pointer is 16-aligned a block takes
+// 2 * blockDim consecutive 16-byte words a step, a thread two of them blockDim apart (grid-stride; a grid of a
+// thread per two words runs the loop once), and the elements past the last whole word (all of them otherwise) go one
+// by one. Few registers live, so an SM holds its full 2048 threads: for GELU, whose tanh makes a word long to compute,
+// map_elements' two-item walk (51 registers) ran 13-18% behind a copy of the same bytes on an H100. A block's words
+// consecutive, as PyTorch's vectorized kernel walks them, took 0.94-0.97x the time of a thread's two words half the
+// tensor apart (GELU's backward, H200; kernels/probes/gelu_probe.cu).
 template <class T, int NIN, int NOUT, class Op>
 __device__ __forceinline__ void map_dense(i64 n, const T* const (&in)[NIN], T* const (&out)[NOUT], Op op) {
     if (n <= 0) return;
@@ -182,15 +184,16 @@ __device__ __forceinline__ void map_dense(i64 n, const T* const (&in)[NIN], T* c
     for (int j = 0; j < NOUT; ++j) vec = vec && aligned16(out[j]);
     const i64 words = vec ? n / N : 0;
     const i64 stride = grid_threads();
+    const i64 apart = blockDim.x;
     // Two words a thread, both loaded before either is computed: twice the bytes in flight (an H200 needs them).
-    for (i64 w = global_thread(); w < words; w += 2 * stride) {
-        const bool second = w + stride < words;
+    for (i64 w = (i64)blockIdx.x * 2 * apart + threadIdx.x; w < words; w += 2 * stride) {
+        const bool second = w + apart < words;
         uint4 raw[2][NIN];
 #pragma unroll
         for (int j = 0; j < NIN; ++j) raw[0][j] = reinterpret_cast<const uint4*>(in[j])[w];
         if (second) {
 #pragma unroll
-            for (int j = 0; j < NIN; ++j) raw[1][j] = reinterpret_cast<const uint4*>(in[j])[w + stride];
+            for (int j = 0; j < NIN; ++j) raw[1][j] = reinterpret_cast<const uint4*>(in[j])[w + apart];
         }
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
@@ -200,7 +203,7 @@ __device__ __forceinline__ void map_dense(i64 n, const T* const (&in)[NIN], T* c
             for (int j = 0; j < NIN; ++j) RawGroup<T>::unpack(raw[h][j], x[j]);
             apply_vector<NIN, NOUT, N>(x, y, op);
 #pragma unroll
-            for (int j = 0; j < NOUT; ++j) store_vec<T, N>(out[j] + (w + h * stride) * N, y[j]);
+            for (int j = 0; j < NOUT; ++j) store_vec<T, N>(out[j] + (w + h * apart) * N, y[j]);
         }
     }
     for (i64 e = words * N + global_thread(); e < n; e += stride) {
