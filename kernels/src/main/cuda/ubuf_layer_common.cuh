@@ -166,13 +166,14 @@ __device__ __forceinline__ void apply_vector(const float (&x)[NIN][N], float (&y
 }
 
 // out_j[e] = op(in_0[e], ..., in_{NIN-1}[e]) for j < NOUT over n elements of dense tensors, in fp32, each output
-// rounded once; outputs may be inputs exactly (as map_elements). When every pointer is 16-aligned a block takes
-// 2 * blockDim consecutive 16-byte words a step, a thread two of them blockDim apart (grid-stride; a grid of a
-// thread per two words runs the loop once), and the elements past the last whole word (all of them otherwise) go one
-// by one. Few registers live, so an SM holds its full 2048 threads: for GELU, whose tanh makes a word long to compute,
-// map_elements' two-item walk (51 registers) ran 13-18% behind a copy of the same bytes on an H100. A block's words
-// consecutive, as PyTorch's vectorized kernel walks them, took 0.94-0.97x the time of a thread's two words half the
-// tensor apart (GELU's backward, H200; kernels/probes/gelu_probe.cu).
+// rounded once; outputs may be inputs exactly (as map_elements). When every pointer is 16-aligned a thread takes two
+// 16-byte words a step (grid-stride; a grid of a thread per two words runs the loop once), and the elements past the
+// last whole word (all of them otherwise) go one by one. Few registers live, so an SM holds its full 2048 threads:
+// for GELU, whose tanh makes a word long to compute, map_elements' two-item walk (51 registers) ran 13-18% behind a
+// copy of the same bytes on an H100. With two inputs
+// a block takes its words consecutively, as PyTorch's vectorized kernel walks them: GELU's backward 0.95-0.97x the
+// time of a thread's two words half the tensor apart; with one input (GELU's forward) that walk ran 1.01-1.02x
+// slower, so a thread's two words stay half the tensor apart there (H200, bench/results/2026-11-28-session24).
 template <class T, int NIN, int NOUT, class Op>
 __device__ __forceinline__ void map_dense(i64 n, const T* const (&in)[NIN], T* const (&out)[NOUT], Op op) {
     if (n <= 0) return;
@@ -184,9 +185,11 @@ __device__ __forceinline__ void map_dense(i64 n, const T* const (&in)[NIN], T* c
     for (int j = 0; j < NOUT; ++j) vec = vec && aligned16(out[j]);
     const i64 words = vec ? n / N : 0;
     const i64 stride = grid_threads();
-    const i64 apart = blockDim.x;
+    // A thread's two words: blockDim apart in its block's 2 * blockDim (two inputs), or the grid's threads apart.
+    const i64 apart = NIN > 1 ? (i64)blockDim.x : stride;
+    const i64 first = NIN > 1 ? (i64)blockIdx.x * 2 * apart + threadIdx.x : global_thread();
     // Two words a thread, both loaded before either is computed: twice the bytes in flight (an H200 needs them).
-    for (i64 w = (i64)blockIdx.x * 2 * apart + threadIdx.x; w < words; w += 2 * stride) {
+    for (i64 w = first; w < words; w += 2 * stride) {
         const bool second = w + apart < words;
         uint4 raw[2][NIN];
 #pragma unroll
