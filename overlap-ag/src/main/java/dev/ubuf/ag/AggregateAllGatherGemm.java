@@ -13,9 +13,7 @@ import dev.ubuf.plan.StreamRole;
  * Half the ring steps of {@link RingAllGatherGemm}, each moving and multiplying twice as much.
  *
  * <p>Flags of rank r: PAIR (1 per call, from the partner), PAIR_CREDIT (1, from the partner), and with tp &gt; 2
- * RING (tp/2 - 1, from r-2) and RING_CREDIT (1, from r+2). Credits are signalled at the start of every call. A
- * compute stream that waits for a block behind its previous GEMM waits on a COMM stream of its own
- * ({@link PlanBuilder#awaitBefore}).
+ * RING (tp/2 - 1, from r-2) and RING_CREDIT (1, from r+2). Credits are signalled at the start of every call.
  */
 public final class AggregateAllGatherGemm implements AgOverlapMethod {
     static final int PAIR = 0;
@@ -61,13 +59,13 @@ public final class AggregateAllGatherGemm implements AgOverlapMethod {
         b.add(new PlanStep.Signal(comm, partner, PAIR));
         l.ownShardIntoUbuf(b, comm);
         int s = compute[1 % compute.length];
-        b.awaitBefore(s, PAIR, 1);
+        b.add(new PlanStep.WaitSignal(s, PAIR, 1));
         b.add(l.gemm(s, l.ubuf(rank, partner, 1), partner, 1));
         for (int j = 0; j < blocks; j++) {
             int blk = Math.floorMod(block - j, blocks);
             if (j > 0) {
                 s = compute[(j + 1) % compute.length];
-                b.awaitBefore(s, RING, j);
+                b.add(new PlanStep.WaitSignal(s, RING, j));
                 b.add(l.gemm(s, l.ubuf(rank, 2 * blk, 2), 2 * blk, 2));
             }
             if (j < blocks - 1) {

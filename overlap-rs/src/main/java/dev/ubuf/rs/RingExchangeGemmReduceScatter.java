@@ -51,8 +51,7 @@ import java.util.Optional;
  * <p>Flags on rank r: {@link #DATA_FLAG} from r+1, {@code (tp-1) * ringSubChunks} per call (sub-chunk j of step i
  * is signal (i-1)*subChunks + j + 1); {@link #CREDIT_FLAG} from r-1, the same count and numbering.
  * Streams: {@code computeStreams} COMPUTE streams (GEMMs round-robin, the final cast rides on its GEMM's stream),
- * then one COMM stream for copies, data signals and credits; a compute stream whose wait for received data would sit
- * behind its previous GEMM waits on a COMM stream of its own instead ({@link PlanBuilder#awaitBefore}).
+ * then one COMM stream for copies, data signals and credits.
  *
  * <p>Direct ({@link RsOptions#ringDirect()}, sums in the op's dtype): step i's GEMM stores its running sum straight
  * into rank r-1's slot for step i+1 (C = the sum received from r+1, D = the neighbour's slot), waiting first, on its
@@ -220,13 +219,13 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
             Region out = Region.rows(BufferRole.OUTPUT, rank, lo, rows, n);
             if (options.ringFusedTail() || options.ringDirect()) {
                 // The GEMM waits for the received sum and adds it as its C operand: one rounding, no pass after it.
-                b.awaitBefore(stream, ring.dataFlag, sequence(subChunks, step, j));
+                b.add(new PlanStep.WaitSignal(stream, ring.dataFlag, sequence(subChunks, step, j)));
                 b.add(PlanParts.gemmAdd(shape, stream, x, w, sum, out));
             } else {
                 // The own partial is rounded to the output type and then added to the received sum, as an
                 // unoverlapped GEMM + reduce-scatter in that type does; and the GEMM need not wait for the data.
                 b.add(PlanParts.gemm(shape, stream, x, w, out, false));
-                b.awaitBefore(stream, ring.dataFlag, sequence(subChunks, step, j));
+                b.add(new PlanStep.WaitSignal(stream, ring.dataFlag, sequence(subChunks, step, j)));
                 b.add(new PlanStep.Reduce(stream, List.of(sum), out, true));
             }
             if (shape.bias()) {
@@ -237,7 +236,7 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
             return;
         }
         if (step > 0) {
-            b.awaitBefore(stream, ring.dataFlag, sequence(subChunks, step, j));
+            b.add(new PlanStep.WaitSignal(stream, ring.dataFlag, sequence(subChunks, step, j)));
         }
         if (!last && options.ringDirect()) {
             // The GEMM writes the running sum into the neighbour's slot itself (reading the received sum as C).

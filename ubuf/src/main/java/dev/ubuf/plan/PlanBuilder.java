@@ -4,7 +4,6 @@ import dev.ubuf.tensor.DType;
 
 import java.util.ArrayList;
 import java.util.EnumMap;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -18,8 +17,6 @@ public final class PlanBuilder {
     private final Map<BufferRole, MatrixSpec> matrices = new EnumMap<>(BufferRole.class);
     private final List<Integer> flagsReceived = new ArrayList<>();
     private final List<PlanStep> steps = new ArrayList<>();
-    /** Per stream that needed one: the COMM stream its waits run on ({@link #awaitBefore}). */
-    private final Map<Integer, Integer> waiters = new HashMap<>();
     private int events;
 
     public PlanBuilder(String op, String method, int rank, int tp) {
@@ -64,30 +61,6 @@ public final class PlanBuilder {
         int e = events++;
         steps.add(new PlanStep.RecordEvent(stream, e));
         return e;
-    }
-
-    /**
-     * A wait for {@code count} signals on {@code flag} before whatever is added to {@code stream} next. Where a GEMM is
-     * already queued on {@code stream}, the wait goes on a COMM stream of {@code stream}'s own (made at its first
-     * use), which {@code stream} then waits for: under CUDA graphs a wait is a kernel, and behind the GEMM it would
-     * start only once the GEMM ended, its launch and its run in the critical path even where the signal came long
-     * before (8B tp 2 traces: 7.5-8.6 us each); beside the GEMM it runs while the GEMM does. Waits that
-     * {@code stream} makes before any GEMM stay on it.
-     */
-    public PlanBuilder awaitBefore(int stream, int flag, int count) {
-        boolean gemmQueued = steps.stream().anyMatch(s -> s.stream() == stream
-                && (s instanceof PlanStep.Gemm || s instanceof PlanStep.AtomicGemm));
-        if (!gemmQueued) {
-            steps.add(new PlanStep.WaitSignal(stream, flag, count));
-            return this;
-        }
-        Integer w = waiters.get(stream);
-        if (w == null) {
-            w = stream(StreamRole.COMM);
-            waiters.put(stream, w);
-        }
-        steps.add(new PlanStep.WaitSignal(w, flag, count));
-        return order(w, stream);
     }
 
     /** Makes {@code waiter} wait for everything issued so far on {@code on}. */
