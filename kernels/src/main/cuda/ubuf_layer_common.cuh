@@ -14,44 +14,56 @@ constexpr int MAX_WARPS = UBUF_MAX_THREADS / 32;
 #define UBUF_DYNAMIC_SHARED(T, name) extern __shared__ T name[]
 #endif
 
-// The sum of v over the block, returned to every thread. Fixed order for a given blockDim: a butterfly within
-// each warp, then the warp totals added in warp order by every thread (each computes the same value, so no
-// broadcast is needed). blockDim.x must be a multiple of 32 (the callers return early otherwise). `scratch` is a
-// __shared__ float[MAX_WARPS]; the call ends with a barrier, so the next call may reuse it at once. Every thread
-// of the block must call it (it is only called outside thread-dependent branches).
-__device__ __forceinline__ float block_sum(float v, float* scratch) {
+// The block sums' one-barrier core: a butterfly within each warp, the warp totals into `totals` (a __shared__
+// float[MAX_WARPS]), a barrier, then every thread adds the totals in warp order (each computes the same value, so no
+// broadcast is needed): a fixed order for a given blockDim. blockDim.x must be a multiple of 32 (the callers return
+// early otherwise), and every thread of the block must call it (it is only called outside thread-dependent
+// branches). `totals` may be written again only after another barrier.
+__device__ __forceinline__ float warp_totals_sum(float v, float* totals) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = v;
+    if ((threadIdx.x & 31) == 0) totals[threadIdx.x >> 5] = v;
     __syncthreads();
     const int warps = (int)(blockDim.x >> 5);
     float total = 0.f;
-    for (int w = 0; w < warps; ++w) total += scratch[w];
-    __syncthreads();
+    for (int w = 0; w < warps; ++w) total += totals[w];
     return total;
 }
 
-// Two block sums with one pair of barriers.
-__device__ __forceinline__ void block_sum2(float& a, float& b, float* scratchA, float* scratchB) {
+// Two sums behind the one barrier, each in the order warp_totals_sum adds.
+__device__ __forceinline__ void warp_totals_sum2(float& a, float& b, float* totalsA, float* totalsB) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
         a += __shfl_xor_sync(0xffffffffu, a, o);
         b += __shfl_xor_sync(0xffffffffu, b, o);
     }
     if ((threadIdx.x & 31) == 0) {
-        scratchA[threadIdx.x >> 5] = a;
-        scratchB[threadIdx.x >> 5] = b;
+        totalsA[threadIdx.x >> 5] = a;
+        totalsB[threadIdx.x >> 5] = b;
     }
     __syncthreads();
     const int warps = (int)(blockDim.x >> 5);
     float ta = 0.f, tb = 0.f;
     for (int w = 0; w < warps; ++w) {
-        ta += scratchA[w];
-        tb += scratchB[w];
+        ta += totalsA[w];
+        tb += totalsB[w];
     }
-    __syncthreads();
     a = ta;
     b = tb;
+}
+
+// The sum of v over the block, returned to every thread (warp_totals_sum). `scratch` is a __shared__
+// float[MAX_WARPS]; the call ends with a barrier, so the next call may reuse it at once.
+__device__ __forceinline__ float block_sum(float v, float* scratch) {
+    const float total = warp_totals_sum(v, scratch);
+    __syncthreads();
+    return total;
+}
+
+// Two block sums with one pair of barriers.
+__device__ __forceinline__ void block_sum2(float& a, float& b, float* scratchA, float* scratchB) {
+    warp_totals_sum2(a, b, scratchA, scratchB);
+    __syncthreads();
 }
 
 // block_sum and block_sum2 with one barrier instead of two: consecutive calls alternate between the two halves of
@@ -59,41 +71,17 @@ __device__ __forceinline__ void block_sum2(float& a, float& b, float* scratchA, 
 // previous call's reads of the same half (a thread writes a half again only after the next call's barrier, which
 // every thread reaches after its reads). The same sums in the same order, so the same bits.
 __device__ __forceinline__ float block_sum_alternating(float v, float (*scratch)[MAX_WARPS], int& parity) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
     float* half = scratch[parity];
     parity ^= 1;
-    if ((threadIdx.x & 31) == 0) half[threadIdx.x >> 5] = v;
-    __syncthreads();
-    const int warps = (int)(blockDim.x >> 5);
-    float total = 0.f;
-    for (int w = 0; w < warps; ++w) total += half[w];
-    return total;
+    return warp_totals_sum(v, half);
 }
 
 __device__ __forceinline__ void block_sum2_alternating(float& a, float& b, float (*scratchA)[MAX_WARPS],
                                                        float (*scratchB)[MAX_WARPS], int& parity) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        a += __shfl_xor_sync(0xffffffffu, a, o);
-        b += __shfl_xor_sync(0xffffffffu, b, o);
-    }
     float* halfA = scratchA[parity];
     float* halfB = scratchB[parity];
     parity ^= 1;
-    if ((threadIdx.x & 31) == 0) {
-        halfA[threadIdx.x >> 5] = a;
-        halfB[threadIdx.x >> 5] = b;
-    }
-    __syncthreads();
-    const int warps = (int)(blockDim.x >> 5);
-    float ta = 0.f, tb = 0.f;
-    for (int w = 0; w < warps; ++w) {
-        ta += halfA[w];
-        tb += halfB[w];
-    }
-    a = ta;
-    b = tb;
+    warp_totals_sum2(a, b, halfA, halfB);
 }
 
 // A row is read in groups of N consecutive columns (N = one 16-byte word of T); thread t of the block takes groups
