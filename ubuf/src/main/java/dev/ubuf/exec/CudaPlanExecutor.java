@@ -18,6 +18,7 @@ import dev.ubuf.plan.PlanStep;
 import dev.ubuf.plan.Region;
 import dev.ubuf.plan.StreamRole;
 import dev.ubuf.resource.Closer;
+import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 import dev.ubuf.trace.SpanKind;
 import dev.ubuf.trace.TraceSpan;
@@ -28,6 +29,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * Issues a {@link Plan} onto CUDA streams: GEMMs through cuBLASLt, copies and signals by the strategies chosen once
@@ -40,11 +42,16 @@ import java.util.Map;
 public final class CudaPlanExecutor implements AutoCloseable {
     private final Plan plan;
     /**
-     * Whether a Reduce carries the AddBias after it ({@link #biasFusedReduces}); the system property
+     * Whether a Reduce carries the AddBias after it ({@link #biasFusedSteps}); the system property
      * {@code ubuf.fuseReduceBias=false} issues them apart, for A/B timing in one process.
      */
     static final boolean FUSE_REDUCE_BIAS = !"false".equals(System.getProperty("ubuf.fuseReduceBias"));
-    /** Per step: a Reduce that also adds the bias of the AddBias right after it, which then issues nothing. */
+    /**
+     * Whether a GEMM into a bf16 or fp16 result carries the AddBias after it in its epilogue ({@link #biasFusedSteps});
+     * {@code ubuf.fuseGemmBias=false} issues them apart, for A/B timing in one process.
+     */
+    static final boolean FUSE_GEMM_BIAS = !"false".equals(System.getProperty("ubuf.fuseGemmBias"));
+    /** Per step: a Reduce or GEMM that also adds the bias of the AddBias right after it, which then issues nothing. */
     private final boolean[] biasFused;
     /**
      * Whether signals, and waits, that a stream makes in a row go to the signalling strategy as runs
@@ -110,7 +117,7 @@ public final class CudaPlanExecutor implements AutoCloseable {
             throw new IllegalArgumentException("plan needs " + plan.flagCount() + " flags, region has " + flags.count());
         }
         this.plan = plan;
-        this.biasFused = biasFusedReduces(plan.steps());
+        this.biasFused = biasFusedSteps(plan.steps(), role -> plan.matrix(role).dtype());
         this.flagRun = flagRuns(plan.steps());
         this.comm = comm;
         this.ubuf = ubuf;
@@ -234,13 +241,16 @@ public final class CudaPlanExecutor implements AutoCloseable {
             // Every GEMM's algorithm is chosen before any step of this call is enqueued. A communicator's GEMMs are
             // tuned only at initialisation (TpCommunicator.tuneGemms): timing waits for the GPU, which could sit
             // behind this call's waits on peers while the peers wait for us (a deadlock across GPUs).
-            for (PlanStep step : plan.steps()) {
-                if (step instanceof PlanStep.Gemm g && g.addend() != null) {
-                    gemms[g.stream()].prepareAdd(view(g.a(), b), view(g.b(), b), view(g.addend(), b), view(g.c(), b),
-                            gemmOptions(b), scales(g, b), caller);
-                } else if (step instanceof PlanStep.Gemm g) {
-                    gemms[g.stream()].prepare(view(g.a(), b), view(g.b(), b), view(g.c(), b),
-                            g.accumulate() ? 1f : 0f, gemmOptions(b), scales(g, b), caller);
+            for (int i = 0; i < plan.steps().size(); i++) {
+                if (plan.steps().get(i) instanceof PlanStep.Gemm g) {
+                    TensorView bias = biasFused[i] ? fusedBias(i, b) : null;
+                    if (g.addend() != null) {
+                        gemms[g.stream()].prepareAdd(view(g.a(), b), view(g.b(), b), view(g.addend(), b),
+                                view(g.c(), b), gemmOptions(b), scales(g, b), bias, caller);
+                    } else {
+                        gemms[g.stream()].prepare(view(g.a(), b), view(g.b(), b), view(g.c(), b),
+                                g.accumulate() ? 1f : 0f, gemmOptions(b), scales(g, b), bias, caller);
+                    }
                 }
             }
         }
@@ -267,7 +277,9 @@ public final class CudaPlanExecutor implements AutoCloseable {
             if (traceEvents != null) {
                 traceEvents[i][0].recordTimestamp(streams[step.stream()]);
             }
-            if (biasFused[i]) {
+            if (biasFused[i] && step instanceof PlanStep.Gemm g) {
+                issueGemm(g, fusedBias(i, b), b);
+            } else if (biasFused[i]) {
                 issueReduce((PlanStep.Reduce) step, (PlanStep.AddBias) plan.steps().get(i + 1), b);
             } else if (flagRun[i] > 0) {
                 issueFlagRun(plan.steps().subList(i, i + flagRun[i]));
@@ -632,10 +644,7 @@ public final class CudaPlanExecutor implements AutoCloseable {
     private void issue(PlanStep step, OperandBindings b) {
         CudaStream s = streams[step.stream()];
         switch (step) {
-            case PlanStep.Gemm g when g.addend() != null -> gemms[g.stream()].multiplyAdd(view(g.a(), b),
-                    view(g.b(), b), view(g.addend(), b), view(g.c(), b), gemmOptions(b), scales(g, b), s);
-            case PlanStep.Gemm g -> gemms[g.stream()].multiply(view(g.a(), b), view(g.b(), b), view(g.c(), b),
-                    1f, g.accumulate() ? 1f : 0f, gemmOptions(b), scales(g, b), s);
+            case PlanStep.Gemm g -> issueGemm(g, null, b);
             case PlanStep.Copy c -> mover.copy(view(c.src(), b), view(c.dst(), b), s);
             case PlanStep.Signal sig -> {
                 Signalling.Send x = send(sig);
@@ -735,6 +744,24 @@ public final class CudaPlanExecutor implements AutoCloseable {
         return runs;
     }
 
+    /** A GEMM, its epilogue adding {@code bias} when given (the AddBias that follows it). */
+    private void issueGemm(PlanStep.Gemm g, TensorView bias, OperandBindings b) {
+        CudaStream s = streams[g.stream()];
+        if (g.addend() != null) {
+            gemms[g.stream()].multiplyAdd(view(g.a(), b), view(g.b(), b), view(g.addend(), b), view(g.c(), b),
+                    gemmOptions(b), scales(g, b), bias, s);
+        } else {
+            gemms[g.stream()].multiply(view(g.a(), b), view(g.b(), b), view(g.c(), b), 1f, g.accumulate() ? 1f : 0f,
+                    gemmOptions(b), scales(g, b), bias, s);
+        }
+    }
+
+    /** The bias columns of the AddBias after fused step i. */
+    private TensorView fusedBias(int i, OperandBindings b) {
+        Region dst = ((PlanStep.AddBias) plan.steps().get(i + 1)).dst();
+        return b.bias().cols(dst.col(), dst.cols());
+    }
+
     /** A Reduce, and with {@code bias} the AddBias that follows it, as one kernel (the same bits as two). */
     private void issueReduce(PlanStep.Reduce r, PlanStep.AddBias bias, OperandBindings b) {
         List<TensorView> src = new ArrayList<>(r.sources().size());
@@ -746,16 +773,22 @@ public final class CudaPlanExecutor implements AutoCloseable {
     }
 
     /**
-     * Where a Reduce is followed directly, on its stream, by the AddBias of its destination (the reduce-scatters'
-     * last reduction): the bias rides on the Reduce's kernel, saving a pass over the destination. Nothing runs between
-     * two consecutive steps of one stream, so what the plan orders is unchanged.
+     * Where a Reduce or a GEMM is followed directly, on its stream, by the AddBias of its destination (the
+     * reduce-scatters' last reduction, or the ring's last GEMMs that add the received sums): the bias rides on the
+     * Reduce's kernel, or in the GEMM's epilogue, saving a pass over the destination. Nothing runs between two
+     * consecutive steps of one stream, so what the plan orders is unchanged. A GEMM's epilogue adds the bias in fp32
+     * before its one rounding (two roundings apart), where {@link Plan#biasInEpilogue} allows it.
      */
-    static boolean[] biasFusedReduces(List<PlanStep> steps) {
+    static boolean[] biasFusedSteps(List<PlanStep> steps, Function<BufferRole, DType> dtypes) {
         boolean[] fused = new boolean[steps.size()];
-        for (int i = 0; FUSE_REDUCE_BIAS && i + 1 < steps.size(); i++) {
-            if (steps.get(i) instanceof PlanStep.Reduce r && steps.get(i + 1) instanceof PlanStep.AddBias ab
-                    && r.stream() == ab.stream() && r.dst().equals(ab.dst())) {
-                fused[i] = true;
+        for (int i = 0; i + 1 < steps.size(); i++) {
+            if (!(steps.get(i + 1) instanceof PlanStep.AddBias ab) || steps.get(i).stream() != ab.stream()) {
+                continue;
+            }
+            if (steps.get(i) instanceof PlanStep.Reduce r) {
+                fused[i] = FUSE_REDUCE_BIAS && r.dst().equals(ab.dst());
+            } else if (steps.get(i) instanceof PlanStep.Gemm g) {
+                fused[i] = FUSE_GEMM_BIAS && Plan.biasInEpilogue(g, ab, dtypes);
             }
         }
         return fused;

@@ -63,6 +63,13 @@ public final class CublasLt {
     static final int CUBLASLT_MATMUL_DESC_TRANSA = 3;
     static final int CUBLASLT_MATMUL_DESC_TRANSB = 4;
     static final int CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET = 15;
+    // The epilogue (uint32_t cublasLtEpilogue_t), the bias vector's device pointer and its type (int32_t cudaDataType)
+    static final int CUBLASLT_MATMUL_DESC_EPILOGUE = 7;
+    static final int CUBLASLT_MATMUL_DESC_BIAS_POINTER = 8;
+    static final int CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE = 26;
+    // cublasLtEpilogue_t: BIAS adds a vector with one element per row of cuBLASLt's column-major D, which is one per
+    // column of the caller's row-major C
+    static final int CUBLASLT_EPILOGUE_BIAS = 4;
     // FP8 (cuBLAS 12.0 on): device pointers to fp32 scalars (const void* / void*), and an int8_t flag
     static final int CUBLASLT_MATMUL_DESC_A_SCALE_POINTER = 17;
     static final int CUBLASLT_MATMUL_DESC_B_SCALE_POINTER = 18;

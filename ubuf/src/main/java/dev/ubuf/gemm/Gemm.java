@@ -157,11 +157,23 @@ public final class Gemm implements AutoCloseable {
      */
     public void multiply(TensorView a, TensorView b, TensorView c, float alpha, float beta, Options o,
                          Fp8Scales scales, CudaStream stream) {
+        multiply(a, b, c, alpha, beta, o, scales, null, stream);
+    }
+
+    /**
+     * {@link #multiply(TensorView, TensorView, TensorView, float, float, Options, Fp8Scales, CudaStream)} whose
+     * epilogue also adds {@code bias} (null: none), a [1, n] vector of c's type (bf16 or fp16), to every row of c:
+     * {@code c = alpha * a * b + beta * c + bias}, rounded once. A GEMM with a bias is another kind than one without
+     * (its own algorithm choice; prepare it with the same bias).
+     */
+    public void multiply(TensorView a, TensorView b, TensorView c, float alpha, float beta, Options o,
+                         Fp8Scales scales, TensorView bias, CudaStream stream) {
         GemmSpec spec = spec(a, b, c, o);
         GemmRunner.checkFp8(spec, beta, scales);
+        requireBias(bias, c);
         requireOwnStream(stream);
-        runner.run(spec, a.address(), b.address(), c.address(), alpha, beta, scales, stream.nativeHandle(),
-                tuning ? new StreamCandidateBench(context, stream) : CandidateBench.NONE);
+        runner.run(spec, a.address(), b.address(), c.address(), c.address(), alpha, beta, scales, address(bias),
+                stream.nativeHandle(), tuning ? new StreamCandidateBench(context, stream) : CandidateBench.NONE);
     }
 
     /**
@@ -172,11 +184,20 @@ public final class Gemm implements AutoCloseable {
      */
     public void multiplyAdd(TensorView a, TensorView b, TensorView addend, TensorView d, Options o, Fp8Scales scales,
                             CudaStream stream) {
+        multiplyAdd(a, b, addend, d, o, scales, null, stream);
+    }
+
+    /** {@link #multiplyAdd(TensorView, TensorView, TensorView, TensorView, Options, Fp8Scales, CudaStream)} whose
+     *  epilogue also adds {@code bias} (null: none; see {@link #multiply(TensorView, TensorView, TensorView, float,
+     *  float, Options, Fp8Scales, TensorView, CudaStream)}): {@code d = a * b + addend + bias}, rounded once. */
+    public void multiplyAdd(TensorView a, TensorView b, TensorView addend, TensorView d, Options o, Fp8Scales scales,
+                            TensorView bias, CudaStream stream) {
         GemmSpec spec = spec(a, b, d, o);
         requireAddend(addend, d);
+        requireBias(bias, d);
         GemmRunner.checkFp8(spec, 1f, scales);
         requireOwnStream(stream);
-        runner.run(spec, a.address(), b.address(), d.address(), addend.address(), 1f, 1f, scales,
+        runner.run(spec, a.address(), b.address(), d.address(), addend.address(), 1f, 1f, scales, address(bias),
                 stream.nativeHandle(), tuning ? new StreamCandidateBench(context, stream) : CandidateBench.NONE);
     }
 
@@ -184,16 +205,44 @@ public final class Gemm implements AutoCloseable {
      *  {@link #multiplyAdd}. */
     public void prepareAdd(TensorView a, TensorView b, TensorView addend, TensorView d, Options o, Fp8Scales scales,
                            CudaStream stream) {
+        prepareAdd(a, b, addend, d, o, scales, null, stream);
+    }
+
+    /** {@link #prepareAdd(TensorView, TensorView, TensorView, TensorView, Options, Fp8Scales, CudaStream)} of a
+     *  multiplyAdd with a bias (null: none). */
+    public void prepareAdd(TensorView a, TensorView b, TensorView addend, TensorView d, Options o, Fp8Scales scales,
+                           TensorView bias, CudaStream stream) {
         GemmSpec spec = spec(a, b, d, o);
         requireAddend(addend, d);
+        requireBias(bias, d);
         requireOwnStream(stream);
-        runner.prepare(spec, a.address(), b.address(), d.address(), addend.address(), 1f, scales,
+        runner.prepare(spec, a.address(), b.address(), d.address(), addend.address(), 1f, scales, address(bias),
                 tuning ? new StreamCandidateBench(context, stream) : CandidateBench.NONE);
     }
 
     private void requireOwnStream(CudaStream stream) {
         if (stream.context() != context) {
             throw new IllegalArgumentException("stream belongs to " + stream.context() + ", this GEMM to " + context);
+        }
+    }
+
+    private static long address(TensorView bias) {
+        return bias == null ? 0 : bias.address();
+    }
+
+    /** A bias is one contiguous row of c's columns in c's type, which is bf16 or fp16 ({@link GemmRunner#checkBias}). */
+    static void requireBias(TensorView bias, TensorView c) {
+        if (bias == null) {
+            return;
+        }
+        if (bias.rows() != 1 || bias.cols() != c.cols() || bias.dtype() != c.dtype()) {
+            throw new IllegalArgumentException("a GEMM's bias is one row of its result's columns in its type: got "
+                    + bias.rows() + "x" + bias.cols() + " " + bias.dtype().shortName() + " for a " + c.rows() + "x"
+                    + c.cols() + " " + c.dtype().shortName() + " result");
+        }
+        if (c.dtype() != DType.BF16 && c.dtype() != DType.FP16) {
+            throw new IllegalArgumentException("a bias epilogue needs a bf16 or fp16 result, got "
+                    + c.dtype().shortName() + ": add the bias with its own kernel");
         }
     }
 
@@ -232,9 +281,17 @@ public final class Gemm implements AutoCloseable {
      *  scales it will run with bound while its algorithm is chosen (null: not bound; cuBLASLt reads scale 1). */
     public void prepare(TensorView a, TensorView b, TensorView c, float beta, Options o, Fp8Scales scales,
                         CudaStream stream) {
+        prepare(a, b, c, beta, o, scales, null, stream);
+    }
+
+    /** {@link #prepare(TensorView, TensorView, TensorView, float, Options, Fp8Scales, CudaStream)} of a multiply
+     *  with a bias (null: none). */
+    public void prepare(TensorView a, TensorView b, TensorView c, float beta, Options o, Fp8Scales scales,
+                        TensorView bias, CudaStream stream) {
         GemmSpec spec = spec(a, b, c, o);
+        requireBias(bias, c);
         requireOwnStream(stream);
-        runner.prepare(spec, a.address(), b.address(), c.address(), beta, scales,
+        runner.prepare(spec, a.address(), b.address(), c.address(), c.address(), beta, scales, address(bias),
                 tuning ? new StreamCandidateBench(context, stream) : CandidateBench.NONE);
     }
 

@@ -131,11 +131,18 @@ public final class GemmRunner implements AutoCloseable {
      *  addresses looks up. */
     void prepare(GemmSpec spec, long a, long b, long c, long cIn, float beta, Gemm.Fp8Scales scales,
                  CandidateBench bench) {
-        MatmulPlan.Key key = checkedKey(spec, a, b, c, cIn, beta, scales);
+        prepare(spec, a, b, c, cIn, beta, scales, 0, bench);
+    }
+
+    /** As {@link #prepare(GemmSpec, long, long, long, long, float, Gemm.Fp8Scales, CandidateBench)} for a GEMM whose
+     *  epilogue adds the bias vector at {@code bias} (0: none; see {@link #checkBias}). */
+    void prepare(GemmSpec spec, long a, long b, long c, long cIn, float beta, Gemm.Fp8Scales scales, long bias,
+                 CandidateBench bench) {
+        MatmulPlan.Key key = checkedKey(spec, a, b, c, cIn, beta, scales, bias);
         if (plans.containsKey(key)) {
             return;
         }
-        MatmulPlan plan = choosePlan(key, a, b, c, beta, scales, bench,
+        MatmulPlan plan = choosePlan(key, a, b, c, beta, scales, bias, bench,
                 (algos, timer, check) -> tuner.choose(device, key, algos, timer, check));
         if (plan.isProvisional()) {
             plan.close();
@@ -146,18 +153,41 @@ public final class GemmRunner implements AutoCloseable {
 
     /** What prepare and retune check before any cuBLASLt call, and the key their plan is kept under. */
     private MatmulPlan.Key checkedKey(GemmSpec spec, long a, long b, long c, float beta, Gemm.Fp8Scales scales) {
-        return checkedKey(spec, a, b, c, c, beta, scales);
+        return checkedKey(spec, a, b, c, c, beta, scales, 0);
     }
 
     private MatmulPlan.Key checkedKey(GemmSpec spec, long a, long b, long c, long cIn, float beta,
-                                      Gemm.Fp8Scales scales) {
+                                      Gemm.Fp8Scales scales, long bias) {
         assertOpen();
         checkOperands(spec, a, b, c);
         checkAddend(cIn);
+        checkBias(spec, bias);
         if (scales != null) {
             checkFp8(spec, beta, scales);
         }
-        return new MatmulPlan.Key(spec, alignmentOf(a), alignmentOf(b), cAlignment(c, cIn), beta != 0f, false, false);
+        return new MatmulPlan.Key(spec, alignmentOf(a), alignmentOf(b), cAlignment(c, cIn), beta != 0f, false, false,
+                biasAlignment(bias));
+    }
+
+    /** The key's alignBias: the bias pointer's alignment, 0 without a bias. */
+    private static int biasAlignment(long bias) {
+        return bias == 0 ? 0 : alignmentOf(bias);
+    }
+
+    /**
+     * A bias epilogue adds a vector of C's type, which must be BF16 or FP16: cuBLASLt wants the bias in D's type
+     * except for FP8 kernels writing fp32 or fp8, whose bias is 16-bit (those are not offered here), and fp32 sums
+     * are partials that take no bias. The pointer is aligned to its element size. 0 means no bias.
+     */
+    static void checkBias(GemmSpec spec, long bias) {
+        if (bias == 0) {
+            return;
+        }
+        if (spec.cType() != DType.BF16 && spec.cType() != DType.FP16) {
+            throw new IllegalArgumentException("a bias epilogue needs a bf16 or fp16 result (the bias in its type),"
+                    + " this GEMM writes " + spec.cType().shortName() + ": add the bias with its own kernel");
+        }
+        checkPointer("bias", bias, spec.cType());
     }
 
     /** C's alignment as cuBLASLt sees it when C (read) and D (written) may be two matrices: the lower of the two. */
@@ -173,11 +203,11 @@ public final class GemmRunner implements AutoCloseable {
 
     /** A plan for {@code key}, its candidates timed (alpha 1, the caller's beta) on {@code bench} as the call says. */
     private MatmulPlan choosePlan(MatmulPlan.Key key, long a, long b, long c, float beta, Gemm.Fp8Scales scales,
-                                  CandidateBench bench, TunerCall tunerCall) {
+                                  long bias, CandidateBench bench, TunerCall tunerCall) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment alphaHost = arena.allocateFrom(JAVA_FLOAT, 1f);
             MemorySegment betaHost = arena.allocateFrom(JAVA_FLOAT, beta);
-            return MatmulPlan.choose(handle.library(), handle.address(), key, scales, workspaceBytes,
+            return MatmulPlan.choose(handle.library(), handle.address(), key, scales, bias, workspaceBytes,
                     chooser(key, a, b, c, alphaHost, betaHost, bench, tunerCall));
         }
     }
@@ -190,12 +220,20 @@ public final class GemmRunner implements AutoCloseable {
     /** D = alpha A B + beta C with D at {@code c} and C read at {@code cIn} (the same address but for an addend). */
     void run(GemmSpec spec, long a, long b, long c, long cIn, float alpha, float beta, Gemm.Fp8Scales scales,
              long stream, CandidateBench bench) {
+        run(spec, a, b, c, cIn, alpha, beta, scales, 0, stream, bench);
+    }
+
+    /** As {@link #run(GemmSpec, long, long, long, long, float, float, Gemm.Fp8Scales, long, CandidateBench)}, the
+     *  epilogue adding the bias vector at {@code bias} to every row of C (0: none; see {@link #checkBias}). */
+    void run(GemmSpec spec, long a, long b, long c, long cIn, float alpha, float beta, Gemm.Fp8Scales scales,
+             long bias, long stream, CandidateBench bench) {
         assertOpen();
         checkOperands(spec, a, b, c);
         checkAddend(cIn);
+        checkBias(spec, bias);
         checkFp8(spec, beta, scales);
         MatmulPlan.Key key = new MatmulPlan.Key(spec, alignmentOf(a), alignmentOf(b), cAlignment(c, cIn), beta != 0f,
-                scales != null && scales.scaleD() != 0, scales != null && scales.amaxD() != 0);
+                scales != null && scales.scaleD() != 0, scales != null && scales.amaxD() != 0, biasAlignment(bias));
         try (Arena arena = Arena.ofConfined()) {
             // Host pointer mode: cuBLASLt reads alpha and beta before cublasLtMatmul returns.
             MemorySegment alphaHost = arena.allocateFrom(JAVA_FLOAT, alpha);
@@ -203,7 +241,7 @@ public final class GemmRunner implements AutoCloseable {
             MatmulPlan plan = plans.get(key);
             boolean once = false;
             if (plan == null) {
-                plan = MatmulPlan.choose(handle.library(), handle.address(), key, scales, workspaceBytes,
+                plan = MatmulPlan.choose(handle.library(), handle.address(), key, scales, bias, workspaceBytes,
                         chooser(key, a, b, c, alphaHost, betaHost, bench));
                 once = plan.isProvisional();
                 if (!once) {
@@ -214,6 +252,9 @@ public final class GemmRunner implements AutoCloseable {
                 MatmulDescriptors d = plan.descriptors();
                 if (scales != null) {
                     d.bindFp8(scales); // this call's scale tensors; the cached plan may have seen others
+                }
+                if (bias != 0) {
+                    d.bindBias(bias);
                 }
                 ColumnMajorCall call = d.call();
                 handle.library().matmul(handle.address(), d.matmulDesc(), alphaHost,
@@ -276,7 +317,7 @@ public final class GemmRunner implements AutoCloseable {
         MatmulPlan.Key key = checkedKey(spec, a, b, c, beta, scales);
         tuner.checkCanRetune(); // before cuBLASLt is asked for candidates
         GemmTuner.Retuned[] retuned = new GemmTuner.Retuned[1];
-        MatmulPlan plan = choosePlan(key, a, b, c, beta, scales, bench, (algos, timer, check) -> {
+        MatmulPlan plan = choosePlan(key, a, b, c, beta, scales, 0, bench, (algos, timer, check) -> {
             retuned[0] = tuner.retune(device, key, algos, timer, margin);
             return new GemmTuner.Choice(retuned[0].chosen(), true);
         });

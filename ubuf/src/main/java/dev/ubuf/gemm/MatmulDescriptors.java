@@ -27,10 +27,25 @@ final class MatmulDescriptors implements AutoCloseable {
     }
 
     static MatmulDescriptors create(CublasLt library, GemmSpec spec) {
+        return create(library, spec, false);
+    }
+
+    /**
+     * With {@code bias} the epilogue adds a vector of the output's type to every row of the caller's C (cuBLASLt's
+     * EPILOGUE_BIAS: one element per row of its column-major D), in fp32 before the one rounding into D; its pointer
+     * is bound by {@link #bindBias} before each run.
+     */
+    static MatmulDescriptors create(CublasLt library, GemmSpec spec, boolean bias) {
         ColumnMajorCall call = ColumnMajorCall.from(spec);
         MatmulDescriptors d = new MatmulDescriptors(library, call, spec);
         try {
             d.matmulDesc = library.matmulDescCreate(CublasLt.computeType(spec), CublasLt.CUDA_R_32F);
+            if (bias) {
+                library.matmulDescSetInt32(d.matmulDesc, CublasLt.CUBLASLT_MATMUL_DESC_EPILOGUE,
+                        CublasLt.CUBLASLT_EPILOGUE_BIAS);
+                library.matmulDescSetInt32(d.matmulDesc, CublasLt.CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                        CublasLt.dataType(spec.cType()));
+            }
             library.matmulDescSetInt32(d.matmulDesc, CublasLt.CUBLASLT_MATMUL_DESC_TRANSA,
                     call.transa() ? CublasLt.CUBLAS_OP_T : CublasLt.CUBLAS_OP_N);
             library.matmulDescSetInt32(d.matmulDesc, CublasLt.CUBLASLT_MATMUL_DESC_TRANSB,
@@ -89,6 +104,11 @@ final class MatmulDescriptors implements AutoCloseable {
                 call.secondAddress(scales.scaleA(), scales.scaleB()));
         library.matmulDescSetPointer(matmulDesc, CublasLt.CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, scales.scaleD());
         library.matmulDescSetPointer(matmulDesc, CublasLt.CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, scales.amaxD());
+    }
+
+    /** Points the bias epilogue at one call's bias vector (a cached plan serves calls with different vectors). */
+    void bindBias(long bias) {
+        library.matmulDescSetPointer(matmulDesc, CublasLt.CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
     }
 
     /** The C pointer cuBLASLt gets for the caller's C: none for an FP8 output, which reads no C. */

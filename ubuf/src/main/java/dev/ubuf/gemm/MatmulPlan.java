@@ -20,14 +20,30 @@ final class MatmulPlan implements AutoCloseable {
      * What a plan depends on: the spec, the alignment in bytes (a power of two, at most 256) of the caller's A, B and
      * C pointers, whether C is accumulated into (beta != 0, which makes the GEMM read C), and for FP8 GEMMs whether
      * the output is scaled (scale_d) and its amax computed (amax_d): those change which kernels cuBLASLt may choose.
-     * Chunk views at odd offsets get their own plan instead of a kernel that assumes 16-byte loads.
+     * Chunk views at odd offsets get their own plan instead of a kernel that assumes 16-byte loads. {@code alignBias}
+     * is the bias vector's alignment when the epilogue adds one ({@link GemmRunner#checkBias}), 0 without a bias: the
+     * epilogue is part of the matmul descriptor, so a GEMM with a bias is another kind than one without.
      */
     record Key(GemmSpec spec, int alignA, int alignB, int alignC, boolean accumulate, boolean fp8ScaleD,
-               boolean fp8AmaxD) {
+               boolean fp8AmaxD, int alignBias) {
         Key {
             if ((fp8ScaleD || fp8AmaxD) && !spec.isFp8()) {
                 throw new IllegalArgumentException("scale_d and amax_d belong to fp8 GEMMs, not to " + spec);
             }
+            if (alignBias < 0) {
+                throw new IllegalArgumentException("alignBias must be >= 0 (0: no bias), got " + alignBias);
+            }
+        }
+
+        /** A key for a GEMM without a bias epilogue. */
+        Key(GemmSpec spec, int alignA, int alignB, int alignC, boolean accumulate, boolean fp8ScaleD,
+            boolean fp8AmaxD) {
+            this(spec, alignA, alignB, alignC, accumulate, fp8ScaleD, fp8AmaxD, 0);
+        }
+
+        /** Whether the epilogue adds a bias vector. */
+        boolean bias() {
+            return alignBias > 0;
         }
 
         /** A key for a GEMM that is not FP8. */
@@ -89,11 +105,27 @@ final class MatmulPlan implements AutoCloseable {
      */
     static MatmulPlan choose(CublasLt library, long handle, Key key, Gemm.Fp8Scales scales, long maxWorkspaceBytes,
                              Chooser chooser) {
-        MatmulDescriptors d = MatmulDescriptors.create(library, key.spec());
+        return choose(library, handle, key, scales, 0, maxWorkspaceBytes, chooser);
+    }
+
+    /**
+     * As {@link #choose(CublasLt, long, Key, Gemm.Fp8Scales, long, Chooser)}, with the epilogue adding the bias vector
+     * at {@code bias} when the key has one (bound while the candidates are chosen and timed).
+     */
+    static MatmulPlan choose(CublasLt library, long handle, Key key, Gemm.Fp8Scales scales, long bias,
+                             long maxWorkspaceBytes, Chooser chooser) {
+        if (key.bias() != (bias != 0)) {
+            throw new IllegalArgumentException("the key " + (key.bias() ? "has" : "has no") + " bias, the call "
+                    + (bias != 0 ? "gives one" : "gives none"));
+        }
+        MatmulDescriptors d = MatmulDescriptors.create(library, key.spec(), key.bias());
         Arena arena = Arena.ofShared(); // the chosen algorithm lives as long as the plan
         try {
             if (scales != null) {
                 d.bindFp8(scales);
+            }
+            if (key.bias()) {
+                d.bindBias(bias);
             }
             ColumnMajorCall call = d.call();
             try (Preference p = new Preference(library, library.preferenceCreate());
@@ -125,7 +157,8 @@ final class MatmulPlan implements AutoCloseable {
                 if (candidates.isEmpty()) {
                     throw new GemmException("cuBLASLt has no algorithm for " + key.spec() + " with pointer "
                             + "alignments A=" + key.alignA() + ", B=" + key.alignB() + ", C=" + key.alignC()
-                            + " bytes and a workspace of " + maxWorkspaceBytes + " bytes (" + returned
+                            + " bytes" + (key.bias() ? ", a bias epilogue (bias aligned to " + key.alignBias()
+                            + " bytes)" : "") + " and a workspace of " + maxWorkspaceBytes + " bytes (" + returned
                             + " candidates returned)");
                 }
                 GemmTuner.Choice choice = chooser.choose(d, List.copyOf(candidates));

@@ -154,7 +154,8 @@ final class TuningFile {
      * A GEMM as {@code name=value} words, e.g. {@code ab=BF16 c=FP32 m=4096 n=1024 k=8192 transA=0 transB=1
      * lda=8192 ldb=8192 ldc=1024 sms=0 tf32=0 accumulate=1 align=256/256/16}. An FP8 GEMM adds
      * {@code fp8acc=0 scaleD=1 amaxD=1}, and operands of different types are {@code ab=FP8_E5M2/FP8_E4M3} (A's, then
-     * B's), so keys of other GEMMs read as before.
+     * B's); a GEMM whose epilogue adds a bias adds {@code bias=ALIGN} (the bias pointer's alignment); so keys of other
+     * GEMMs read as before.
      */
     static String formatKey(MatmulPlan.Key key) {
         GemmSpec s = key.spec();
@@ -165,12 +166,13 @@ final class TuningFile {
                 + " tf32=" + bit(s.allowTf32()) + " accumulate=" + bit(key.accumulate())
                 + " align=" + key.alignA() + "/" + key.alignB() + "/" + key.alignC()
                 + (s.isFp8() ? " fp8acc=" + bit(s.fp8FastAccumulation()) + " scaleD=" + bit(key.fp8ScaleD())
-                        + " amaxD=" + bit(key.fp8AmaxD()) : "");
+                        + " amaxD=" + bit(key.fp8AmaxD()) : "")
+                + (key.bias() ? " bias=" + key.alignBias() : "");
     }
 
     /**
      * The inverse of {@link #formatKey}; every word must be there, once, except the FP8 words (fp8acc, scaleD, amaxD),
-     * which only FP8 GEMMs have (0 when absent).
+     * which only FP8 GEMMs have, and bias, which only GEMMs with a bias epilogue have (0 when absent).
      */
     static MatmulPlan.Key parseKey(String text) {
         Map<String, String> words = new HashMap<>();
@@ -192,6 +194,7 @@ final class TuningFile {
         boolean fastAccumulation = bool(optionalWord(words, "fp8acc"));
         boolean scaleD = bool(optionalWord(words, "scaleD"));
         boolean amaxD = bool(optionalWord(words, "amaxD"));
+        int alignBias = Integer.parseInt(optionalWord(words, "bias"));
         GemmSpec spec = new GemmSpec(dtype(ab[0]), dtype(ab[ab.length - 1]), dtype(word(words, "c", text)),
                 Integer.parseInt(word(words, "m", text)), Integer.parseInt(word(words, "n", text)),
                 Integer.parseInt(word(words, "k", text)), bool(word(words, "transA", text)),
@@ -202,7 +205,7 @@ final class TuningFile {
             throw new IllegalArgumentException("unknown GEMM words " + words.keySet() + " in '" + text + "'");
         }
         return new MatmulPlan.Key(spec, Integer.parseInt(align[0]), Integer.parseInt(align[1]),
-                Integer.parseInt(align[2]), accumulate, scaleD, amaxD);
+                Integer.parseInt(align[2]), accumulate, scaleD, amaxD, alignBias);
     }
 
     private static String optionalWord(Map<String, String> words, String name) {

@@ -1,5 +1,6 @@
 package dev.ubuf.plan;
 
+import dev.ubuf.tensor.DType;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
@@ -7,6 +8,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Function;
 import java.util.function.IntUnaryOperator;
 
 /**
@@ -81,6 +83,22 @@ public record Plan(String op, String method, int rank, int tp, List<StreamRole> 
     }
 
     /**
+     * Whether the AddBias {@code ab}, issued right after GEMM {@code g}, can be added in the GEMM's epilogue: it adds
+     * the bias to the GEMM's result on the GEMM's stream, and the result and the bias are both bf16 or both fp16 (what
+     * cuBLASLt's bias epilogue takes here, {@code dev.ubuf.gemm.Gemm}). Nothing runs between two consecutive steps of
+     * one stream, so the plan's order is kept.
+     */
+    public static boolean biasInEpilogue(PlanStep.Gemm g, PlanStep.AddBias ab,
+                                         Function<BufferRole, DType> dtypes) {
+        if (g.stream() != ab.stream() || !g.c().equals(ab.dst())) {
+            return false;
+        }
+        DType out = dtypes.apply(g.c().buffer());
+        return (out == DType.BF16 || out == DType.FP16)
+                && dtypes.apply(BufferRole.BIAS) == out;
+    }
+
+    /**
      * This plan's GEMMs alone, back to back on one compute stream, with no copies, signals or reductions: the op's own
      * GEMM decomposition, which benchmarks time to bound what the overlap could reach. Its results are not the op's;
      * a GEMM that stores into a peer's user buffer stores into this rank's instead (the GEMMs alone move nothing).
@@ -101,16 +119,26 @@ public record Plan(String op, String method, int rank, int tp, List<StreamRole> 
         return gemmsAlone("-gemms-streams", stream -> renumbered.computeIfAbsent(stream, k -> renumbered.size()));
     }
 
-    /** The GEMM steps alone, GEMM i on compute stream {@code streamOf(its stream)}; streams 0..max are COMPUTE. */
+    /**
+     * The GEMM steps alone, GEMM i on compute stream {@code streamOf(its stream)}; streams 0..max are COMPUTE. A bias
+     * that rides in a GEMM's epilogue ({@link #biasInEpilogue}) stays with it: the GEMM kind runs (and is tuned) as
+     * the op runs it.
+     */
     private Plan gemmsAlone(String suffix, IntUnaryOperator streamOf) {
         List<PlanStep> gemms = new ArrayList<>();
         int streamCount = 0;
-        for (PlanStep s : steps) {
+        for (int i = 0; i < steps.size(); i++) {
+            PlanStep s = steps.get(i);
             if (s instanceof PlanStep.Gemm || s instanceof PlanStep.AtomicGemm) {
                 int stream = streamOf.applyAsInt(s.stream());
                 streamCount = Math.max(streamCount, stream + 1);
                 gemms.add(s instanceof PlanStep.Gemm g ? g.onStream(stream).writingLocally(rank)
                         : ((PlanStep.AtomicGemm) s).withoutFlags(stream));
+                if (s instanceof PlanStep.Gemm g && i + 1 < steps.size()
+                        && steps.get(i + 1) instanceof PlanStep.AddBias ab
+                        && biasInEpilogue(g, ab, role -> matrix(role).dtype())) {
+                    gemms.add(new PlanStep.AddBias(stream, ab.dst()));
+                }
             }
         }
         if (gemms.isEmpty()) {

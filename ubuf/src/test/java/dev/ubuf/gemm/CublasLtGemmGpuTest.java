@@ -171,6 +171,19 @@ class CublasLtGemmGpuTest {
         }
     }
 
+    /**
+     * The bias epilogue adds one vector element per column of C, in bf16 and fp16, overwriting and accumulating, the
+     * vector 16-byte aligned and off that by one element (each its own plan), and an FP8-free transposed layout.
+     */
+    @ParameterizedTest(name = "{0} beta={1} biasOffset={2} transB={3}")
+    @CsvSource({"BF16,0,0,false", "BF16,1,8,true", "BF16,0,1,false", "FP16,1,0,false", "FP16,0,3,true"})
+    void aBiasEpilogueAddsItsVectorToEveryRow(DType t, float beta, int biasOffset, boolean transB) {
+        GemmSpec spec = GemmSpec.of(t, t, 96, 80, 136, false, transB);
+        check(spec, 0, 0, 0, 1.0f, beta, 0, biasOffset, new SplittableRandom(System.nanoTime()));
+        check(spec, 0, 0, 0, 1.0f, beta, 0, -1, new SplittableRandom(System.nanoTime()));
+        assertEquals(2, runner.planCount(), "a GEMM with a bias is another plan than one without");
+    }
+
     @Test
     void badInputsAreRejectedBeforeCublasLtAndCloseIsIdempotent() {
         DeviceBuffer x = allocate(1 << 16);
@@ -195,17 +208,26 @@ class CublasLtGemmGpuTest {
      */
     private void check(GemmSpec s, int aOff, int bOff, int cOff, float alpha, float beta, long stream,
                        SplittableRandom random) {
+        check(s, aOff, bOff, cOff, alpha, beta, stream, -1, random);
+    }
+
+    /** As above, with a bias vector of C's type at element {@code biasOff} of its buffer (-1: no bias). */
+    private void check(GemmSpec s, int aOff, int bOff, int cOff, float alpha, float beta, long stream, int biasOff,
+                       SplittableRandom random) {
         DType ab = s.aType();
         DType ct = s.cType();
         float[] a = randomValues(random, ab, aOff + (int) (s.aBytes() / ab.bytes()));
         float[] b = randomValues(random, ab, bOff + (int) (s.bBytes() / ab.bytes()));
         float[] c = randomValues(random, ct, cOff + (int) (s.cBytes() / ct.bytes()));
+        float[] bias = biasOff < 0 ? null : randomValues(random, ct, biasOff + s.n());
         DeviceBuffer da = upload(a, ab);
         DeviceBuffer db = upload(b, ab);
         DeviceBuffer dc = upload(c, ct);
+        long biasAddress = bias == null ? 0 : upload(bias, ct).address() + (long) biasOff * ct.bytes();
 
-        runner.run(s, da.address() + (long) aOff * ab.bytes(), db.address() + (long) bOff * ab.bytes(),
-                dc.address() + (long) cOff * ct.bytes(), alpha, beta, stream);
+        long cAddress = dc.address() + (long) cOff * ct.bytes();
+        runner.run(s, da.address() + (long) aOff * ab.bytes(), db.address() + (long) bOff * ab.bytes(), cAddress,
+                cAddress, alpha, beta, null, biasAddress, stream, CandidateBench.NONE);
         JCudaDriver.cuCtxSynchronize();
         float[] result = download(dc, ct, c.length);
 
@@ -229,10 +251,11 @@ class CublasLtGemmGpuTest {
                 }
                 int at = cOff + (int) (i * s.ldc()) + j;
                 inView[at] = true;
-                double expected = alpha * sum + (beta == 0 ? 0 : beta * (double) c[at]);
+                double expected = alpha * sum + (beta == 0 ? 0 : beta * (double) c[at])
+                        + (bias == null ? 0 : bias[biasOff + j]);
                 if (Math.abs(result[at] - expected) > absTolerance + relTolerance * Math.abs(expected)) {
                     fail("C[" + i + ", " + j + "] = " + result[at] + ", expected " + expected + " for " + s
-                            + " offsets " + aOff + "/" + bOff + "/" + cOff);
+                            + " offsets " + aOff + "/" + bOff + "/" + cOff + " bias offset " + biasOff);
                 }
             }
         }

@@ -78,6 +78,39 @@ class GemmsOnlyPlanTest {
     }
 
     @Test
+    void aBiasThatRidesInAGemmsEpilogueStaysWithItAndOtherBiasesGo() {
+        for (DType t : new DType[]{DType.BF16, DType.FP32}) {
+            PlanBuilder b = new PlanBuilder("rs", "toy", 0, 2);
+            b.matrix(BufferRole.INPUT, DType.BF16, 4, 8);
+            b.matrix(BufferRole.WEIGHT, DType.BF16, 8, 6);
+            b.matrix(BufferRole.OUTPUT, t, 2, 6);
+            b.matrix(BufferRole.BIAS, t, 1, 6);
+            b.matrix(BufferRole.UBUF, t, 2, 6);
+            int c0 = b.stream(StreamRole.COMPUTE);
+            int c1 = b.stream(StreamRole.COMPUTE);
+            Region out = Region.rows(BufferRole.OUTPUT, 0, 0, 2, 6);
+            PlanStep.Gemm g0 = new PlanStep.Gemm(c1, Region.rows(BufferRole.INPUT, 0, 0, 2, 8),
+                    Region.rows(BufferRole.WEIGHT, 0, 0, 8, 6), out, false, null, Region.rows(BufferRole.UBUF, 0, 0, 2, 6));
+            PlanStep.Gemm g1 = new PlanStep.Gemm(c0, Region.rows(BufferRole.INPUT, 0, 2, 2, 8),
+                    Region.rows(BufferRole.WEIGHT, 0, 0, 8, 6), out, false);
+            b.add(g0);
+            b.add(new PlanStep.AddBias(c1, out)); // rides in g0's epilogue (bf16)
+            b.add(g1);
+            b.add(new PlanStep.Reduce(c0, List.of(Region.rows(BufferRole.UBUF, 0, 0, 2, 6)), out, true));
+            b.add(new PlanStep.AddBias(c0, out)); // after a reduction: not a GEMM's
+            Plan plan = b.build();
+            List<PlanStep> expected = t == DType.BF16
+                    ? List.of(g0.onStream(0), new PlanStep.AddBias(0, out), g1.onStream(0))
+                    : List.of(g0.onStream(0), g1.onStream(0)); // no fp32 bias epilogue: the GEMMs alone
+            assertEquals(expected, plan.gemmsOnly().steps(), t.toString());
+            assertEquals(t == DType.BF16, Plan.biasInEpilogue(g0, new PlanStep.AddBias(c1, out),
+                    role -> plan.matrix(role).dtype()));
+            assertEquals(false, Plan.biasInEpilogue(g0, new PlanStep.AddBias(c0, out),
+                    role -> plan.matrix(role).dtype()), "another stream");
+        }
+    }
+
+    @Test
     void aPlanWithoutGemmHasNoDecomposition() {
         PlanBuilder b = new PlanBuilder("ag", "bulk", 0, 1);
         b.matrix(BufferRole.UBUF, DType.BF16, 4, 8);
