@@ -251,9 +251,16 @@ class CublasLtGemmGpuTest {
                 }
                 int at = cOff + (int) (i * s.ldc()) + j;
                 inView[at] = true;
-                double expected = alpha * sum + (beta == 0 ? 0 : beta * (double) c[at])
-                        + (bias == null ? 0 : bias[biasOff + j]);
-                if (Math.abs(result[at] - expected) > absTolerance + relTolerance * Math.abs(expected)) {
+                double product = alpha * sum;
+                double old = beta == 0 ? 0 : beta * (double) c[at];
+                double biasJ = bias == null ? 0 : bias[biasOff + j];
+                double expected = product + old + biasJ;
+                // With a bias and beta != 0 the epilogue may round once in the output type before its last addition
+                // (cuBLASLt 13.1 on an H200 did: an element 6 bf16 ulps from the exact value): one more rounding
+                // of the larger partial sum is allowed.
+                double between = bias == null || beta == 0 ? 0
+                        : relTolerance * Math.max(Math.abs(product + biasJ), Math.abs(product + old));
+                if (Math.abs(result[at] - expected) > absTolerance + relTolerance * Math.abs(expected) + between) {
                     fail("C[" + i + ", " + j + "] = " + result[at] + ", expected " + expected + " for " + s
                             + " offsets " + aOff + "/" + bOff + "/" + cOff + " bias offset " + biasOff);
                 }
