@@ -296,14 +296,17 @@ class Fp8OverlapGpuTest {
                         orders.add(expected(c, shape, rank, tp, xsAll, wsAll, bs, BiasOrder.ONE_ROUNDING));
                     }
                     float wantAmax = 0;
+                    // The amax of the wide sums in each order the bias may meet them (one kernel adds it one way).
+                    float[] orderAmax = new float[orders.size()];
                     if (c.quantized() != null) {
                         // The sum as before, in its wide type, then fp8(sum * scale): nearest even, saturated.
                         Fp8Format f = Fp8Format.of(c.quantized());
                         for (int i = 0; i < exact.length; i++) {
                             wantAmax = Math.max(wantAmax, Math.abs(exact[i]));
                             exact[i] = f.round(exact[i] * OUTPUT_SCALE);
-                            for (float[] o : orders) {
-                                o[i] = f.round(o[i] * OUTPUT_SCALE);
+                            for (int o = 0; o < orders.size(); o++) {
+                                orderAmax[o] = Math.max(orderAmax[o], Math.abs(orders.get(o)[i]));
+                                orders.get(o)[i] = f.round(orders.get(o)[i] * OUTPUT_SCALE);
                             }
                         }
                     }
@@ -328,7 +331,14 @@ class Fp8OverlapGpuTest {
                     }
                     for (int i = 0; c.quantized() != null && i < (nccl ? 2 : 1); i++) {
                         String who = (i == 0 ? "op" : "NCCL reference") + ", " + where;
-                        assertEquals(wantAmax, HostTensors.download(ctx, s, amax[i])[0], "amax of the " + who);
+                        float gotAmax = HostTensors.download(ctx, s, amax[i])[0];
+                        boolean otherOrder = false;
+                        for (float a : orderAmax) {
+                            otherOrder |= i == 0 && Float.compare(a, gotAmax) == 0;
+                        }
+                        if (!otherOrder) {
+                            assertEquals(wantAmax, gotAmax, "amax of the " + who);
+                        }
                         assertEquals(1f / OUTPUT_SCALE, HostTensors.download(ctx, s, scaleInv[i])[0],
                                 "scale_inv of the " + who);
                     }
