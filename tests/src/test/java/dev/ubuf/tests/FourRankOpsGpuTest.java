@@ -41,6 +41,11 @@ class FourRankOpsGpuTest {
         a.add(Arguments.of(ALL_GATHER, "fanout:cs=1", DType.BF16, 12, 128, 136, false, false, false)); // SM copies
         a.add(Arguments.of(REDUCE_SCATTER, "scatter:sub=2,lowp=1,free=3", DType.BF16, 4000, 384, 512, true, false,
                 true));
+        // the ring's fused tail past two ranks: the running sum received, this rank's partial and the bias added in
+        // the last GEMMs' epilogue (as the 70B tp 4 layer plans it)
+        a.add(Arguments.of(REDUCE_SCATTER, "ring:cs=1,sub=4,lowp=1,fuse=1", DType.BF16, 4000, 384, 512, true, false,
+                true));
+        a.add(Arguments.of(REDUCE_SCATTER, "ring:sub=2,lowp=1,fuse=1", DType.FP16, 1024, 640, 256, true, true, true));
         a.add(Arguments.of(ALL_GATHER, "auto", DType.BF16, 4096, 4096, 512, true, false, false));
         a.add(Arguments.of(REDUCE_SCATTER, "auto", DType.BF16, 4096, 4096, 512, true, false, true));
         return a.stream();
