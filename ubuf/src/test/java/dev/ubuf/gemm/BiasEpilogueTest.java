@@ -8,16 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.ubuf.fake.FakeNativeLibrary;
-import dev.ubuf.ffi.NativeLibrary;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
-import java.util.List;
-import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -36,23 +27,16 @@ class BiasEpilogueTest {
     static final long WORKSPACE = 0x7f00_0100_0000L;
     static final long STREAM = 0x5000;
 
-    private static FakeNativeLibrary fake;
+    private static FakeCublasLt fake;
     private static CublasLt library;
-    private static MethodHandle liveObjects;
-    private static MethodHandle lastHeuristic;
 
     private CublasLtHandle handle;
     private GemmRunner runner;
 
     @BeforeAll
     static void buildTheFake() {
-        Optional<FakeNativeLibrary> built = FakeNativeLibrary.build("fake_cublaslt");
-        assumeTrue(built.isPresent(), "gcc not available: cannot build the fake libcublasLt");
-        fake = built.get();
-        library = CublasLt.load(List.of(fake.path()));
-        NativeLibrary symbols = NativeLibrary.open(List.of(fake.path()));
-        liveObjects = symbols.bind("fake_live_objects", FunctionDescriptor.of(ValueLayout.JAVA_INT));
-        lastHeuristic = symbols.bind("fake_last_heuristic", FunctionDescriptor.of(ValueLayout.ADDRESS));
+        fake = FakeCublasLt.buildOrSkip();
+        library = fake.library();
     }
 
     @BeforeEach
@@ -62,23 +46,19 @@ class BiasEpilogueTest {
     }
 
     @AfterEach
-    void closeRunner() throws Throwable {
+    void closeRunner() {
         runner.close();
         handle.close();
-        assertEquals(0, (int) liveObjects.invokeExact(), "every descriptor, layout, preference and handle destroyed");
-    }
-
-    static String heuristic() throws Throwable {
-        return ((MemorySegment) lastHeuristic.invokeExact()).reinterpret(Long.MAX_VALUE).getString(0);
+        assertEquals(0, fake.liveObjects(), "every descriptor, layout, preference and handle destroyed");
     }
 
     @Test
-    void aBiasReachesCublasLtAsTheBiasEpilogueInTheResultsTypeBeforeTheHeuristicAndAtEveryRun() throws Throwable {
+    void aBiasReachesCublasLtAsTheBiasEpilogueInTheResultsTypeBeforeTheHeuristicAndAtEveryRun() {
         GemmSpec spec = GemmSpec.of(BF16, BF16, 64, 32, 48, false, false);
         runner.run(spec, A, B, C, C, 1f, 1f, null, BIAS, STREAM, CandidateBench.NONE);
         String bias = "epilogue=4 bias=0x" + Long.toHexString(BIAS) + "/14"; // CUBLASLT_EPILOGUE_BIAS, CUDA_R_16BF
         assertTrue(fake.lastCall().contains(bias), fake.lastCall());
-        assertTrue(heuristic().contains(bias), "the heuristic chose with the epilogue set: " + heuristic());
+        assertTrue(fake.lastHeuristic().contains(bias), "the heuristic chose with the epilogue set: " + fake.lastHeuristic());
         // Another bias vector for the same kind: the cached plan is pointed at it.
         runner.run(spec, A, B, C, C, 1f, 1f, null, BIAS + 256, STREAM, CandidateBench.NONE);
         assertTrue(fake.lastCall().contains("bias=0x" + Long.toHexString(BIAS + 256) + "/14"), fake.lastCall());

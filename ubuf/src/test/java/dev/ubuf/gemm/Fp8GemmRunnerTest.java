@@ -8,17 +8,10 @@ import static dev.ubuf.tensor.DType.FP8_E5M2;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.ubuf.fake.FakeNativeLibrary;
-import dev.ubuf.ffi.NativeLibrary;
 import dev.ubuf.tensor.DType;
-import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
-import java.util.List;
-import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -46,23 +39,16 @@ class Fp8GemmRunnerTest {
     static final long AMAX_D = 0x7e00_0000_0040L;
     static final Gemm.Fp8Scales AB = Gemm.Fp8Scales.of(SCALE_A, SCALE_B);
 
-    private static FakeNativeLibrary fake;
+    private static FakeCublasLt fake;
     private static CublasLt library;
-    private static MethodHandle liveObjects;
-    private static MethodHandle lastHeuristic;
 
     private CublasLtHandle handle;
     private GemmRunner runner;
 
     @BeforeAll
     static void buildTheFake() {
-        Optional<FakeNativeLibrary> built = FakeNativeLibrary.build("fake_cublaslt");
-        assumeTrue(built.isPresent(), "gcc not available: cannot build the fake libcublasLt");
-        fake = built.get();
-        library = CublasLt.load(List.of(fake.path()));
-        NativeLibrary symbols = NativeLibrary.open(List.of(fake.path()));
-        liveObjects = symbols.bind("fake_live_objects", FunctionDescriptor.of(ValueLayout.JAVA_INT));
-        lastHeuristic = symbols.bind("fake_last_heuristic", FunctionDescriptor.of(ValueLayout.ADDRESS));
+        fake = FakeCublasLt.buildOrSkip();
+        library = fake.library();
     }
 
     @BeforeEach
@@ -75,11 +61,11 @@ class Fp8GemmRunnerTest {
     void closeRunner() throws Throwable {
         runner.close();
         handle.close();
-        assertEquals(0, (int) liveObjects.invokeExact(), "every descriptor, layout, preference and handle destroyed");
+        assertEquals(0, fake.liveObjects(), "every descriptor, layout, preference and handle destroyed");
     }
 
     static String heuristic() throws Throwable {
-        return ((MemorySegment) lastHeuristic.invokeExact()).reinterpret(Long.MAX_VALUE).getString(0);
+        return fake.lastHeuristic();
     }
 
     static String hex(long address) {

@@ -5,16 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.ubuf.fake.FakeNativeLibrary;
-import dev.ubuf.ffi.NativeLibrary;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -34,9 +27,8 @@ class GemmRunnerTuningTest {
     static final long WORKSPACE = 0x7f00_0100_0000L;
     static final long STREAM = 0x5000;
 
-    private static FakeNativeLibrary fake;
+    private static FakeCublasLt fake;
     private static CublasLt library;
-    private static MethodHandle liveObjects;
 
     private CublasLtHandle handle;
     private GemmTuner tuner;
@@ -44,12 +36,8 @@ class GemmRunnerTuningTest {
 
     @BeforeAll
     static void buildTheFake() {
-        Optional<FakeNativeLibrary> built = FakeNativeLibrary.build("fake_cublaslt");
-        assumeTrue(built.isPresent(), "gcc not available: cannot build the fake libcublasLt");
-        fake = built.get();
-        library = CublasLt.load(List.of(fake.path()));
-        liveObjects = NativeLibrary.open(List.of(fake.path())).bind("fake_live_objects",
-                FunctionDescriptor.of(ValueLayout.JAVA_INT));
+        fake = FakeCublasLt.buildOrSkip();
+        library = fake.library();
     }
 
     @BeforeEach
@@ -64,7 +52,7 @@ class GemmRunnerTuningTest {
         if (runner != null) {
             runner.close();
             handle.close();
-            assertEquals(0, (int) liveObjects.invokeExact(), "every descriptor, preference and handle destroyed");
+            assertEquals(0, fake.liveObjects(), "every descriptor, preference and handle destroyed");
         }
     }
 
