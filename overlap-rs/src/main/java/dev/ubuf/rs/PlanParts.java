@@ -124,7 +124,7 @@ final class PlanParts {
                 shape.fp8().isPresent() ? dev.ubuf.plan.Fp8Scaling.INPUT_X_WEIGHT : null);
     }
 
-    /** c = x * w + addend, rounded once into c (FP8 as {@link #gemm}). */
+    /** c = x * w + addend in one pass (FP8 as {@link #gemm}; the roundings of dev.ubuf.gemm.Gemm#multiplyAdd). */
     static PlanStep.Gemm gemmAdd(RsShape shape, int stream, Region x, Region w, Region addend, Region c) {
         return new PlanStep.Gemm(stream, x, w, c, false,
                 shape.fp8().isPresent() ? dev.ubuf.plan.Fp8Scaling.INPUT_X_WEIGHT : null, addend);

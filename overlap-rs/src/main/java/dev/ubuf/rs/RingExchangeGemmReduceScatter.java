@@ -218,7 +218,8 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
         if (last && outputTypedSums) {
             Region out = Region.rows(BufferRole.OUTPUT, rank, lo, rows, n);
             if (options.ringFusedTail() || options.ringDirect()) {
-                // The GEMM waits for the received sum and adds it as its C operand: one rounding, no pass after it.
+                // The GEMM waits for the received sum and adds it as its C operand, no pass after it (cuBLASLt rounds
+                // its product first: without a bias, the unfused tail's bits); a bias rides in its epilogue.
                 b.add(new PlanStep.WaitSignal(stream, ring.dataFlag, sequence(subChunks, step, j)));
                 b.add(PlanParts.gemmAdd(shape, stream, x, w, sum, out));
             } else {

@@ -776,8 +776,8 @@ public final class CudaPlanExecutor implements AutoCloseable {
      * Where a Reduce or a GEMM is followed directly, on its stream, by the AddBias of its destination (the
      * reduce-scatters' last reduction, or the ring's last GEMMs that add the received sums): the bias rides on the
      * Reduce's kernel, or in the GEMM's epilogue, saving a pass over the destination. Nothing runs between two
-     * consecutive steps of one stream, so what the plan orders is unchanged. A GEMM's epilogue adds the bias in fp32
-     * before its one rounding (two roundings apart), where {@link Plan#biasInEpilogue} allows it.
+     * consecutive steps of one stream, so what the plan orders is unchanged. A GEMM's epilogue adds the bias where
+     * {@link Plan#biasInEpilogue} allows it, rounding as cuBLASLt does ({@link Gemm#multiplyAdd}).
      */
     static boolean[] biasFusedSteps(List<PlanStep> steps, Function<BufferRole, DType> dtypes) {
         boolean[] fused = new boolean[steps.size()];

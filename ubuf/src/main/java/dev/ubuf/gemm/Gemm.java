@@ -163,8 +163,9 @@ public final class Gemm implements AutoCloseable {
     /**
      * {@link #multiply(TensorView, TensorView, TensorView, float, float, Options, Fp8Scales, CudaStream)} whose
      * epilogue also adds {@code bias} (null: none), a [1, n] vector of c's type (bf16 or fp16), to every row of c:
-     * {@code c = alpha * a * b + beta * c + bias}, rounded once. A GEMM with a bias is another kind than one without
-     * (its own algorithm choice; prepare it with the same bias).
+     * {@code c = alpha * a * b + beta * c + bias}, in one pass (beta = 0: rounded once; beta != 0: see
+     * {@link #multiplyAdd}). A GEMM with a bias is another kind than one without (its own algorithm choice; prepare it
+     * with the same bias).
      */
     public void multiply(TensorView a, TensorView b, TensorView c, float alpha, float beta, Options o,
                          Fp8Scales scales, TensorView bias, CudaStream stream) {
@@ -178,9 +179,11 @@ public final class Gemm implements AutoCloseable {
 
     /**
      * {@code d = a * b + addend} (scaled as {@link #multiply(TensorView, TensorView, TensorView, float, float, Options,
-     * Fp8Scales, CudaStream)} scales an FP8 product), rounded once into d: cuBLASLt reads {@code addend} as C and
-     * writes D, so a sum needs no pass of its own. {@code addend} has d's shape, type and row stride, and d is not
-     * FP8. The algorithm is the one {@link #prepareAdd} with the same operands chose (or is chosen now).
+     * Fp8Scales, CudaStream)} scales an FP8 product): cuBLASLt reads {@code addend} as C and writes D, so a sum needs
+     * no pass of its own. With a bf16 or fp16 d it rounds the product to d's type before it adds C (cuBLASLt 13.1 on
+     * H200, {@code CublasLtGemmGpuTest}), so d gets the bits of a GEMM into d followed by a sum rounded once.
+     * {@code addend} has d's shape, type and row stride, and d is not FP8. The algorithm is the one {@link #prepareAdd}
+     * with the same operands chose (or is chosen now).
      */
     public void multiplyAdd(TensorView a, TensorView b, TensorView addend, TensorView d, Options o, Fp8Scales scales,
                             CudaStream stream) {
@@ -189,7 +192,9 @@ public final class Gemm implements AutoCloseable {
 
     /** {@link #multiplyAdd(TensorView, TensorView, TensorView, TensorView, Options, Fp8Scales, CudaStream)} whose
      *  epilogue also adds {@code bias} (null: none; see {@link #multiply(TensorView, TensorView, TensorView, float,
-     *  float, Options, Fp8Scales, TensorView, CudaStream)}): {@code d = a * b + addend + bias}, rounded once. */
+     *  float, Options, Fp8Scales, TensorView, CudaStream)}): {@code d = a * b + addend + bias} in one pass, the bias
+     *  meeting the product and the addend in cuBLASLt's order, with a rounding in d's type between (not the order of a
+     *  sum followed by a bias kernel). */
     public void multiplyAdd(TensorView a, TensorView b, TensorView addend, TensorView d, Options o, Fp8Scales scales,
                             TensorView bias, CudaStream stream) {
         GemmSpec spec = spec(a, b, d, o);

@@ -32,7 +32,8 @@ final class MatmulDescriptors implements AutoCloseable {
 
     /**
      * With {@code bias} the epilogue adds a vector of the output's type to every row of the caller's C (cuBLASLt's
-     * EPILOGUE_BIAS: one element per row of its column-major D), in fp32 before the one rounding into D; its pointer
+     * EPILOGUE_BIAS: one element per row of its column-major D), in the epilogue's pass (see Gemm#multiplyAdd for its
+     * roundings); its pointer
      * is bound by {@link #bindBias} before each run.
      */
     static MatmulDescriptors create(CublasLt library, GemmSpec spec, boolean bias) {

@@ -14,8 +14,9 @@ public sealed interface PlanStep {
      * c = a * b (+ c when accumulate; + addend when an addend is given). a is rows x K of the left operand, b is
      * K x cols of the right one. With {@code fp8} (null otherwise) a and b are FP8 and dequantized by the caller's
      * scales it names (see {@link Fp8Scaling}); c is never FP8. An {@code addend} (null otherwise) is a region of
-     * c's shape, type and row stride read as the GEMM's C operand, so that a sum lands in c rounded once, with no
-     * pass of its own (the last step of a reduce-scatter ring adds the received partial sum this way).
+     * c's shape, type and row stride read as the GEMM's C operand, so that a sum lands in c with no pass of its own
+     * (the last step of a reduce-scatter ring adds the received partial sum this way; cuBLASLt rounds the product to
+     * c's 16-bit type before adding it).
      */
     record Gemm(int stream, Region a, Region b, Region c, boolean accumulate, Fp8Scaling fp8, Region addend)
             implements PlanStep {
