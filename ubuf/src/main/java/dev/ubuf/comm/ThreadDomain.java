@@ -1,6 +1,7 @@
 package dev.ubuf.comm;
 
 import dev.ubuf.bootstrap.Bootstrap;
+import dev.ubuf.bootstrap.BootstrapException;
 import dev.ubuf.bootstrap.InMemoryBootstrap;
 import dev.ubuf.cuda.CudaContext;
 
@@ -11,12 +12,18 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.IntFunction;
 import java.util.function.IntUnaryOperator;
 
 /**
- * Runs a body on n ranks of one JVM (a thread each, rank i on GPU i, one in-memory bootstrap); rethrows the first
- * failure. The ranks are a TP domain, or a world the body splits with {@link Bootstrap#subgroup} (e.g. into the TP
- * and DP groups of {@link dev.ubuf.bootstrap.DomainLayout}).
+ * Runs a body on n ranks of one JVM (a thread each, rank i on GPU i, one in-memory bootstrap). When ranks fail it
+ * throws the first rank's failure that is not a consequence of another's (a bootstrap collective that failed because a
+ * peer left the protocol, a peer reported dead), with every other rank's failure suppressed in it: a rank whose check
+ * fails while its peer waits in a collective then reports the check, not the peer's mismatch. The ranks are a TP
+ * domain, or a world the body splits with {@link Bootstrap#subgroup} (e.g. into the TP and DP groups of
+ * {@link dev.ubuf.bootstrap.DomainLayout}).
  */
 public final class ThreadDomain {
     public interface Body {
@@ -37,6 +44,12 @@ public final class ThreadDomain {
      * see {@link TpCommunicator#nccl()}), and nothing about speed carries over.
      */
     public static void run(int tp, IntUnaryOperator gpuOfRank, Duration timeout, Body body) throws Exception {
+        run(tp, gpuOfRank, timeout, body, CudaContext::retainPrimary);
+    }
+
+    /** As {@link #run(int, IntUnaryOperator, Duration, Body)}, each rank's context opened by {@code contexts}. */
+    static void run(int tp, IntUnaryOperator gpuOfRank, Duration timeout, Body body, IntFunction<CudaContext> contexts)
+            throws Exception {
         int[] gpus = new int[tp];
         for (int r = 0; r < tp; r++) {
             gpus[r] = gpuOfRank.applyAsInt(r);
@@ -52,36 +65,77 @@ public final class ThreadDomain {
                 int rank = r;
                 fs.add(pool.submit(() -> {
                     try (Bootstrap b = group.rank(rank)) {
-                        CudaContext ctx = CudaContext.retainPrimary(gpus[rank]);
+                        CudaContext ctx = contexts.apply(gpus[rank]);
                         try {
                             body.run(rank, b, ctx);
                         } catch (Exception | Error e) {
                             b.abort("rank " + rank + " failed: " + e);
                             throw e;
                         } finally {
-                            ctx.close();
+                            if (ctx != null) {
+                                ctx.close();
+                            }
                         }
                     }
                     return null;
                 }));
             }
-            // Every rank's own waits have the timeout; this outer deadline only guards against a stuck thread.
+            // Every rank's own waits have the timeout; this outer deadline only guards against a stuck thread. Once
+            // a rank failed, the others (told through the bootstrap's abort) get one timeout more to end and report.
             long deadline = System.nanoTime() + 3 * timeout.toNanos();
-            for (Future<?> f : fs) {
+            Throwable[] failures = new Throwable[tp];
+            boolean failed = false;
+            for (int r = 0; r < tp; r++) {
                 try {
-                    f.get(Math.max(1, deadline - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS);
-                } catch (java.util.concurrent.TimeoutException e) {
+                    fs.get(r).get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (TimeoutException e) {
                     group.close();
-                    throw new IllegalStateException("a rank thread did not finish within " + timeout.multipliedBy(3));
-                } catch (ExecutionException e) {
-                    if (e.getCause() instanceof Exception ex) {
-                        throw ex;
+                    IllegalStateException stuck = new IllegalStateException("rank " + r + "'s thread did not finish"
+                            + " within " + (failed ? "its timeout after another rank failed"
+                            : timeout.multipliedBy(3)));
+                    if (!failed) {
+                        throw stuck;
                     }
-                    throw new RuntimeException(e.getCause());
+                    failures[r] = stuck;
+                } catch (ExecutionException e) {
+                    failures[r] = e.getCause();
+                    if (!failed) {
+                        failed = true;
+                        deadline = Math.min(deadline, System.nanoTime() + timeout.toNanos());
+                    }
                 }
+            }
+            if (failed) {
+                throw firstCause(failures);
             }
         } finally {
             pool.shutdownNow();
         }
+    }
+
+    /**
+     * The failure to report: the first rank's that is not a consequence of another's, else the first; the other
+     * ranks' failures are suppressed in it (an Error is wrapped, so the caller sees an Exception).
+     */
+    static Exception firstCause(Throwable[] failures) {
+        int primary = -1;
+        for (int r = 0; r < failures.length; r++) {
+            if (failures[r] != null && (primary < 0 || isConsequence(failures[primary]) && !isConsequence(failures[r]))) {
+                primary = r;
+            }
+        }
+        Exception thrown = failures[primary] instanceof Exception ex ? ex
+                : new RuntimeException("rank " + primary + " failed: " + failures[primary], failures[primary]);
+        for (int r = 0; r < failures.length; r++) {
+            if (r != primary && failures[r] != null) {
+                thrown.addSuppressed(new RuntimeException("rank " + r + " also failed: " + failures[r], failures[r]));
+            }
+        }
+        return thrown;
+    }
+
+    /** A failure that another rank's causes: a bootstrap collective broken by a peer, or a peer reported failed. */
+    private static boolean isConsequence(Throwable t) {
+        return t instanceof BootstrapException || t instanceof PeerFailedException;
     }
 }
