@@ -235,7 +235,8 @@ public final class Gemm implements AutoCloseable {
         return bias == null ? 0 : bias.address();
     }
 
-    /** A bias is one contiguous row of c's columns in c's type, which is bf16 or fp16 ({@link GemmRunner#checkBias}). */
+    /** A bias is one contiguous row of c's columns in c's type (the runner refuses a result other than bf16 or fp16
+     *  before any cuBLASLt call: {@link GemmRunner#checkBias}). */
     static void requireBias(TensorView bias, TensorView c) {
         if (bias == null) {
             return;
@@ -244,10 +245,6 @@ public final class Gemm implements AutoCloseable {
             throw new IllegalArgumentException("a GEMM's bias is one row of its result's columns in its type: got "
                     + bias.rows() + "x" + bias.cols() + " " + bias.dtype().shortName() + " for a " + c.rows() + "x"
                     + c.cols() + " " + c.dtype().shortName() + " result");
-        }
-        if (c.dtype() != DType.BF16 && c.dtype() != DType.FP16) {
-            throw new IllegalArgumentException("a bias epilogue needs a bf16 or fp16 result, got "
-                    + c.dtype().shortName() + ": add the bias with its own kernel");
         }
     }
 
