@@ -23,7 +23,7 @@ t='dev\.ubuf\..*\.'
 # UserBuffer, VmmUserBuffer, ProcessMode (register cycles) and Vmm compare the device's free memory before and
 # after, so they run on GPUs 0 and 1, which no other lane touches then. Lane 2's one-GPU tests see GPU 2 as their
 # device 0; only its two-GPU tests and SharedGpuOps share GPU 3.
-ops="${t}(TpLayers|Fp8Overlap|Demo|OverlapOps|RingFusedTail|AtomicOps|TuningBehindAWait)GpuTest"
+ops="${t}(TpLayers|Fp8Overlap|Demo|OverlapOps|RingFusedTail|AtomicOps|TuningBehindAWait|SequenceParallelGrads)GpuTest"
 memory="${t}(UserBuffer|VmmUserBuffer|ProcessMode|Vmm)GpuTest"
 collectives="${t}(BulkOps|CollectiveClose|GraphCapture|Nccl|VmmUserBufferProcess|Watchdog)GpuTest"
 kernels="${t}(AtomicGemm|Fp8Quantize|CublasLtGemm|Fp8Gemm|Fp8ScalePointer|Gemm|GemmTuning|ReductionKernel|ReportRead|LayerKernels)GpuTest"

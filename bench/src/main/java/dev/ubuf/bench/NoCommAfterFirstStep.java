@@ -9,6 +9,8 @@ import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 import dev.ubuf.trace.Tracer;
 
+import java.util.List;
+
 /**
  * The demo's no_comm collectives: every collective through NCCL until {@link #skipFromNow}, none after. A skipped
  * gather leaves the peers' slots of its destination as they were, and never written they hold the allocation's
@@ -42,8 +44,9 @@ final class NoCommAfterFirstStep implements Collectives {
     }
 
     @Override
-    public void allReduce(NcclCommunicator nccl, TensorView t, NcclRedOp op, Tracer tracer, CudaStream stream) {
-        now.allReduce(nccl, t, op, tracer, stream);
+    public void allReduce(NcclCommunicator nccl, List<TensorView> ts, NcclRedOp op, Tracer tracer,
+                          CudaStream stream) {
+        now.allReduce(nccl, ts, op, tracer, stream);
     }
 
     @Override

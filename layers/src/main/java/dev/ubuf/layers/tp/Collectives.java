@@ -7,6 +7,7 @@ import dev.ubuf.tensor.DType;
 import dev.ubuf.tensor.TensorView;
 import dev.ubuf.trace.Tracer;
 
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -35,8 +36,8 @@ public interface Collectives {
     void allGather(NcclCommunicator nccl, TensorView src, TensorView dst, long count, DType words, Tracer tracer,
                    CudaStream stream);
 
-    /** In-place all-reduce of an fp32 tensor over the TP group. */
-    void allReduce(NcclCommunicator nccl, TensorView t, NcclRedOp op, Tracer tracer, CudaStream stream);
+    /** In-place all-reduce of fp32 tensors over the TP group, issued as one NCCL group (one launch). */
+    void allReduce(NcclCommunicator nccl, List<TensorView> ts, NcclRedOp op, Tracer tracer, CudaStream stream);
 
     /** Issues a collective of another group of ranks (the data-parallel gradient average). */
     void dataParallel(DataParallelCollective collective, Tracer tracer, CudaStream stream);

@@ -9,6 +9,7 @@ import dev.ubuf.trace.SpanKind;
 import dev.ubuf.trace.Tracer;
 
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /** {@link Collectives#nccl()}: every collective runs, through NCCL or the overlapped op. Stateless. */
@@ -34,9 +35,27 @@ final class NcclCollectives implements Collectives {
     }
 
     @Override
-    public void allReduce(NcclCommunicator nccl, TensorView t, NcclRedOp op, Tracer tracer, CudaStream stream) {
-        try (Tracer.Scope x = span(tracer, "AllReduce", t, stream)) {
-            nccl.allReduce(t.address(), t.address(), t.elements(), DType.FP32, op, stream.nativeHandle());
+    public void allReduce(NcclCommunicator nccl, List<TensorView> ts, NcclRedOp op, Tracer tracer,
+                          CudaStream stream) {
+        if (ts.isEmpty()) {
+            return;
+        }
+        for (TensorView t : ts) {
+            if (!t.isContiguous() || t.dtype() != DType.FP32) {
+                throw new IllegalArgumentException("all-reduce of a non-contiguous or non-fp32 tensor: " + t);
+            }
+        }
+        try (Tracer.Scope x = ts.size() == 1 ? span(tracer, "AllReduce", ts.getFirst(), stream)
+                : groupSpan(tracer, ts, stream)) {
+            // Every tensor was checked above, so every rank issues the whole group.
+            NcclCommunicator.groupStart();
+            try {
+                for (TensorView t : ts) {
+                    nccl.allReduce(t.address(), t.address(), t.elements(), DType.FP32, op, stream.nativeHandle());
+                }
+            } finally {
+                NcclCommunicator.groupEnd();
+            }
         }
     }
 
@@ -46,6 +65,19 @@ final class NcclCollectives implements Collectives {
         try (Tracer.Scope t = tracer.span(stream, collective.name(), SpanKind.NCCL, collective.traceArgs())) {
             collective.issue(stream);
         }
+    }
+
+    private static Tracer.Scope groupSpan(Tracer tracer, List<TensorView> ts, CudaStream stream) {
+        long elements = 0;
+        for (TensorView t : ts) {
+            elements += t.elements();
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("collective", "AllReduce");
+        m.put("tensors", ts.size());
+        m.put("bytes", elements * Float.BYTES);
+        return tracer.span(stream, "NCCL AllReduce of " + ts.size() + " tensors, " + elements + " fp32",
+                SpanKind.NCCL, m);
     }
 
     private static Tracer.Scope span(Tracer tracer, String collective, TensorView result, CudaStream stream) {

@@ -8,6 +8,8 @@ import dev.ubuf.tensor.TensorView;
 import dev.ubuf.trace.SpanKind;
 import dev.ubuf.trace.Tracer;
 
+import java.util.List;
+
 /**
  * No collective at all: the layers run the same kernels and GEMMs as under their configuration, an overlapped op runs
  * its GEMMs alone (a bulk op has none), and NCCL calls and the data-parallel average do nothing. Initialisation tunes
@@ -35,7 +37,8 @@ final class NoCollectives implements Collectives {
     }
 
     @Override
-    public void allReduce(NcclCommunicator nccl, TensorView t, NcclRedOp op, Tracer tracer, CudaStream stream) {
+    public void allReduce(NcclCommunicator nccl, List<TensorView> ts, NcclRedOp op, Tracer tracer,
+                          CudaStream stream) {
     }
 
     @Override

@@ -278,9 +278,10 @@ public final class RowParallelLinear implements TpLayer {
                 } else {
                     // From the wide dY shard, summed over the ranks: the gathered copy is FP8, which would round it.
                     tc.layerKernels().biasGrad(dy, fp8.biasPartial, false, biasWorkspace, s);
-                    tc.allReduceSumFp32(fp8.biasPartial, s);
-                    tc.kernels().sum(List.of(fp8.biasPartial), bias.grad(), true, s);
                 }
+            }
+            if (fp8 != null) {
+                tc.reduceIntoGradients(layer.teName() + " bias", fp8.biasPartial, bias.grad(), List.of(bias), s);
             }
         }
         return dxm;

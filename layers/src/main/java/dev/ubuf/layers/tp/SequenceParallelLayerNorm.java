@@ -85,10 +85,7 @@ final class SequenceParallelLayerNorm {
             tc.layerKernels().layerNormBackward(dy, savedInput, mean.cols(0, r), rstd.cols(0, r), gamma.value(),
                     false, d, partial.rows(0, 1), partial.rows(1, 1), false, workspace, s);
         }
-        tc.allReduceSumFp32(partial, s);
-        try (Tracer.Scope t = tc.span(name + " grads +=", SpanKind.KERNEL, s)) {
-            tc.kernels().sum(List.of(partial), paramGrads, true, s);
-        }
+        tc.reduceIntoGradients(name, partial, paramGrads, parameters(), s);
         return d;
     }
 

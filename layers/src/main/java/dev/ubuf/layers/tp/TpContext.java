@@ -78,6 +78,8 @@ public final class TpContext implements AutoCloseable {
     private Tracer tracer = Tracer.NOOP;
     /** Whether the ops signal with graph-safe kernels, so that a step can be captured as a CUDA graph. */
     private final boolean graphCapturable;
+    /** Where the layers' gradient reductions go while deferred ({@link #deferGradientReductions}), else null. */
+    private GradientReductions deferred;
     private boolean closed;
 
     private TpContext(TpCommunicator comm, UbConfig config, DType dtype, long maxTokens, PlannerSettings ps,
@@ -485,13 +487,33 @@ public final class TpContext implements AutoCloseable {
      * step's small all-reduce then hides under the update instead of ending the step.
      */
     public void fp8EndStepBeside(CudaStream stream, Runnable work) {
-        if (fp8 == null) {
+        endStepBeside(stream, null, work);
+    }
+
+    /**
+     * As {@link #fp8EndStepBeside}, with {@code gradients}' reductions (null: none) on the side stream first: the
+     * all-reduce of the sequence-parallel gradients and their additions run beside {@code work}, which must read
+     * neither these gradients nor the FP8 state (the update of every other parameter). After this call
+     * {@code stream} has waited for both, and {@code gradients} is closed.
+     */
+    public void endStepBeside(CudaStream stream, GradientReductions gradients, Runnable work) {
+        boolean grads = gradients != null && !gradients.isEmpty();
+        if (fp8 == null && !grads) {
+            if (gradients != null) {
+                gradients.reduce(stream);
+            }
             work.run();
             return;
         }
         makeCurrent();
         CudaStream side = fork(stream);
-        fp8.endStep(side);
+        if (gradients != null) {
+            gradients.reduce(side);
+        }
+        if (fp8 != null) {
+            makeCurrent();
+            fp8.endStep(side);
+        }
         makeCurrent();
         work.run();
         makeCurrent();
@@ -620,12 +642,62 @@ public final class TpContext implements AutoCloseable {
 
     /** In-place NCCL max of an fp32 tensor over the ranks (FP8 amaxes); nothing in a timing-only context. */
     void allReduceMaxFp32(TensorView t, CudaStream stream) {
-        collectives.allReduce(nccl(), t, NcclRedOp.MAX, tracer, stream);
+        collectives.allReduce(nccl(), List.of(t), NcclRedOp.MAX, tracer, stream);
     }
 
-    /** In-place NCCL sum of an fp32 tensor over the ranks; nothing in a timing-only context. */
-    void allReduceSumFp32(TensorView t, CudaStream stream) {
-        collectives.allReduce(nccl(), t, NcclRedOp.SUM, tracer, stream);
+    /**
+     * Adds the sum over the TP group of {@code partial} (each rank's fp32 partial sums of a sequence-parallel
+     * gradient) into {@code grads}, the gradients of {@code parameters}: now, on {@code stream}, or, while a
+     * {@link #deferGradientReductions} is open, when it reduces. {@code partial} must keep its values until then.
+     */
+    void reduceIntoGradients(String name, TensorView partial, TensorView grads, List<Parameter> parameters,
+                             CudaStream stream) {
+        GradientReductions.Pending p = new GradientReductions.Pending(name, partial, grads, parameters);
+        if (deferred != null) {
+            deferred.add(p);
+            return;
+        }
+        reduce(List.of(p), stream);
+    }
+
+    /** One all-reduce (an NCCL group) of every partial, then each added into its gradients; nothing in NCCL when none. */
+    void reduce(List<GradientReductions.Pending> pending, CudaStream stream) {
+        if (pending.isEmpty()) {
+            return;
+        }
+        makeCurrent();
+        List<TensorView> partials = new ArrayList<>(pending.size());
+        for (GradientReductions.Pending p : pending) {
+            partials.add(p.partial());
+        }
+        collectives.allReduce(nccl(), partials, NcclRedOp.SUM, tracer, stream);
+        for (GradientReductions.Pending p : pending) {
+            try (Tracer.Scope t = span(p.name() + " grads +=", SpanKind.KERNEL, stream)) {
+                kernels.sum(List.of(p.partial()), p.grads(), true, stream);
+            }
+        }
+    }
+
+    /**
+     * From now until the returned object {@link GradientReductions#reduce reduces} them, the layers' backward leaves
+     * the all-reduces of their sequence-parallel gradients (the LayerNorms' gamma and beta, and under FP8 a
+     * row-parallel bias, which it sums from each rank's dY shard) to it: Megatron-LM's reduction of such gradients
+     * after the backward, issued as one NCCL group, which a training step can run beside the other parameters'
+     * update ({@link #endStepBeside}). One at a time.
+     */
+    public GradientReductions deferGradientReductions() {
+        if (deferred != null) {
+            throw new IllegalStateException("this context's gradient reductions are already deferred");
+        }
+        deferred = new GradientReductions(this);
+        return deferred;
+    }
+
+    /** Called by {@code g} when it stops deferring. */
+    void stopDeferring(GradientReductions g) {
+        if (deferred == g) {
+            deferred = null;
+        }
     }
 
     /** The op for {@code gemm}'s communication on {@code shape}, as this context's choice says (collective). */

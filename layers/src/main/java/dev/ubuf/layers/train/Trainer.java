@@ -5,6 +5,7 @@ import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.PinnedHostBuffer;
+import dev.ubuf.layers.tp.GradientReductions;
 import dev.ubuf.layers.tp.LayerNormMLP;
 import dev.ubuf.layers.tp.Parameter;
 import dev.ubuf.layers.tp.TpContext;
@@ -17,12 +18,17 @@ import dev.ubuf.trace.Tracer;
 
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * One rank's training step of a {@link LayerStack} with SGD on a mean-squared-error loss: forward, the MSE gradient,
  * backward, the gradients' mean over the data-parallel group, the SGD update, zeroed gradients, and FP8's end of
- * step. Everything is issued on the caller's stream; nothing waits for the GPU except {@link #loss}. The stack's
+ * step. Everything is issued on the caller's stream (some of it beside, on the context's side stream, which the step
+ * joins); nothing waits for the GPU except {@link #loss}. The stack's
  * {@link dev.ubuf.layers.tp.Collectives} decide how every collective runs (the DP average included), and its
  * context's tracer sees every span. Owns the output gradient and the loss's partial sums; not the stack or the group.
  */
@@ -30,26 +36,38 @@ public final class Trainer implements AutoCloseable {
     private final LayerStack stack;
     private final DataParallelGroup dp;
     private final float lr;
+    private final SequenceParallelGrads spGrads;
     private final DeviceBuffer gradOutput;
     private final DeviceBuffer rowSquares;
     private final PinnedHostBuffer rowSquaresHost;
     private long lastRows;
     private final Closer closer;
 
-    private Trainer(LayerStack stack, DataParallelGroup dp, float lr, DeviceBuffer gradOutput,
-                    DeviceBuffer rowSquares, PinnedHostBuffer rowSquaresHost, Closer closer) {
+    private Trainer(LayerStack stack, DataParallelGroup dp, float lr, SequenceParallelGrads spGrads,
+                    DeviceBuffer gradOutput, DeviceBuffer rowSquares, PinnedHostBuffer rowSquaresHost, Closer closer) {
         this.stack = stack;
         this.dp = dp;
         this.lr = lr;
+        this.spGrads = spGrads;
         this.gradOutput = gradOutput;
         this.rowSquares = rowSquares;
         this.rowSquaresHost = rowSquaresHost;
         this.closer = closer;
     }
 
-    /** A trainer of {@code stack} whose replicas form {@code dp}, with learning rate {@code lr}. */
+    /**
+     * A trainer of {@code stack} whose replicas form {@code dp}, with learning rate {@code lr}, reducing the
+     * sequence-parallel gradients beside the update ({@link SequenceParallelGrads#BESIDE_UPDATE}, unless
+     * {@code -Dubuf.spGradsBeside=false}).
+     */
     public static Trainer create(LayerStack stack, DataParallelGroup dp, float lr) {
+        return create(stack, dp, lr, SequenceParallelGrads.fromProperty());
+    }
+
+    /** As {@link #create(LayerStack, DataParallelGroup, float)}, reducing the sequence-parallel gradients as {@code spGrads} says. */
+    public static Trainer create(LayerStack stack, DataParallelGroup dp, float lr, SequenceParallelGrads spGrads) {
         Objects.requireNonNull(stack, "stack");
+        Objects.requireNonNull(spGrads, "spGrads");
         Objects.requireNonNull(dp, "dp");
         if (!(lr > 0) || !Float.isFinite(lr)) {
             throw new IllegalArgumentException("lr must be finite and > 0, got " + lr);
@@ -63,7 +81,7 @@ public final class Trainer implements AutoCloseable {
                     ctx.allocate(rows * stack.spec().hidden() * tc.dtype().bytes(), "train.dy"));
             DeviceBuffer sq = closer.register("row squares", ctx.allocate(rows * Float.BYTES, "train.rowSquares"));
             PinnedHostBuffer host = closer.register("row squares on the host", ctx.allocateHost(rows * Float.BYTES));
-            return new Trainer(stack, dp, lr, dy, sq, host, closer);
+            return new Trainer(stack, dp, lr, spGrads, dy, sq, host, closer);
         } catch (RuntimeException e) {
             throw closer.closeAfter(e);
         }
@@ -93,24 +111,44 @@ public final class Trainer implements AutoCloseable {
         try (Tracer.Scope t = tc.span("mse grad", SpanKind.KERNEL, stream)) {
             tc.layerKernels().mseGrad(y, target, scale, dy, rowSquares, stream);
         }
-        stack.backward(dy, stream);
-        current();
-        if (dp.size() > 1) {
-            tc.collectives().dataParallel(dp.averaging(stack.parameters()), tracer, stream);
+        try (GradientReductions pending = spGrads == SequenceParallelGrads.BESIDE_UPDATE
+                ? tc.deferGradientReductions() : null) {
+            stack.backward(dy, stream);
             current();
-        }
-        // FP8 delayed scaling: the step's amaxes set the next step's scales (nothing without FP8 or under current),
-        // beside the update, which reads neither.
-        tc.fp8EndStepBeside(stream, () -> {
-            try (Tracer.Scope t = tc.span("sgd + zero grads", SpanKind.KERNEL, stream)) {
-                // Each parameter's update clears its gradient in the same pass (what zeroGrad would do after it).
-                for (LayerNormMLP b : stack.blocks()) {
-                    for (Parameter p : b.parameters()) {
-                        tc.layerKernels().sgdStep(p.value(), p.grad(), lr, true, stream);
+            if (dp.size() > 1) {
+                if (pending != null) {
+                    pending.reduce(stream); // the data-parallel average reads every gradient
+                }
+                tc.collectives().dataParallel(dp.averaging(stack.parameters()), tracer, stream);
+                current();
+            }
+            List<Parameter> after = pending == null ? List.of() : pending.parameters();
+            Set<Parameter> waiting = new HashSet<>(after);
+            List<Parameter> rest = new ArrayList<>();
+            for (LayerNormMLP b : stack.blocks()) {
+                for (Parameter p : b.parameters()) {
+                    if (!waiting.contains(p)) {
+                        rest.add(p);
                     }
                 }
             }
-        });
+            // The sequence-parallel gradients' all-reduce and FP8 delayed scaling's end of step (the step's amaxes
+            // set the next step's scales) beside the update of the parameters that read neither.
+            tc.endStepBeside(stream, pending, () -> sgd(tc, rest, "sgd + zero grads", stream));
+            sgd(tc, after, "sgd + zero grads, sequence-parallel", stream);
+        }
+    }
+
+    /** Each parameter's update clears its gradient in the same pass (what zeroGrad would do after it). */
+    private void sgd(TpContext tc, List<Parameter> ps, String span, CudaStream stream) {
+        if (ps.isEmpty()) {
+            return;
+        }
+        try (Tracer.Scope t = tc.span(span, SpanKind.KERNEL, stream)) {
+            for (Parameter p : ps) {
+                tc.layerKernels().sgdStep(p.value(), p.grad(), lr, true, stream);
+            }
+        }
     }
 
     /**
