@@ -31,11 +31,13 @@ import java.util.Optional;
  * sub-chunk j+1, and the neighbour's next step starts on sub-chunk 0 while we still compute the last one.
  *
  * <p>Slots and credits: the user buffer holds S = min(ringSlots, tp-1) receive slots of [m/tp, n]; step i uses slot
- * (i-1) mod S. Rank r writes into rank r-1's slots only. Rank r-1 sends rank r one credit per received sub-chunk,
- * after it is done with it (its copy onward has completed, or at the last step its cast into OUTPUT). Before rank r
- * writes sub-chunk j of step i+1 into r-1's slot, it waits for the credit of sub-chunk j of step i+1-S (the slot's
- * previous content in this call) or, when i+1-S &lt; 1, for every credit of the previous call (the slot's last
- * content of that call; one wait covers all of these, the stream being in order). For tp &gt; 2, S must be at
+ * (i-1) mod S. Rank r writes into rank r-1's slots only. Rank r-1 sends rank r a credit as each call starts (every
+ * slot of the previous call was read before that call returned) and one per sub-chunk it received before the last
+ * step, after its copy onward has completed; the last step's slots are read by the call's last GEMMs or cast, whose
+ * credit is the next call's first, so nothing follows them. Before rank r writes sub-chunk j of step i+1 into
+ * r-1's slot, it waits for the credit of sub-chunk j of step i+1-S (the slot's previous content in this call) or,
+ * when i+1-S &lt; 1, for r-1's first credit of this call (one wait covers all of these, the stream being in
+ * order). For tp &gt; 2, S must be at
  * least 2: a slot is freed by sending its sum on, which needs a free slot at the next rank, so with one slot every
  * rank would wait on its neighbour round the ring. Data signals and credits each travel on one stream per
  * (rank, flag), in order, so their absolute sequence numbers never go backwards. SCRATCH is private and is only
@@ -49,7 +51,8 @@ import java.util.Optional;
  * 2-rank ring computes exactly what a GEMM in that type followed by NCCL's reduce-scatter computes.
  *
  * <p>Flags on rank r: {@link #DATA_FLAG} from r+1, {@code (tp-1) * ringSubChunks} per call (sub-chunk j of step i
- * is signal (i-1)*subChunks + j + 1); {@link #CREDIT_FLAG} from r-1, the same count and numbering.
+ * is signal (i-1)*subChunks + j + 1); {@link #CREDIT_FLAG} from r-1, {@code 1 + (tp-2) * ringSubChunks} per call
+ * (the call's first, then sub-chunk j of step i &lt; tp-1 as 1 + its data signal's number).
  * Streams: {@code computeStreams} COMPUTE streams (GEMMs round-robin, the final cast rides on its GEMM's stream),
  * then one COMM stream for copies, data signals and credits.
  *
@@ -114,6 +117,7 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
         long n = shape.n();
         int slots = slots(shape, options);
         int perCall = (tp - 1) * options.ringSubChunks();
+        int creditsPerCall = 1 + (tp - 2) * options.ringSubChunks();
 
         PlanBuilder b = new PlanBuilder("rs", name(), rank, tp);
         PlanParts.declareOperands(b, shape);
@@ -124,10 +128,10 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
         }
         List<Ring> rings = new ArrayList<>();
         long half = options.ringBidirectional() ? mc / 2 : mc;
-        rings.add(new Ring(-1, 0, half, b.flag(perCall), b.flag(perCall)));
+        rings.add(new Ring(-1, 0, half, b.flag(perCall), b.flag(creditsPerCall)));
         assert rings.getFirst().dataFlag == DATA_FLAG && rings.getFirst().creditFlag == CREDIT_FLAG;
         if (options.ringBidirectional()) {
-            rings.add(new Ring(+1, half, mc - half, b.flag(perCall), b.flag(perCall)));
+            rings.add(new Ring(+1, half, mc - half, b.flag(perCall), b.flag(creditsPerCall)));
         }
         int[] compute = new int[options.computeStreams()];
         for (int s = 0; s < compute.length; s++) {
@@ -137,6 +141,9 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
             ring.comm = b.stream(StreamRole.COMM);
             ring.creditAwaited = new int[ring.comm + 1];
             Arrays.fill(ring.creditAwaited, -1);
+            // This call's first credit: the slots the neighbour wrote in the previous call were all read before that
+            // call returned, so they are free now; sent here, beside the first GEMM, instead of after the last.
+            b.add(new PlanStep.Signal(ring.comm, ring.previous(rank, tp), ring.creditFlag));
         }
 
         int gemm = 0;
@@ -232,9 +239,7 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
             if (shape.bias()) {
                 b.add(new PlanStep.AddBias(stream, out));
             }
-            b.order(stream, comm);
-            b.add(new PlanStep.Signal(comm, previous, ring.creditFlag));
-            return;
+            return; // the slot's credit is the next call's first
         }
         if (step > 0) {
             b.add(new PlanStep.WaitSignal(stream, ring.dataFlag, sequence(subChunks, step, j)));
@@ -270,17 +275,16 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
             if (shape.bias()) {
                 b.add(new PlanStep.AddBias(stream, out));
             }
-            b.order(stream, comm);
-            b.add(new PlanStep.Signal(comm, previous, ring.creditFlag));
         }
     }
 
     /**
      * Before {@code stream} writes sub-chunk j into the neighbour's slot, the credit for that slot's previous content:
-     * sub-chunk j of step {@code reused} of this call, or (reused &lt; 1) every credit of the previous call.
+     * sub-chunk j of step {@code reused} of this call (credit 1 + its data signal's number), or (reused &lt; 1) the
+     * neighbour's first credit of this call, which it sends as the call starts (it has read everything of the last).
      */
     private static void awaitCredit(PlanBuilder b, Ring ring, int stream, int subChunks, int reused, int j) {
-        int credit = reused >= 1 ? sequence(subChunks, reused, j) : 0;
+        int credit = reused >= 1 ? 1 + sequence(subChunks, reused, j) : 1;
         if (credit > ring.creditAwaited[stream]) {
             b.add(new PlanStep.WaitSignal(stream, ring.creditFlag, credit));
             ring.creditAwaited[stream] = credit;

@@ -44,8 +44,9 @@ import java.util.Optional;
  * partials to it, so each partial is rounded once and their sum once more, in fp32.
  *
  * <p>Flags on rank r ({@link PlanParts}' layout): flag s counts sub-chunks received from sender s
- * ({@code ringSubChunks} per call), flag tp + q credits from reader q (one per call: q has summed everything this
- * rank sent it). Each push stream first waits for its peer's credit of the previous call, at the op's start. SCRATCH is
+ * ({@code ringSubChunks} per call), flag tp + q credits from reader q (one per call, sent as q's call starts: q
+ * has summed everything this rank sent it in the previous call). Each push stream first waits for its peer's credit
+ * of this call, at the op's start. SCRATCH is
  * private and rewritten only by the next call, which the executor orders after this one.
  */
 public final class ScatterGemmReduceScatter implements RsOverlapMethod {
@@ -99,10 +100,13 @@ public final class ScatterGemmReduceScatter implements RsOverlapMethod {
         int[] push = PlanParts.peerStreams(b, options.serialPushes());
         Region w = Region.rows(BufferRole.WEIGHT, rank, 0, shape.k(), n);
 
-        // The previous call's credits first, while the first GEMM runs: a push into a peer's slot waits for them, and
+        // This call's credits first: every slot the peers pushed into in the previous call was summed before that call
+        // returned, so each peer may push again; sent as the call starts, beside the first GEMM, not after the last
+        // sum. Then the peers' credits, while the first GEMM runs: a push into a peer's slot waits for them, and
         // waiting right before the push would add the wait's own latency to the push's.
+        PlanParts.signalPeers(b, reduce, PlanParts.creditFlag(shape, rank));
         for (int i = 0; i < tp - 1; i++) {
-            b.add(new PlanStep.WaitSignal(push[i], PlanParts.creditFlag(shape, (rank + i + 1) % tp), 0));
+            b.add(new PlanStep.WaitSignal(push[i], PlanParts.creditFlag(shape, (rank + i + 1) % tp), 1));
         }
         for (int i = 0; i < tp - 1; i++) {
             int owner = (rank + i + 1) % tp;
@@ -154,7 +158,6 @@ public final class ScatterGemmReduceScatter implements RsOverlapMethod {
                 b.add(new PlanStep.AddBias(reduce, out));
             }
         }
-        PlanParts.signalPeers(b, reduce, PlanParts.creditFlag(shape, rank));
         return shape.finish(b.build());
     }
 
