@@ -27,9 +27,8 @@ import java.util.Optional;
  * in order even when the GEMMs finish out of order), and a COMM "reduce" stream that runs the pull-reduce kernel.
  *
  * <p>Flags (see {@link PlanParts}): ready from each peer, numSplits per call (block j is signal j+1); one credit
- * per peer per call, sent as the call starts (its pulls of the previous call are done). Before its first GEMM of a
- * call, each compute stream waits for every peer's credit of this call: no peer is still reading this buffer when it
- * is overwritten.
+ * per peer per call, sent after the last block's reduce. Before its first GEMM of a call, each compute stream
+ * waits for every credit of the previous call: no peer is still reading this buffer when it is overwritten.
  */
 public final class PipelinedGemmReduceScatter implements RsOverlapMethod {
     /** For {@link java.util.ServiceLoader}, which makes the method through this constructor. */
@@ -79,13 +78,10 @@ public final class PipelinedGemmReduceScatter implements RsOverlapMethod {
         int signal = b.stream(StreamRole.COMM);
         int reduce = b.stream(StreamRole.COMM);
 
-        // This call's credits first: every peer's buffer this rank pulled from in the previous call was read before
-        // that call returned, so each peer may overwrite it; sent as the call starts, not after the last pull.
-        PlanParts.signalPeers(b, reduce, PlanParts.creditFlag(shape, rank));
         for (int j = 0; j < splits; j++) {
             int stream = compute[j % compute.length];
             if (j < compute.length) {
-                PlanParts.waitPeers(b, stream, shape, true, 1);
+                PlanParts.waitPeers(b, stream, shape, true, 0);
             }
             long col = j * cols;
             b.add(PlanParts.gemm(shape, stream,
@@ -99,6 +95,7 @@ public final class PipelinedGemmReduceScatter implements RsOverlapMethod {
             PlanParts.waitPeers(b, reduce, shape, false, j + 1);
             PlanParts.pullReduceOwnRows(b, reduce, shape, col, cols);
         }
+        PlanParts.signalPeers(b, reduce, PlanParts.creditFlag(shape, rank));
         return shape.finish(b.build());
     }
 

@@ -15,8 +15,8 @@ import java.util.List;
  *
  * <p>Flags on each rank (one sender per flag, as the IR requires): flag {@code s} counts "ready" signals from
  * sender s (its partial, or a block of it, may be read); flag {@code tp + q} counts credits from reader q (it has
- * finished reading this rank's buffer: oneshot sends its credit at the end of the call, pipeline and scatter at the
- * start of the next, where it does not lengthen the call's tail). A rank's own two flags are declared with no
+ * finished reading this rank's buffer: oneshot and pipeline send their credits at the end of the call, scatter as
+ * the next call starts, where it does not lengthen the call's tail). A rank's own two flags are declared with no
  * signals.
  */
 final class PlanParts {

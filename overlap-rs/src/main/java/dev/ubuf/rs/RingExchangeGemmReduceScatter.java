@@ -141,9 +141,14 @@ public final class RingExchangeGemmReduceScatter implements RsOverlapMethod {
             ring.comm = b.stream(StreamRole.COMM);
             ring.creditAwaited = new int[ring.comm + 1];
             Arrays.fill(ring.creditAwaited, -1);
-            // This call's first credit: the slots the neighbour wrote in the previous call were all read before that
-            // call returned, so they are free now; sent here, beside the first GEMM, instead of after the last.
-            b.add(new PlanStep.Signal(ring.comm, ring.previous(rank, tp), ring.creditFlag));
+        }
+        // This call's first credits: the slots the neighbours wrote in the previous call were all read before that
+        // call returned, so they are free now. At tp 2, the call's only credits, sent first on the first compute
+        // stream, ahead of its GEMM: a signal kernel issued beside a GEMM that holds every SM waits for the GEMM to
+        // give one up, and the neighbour's first send waits for it. With more ranks the in-call credits follow on the
+        // comm stream, and every credit to one rank must travel on one stream (in order), so these go there too.
+        for (Ring ring : rings) {
+            b.add(new PlanStep.Signal(tp == 2 ? compute[0] : ring.comm, ring.previous(rank, tp), ring.creditFlag));
         }
 
         int gemm = 0;

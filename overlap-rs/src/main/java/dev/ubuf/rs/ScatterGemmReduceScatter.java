@@ -101,10 +101,11 @@ public final class ScatterGemmReduceScatter implements RsOverlapMethod {
         Region w = Region.rows(BufferRole.WEIGHT, rank, 0, shape.k(), n);
 
         // This call's credits first: every slot the peers pushed into in the previous call was summed before that call
-        // returned, so each peer may push again; sent as the call starts, beside the first GEMM, not after the last
-        // sum. Then the peers' credits, while the first GEMM runs: a push into a peer's slot waits for them, and
-        // waiting right before the push would add the wait's own latency to the push's.
-        PlanParts.signalPeers(b, reduce, PlanParts.creditFlag(shape, rank));
+        // returned, so each peer may push again; sent as the call starts, ahead of the first GEMM (a signal kernel
+        // beside a GEMM that holds every SM would wait for it), not after the last sum. Then the peers' credits, while
+        // the first GEMM runs: a push into a peer's slot waits for them, and waiting right before the push would add
+        // the wait's own latency to the push's.
+        PlanParts.signalPeers(b, compute, PlanParts.creditFlag(shape, rank));
         for (int i = 0; i < tp - 1; i++) {
             b.add(new PlanStep.WaitSignal(push[i], PlanParts.creditFlag(shape, (rank + i + 1) % tp), 1));
         }
