@@ -782,13 +782,10 @@ public final class CudaPlanExecutor implements AutoCloseable {
     static boolean[] biasFusedSteps(List<PlanStep> steps, Function<BufferRole, DType> dtypes) {
         boolean[] fused = new boolean[steps.size()];
         for (int i = 0; i + 1 < steps.size(); i++) {
-            if (!(steps.get(i + 1) instanceof PlanStep.AddBias ab) || steps.get(i).stream() != ab.stream()) {
-                continue;
-            }
-            if (steps.get(i) instanceof PlanStep.Reduce r) {
-                fused[i] = FUSE_REDUCE_BIAS && r.dst().equals(ab.dst());
-            } else if (steps.get(i) instanceof PlanStep.Gemm g) {
-                fused[i] = FUSE_GEMM_BIAS && Plan.biasInEpilogue(g, ab, dtypes);
+            if (steps.get(i) instanceof PlanStep.Reduce r && steps.get(i + 1) instanceof PlanStep.AddBias ab) {
+                fused[i] = FUSE_REDUCE_BIAS && r.stream() == ab.stream() && r.dst().equals(ab.dst());
+            } else {
+                fused[i] = FUSE_GEMM_BIAS && Plan.biasInEpilogue(steps, i, dtypes);
             }
         }
         return fused;

@@ -99,6 +99,15 @@ public record Plan(String op, String method, int rank, int tp, List<StreamRole> 
     }
 
     /**
+     * Whether step {@code i} of {@code steps} is a GEMM whose next step is an AddBias that {@link
+     * #biasInEpilogue(PlanStep.Gemm, PlanStep.AddBias, Function)} lets ride in its epilogue.
+     */
+    public static boolean biasInEpilogue(List<PlanStep> steps, int i, Function<BufferRole, DType> dtypes) {
+        return i + 1 < steps.size() && steps.get(i) instanceof PlanStep.Gemm g
+                && steps.get(i + 1) instanceof PlanStep.AddBias ab && biasInEpilogue(g, ab, dtypes);
+    }
+
+    /**
      * This plan's GEMMs alone, back to back on one compute stream, with no copies, signals or reductions: the op's own
      * GEMM decomposition, which benchmarks time to bound what the overlap could reach. Its results are not the op's;
      * a GEMM that stores into a peer's user buffer stores into this rank's instead (the GEMMs alone move nothing).
@@ -134,10 +143,8 @@ public record Plan(String op, String method, int rank, int tp, List<StreamRole> 
                 streamCount = Math.max(streamCount, stream + 1);
                 gemms.add(s instanceof PlanStep.Gemm g ? g.onStream(stream).writingLocally(rank)
                         : ((PlanStep.AtomicGemm) s).withoutFlags(stream));
-                if (s instanceof PlanStep.Gemm g && i + 1 < steps.size()
-                        && steps.get(i + 1) instanceof PlanStep.AddBias ab
-                        && biasInEpilogue(g, ab, role -> matrix(role).dtype())) {
-                    gemms.add(new PlanStep.AddBias(stream, ab.dst()));
+                if (biasInEpilogue(steps, i, role -> matrix(role).dtype())) {
+                    gemms.add(new PlanStep.AddBias(stream, ((PlanStep.AddBias) steps.get(i + 1)).dst()));
                 }
             }
         }
