@@ -480,34 +480,22 @@ public final class TpContext implements AutoCloseable {
     }
 
     /**
-     * {@link #fp8EndStep} beside {@code work}: the amax reduction (an all-reduce over the TP group) and the scale
-     * update go on this context's side stream, forked from {@code stream} now, while {@code work} issues on
-     * {@code stream} whatever needs neither the amaxes nor the scales (a training step's SGD update); then
-     * {@code stream} waits for the side stream. Without FP8 (or under current scaling) only {@code work} runs. The
-     * step's small all-reduce then hides under the update instead of ending the step.
-     */
-    public void fp8EndStepBeside(CudaStream stream, Runnable work) {
-        endStepBeside(stream, null, work);
-    }
-
-    /**
-     * As {@link #fp8EndStepBeside}, with {@code gradients}' reductions (null: none) on the side stream first: the
-     * all-reduce of the sequence-parallel gradients and their additions run beside {@code work}, which must read
-     * neither these gradients nor the FP8 state (the update of every other parameter). After this call
-     * {@code stream} has waited for both, and {@code gradients} is closed.
+     * The end of a training step beside {@code work}: {@code gradients}' reductions (null or empty: none; the
+     * all-reduce of the sequence-parallel gradients and their additions), then {@link #fp8EndStep}'s amax reduction and
+     * scale update, go on this context's side stream, forked from {@code stream} now, while {@code work} issues on
+     * {@code stream} whatever reads neither those gradients nor the FP8 state (the update of every other parameter);
+     * then {@code stream} waits for the side stream. With neither, only {@code work} runs. The step's small
+     * all-reduces then hide under the update instead of ending the step.
      */
     public void endStepBeside(CudaStream stream, GradientReductions gradients, Runnable work) {
         boolean grads = gradients != null && !gradients.isEmpty();
         if (fp8 == null && !grads) {
-            if (gradients != null) {
-                gradients.reduce(stream);
-            }
             work.run();
             return;
         }
         makeCurrent();
         CudaStream side = fork(stream);
-        if (gradients != null) {
+        if (grads) {
             gradients.reduce(side);
         }
         if (fp8 != null) {
