@@ -16,7 +16,7 @@ import java.util.Objects;
  * }
  * }</pre>
  */
-public final class InMemoryBootstrap implements Bootstrap {
+public final class InMemoryBootstrap extends WorldBootstrap {
     private final Group group;
     private final Endpoint endpoint;
     private final GroupBootstrap world;
@@ -111,48 +111,8 @@ public final class InMemoryBootstrap implements Bootstrap {
     }
 
     @Override
-    public int rank() {
-        return world.rank();
-    }
-
-    @Override
-    public int size() {
-        return world.size();
-    }
-
-    @Override
-    public Duration timeout() {
-        return world.timeout();
-    }
-
-    @Override
-    public byte[][] allGather(byte[] mine) {
-        return world.allGather(mine);
-    }
-
-    @Override
-    public byte[] broadcast(byte[] dataOrNull, int root) {
-        return world.broadcast(dataOrNull, root);
-    }
-
-    @Override
-    public void barrier() {
-        world.barrier();
-    }
-
-    @Override
-    public Bootstrap subgroup(int[] ranks) {
-        return world.subgroup(ranks);
-    }
-
-    @Override
-    public java.util.Optional<BootstrapException> knownFailure() {
-        return world.knownFailure();
-    }
-
-    @Override
-    public void abort(String reason) {
-        world.abort(reason);
+    GroupBootstrap world() {
+        return world;
     }
 
     /** Leaves the group: ranks waiting for this one get {@link PeerLostException}. Idempotent. */

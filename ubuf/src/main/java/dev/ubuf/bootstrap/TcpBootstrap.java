@@ -51,7 +51,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * to {@value #HANDSHAKE_THREADS} handshake threads (ended when idle), a reader and a writer per rank, the deadline
  * timer; on other ranks a reader and a writer.
  */
-public final class TcpBootstrap implements Bootstrap {
+public final class TcpBootstrap extends WorldBootstrap {
     private static final System.Logger LOG = System.getLogger(TcpBootstrap.class.getName());
     /** Handshakes rank 0 runs at once; a real rank's takes well under a millisecond. */
     static final int HANDSHAKE_THREADS = 8;
@@ -294,48 +294,8 @@ public final class TcpBootstrap implements Bootstrap {
     }
 
     @Override
-    public int rank() {
-        return world.rank();
-    }
-
-    @Override
-    public int size() {
-        return world.size();
-    }
-
-    @Override
-    public Duration timeout() {
-        return world.timeout();
-    }
-
-    @Override
-    public byte[][] allGather(byte[] mine) {
-        return world.allGather(mine);
-    }
-
-    @Override
-    public byte[] broadcast(byte[] dataOrNull, int root) {
-        return world.broadcast(dataOrNull, root);
-    }
-
-    @Override
-    public void barrier() {
-        world.barrier();
-    }
-
-    @Override
-    public Bootstrap subgroup(int[] ranks) {
-        return world.subgroup(ranks);
-    }
-
-    @Override
-    public java.util.Optional<BootstrapException> knownFailure() {
-        return world.knownFailure();
-    }
-
-    @Override
-    public void abort(String reason) {
-        world.abort(reason);
+    GroupBootstrap world() {
+        return world;
     }
 
     /**
