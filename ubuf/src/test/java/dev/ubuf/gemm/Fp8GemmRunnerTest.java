@@ -12,10 +12,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.ubuf.tensor.DType;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -39,33 +37,11 @@ class Fp8GemmRunnerTest {
     static final long AMAX_D = 0x7e00_0000_0040L;
     static final Gemm.Fp8Scales AB = Gemm.Fp8Scales.of(SCALE_A, SCALE_B);
 
-    private static FakeCublasLt fake;
-    private static CublasLt library;
-
-    private CublasLtHandle handle;
-    private GemmRunner runner;
-
-    @BeforeAll
-    static void buildTheFake() {
-        fake = FakeCublasLt.buildOrSkip();
-        library = fake.library();
-    }
-
-    @BeforeEach
-    void openRunner() {
-        handle = CublasLtHandle.create(library);
-        runner = new GemmRunner(handle, WORKSPACE, GemmRunner.RECOMMENDED_WORKSPACE_BYTES);
-    }
-
-    @AfterEach
-    void closeRunner() throws Throwable {
-        runner.close();
-        handle.close();
-        assertEquals(0, fake.liveObjects(), "every descriptor, layout, preference and handle destroyed");
-    }
+    @RegisterExtension
+    static final FakeGemmRunner gemm = FakeGemmRunner.plain(WORKSPACE);
 
     static String heuristic() throws Throwable {
-        return fake.lastHeuristic();
+        return gemm.lastHeuristic();
     }
 
     static String hex(long address) {
@@ -81,65 +57,68 @@ class Fp8GemmRunnerTest {
     @Test
     void aRowMajorFp8GemmReachesCublasLtAsColumnMajorTnWithOperandsAndScalesSwapped() throws Throwable {
         GemmSpec spec = GemmSpec.fp8(FP8_E4M3, FP8_E4M3, BF16, 64, 32, 48);
-        runner.run(spec, A, B, C, 1f, 0f, new Gemm.Fp8Scales(SCALE_A, SCALE_B, 0, 0), STREAM);
-        String call = fake.lastCall();
+        gemm.runner().run(spec, A, B, C, 1f, 0f, new Gemm.Fp8Scales(SCALE_A, SCALE_B, 0, 0), STREAM);
+        String call = gemm.lastCall();
         // cuBLASLt's A is the caller's B (E4M3 = 28) with the caller's B scale; C and D are bf16 (14), in place.
         assertTrue(call.contains(seen(28, 28, 14, 14, 0, SCALE_B, SCALE_A, 0, 0)), call);
         assertTrue(call.contains("a=" + hex(B) + " b=" + hex(A) + " c=" + hex(C) + " d=" + hex(C)), call);
         assertTrue(heuristic().contains(seen(28, 28, 14, 14, 0, SCALE_B, SCALE_A, 0, 0)),
                 "the heuristic chose with the scale pointers set: " + heuristic());
         // amax_d exists for fp8 outputs only (cuBLASLt 13.1 rejects it for bf16): refused before cuBLASLt sees it.
-        var e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> runner.run(spec,
-                A, B, C, 1f, 0f, new Gemm.Fp8Scales(SCALE_A, SCALE_B, 0, AMAX_D), STREAM));
+        var e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> gemm.runner().run(spec, A, B, C, 1f, 0f, new Gemm.Fp8Scales(SCALE_A, SCALE_B, 0, AMAX_D),
+                        STREAM));
         assertTrue(e.getMessage().contains("amax_d is computed only for an fp8 output"), e.getMessage());
-        assertEquals(call, fake.lastCall(), "nothing more reached cuBLASLt");
+        assertEquals(call, gemm.lastCall(), "nothing more reached cuBLASLt");
     }
 
     @Test
     void scalePointersOffSixteenBytesAreRefusedBeforeCublasLt() throws Throwable {
         GemmSpec spec = GemmSpec.fp8(FP8_E4M3, FP8_E4M3, BF16, 64, 32, 48);
-        runner.run(spec, A, B, C, 1f, 0f, AB, STREAM);
-        String call = fake.lastCall();
+        gemm.runner().run(spec, A, B, C, 1f, 0f, AB, STREAM);
+        String call = gemm.lastCall();
         // Scales packed 4 bytes apart in one table, as the FP8 layers first kept them: cuBLASLt refused every matmul.
         for (long[] scales : new long[][]{{SCALE_A + 4, SCALE_B}, {SCALE_A, SCALE_B + 8}}) {
-            var e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> runner.run(
-                    spec, A, B, C, 1f, 0f, Gemm.Fp8Scales.of(scales[0], scales[1]), STREAM));
+            var e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                    () -> gemm.runner().run(spec, A, B, C, 1f, 0f, Gemm.Fp8Scales.of(scales[0], scales[1]), STREAM));
             assertTrue(e.getMessage().contains("16-byte aligned (cuBLASLt refuses others)"), e.getMessage());
-            org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> runner.prepare(
+            org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> gemm.runner().prepare(
                     spec, A, B, C, 0f, Gemm.Fp8Scales.of(scales[0], scales[1]), CandidateBench.NONE));
         }
-        assertEquals(call, fake.lastCall(), "nothing more reached cuBLASLt");
+        assertEquals(call, gemm.lastCall(), "nothing more reached cuBLASLt");
     }
 
     @Test
     void theFakeRefusesAMisalignedScaleAsCublasLtDoes() {
         GemmSpec spec = GemmSpec.fp8(FP8_E4M3, FP8_E4M3, BF16, 64, 32, 48);
         MatmulPlan.Key key = new MatmulPlan.Key(spec, 256, 256, 256);
-        try (MatmulPlan plan = MatmulPlan.choose(library, handle.address(), key, Gemm.Fp8Scales.of(SCALE_A + 4,
-                SCALE_B), GemmRunner.RECOMMENDED_WORKSPACE_BYTES, (d, candidates) -> GemmTuner.Choice.FIRST);
+        try (MatmulPlan plan = MatmulPlan.choose(gemm.library(), gemm.handle().address(), key,
+                Gemm.Fp8Scales.of(SCALE_A + 4, SCALE_B), GemmRunner.RECOMMENDED_WORKSPACE_BYTES,
+                (d, candidates) -> GemmTuner.Choice.FIRST);
              java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
             MemorySegment one = arena.allocateFrom(java.lang.foreign.ValueLayout.JAVA_FLOAT, 1f);
             MatmulDescriptors d = plan.descriptors();
-            GemmException e = org.junit.jupiter.api.Assertions.assertThrows(GemmException.class, () -> library.matmul(
-                    handle.address(), d.matmulDesc(), one, B, d.aLayout(), A, d.bLayout(), one, C, d.cLayout(), C,
-                    d.dLayout(), plan.algo(), WORKSPACE, GemmRunner.RECOMMENDED_WORKSPACE_BYTES, STREAM));
+            GemmException e = org.junit.jupiter.api.Assertions.assertThrows(GemmException.class,
+                    () -> gemm.library().matmul(gemm.handle().address(), d.matmulDesc(), one, B, d.aLayout(), A,
+                            d.bLayout(), one, C, d.cLayout(), C, d.dLayout(), plan.algo(), WORKSPACE,
+                            GemmRunner.RECOMMENDED_WORKSPACE_BYTES, STREAM));
             assertTrue(e.getMessage().contains("CUBLAS_STATUS_NOT_SUPPORTED"), e.getMessage());
         }
     }
 
     @Test
     void gradientsInE5m2TimesE4m3KeepEachOperandsOwnTypeAndScale() {
-        runner.run(GemmSpec.fp8(FP8_E5M2, FP8_E4M3, BF16, 64, 32, 48), A, B, C, 1f, 0f, AB, STREAM);
-        assertTrue(fake.lastCall().contains(seen(28, 29, 14, 14, 0, SCALE_B, SCALE_A, 0, 0)), fake.lastCall());
-        runner.run(GemmSpec.fp8(FP8_E4M3, FP8_E5M2, FP32, 64, 32, 48), A, B, C, 1f, 1f, AB, STREAM);
-        assertTrue(fake.lastCall().contains(seen(29, 28, 0, 0, 0, SCALE_B, SCALE_A, 0, 0)), fake.lastCall());
+        gemm.runner().run(GemmSpec.fp8(FP8_E5M2, FP8_E4M3, BF16, 64, 32, 48), A, B, C, 1f, 0f, AB, STREAM);
+        assertTrue(gemm.lastCall().contains(seen(28, 29, 14, 14, 0, SCALE_B, SCALE_A, 0, 0)), gemm.lastCall());
+        gemm.runner().run(GemmSpec.fp8(FP8_E4M3, FP8_E5M2, FP32, 64, 32, 48), A, B, C, 1f, 1f, AB, STREAM);
+        assertTrue(gemm.lastCall().contains(seen(29, 28, 0, 0, 0, SCALE_B, SCALE_A, 0, 0)), gemm.lastCall());
     }
 
     @Test
     void anFp8OutputIsDInFp8WithCDescribedAsBf16AndNotPassed() {
-        runner.run(GemmSpec.fp8(FP8_E4M3, FP8_E4M3, FP8_E4M3, 64, 32, 48), A, B, C, 1f, 0f,
+        gemm.runner().run(GemmSpec.fp8(FP8_E4M3, FP8_E4M3, FP8_E4M3, 64, 32, 48), A, B, C, 1f, 0f,
                 new Gemm.Fp8Scales(SCALE_A, SCALE_B, SCALE_D, AMAX_D), STREAM);
-        String call = fake.lastCall();
+        String call = gemm.lastCall();
         assertTrue(call.contains(seen(28, 28, 14, 28, 0, SCALE_B, SCALE_A, SCALE_D, AMAX_D)), call);
         assertTrue(call.contains(" c=(nil) d=" + hex(C)), call);
     }
@@ -147,25 +126,25 @@ class Fp8GemmRunnerTest {
     @Test
     void fastAccumulationIsAskedForOnlyWhenTheSpecSaysSo() {
         GemmSpec spec = GemmSpec.fp8(FP8_E4M3, FP8_E4M3, BF16, 64, 32, 48);
-        runner.run(spec.withFp8FastAccumulation(true), A, B, C, 1f, 0f, AB, STREAM);
-        assertTrue(fake.lastCall().contains(" fastacc=1 "), fake.lastCall());
-        runner.run(GemmSpec.of(BF16, BF16, 64, 32, 48, false, true), A, B, C, 1f, 0f, STREAM);
-        assertTrue(fake.lastCall().contains(" fastacc=-1 scales=(nil)/(nil)/(nil)/(nil)"),
-                "a bf16 GEMM sets no FP8 attribute: " + fake.lastCall());
+        gemm.runner().run(spec.withFp8FastAccumulation(true), A, B, C, 1f, 0f, AB, STREAM);
+        assertTrue(gemm.lastCall().contains(" fastacc=1 "), gemm.lastCall());
+        gemm.runner().run(GemmSpec.of(BF16, BF16, 64, 32, 48, false, true), A, B, C, 1f, 0f, STREAM);
+        assertTrue(gemm.lastCall().contains(" fastacc=-1 scales=(nil)/(nil)/(nil)/(nil)"),
+                "a bf16 GEMM sets no FP8 attribute: " + gemm.lastCall());
     }
 
     @Test
     void aCachedPlanTakesEachCallsScalesButAmaxOrScaleDMakeAnotherPlan() {
         GemmSpec spec = GemmSpec.fp8(FP8_E4M3, FP8_E4M3, FP8_E4M3, 64, 32, 48);
-        runner.run(spec, A, B, C, 1f, 0f, AB, STREAM);
+        gemm.runner().run(spec, A, B, C, 1f, 0f, AB, STREAM);
         Gemm.Fp8Scales other = Gemm.Fp8Scales.of(SCALE_A + 0x100, SCALE_B + 0x100);
-        runner.run(spec, A, B, C, 1f, 0f, other, STREAM);
-        assertEquals(1, runner.planCount());
-        assertTrue(fake.lastCall().contains(seen(28, 28, 14, 28, 0, SCALE_B + 0x100, SCALE_A + 0x100, 0, 0)),
-                fake.lastCall());
-        runner.run(spec, A, B, C, 1f, 0f, new Gemm.Fp8Scales(SCALE_A, SCALE_B, 0, AMAX_D), STREAM);
-        runner.run(spec, A, B, C, 1f, 0f, new Gemm.Fp8Scales(SCALE_A, SCALE_B, SCALE_D, AMAX_D), STREAM);
-        assertEquals(3, runner.planCount(), "amax_d and scale_d change which kernels cuBLASLt may pick");
+        gemm.runner().run(spec, A, B, C, 1f, 0f, other, STREAM);
+        assertEquals(1, gemm.runner().planCount());
+        assertTrue(gemm.lastCall().contains(seen(28, 28, 14, 28, 0, SCALE_B + 0x100, SCALE_A + 0x100, 0, 0)),
+                gemm.lastCall());
+        gemm.runner().run(spec, A, B, C, 1f, 0f, new Gemm.Fp8Scales(SCALE_A, SCALE_B, 0, AMAX_D), STREAM);
+        gemm.runner().run(spec, A, B, C, 1f, 0f, new Gemm.Fp8Scales(SCALE_A, SCALE_B, SCALE_D, AMAX_D), STREAM);
+        assertEquals(3, gemm.runner().planCount(), "amax_d and scale_d change which kernels cuBLASLt may pick");
     }
 
     @Test
@@ -221,20 +200,21 @@ class Fp8GemmRunnerTest {
     void scalesAndPointersAreCheckedBeforeCublasLtIsCalled() {
         GemmSpec bf16Out = GemmSpec.fp8(FP8_E4M3, FP8_E4M3, BF16, 64, 32, 48);
         GemmSpec fp8Out = GemmSpec.fp8(FP8_E4M3, FP8_E4M3, FP8_E4M3, 64, 32, 48);
-        String before = fake.lastCall();
-        assertRejected("an fp8 GEMM needs Fp8Scales", () -> runner.run(bf16Out, A, B, C, 1f, 0f, STREAM));
+        String before = gemm.lastCall();
+        assertRejected("an fp8 GEMM needs Fp8Scales", () -> gemm.runner().run(bf16Out, A, B, C, 1f, 0f, STREAM));
         assertRejected("scale_d scales an fp8 output into range; this GEMM writes bf16",
-                () -> runner.run(bf16Out, A, B, C, 1f, 0f, new Gemm.Fp8Scales(SCALE_A, SCALE_B, SCALE_D, 0), STREAM));
+                () -> gemm.runner().run(bf16Out, A, B, C, 1f, 0f, new Gemm.Fp8Scales(SCALE_A, SCALE_B, SCALE_D, 0),
+                        STREAM));
         assertRejected("an fp8 output cannot be accumulated into (beta must be 0, got 1.0)",
-                () -> runner.run(fp8Out, A, B, C, 1f, 1f, AB, STREAM));
+                () -> gemm.runner().run(fp8Out, A, B, C, 1f, 1f, AB, STREAM));
         assertRejected("an fp8 GEMM needs 16-byte aligned matrices, B is at 0x7f0000100008",
-                () -> runner.run(bf16Out, A, B + 8, C, 1f, 0f, AB, STREAM));
+                () -> gemm.runner().run(bf16Out, A, B + 8, C, 1f, 0f, AB, STREAM));
         assertRejected("fp8 scales were given for a GEMM whose inputs are bf16",
-                () -> runner.run(GemmSpec.of(BF16, BF16, 64, 32, 48, false, true), A, B, C, 1f, 0f, AB, STREAM));
+                () -> gemm.runner().run(GemmSpec.of(BF16, BF16, 64, 32, 48, false, true), A, B, C, 1f, 0f, AB, STREAM));
         assertRejected("scaleA is a null device pointer", () -> Gemm.Fp8Scales.of(0, SCALE_B));
         assertRejected("amaxD at 0x7e00000000a2 is not aligned", () -> new Gemm.Fp8Scales(SCALE_A, SCALE_B, 0,
                 0x7e00_0000_00a2L));
-        assertEquals(before, fake.lastCall(), "nothing reached cuBLASLt");
-        assertEquals(0, runner.planCount());
+        assertEquals(before, gemm.lastCall(), "nothing reached cuBLASLt");
+        assertEquals(0, gemm.runner().planCount());
     }
 }
