@@ -699,10 +699,19 @@ public final class LayerDemo {
      * twice as above, the second replay kept: the GPU's schedule of a replayed step, which an eager traced step,
      * paced by its host, is not.
      */
+    /**
+     * Whether the traced steps time each op's plan steps (the default), or, with {@code -Dubuf.traceOpSteps=false},
+     * each op as one span on its caller's stream: two events an op instead of two a step, for a per-op cost nearer
+     * the untraced step's (no communication spans then).
+     */
+    public static boolean traceOpSteps() {
+        return !"false".equals(System.getProperty("ubuf.traceOpSteps"));
+    }
+
     private static RankTrace traceStep(Stack on, Bootstrap world, CudaContext ctx, CudaStream s, TensorView x,
                                        TensorView target, TensorView sq, TpCommunicator comm, boolean graph) {
         TpContext tc = on.layers.context();
-        try (StepTracer tracer = new StepTracer(ctx, world.rank())) {
+        try (StepTracer tracer = new StepTracer(ctx, world.rank(), traceOpSteps())) {
             tracer.nameStream(s, "caller");
             tc.trace(tracer);
             StepGraph traced = null;

@@ -566,6 +566,9 @@ final class DemoCommand implements Callable<Integer> {
         try {
             if (!t.ranks().isEmpty()) {
                 out.println("the traced step, broken down (ubuf bench breakdown --in TRACE for every rank):");
+                if (!LayerDemo.traceOpSteps()) {
+                    out.println("  (ops traced as one span each, -Dubuf.traceOpSteps=false: no communication spans)");
+                }
                 TraceBreakdown.of(t.ranks().getFirst()).describe(10).forEach(out::println);
                 out.flush();
             }

@@ -63,6 +63,8 @@ class StepGraphGpuTest {
     private static final int HIDDEN = 256;
     private static final int FFN = 512;
     private static final int TOKENS = 512;
+    /** The case whose traced replay times each op as one span ({@code StepTracer} without op steps). */
+    private static final String OPS_AS_ONE_SPAN = "ring";
 
     /**
      * One process per rank, so that each rank's CUDA starts with the environment the case gives it: {@code refused}
@@ -196,8 +198,10 @@ class StepGraphGpuTest {
             }
             StepGraph graph = owned.register("step graph", trainer.capture(x, t, sqGraph, s));
             // The same step captured with its spans as the graph's event record nodes: the last iteration replays
-            // it, which must compute what the untraced graph does, and its trace must time that replay.
-            StepTracer tracer = owned.register("step tracer", new StepTracer(ctx, rank));
+            // it, which must compute what the untraced graph does, and its trace must time that replay. The ring
+            // case traces each op as one span (no op steps), as the demo does with -Dubuf.traceOpSteps=false.
+            boolean opSteps = !overlap.equals(OPS_AS_ONE_SPAN);
+            StepTracer tracer = owned.register("step tracer", new StepTracer(ctx, rank, opSteps));
             tc.trace(tracer);
             StepGraph tracedGraph = owned.register("traced step graph", trainer.captureTraced(x, t, sqGraph, s,
                     tracer));
@@ -233,7 +237,7 @@ class StepGraphGpuTest {
                 }
                 assertTrue(changed > 0, "the step changed no parameter, " + where);
                 if (traced) {
-                    assertReplayTraced(tracer.collect(), !overlap.equals("none"), where);
+                    assertReplayTraced(tracer.collect(), !overlap.equals("none"), opSteps, where);
                 }
                 boot.barrier();
             }
@@ -246,19 +250,29 @@ class StepGraphGpuTest {
      * step (from the origin, the graph's first node, on), the GEMMs and kernels of both layers there, and with an
      * overlapped configuration the ops' own steps on their streams.
      */
-    private static void assertReplayTraced(RankTrace trace, boolean overlapped, String where) {
+    private static void assertReplayTraced(RankTrace trace, boolean overlapped, boolean opSteps, String where) {
         assertFalse(trace.spans().isEmpty(), "no spans in the traced replay, " + where);
         for (Span sp : trace.spans()) {
             assertNotEquals(SpanKind.HOST, sp.kind(), "a host span in a graph's trace: " + sp + ", " + where);
             assertTrue(sp.startUs() >= 0 && sp.endUs() >= sp.startUs(), "span " + sp + " out of order, " + where);
         }
         long gemms = trace.spans().stream().filter(sp -> sp.kind() == SpanKind.GEMM).count();
-        assertTrue(gemms >= 2 * 4, "at least four GEMM spans a layer (two layers), got " + gemms + ", " + where);
         assertTrue(trace.spans().stream().anyMatch(sp -> sp.kind() == SpanKind.KERNEL),
                 "no kernel span, " + where);
-        if (overlapped) {
-            assertTrue(trace.streams().stream().anyMatch(n -> n.contains(": ")),
-                    "no op stream among " + trace.streams() + ", " + where);
+        if (opSteps) {
+            assertTrue(gemms >= 2 * 4, "at least four GEMM spans a layer (two layers), got " + gemms + ", " + where);
+            if (overlapped) {
+                assertTrue(trace.streams().stream().anyMatch(n -> n.contains(": ")),
+                        "no op stream among " + trace.streams() + ", " + where);
+            }
+        } else {
+            // Each op one span on the caller's stream: only the GEMMs outside the ops (the weight gradients) show,
+            // and no op stream.
+            assertTrue(gemms >= 2 * 2, "at least two GEMM spans a layer outside its ops, got " + gemms + ", " + where);
+            long ops = trace.spans().stream().filter(sp -> sp.kind() == SpanKind.OP).count();
+            assertTrue(ops >= 2 * 3, "at least three op spans a layer, got " + ops + ", " + where);
+            assertTrue(trace.streams().stream().noneMatch(n -> n.contains(": ")),
+                    "an op stream among " + trace.streams() + " with ops as one span, " + where);
         }
     }
 

@@ -27,7 +27,8 @@ import java.util.Objects;
  * spans while capturing, not while the GPU ran them). Keep the tracer open while the graph may be replayed.
  *
  * <p>Tracing costs two event records per span (and per plan step of a traced op), so trace a step of its own, not
- * a timed one. One tracer serves one step at a time on one thread, like the rank's layers; its events are made on
+ * a timed one. A tracer made without op steps ({@link #StepTracer(CudaContext, int, boolean)}) times each op as one
+ * span on its caller's stream instead: two events an op, so its schedule is nearer the untraced one. One tracer serves one step at a time on one thread, like the rank's layers; its events are made on
  * first use, reused by the next step and freed by {@link #close()}. Making them (and an op's own, at its first
  * traced call) costs host time inside the step, so keep the trace of a step that follows one traced step.
  */
@@ -62,10 +63,19 @@ public final class StepTracer implements Tracer, AutoCloseable {
     /** The host's clock when the origin was recorded. */
     private long originNs;
     private final Closer closer;
+    /** Whether ops time each of their plan steps ({@link #op}). */
+    private final boolean opSteps;
 
+    /** A tracer whose ops time each of their plan steps. */
     public StepTracer(CudaContext context, int rank) {
+        this(context, rank, true);
+    }
+
+    /** A tracer whose ops time each of their plan steps ({@code opSteps}), or only their calls, as one span each. */
+    public StepTracer(CudaContext context, int rank, boolean opSteps) {
         this.context = Objects.requireNonNull(context, "context");
         this.rank = rank;
+        this.opSteps = opSteps;
         this.closer = new Closer("the step tracer of rank " + rank);
         this.origin = closer.register("origin", context.makeCurrent().createEvent(true));
     }
@@ -111,10 +121,14 @@ public final class StepTracer implements Tracer, AutoCloseable {
     /**
      * Opens a span for a call of {@code op} on {@code stream} (issue the call, then close the scope): the op times
      * each of its steps from this step's origin, on its own streams ("NAME: comm 1", ...), and the caller's stream
-     * shows the op from fork to join. An op called twice in one step shows its last call only.
+     * shows the op from fork to join. An op called twice in one step shows its last call only. Without op steps the
+     * op is that one span, whatever streams its steps run on.
      */
     @Override
     public Scope op(CudaStream stream, String name, TracedOp op) {
+        if (!opSteps) {
+            return span(stream, name + " (" + op.label() + ")", SpanKind.OP, Map.of("op", op.traceKey()));
+        }
         op.enableTrace();
         Bracket b = open(stream, name + " (" + op.label() + ")", SpanKind.OP, Map.of("op", op.traceKey()));
         ops.add(new OpCall(name, op, b.stream(), b));
@@ -157,9 +171,9 @@ public final class StepTracer implements Tracer, AutoCloseable {
         List<String> streams = new ArrayList<>();
         List<Span> spans = new ArrayList<>();
         // An op whose steps run on the caller's stream (the NCCL reference) shows them there instead of its bracket.
-        Map<Bracket, List<TraceSpan>> opSteps = new IdentityHashMap<>();
+        Map<Bracket, List<TraceSpan>> stepsOf = new IdentityHashMap<>();
         for (OpCall c : ops) {
-            opSteps.put(c.bracket(), c.op().trace(origin));
+            stepsOf.put(c.bracket(), c.op().trace(origin));
         }
         List<Span> host = new ArrayList<>();
         for (Bracket b : brackets) {
@@ -168,7 +182,7 @@ public final class StepTracer implements Tracer, AutoCloseable {
                 host.add(new Span(HOST_STREAM, b.name(), SpanKind.HOST, (b.hostNs()[0] - originNs) / 1e3,
                         (b.hostNs()[1] - originNs) / 1e3, Map.of("stream", b.stream())));
             }
-            List<TraceSpan> steps = opSteps.get(b);
+            List<TraceSpan> steps = stepsOf.get(b);
             if (steps != null && steps.stream().anyMatch(t -> t.role().equals("caller"))) {
                 continue;
             }
@@ -176,7 +190,7 @@ public final class StepTracer implements Tracer, AutoCloseable {
         }
         Map<String, StreamKey> owners = new LinkedHashMap<>();
         for (OpCall c : ops) {
-            for (TraceSpan t : opSteps.get(c.bracket())) {
+            for (TraceSpan t : stepsOf.get(c.bracket())) {
                 String stream = c.stream();
                 if (!t.role().equals("caller")) {
                     // Two ops of one name (two layers' fc1_fprop) run on different streams: keep their rows apart.
