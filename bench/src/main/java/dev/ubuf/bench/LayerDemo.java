@@ -685,6 +685,15 @@ public final class LayerDemo {
     }
 
     /**
+     * Whether the traced steps time each op's plan steps (the default), or, with {@code -Dubuf.traceOpSteps=false},
+     * each op as one span on its caller's stream: two events an op instead of two a step, for a per-op cost nearer
+     * the untraced step's (no communication spans then).
+     */
+    public static boolean traceOpSteps() {
+        return !"false".equals(System.getProperty("ubuf.traceOpSteps"));
+    }
+
+    /**
      * Two more steps of {@code on} (the overlap stack, or the no_comm one), traced, the second kept: every rank of the
      * world (all TP groups, so every replica) starts each together (a barrier over the world bootstrap, then the
      * tracer's origin on the idle caller stream), the layers record their work into the tracer (and the host's time
@@ -699,15 +708,6 @@ public final class LayerDemo {
      * twice as above, the second replay kept: the GPU's schedule of a replayed step, which an eager traced step,
      * paced by its host, is not.
      */
-    /**
-     * Whether the traced steps time each op's plan steps (the default), or, with {@code -Dubuf.traceOpSteps=false},
-     * each op as one span on its caller's stream: two events an op instead of two a step, for a per-op cost nearer
-     * the untraced step's (no communication spans then).
-     */
-    public static boolean traceOpSteps() {
-        return !"false".equals(System.getProperty("ubuf.traceOpSteps"));
-    }
-
     private static RankTrace traceStep(Stack on, Bootstrap world, CudaContext ctx, CudaStream s, TensorView x,
                                        TensorView target, TensorView sq, TpCommunicator comm, boolean graph) {
         TpContext tc = on.layers.context();

@@ -28,9 +28,10 @@ import java.util.Objects;
  *
  * <p>Tracing costs two event records per span (and per plan step of a traced op), so trace a step of its own, not
  * a timed one. A tracer made without op steps ({@link #StepTracer(CudaContext, int, boolean)}) times each op as one
- * span on its caller's stream instead: two events an op, so its schedule is nearer the untraced one. One tracer serves one step at a time on one thread, like the rank's layers; its events are made on
- * first use, reused by the next step and freed by {@link #close()}. Making them (and an op's own, at its first
- * traced call) costs host time inside the step, so keep the trace of a step that follows one traced step.
+ * span on its caller's stream instead: two events an op, so its schedule is nearer the untraced one. One tracer
+ * serves one step at a time on one thread, like the rank's layers; its events are made on first use, reused by the
+ * next step and freed by {@link #close()}. Making them (and an op's own, at its first traced call) costs host time
+ * inside the step, so keep the trace of a step that follows one traced step.
  */
 public final class StepTracer implements Tracer, AutoCloseable {
     /** One span: its GPU events, and the host's clock when it was opened and closed ({@code hostNs}). */
@@ -126,11 +127,13 @@ public final class StepTracer implements Tracer, AutoCloseable {
      */
     @Override
     public Scope op(CudaStream stream, String name, TracedOp op) {
+        String label = name + " (" + op.label() + ")";
+        Map<String, Object> args = Map.of("op", op.traceKey());
         if (!opSteps) {
-            return span(stream, name + " (" + op.label() + ")", SpanKind.OP, Map.of("op", op.traceKey()));
+            return span(stream, label, SpanKind.OP, args);
         }
         op.enableTrace();
-        Bracket b = open(stream, name + " (" + op.label() + ")", SpanKind.OP, Map.of("op", op.traceKey()));
+        Bracket b = open(stream, label, SpanKind.OP, args);
         ops.add(new OpCall(name, op, b.stream(), b));
         return () -> close(b, stream);
     }

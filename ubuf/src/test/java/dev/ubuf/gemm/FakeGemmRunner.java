@@ -66,10 +66,6 @@ final class FakeGemmRunner implements BeforeAllCallback, BeforeEachCallback, Aft
         assertEquals(0, fake.liveObjects(), "every descriptor, layout, preference and handle destroyed");
     }
 
-    FakeCublasLt fake() {
-        return fake;
-    }
-
     /** What the last cublasLtMatmul received (FakeCublasLt#lastCall). */
     String lastCall() {
         return fake.lastCall();
