@@ -120,7 +120,8 @@ public final class ThreadDomain {
     static Exception firstCause(Throwable[] failures) {
         int primary = -1;
         for (int r = 0; r < failures.length; r++) {
-            if (failures[r] != null && (primary < 0 || isConsequence(failures[primary]) && !isConsequence(failures[r]))) {
+            if (failures[r] != null
+                    && (primary < 0 || isConsequence(failures[primary]) && !isConsequence(failures[r]))) {
                 primary = r;
             }
         }

@@ -40,7 +40,8 @@ class ThreadDomainTest {
         assertSame(check, e.getCause(), "rank 1's check is the reported cause: " + e);
         assertTrue(e.getMessage().startsWith("rank 1 failed: "), e.getMessage());
         assertEquals(1, e.getSuppressed().length, Arrays.toString(e.getSuppressed()));
-        assertTrue(e.getSuppressed()[0].getMessage().startsWith("rank 0 also failed: "), e.getSuppressed()[0].getMessage());
+        assertTrue(e.getSuppressed()[0].getMessage().startsWith("rank 0 also failed: "),
+                e.getSuppressed()[0].getMessage());
         assertInstanceOf(CollectiveMismatchException.class, e.getSuppressed()[0].getCause());
     }
 

@@ -8,8 +8,9 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * The sequence-parallel gradient reductions a context's layers left for later ({@link TpContext#deferGradientReductions}):
- * each a partial sum of this rank's tokens that the TP group's all-reduce completes. {@link #reduce} issues them as
+ * The sequence-parallel gradient reductions a context's layers left for later
+ * ({@link TpContext#deferGradientReductions}): each a partial sum of this rank's tokens that the TP group's
+ * all-reduce completes. {@link #reduce} issues them as
  * one NCCL group and adds each into its gradients; until then those gradients lack them, so a step updates
  * {@link #parameters()} only after it. Closing stops the deferral and refuses to drop what was never reduced.
  */

@@ -648,7 +648,9 @@ public final class TpContext implements AutoCloseable {
         reduce(List.of(p), stream);
     }
 
-    /** One all-reduce (an NCCL group) of every partial, then each added into its gradients; nothing in NCCL when none. */
+    /**
+     * One all-reduce (an NCCL group) of every partial, then each added into its gradients; nothing in NCCL when none.
+     */
     void reduce(List<GradientReductions.Pending> pending, CudaStream stream) {
         if (pending.isEmpty()) {
             return;

@@ -64,7 +64,10 @@ public final class Trainer implements AutoCloseable {
         return create(stack, dp, lr, SequenceParallelGrads.fromProperty());
     }
 
-    /** As {@link #create(LayerStack, DataParallelGroup, float)}, reducing the sequence-parallel gradients as {@code spGrads} says. */
+    /**
+     * As {@link #create(LayerStack, DataParallelGroup, float)}, reducing the sequence-parallel gradients as
+     * {@code spGrads} says.
+     */
     public static Trainer create(LayerStack stack, DataParallelGroup dp, float lr, SequenceParallelGrads spGrads) {
         Objects.requireNonNull(stack, "stack");
         Objects.requireNonNull(spGrads, "spGrads");
