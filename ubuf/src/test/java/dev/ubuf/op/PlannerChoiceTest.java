@@ -124,4 +124,120 @@ class PlannerChoiceTest {
                 () -> PlannerSettings.from(Map.of("UB_TUNE_MS", "-1")));
         assertTrue(e.getMessage().contains("UB_TUNE_MS"), e.getMessage());
     }
+
+    /**
+     * {@link Planner#measureRounds} with ranks as threads: the first timing reads {@code first[rank][candidate]},
+     * a runoff {@code runoff[rank][candidate]} (by the candidate's index among all three); records the labels each
+     * timing was given on rank 0.
+     */
+    private Planner.Decision measure(double[][] first, double[][] runoff, List<List<String>> timed) throws Exception {
+        List<Candidate> candidates = planner.candidates(SHAPE);
+        int tp = first.length;
+        PlannerSettings settings = new PlannerSettings(true, java.util.Optional.empty(), 4, 0, false);
+        ExecutorService pool = Executors.newFixedThreadPool(tp);
+        try (var g = dev.ubuf.bootstrap.InMemoryBootstrap.group(tp, Duration.ofSeconds(60))) {
+            List<Future<Planner.Decision>> f = new ArrayList<>();
+            for (int r = 0; r < tp; r++) {
+                int rank = r;
+                f.add(pool.submit(() -> {
+                    Map<String, Runnable> work = new LinkedHashMap<>();
+                    candidates.forEach(c -> work.put(c.label(), () -> { }));
+                    int[] calls = {0};
+                    Planner.Timing timing = (w, budget, seed) -> {
+                        double[] ms = (calls[0]++ == 0 ? first : runoff)[rank];
+                        if (rank == 0) {
+                            timed.add(List.copyOf(w.keySet()));
+                        }
+                        var res = InterleavedRounds.run(g.rank(rank), (name, x) -> ms[labels().indexOf(name)], w,
+                                budget, seed);
+                        return new Planner.Timed(res.stats(), res.rounds());
+                    };
+                    return Planner.measureRounds(SHAPE, candidates, work, timing, settings, 7);
+                }));
+            }
+            List<Planner.Decision> ds = new ArrayList<>();
+            for (var x : f) {
+                ds.add(x.get());
+            }
+            ds.forEach(d -> assertEquals(ds.getFirst().chosen(), d.chosen(), "every rank decides alike"));
+            return ds.getFirst();
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void aRunoffBetweenTheNearlyFastestDecides() throws Exception {
+        // ring leads ring:x=2 by 3% in the first timing (within the runoff's 5%), loses by 6% in the runoff: the
+        // medians weighted by their rounds (4 and 4) give ring 0.510, ring:x=2 0.5025, more than 1% apart.
+        double[][] first = {{1.0, 0.500, 0.515}, {1.0, 0.500, 0.515}};
+        double[][] runoff = {{9.9, 0.520, 0.490}, {9.9, 0.520, 0.490}};
+        List<List<String>> timed = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Planner.Decision d = measure(first, runoff, timed);
+        assertEquals(List.of(labels(), List.of("ring", "ring:x=2")), timed, "the runoff times only the finalists");
+        assertEquals("ring:x=2", d.chosen().label());
+        assertEquals(Map.of("ring", 0.520, "ring:x=2", 0.490), d.measured().runoffMs());
+        assertEquals(4, d.measured().runoffRounds());
+        assertEquals(0.500, d.measured().medianMs().get("ring"), "the first medians are kept as measured");
+        String table = d.describe();
+        assertTrue(table.matches("(?s).*ring:x=2\\s+0\\.5150\\s+103\\.0%\\s+0\\.4900  <- chosen.*"), table);
+        assertTrue(table.matches("(?s).*nccl\\s+1\\.0000\\s+200\\.0%\\s+-\\n.*"), table);
+        assertTrue(table.contains("the 2 within 5% of the fastest timed again in 4 rounds"), table);
+
+        // a runoff that agrees with the first timing keeps its choice
+        runoff = new double[][] {{9.9, 0.500, 0.515}, {9.9, 0.500, 0.515}};
+        assertEquals("ring", measure(first, runoff, new ArrayList<>()).chosen().label());
+        // a runoff that leaves ring:x=2 ahead by less than 1% by both medians (0.50425 against 0.506): a tie, which
+        // goes to the earlier candidate
+        runoff = new double[][] {{9.9, 0.512, 0.4935}, {9.9, 0.512, 0.4935}};
+        assertEquals("ring", measure(first, runoff, new ArrayList<>()).chosen().label());
+    }
+
+    @Test
+    void noRunoffWhenOneCandidateLeadsByMoreThanItsShare() throws Exception {
+        double[][] first = {{1.0, 0.500, 0.530}, {1.0, 0.500, 0.530}};
+        List<List<String>> timed = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Planner.Decision d = measure(first, null, timed);
+        assertEquals(List.of(labels()), timed, "one timing only");
+        assertEquals("ring", d.chosen().label());
+        assertTrue(d.measured().runoffMs().isEmpty());
+        assertTrue(!d.describe().contains("runoff"), d.describe());
+    }
+
+    @Test
+    void theFinalistsAreTheFastestFewInCandidateOrder() {
+        Map<String, Double> ms = new LinkedHashMap<>();
+        ms.put("nccl", 1.04);
+        ms.put("a", 1.06);
+        ms.put("b", 1.00);
+        ms.put("c", 1.049);
+        ms.put("d", 1.01);
+        ms.put("e", 1.03);
+        ms.put("f", 1.02);
+        CandidateTimes t = new CandidateTimes(ms, 10);
+        assertEquals(List.of("b", "d", "e", "f"), t.runoffFinalists(), "within 5%, the 4 fastest, in order");
+        assertEquals(List.of("b"), new CandidateTimes(Map.of("b", 1.0, "c", 1.2), 10).runoffFinalists());
+        // a runoff's candidates must have been measured, and a runoff needs rounds
+        var e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> t.withRunoff(Map.of("zeta", 1.0), 5));
+        assertTrue(e.getMessage().contains("zeta"), e.getMessage());
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> t.withRunoff(Map.of("b", 1.0), 0));
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+                () -> t.withRunoff(Map.of("b", 1.0), 5).withRunoff(Map.of("d", 1.0), 5));
+        // only the finalists can be chosen after a runoff, however their first medians compare with the rest
+        CandidateTimes r = t.withRunoff(Map.of("d", 0.98, "e", 1.05), 10);
+        assertEquals("d", r.choice());
+        assertEquals(0.995, r.decidingMs().get("d"), 1e-12);
+        assertEquals(1.04, r.decidingMs().get("e"), 1e-12);
+        assertEquals(List.of("d", "e"), List.copyOf(r.decidingMs().keySet()));
+    }
+
+    @Test
+    void theRunoffGetsTwiceTheTimePerCandidate() {
+        PlannerSettings s = PlannerSettings.from(Map.of());
+        assertEquals(new RoundBudget(PlannerSettings.WARMUP, 10, PlannerSettings.MAX_ROUNDS, 50), s.runoffRounds());
+        assertEquals(30, PlannerSettings.from(Map.of("UB_TUNE_MS", "0", "UB_TUNE_ITERS", "30")).runoffRounds()
+                .rounds(0.001), "no budget: exactly UB_TUNE_ITERS");
+    }
 }
