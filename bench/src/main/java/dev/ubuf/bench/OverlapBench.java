@@ -329,10 +329,6 @@ public final class OverlapBench {
                 if (!decision.measured().isEmpty()) {
                     rec.put("planner_ms", new LinkedHashMap<>(decision.measured().medianMs()));
                     rec.put("planner_rounds", decision.measured().rounds());
-                    if (!decision.measured().runoffMs().isEmpty()) {
-                        rec.put("planner_runoff_ms", new LinkedHashMap<>(decision.measured().runoffMs()));
-                        rec.put("planner_runoff_rounds", decision.measured().runoffRounds());
-                    }
                 }
             }
             rf.add(rec);

@@ -10,7 +10,6 @@ import dev.ubuf.devicekernels.DeviceKernels;
 import dev.ubuf.plan.PlanStep;
 import dev.ubuf.timing.InterleavedRounds;
 import dev.ubuf.timing.InterleavedTimer;
-import dev.ubuf.timing.RoundBudget;
 import dev.ubuf.timing.TimingStats;
 
 import java.nio.charset.StandardCharsets;
@@ -26,8 +25,7 @@ import java.util.Optional;
  * candidate is created and its GEMMs tuned, then all of them run on the GPU in interleaved, shuffled rounds through
  * the overlap benchmark's timer ({@link InterleavedTimer}: stream held while enqueueing, each round's maximum over
  * ranks), as many rounds as {@link PlannerSettings#budgetMs()} of time per candidate asks (at least
- * {@link PlannerSettings#iters()}); those within a few percent of the fastest are timed again together (a runoff,
- * {@link CandidateTimes#runoffFinalists()}), the lowest median wins, near-ties going to the earliest candidate
+ * {@link PlannerSettings#iters()}); the lowest median wins, near-ties going to the earliest candidate
  * ({@link CandidateTimes#choice()}), rank 0's choice is broadcast, and cached (memory and disk, per device). Because
  * the NCCL reference is always measured too, a planned op is never slower than it beyond measurement noise. With
  * graph-safe execution (the layers under {@code --cuda-graph}) each candidate is timed as the replay of a CUDA graph
@@ -234,12 +232,10 @@ public final class Planner {
             // a replay. Issued call by call, their signal and wait kernels queue behind the GEMMs in ways a replay
             // does not, and the choice can differ (8B FP8 fc2 at tp 4 on 4 H200s: NCCL issued, scatter as replays,
             // and scatter's step 4% shorter).
-            Timing timing = (w, budget, seed) -> {
-                InterleavedTimer.Result r = exec.graphSafe() ? timer.timeReplays(w, budget, seed)
-                        : timer.time(w, budget, seed);
-                return new Timed(r.stats(), r.rounds());
-            };
-            Decision mine = measureRounds(shape, candidates, work, timing, settings, shape.key().hashCode());
+            InterleavedTimer.Result r = exec.graphSafe()
+                    ? timer.timeReplays(work, settings.rounds(), shape.key().hashCode())
+                    : timer.time(work, settings.rounds(), shape.key().hashCode());
+            Decision mine = choose(shape, candidates, r.stats(), r.rounds());
             String agreed = broadcast(comm, comm.rank() == 0 ? mine.chosen().label() : "");
             Candidate chosen = candidates.stream().filter(c -> c.label().equals(agreed)).findFirst().orElseThrow();
             return new Decision(shape, chosen, "measured", mine.measured());
@@ -248,42 +244,6 @@ public final class Planner {
                 ops.get(i).close();
             }
         }
-    }
-
-    /** Times candidates' work (collective, the same result on every rank): what {@link InterleavedTimer} does. */
-    @FunctionalInterface
-    interface Timing {
-        Timed time(Map<String, Runnable> work, RoundBudget budget, long seed);
-    }
-
-    /** Per candidate the timed rounds' maxima over ranks, and how many rounds ran. */
-    record Timed(Map<String, TimingStats> stats, int rounds) {
-    }
-
-    /**
-     * Times every candidate's {@code work} (labels as keys) and decides; where more than one candidate comes within
-     * {@link CandidateTimes#RUNOFF_SHARE} of the fastest, those are timed again together
-     * ({@link PlannerSettings#runoffRounds}) and the choice among them takes both measurements
-     * ({@link CandidateTimes#choice}). Collective: the timings' results are the same on every rank, so every rank
-     * times the same runoff.
-     */
-    static Decision measureRounds(OverlapShape shape, List<Candidate> candidates, Map<String, Runnable> work,
-                                  Timing timing, PlannerSettings settings, long seed) {
-        Timed first = timing.time(work, settings.rounds(), seed);
-        Decision d = choose(shape, candidates, first.stats(), first.rounds());
-        List<String> finalists = d.measured().runoffFinalists();
-        if (finalists.size() < 2) {
-            return d;
-        }
-        Map<String, Runnable> again = new LinkedHashMap<>();
-        finalists.forEach(label -> again.put(label, work.get(label)));
-        Timed runoff = timing.time(again, settings.runoffRounds(), seed + 1);
-        Map<String, Double> ms = new LinkedHashMap<>();
-        finalists.forEach(label -> ms.put(label, runoff.stats().get(label).median()));
-        CandidateTimes times = d.measured().withRunoff(ms, runoff.rounds());
-        String best = times.choice();
-        Candidate chosen = candidates.stream().filter(c -> c.label().equals(best)).findFirst().orElseThrow();
-        return new Decision(shape, chosen, "measured", times);
     }
 
     /**

@@ -59,14 +59,6 @@ public record PlannerSettings(boolean tune, Optional<Path> cacheFile, int iters,
         return new RoundBudget(WARMUP, iters, Math.max(iters, MAX_ROUNDS), budgetMs);
     }
 
-    /**
-     * The rounds of a runoff between the nearly fastest candidates ({@link CandidateTimes#runoffFinalists}): as
-     * {@link #rounds()} with twice the time per candidate, which the few finalists can afford.
-     */
-    public RoundBudget runoffRounds() {
-        return new RoundBudget(WARMUP, iters, Math.max(iters, MAX_ROUNDS), 2 * budgetMs);
-    }
-
     public static PlannerSettings from(Map<String, String> env) {
         boolean tune = UbufEnvironment.flag(env, "UB_TUNE", true);
         String c = env.get("UB_PLAN_CACHE");
