@@ -61,6 +61,69 @@ public record TraceComparison(double overlapUs, double computeUs, double overlap
                 idle(b, compute.gpuEndUs()), pairs, overlapOnly, computeOnly);
     }
 
+    /**
+     * Each rank's comparison side by side ({@code overlap} and {@code compute} paired by rank): the step's and the
+     * caller stream's idle time's difference, then, per caller span name, the sum of its differences on each rank
+     * (its pairs', and its unpaired spans' whole durations), the {@code top} names whose largest difference over the
+     * ranks is largest. The step is as long as its slowest rank; an op whose difference varies much between ranks
+     * spends the difference waiting for its peers, the ranks' skew, which a benchmark's barrier before each sample
+     * hides.
+     */
+    public static List<String> acrossRanks(List<RankTrace> overlap, List<RankTrace> compute, int top, String mode) {
+        Map<Integer, RankTrace> alone = new LinkedHashMap<>();
+        compute.forEach(r -> alone.put(r.rank(), r));
+        List<RankTrace> ranks = overlap.stream().filter(r -> alone.containsKey(r.rank())).toList();
+        if (ranks.isEmpty()) {
+            return List.of();
+        }
+        int n = ranks.size();
+        double[] step = new double[n];
+        double[] idle = new double[n];
+        Map<String, double[]> byName = new LinkedHashMap<>();
+        for (int i = 0; i < n; i++) {
+            TraceComparison c = of(ranks.get(i), alone.get(ranks.get(i).rank()));
+            step[i] = c.overlapUs() - c.computeUs();
+            idle[i] = c.overlapIdleUs() - c.computeIdleUs();
+            for (Pair p : c.pairs()) {
+                byName.computeIfAbsent(p.name(), k -> new double[n])[i] += p.differenceUs();
+            }
+            for (Span sp : c.overlapOnly()) {
+                byName.computeIfAbsent(key(sp.name()), k -> new double[n])[i] += sp.durationUs();
+            }
+            for (Span sp : c.computeOnly()) {
+                byName.computeIfAbsent(key(sp.name()), k -> new double[n])[i] -= sp.durationUs();
+            }
+        }
+        List<Map.Entry<String, double[]>> rows = new ArrayList<>(byName.entrySet());
+        rows.sort(Comparator.comparingDouble((Map.Entry<String, double[]> e) -> max(e.getValue())).reversed());
+        List<String> lines = new ArrayList<>();
+        StringBuilder head = new StringBuilder(String.format(Locale.ROOT, "  %-32s", mode + " us over alone"));
+        ranks.forEach(r -> head.append(String.format(Locale.ROOT, " %8s", "rank " + r.rank())));
+        lines.add(head.toString());
+        lines.add(row("step", step));
+        lines.add(row("caller idle", idle));
+        for (Map.Entry<String, double[]> e : rows.subList(0, Math.min(top, rows.size()))) {
+            lines.add(row(e.getKey(), e.getValue()));
+        }
+        return lines;
+    }
+
+    private static double max(double[] v) {
+        double m = Double.NEGATIVE_INFINITY;
+        for (double x : v) {
+            m = Math.max(m, x);
+        }
+        return m;
+    }
+
+    private static String row(String name, double[] v) {
+        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "  %-32s", name));
+        for (double x : v) {
+            sb.append(String.format(Locale.ROOT, " %+8.0f", x));
+        }
+        return sb.toString();
+    }
+
     /** A span's name without its method ("fc1_fprop (ring)") or the compute alone's suffix ("... GEMMs only"). */
     static String key(String name) {
         String n = name.endsWith(" GEMMs only") ? name.substring(0, name.length() - " GEMMs only".length()) : name;

@@ -579,7 +579,8 @@ final class DemoCommand implements Callable<Integer> {
 
     /**
      * Where rank 0's traced {@code mode} step (overlap, or no_overlap) lost time against its traced no_comm step
-     * ({@link TraceComparison}). Only a report: a failure here is a warning.
+     * ({@link TraceComparison}), then the largest differences on every rank side by side. Only a report: a failure
+     * here is a warning.
      */
     static void printComparison(StepTrace overlap, StepTrace noComm, String mode, PrintWriter out, PrintWriter err) {
         try {
@@ -587,6 +588,11 @@ final class DemoCommand implements Callable<Integer> {
                 out.println("the traced " + mode + " step against the traced no_comm step, rank 0:");
                 TraceComparison.of(overlap.ranks().getFirst(), noComm.ranks().getFirst()).describe(12, mode)
                         .forEach(out::println);
+                if (overlap.ranks().size() > 1) {
+                    out.println("the same on every rank (an op that differs much between ranks waits there for its"
+                            + " peers):");
+                    TraceComparison.acrossRanks(overlap.ranks(), noComm.ranks(), 6, mode).forEach(out::println);
+                }
                 out.flush();
             }
         } catch (RuntimeException e) {

@@ -55,4 +55,34 @@ class TraceComparisonTest {
         assertEquals("fc1 bias", TraceComparison.key("fc1 bias"));
         assertEquals("(x)", TraceComparison.key("(x)"));
     }
+
+    private static RankTrace step(int rank, double lnUs, double opUs, String opName, double tailUs) {
+        return new RankTrace(rank, List.of("caller"), List.of(
+                new Span("caller", "fc1.ln forward", SpanKind.KERNEL, 0, lnUs, null),
+                new Span("caller", opName, SpanKind.OP, lnUs, lnUs + opUs, null),
+                new Span("caller", "swiglu", SpanKind.KERNEL, lnUs + opUs, lnUs + opUs + tailUs, null)));
+    }
+
+    @Test
+    void everyRanksDifferencesSideBySideTheLargestFirst() {
+        // rank 1's op waits 100 us longer than rank 0's for its peer; rank 0's LayerNorm is 10 us slower than alone;
+        // rank 1 has an extra span the compute alone lacks (counted whole), and rank 2 has no overlap trace.
+        RankTrace o0 = step(0, 40, 1100, "fc2_dgrad (aggregate:cs=1)", 50);
+        RankTrace o1 = new RankTrace(1, List.of("caller"), List.of(
+                new Span("caller", "fc1.ln forward", SpanKind.KERNEL, 0, 30, null),
+                new Span("caller", "fc2_dgrad (aggregate:cs=1)", SpanKind.OP, 30, 1230, null),
+                new Span("caller", "swiglu", SpanKind.KERNEL, 1230, 1280, null),
+                new Span("caller", "NCCL AllReduce", SpanKind.NCCL, 1280, 1300, null)));
+        List<RankTrace> alone = List.of(step(0, 30, 1000, "fc2_dgrad GEMMs only", 50),
+                step(1, 30, 1000, "fc2_dgrad GEMMs only", 50), step(2, 30, 1000, "fc2_dgrad GEMMs only", 50));
+        List<String> t = TraceComparison.acrossRanks(List.of(o0, o1), alone, 2, "overlap");
+        assertEquals(5, t.size(), t::toString);
+        assertTrue(t.get(0).matches("\\s+overlap us over alone\\s+rank 0\\s+rank 1"), t.get(0));
+        assertTrue(t.get(1).matches("\\s+step\\s+\\+110\\s+\\+220"), t.get(1));
+        assertTrue(t.get(2).matches("\\s+caller idle\\s+\\+0\\s+\\+0"), t.get(2));
+        assertTrue(t.get(3).matches("\\s+fc2_dgrad\\s+\\+100\\s+\\+200"), t.get(3));
+        assertTrue(t.get(4).matches("\\s+NCCL AllReduce\\s+\\+0\\s+\\+20"), t.get(4));
+        assertTrue(TraceComparison.acrossRanks(List.of(o0), List.of(alone.get(2)), 2, "overlap").isEmpty(),
+                "no rank in both: nothing to compare");
+    }
 }

@@ -360,7 +360,9 @@ public final class ColumnParallelLinear implements TpLayer {
         } else if (bulkRs) {
             tc.multiply(dg, dyo, false, savedWeight, false, back.userBuffer(), 0f, 0, s);
         } else {
-            tc.call(wg, back, Operand.bind(dyo, false, savedWeight, false, dxm, null), s);
+            // The op is configured under the wgrad (TE's ub_bulk_wgrad owns the dgrad's reduce-scatter), but its GEMM
+            // is the dgrad: traced under that name, as the overlap step's dgrad GEMM is, so steps compare span by span.
+            tc.call(dg, back, Operand.bind(dyo, false, savedWeight, false, dxm, null), s);
         }
         // 2. wgrad, beside the bulk reduce-scatter of the dgrad's result: dW += dY^T AG(X), AG(X) as the forward
         //    gathered it (see the class comment).
