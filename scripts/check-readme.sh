@@ -156,7 +156,9 @@ for page in "${pages[@]}"; do
       fi
       continue
     fi
-    if [ -n "$frag" ] && [[ "$file" == *.md ]] && ! anchors "$file" | grep -qxF -- "$frag"; then
+    # grep reads every anchor (no -q): quitting at the first match would cut the pipe, and pipefail would count the
+    # writer's broken pipe as a miss once a page's anchors outgrow the pipe's buffer.
+    if [ -n "$frag" ] && [[ "$file" == *.md ]] && ! anchors "$file" | grep -xF -- "$frag" > /dev/null; then
       fail "$rel: link to $target: no heading with that anchor"
     fi
   done < <(grep -oE '\]\([^) ]+\)' "$page" | sed -E 's/^\]\(//; s/\)$//')

@@ -92,14 +92,24 @@ public final class LayerDemo {
      * @param cudaGraph       the timed steps replay each stack's step captured as a CUDA graph
      * @param clocks          every rank samples its GPU's SM clock through NVML during the timed steps
      *                        ({@link ClockSampler}): the clock each mode ran at
+     * @param stepsPerSample  steps each mode runs back to back per iteration after the barrier (1 to
+     *                        {@link #MAX_STEPS_PER_SAMPLE}); its time is the sample's over their number, so the
+     *                        skew with which the ranks leave the barrier counts once per sample, not once a step
      */
     public record Settings(int tp, int replicas, UbConfig overlapConfig, UbConfig noOverlapConfig, long hidden,
                            long ffn, Activation activation, long tokens, int layers, int warmup, int iters,
                            DType dtype, float lr, long seed, boolean trace, UbConfig compareConfig,
-                           boolean cudaGraph, boolean clocks) {
+                           boolean cudaGraph, boolean clocks, int stepsPerSample) {
+        /** The most steps one timed sample may run back to back. */
+        public static final int MAX_STEPS_PER_SAMPLE = 64;
+
         public Settings {
             if (replicas < 1) {
                 throw new IllegalArgumentException("replicas must be at least 1, got " + replicas);
+            }
+            if (stepsPerSample < 1 || stepsPerSample > MAX_STEPS_PER_SAMPLE) {
+                throw new IllegalArgumentException("--steps-per-sample must be 1 to " + MAX_STEPS_PER_SAMPLE
+                        + ", got " + stepsPerSample);
             }
             if (compareConfig != null && (!overlapConfig.fp8Enabled() || compareConfig.fp8Enabled())) {
                 throw new IllegalArgumentException("the comparison stack is the FP8 run's twin without FP8");
@@ -536,19 +546,24 @@ public final class LayerDemo {
                         long windowStart = System.nanoTime();
                         start.record(s);
                         long enqueue = System.nanoTime();
-                        if (replays[m] != null) {
-                            replays[m].replay(s);
-                        } else {
-                            stacks[m].trainer.step(x, target, sq.cols(m * rows, rows), s);
+                        // Steps back to back after the barrier, as training runs them: a rank that leaves the barrier
+                        // early waits for its peers once, in the first step, and the sample's time per step carries
+                        // that skew divided by their number.
+                        for (int k = 0; k < st.stepsPerSample(); k++) {
+                            if (replays[m] != null) {
+                                replays[m].replay(s);
+                            } else {
+                                stacks[m].trainer.step(x, target, sq.cols(m * rows, rows), s);
+                            }
                         }
-                        mine[2 * modes + m] = (System.nanoTime() - enqueue) / 1e6;
+                        mine[2 * modes + m] = (System.nanoTime() - enqueue) / 1e6 / st.stepsPerSample();
                         end.record(s);
                         int mode = m;
                         comm.await(s, () -> "demo step " + st.modes().get(mode));
                         if (clocks != null && it >= st.warmup()) {
                             clocks.addTo(tallies[m], windowStart, System.nanoTime());
                         }
-                        mine[m] = end.elapsedMillisSince(start);
+                        mine[m] = end.elapsedMillisSince(start) / st.stepsPerSample();
                     }
                     s.copyToHost(sqHost, 0, sqb, 0, (long) modes * rows * Float.BYTES);
                     comm.await(s, () -> "demo loss read-back");

@@ -140,6 +140,14 @@ final class DemoCommand implements Callable<Integer> {
             + " " + LayerDemo.CLOCK_PERIOD_MICROS + " us during the timed steps; prints and records (sm_clock_mhz, power_cap_share) the clock each mode"
             + " ran at and how often the power cap held it down (default: ${DEFAULT-VALUE}).")
     boolean clocks;
+    @Option(names = "--steps-per-sample", defaultValue = "1", paramLabel = "K",
+            description = "GPU only: each iteration runs each mode's step K times back to back after the ranks'"
+                    + " barrier, and times the K together (per step: their time over K). Training runs its steps"
+                    + " back to back; with K = 1 the skew with which the ranks leave the barrier (the early one waits"
+                    + " for its peers at the first collective) counts in every step of the modes with collectives,"
+                    + " with K once per K steps. 1 to " + LayerDemo.Settings.MAX_STEPS_PER_SAMPLE
+                    + " (default: ${DEFAULT-VALUE}).")
+    int stepsPerSample;
     @Option(names = "--seed", defaultValue = "1", paramLabel = "S",
             description = "Seed of the weights, the batches and the simulated interleavings (default:"
                     + " ${DEFAULT-VALUE}).")
@@ -196,6 +204,7 @@ final class DemoCommand implements Callable<Integer> {
         OptionChecks.within(spec, "--layers", layers, 1, 64);
         OptionChecks.within(spec, "--iters", iters, 1, 100_000);
         OptionChecks.within(spec, "--warmup", warmup, 0, 10_000);
+        OptionChecks.within(spec, "--steps-per-sample", stepsPerSample, 1, LayerDemo.Settings.MAX_STEPS_PER_SAMPLE);
         if (!(lr > 0) || Double.isInfinite(lr) || (float) lr == 0f) {
             throw OptionChecks.invalid(spec, "--lr: " + lr + " must be finite and > 0");
         }
@@ -365,7 +374,7 @@ final class DemoCommand implements Callable<Integer> {
         UbufEnvironment env = UbufEnvironment.fromSystem();
         PlannerSettings planner = PlannerSettings.from(System.getenv());
         LayerDemo.Settings st = new LayerDemo.Settings(ranks, replicas, cfg, off, h, f, act, m, layers, warmup, iters,
-                dtype, (float) lr, seed, tracePng.isPresent(), compare, cudaGraph, clocks);
+                dtype, (float) lr, seed, tracePng.isPresent(), compare, cudaGraph, clocks, stepsPerSample);
         // Started by a launcher (RANK set): this process is one rank; world rank 0 prints and writes the results.
         Optional<dev.ubuf.bootstrap.LaunchEnvironment> launch = launched();
         if (launch.isPresent()) {
@@ -421,6 +430,10 @@ final class DemoCommand implements Callable<Integer> {
         for (int i = 0; i < med.length; i++) {
             med[i] = r.median(i);
             w.printf(java.util.Locale.ROOT, "median step %-10s %9.3f ms%n", modes.get(i), med[i]);
+        }
+        if (stepsPerSample > 1) {
+            w.println("(each sample " + stepsPerSample + " steps back to back after the ranks' barrier, its time over "
+                    + stepsPerSample + ")");
         }
         w.printf(java.util.Locale.ROOT, "speedup no_overlap/overlap %.3f; hidden share (T_no_overlap - T_overlap) / (T_no_overlap -"
                 + " T_no_comm) %.3f%n", r.speedup(), r.hiddenShare());
@@ -503,6 +516,7 @@ final class DemoCommand implements Callable<Integer> {
                 rec.put("speedup", r.speedup());
                 rec.put("loss_max_rel_diff", diff);
                 rec.put("iters", iters);
+                rec.put("steps_per_sample", stepsPerSample);
                 rec.put("init_s", r.initSeconds());
                 rec.put("start_to_first_step_s", r.secondsToFirstStep());
                 rec.put("gemms_untuned", r.untunedGemms());
@@ -647,6 +661,10 @@ final class DemoCommand implements Callable<Integer> {
         }
         if (clocks) {
             spec.commandLine().getErr().println("ubuf demo: --clocks needs a GPU; the simulation samples no clocks.");
+        }
+        if (stepsPerSample != 1) {
+            spec.commandLine().getErr().println("ubuf demo: --steps-per-sample needs a GPU; the simulation times"
+                    + " nothing.");
         }
         if (trace != null) {
             spec.commandLine().getErr().println("ubuf demo: --trace needs a GPU (CUDA events time the traced step);"

@@ -93,6 +93,6 @@ class LayerDemoClocksTest {
     private static LayerDemo.Settings settings(int tp) {
         UbConfig cfg = UbConfig.builder().tensorModelParallelSize(tp).sequenceParallel(true).build();
         return new LayerDemo.Settings(tp, 1, cfg, cfg, 64, 128, Activation.GELU, 48, 1, 0, 1, DType.BF16, 0.01f, 1,
-                false, null, false, true);
+                false, null, false, true, 1);
     }
 }

@@ -120,12 +120,24 @@ class LayerDemoGroupsTest {
                 trace.getMessage());
         UbConfig cfg = UbConfig.builder().tensorModelParallelSize(2).sequenceParallel(true).build();
         LayerDemo.checkLaunch(new LayerDemo.Settings(2, 1, cfg, cfg, 64, 128, Activation.GELU, 32, 1, 0, 1,
-                DType.BF16, 0.01f, 1, false, null, false, false), 2);
+                DType.BF16, 0.01f, 1, false, null, false, false, 1), 2);
     }
 
     private static LayerDemo.Settings settings(int replicas, int tp) {
         UbConfig cfg = UbConfig.builder().tensorModelParallelSize(tp).sequenceParallel(true).build();
         return new LayerDemo.Settings(tp, replicas, cfg, cfg, 64, 128, Activation.GELU, 32, 1, 0, 1, DType.BF16,
-                0.01f, 1, true, null, false, false);
+                0.01f, 1, true, null, false, false, 1);
+    }
+
+    @Test
+    void stepsPerSampleAreOneToSixtyFour() {
+        UbConfig cfg = UbConfig.builder().tensorModelParallelSize(2).sequenceParallel(true).build();
+        for (int bad : new int[] {0, -1, LayerDemo.Settings.MAX_STEPS_PER_SAMPLE + 1}) {
+            var e = assertThrows(IllegalArgumentException.class, () -> new LayerDemo.Settings(2, 1, cfg, cfg, 64,
+                    128, Activation.GELU, 32, 1, 0, 1, DType.BF16, 0.01f, 1, false, null, false, false, bad));
+            assertTrue(e.getMessage().contains("--steps-per-sample"), e.getMessage());
+        }
+        assertEquals(64, new LayerDemo.Settings(2, 1, cfg, cfg, 64, 128, Activation.GELU, 32, 1, 0, 1, DType.BF16,
+                0.01f, 1, false, null, false, false, 64).stepsPerSample());
     }
 }

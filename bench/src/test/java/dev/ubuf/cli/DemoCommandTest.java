@@ -92,7 +92,7 @@ class DemoCommandTest {
                 {"--layers", "0"}, {"--layers", "65"}, {"--iters", "0"}, {"--warmup", "-1"}, {"--lr", "0"},
                 {"--lr", "-0.5"}, {"--lr", "NaN"}, {"--dtype", "fp64"}, {"--config", "no/such/ub.yaml"},
                 {"--num-replicas", "0"}, {"--tp", "1"}, {"--tp", "9"}, {"--ffn", "129"}, {"--hidden", "0"},
-                {"--tokens", "0"}};
+                {"--tokens", "0"}, {"--steps-per-sample", "0"}, {"--steps-per-sample", "65"}};
         for (String[] b : bad) {
             Ubuf r = Ubuf.run("demo", b[0], b[1]);
             assertEquals(2, r.exitCode(), r::toString);
@@ -191,7 +191,7 @@ class DemoCommandTest {
         assertEquals(0, r.exitCode(), r::toString);
         for (String o : new String[]{"--hidden", "--ffn", "--swiglu", "--tokens", "--layers", "--iters", "--warmup",
                 "--dtype", "--config", "--no-comm-overlap", "--lr", "--seed", "--out", "--tp", "--num-replicas",
-                "--fp8", "--fp8-recipe", "--compare-bf16", "--trace", "--cuda-graph"}) {
+                "--fp8", "--fp8-recipe", "--compare-bf16", "--trace", "--cuda-graph", "--steps-per-sample"}) {
             assertTrue(r.out().contains(o), () -> o + " missing from the help: " + r);
         }
         assertTrue(r.out().contains("default: 10") && r.out().contains("default: 1)"), r::toString);
