@@ -61,7 +61,21 @@ public final class OverlapBench {
      */
     public record Settings(int tp, List<OverlapShape> shapes, Map<Collective, List<String>> variants, int warmup,
                            int iters, long seed, boolean copyEngine, boolean cudaGraph, boolean trace,
-                           Optional<Path> out, Map<String, Object> extras) {
+                           Optional<Path> out, Map<String, Object> extras, int callsPerSample) {
+        /** One call a sample. */
+        public Settings(int tp, List<OverlapShape> shapes, Map<Collective, List<String>> variants, int warmup,
+                        int iters, long seed, boolean copyEngine, boolean cudaGraph, boolean trace,
+                        Optional<Path> out, Map<String, Object> extras) {
+            this(tp, shapes, variants, warmup, iters, seed, copyEngine, cudaGraph, trace, out, extras, 1);
+        }
+
+        public Settings {
+            if (callsPerSample < 1 || callsPerSample > InterleavedTimer.MAX_CALLS_PER_SAMPLE) {
+                throw new IllegalArgumentException("--calls-per-sample must be 1 to "
+                        + InterleavedTimer.MAX_CALLS_PER_SAMPLE + ", got " + callsPerSample);
+            }
+        }
+
         public List<String> variantsOf(OverlapShape shape) {
             return variants.getOrDefault(shape.collective(), List.of());
         }
@@ -164,7 +178,7 @@ public final class OverlapBench {
             try (TpCommunicator comm = TpCommunicator.create(boot, ctx, env, null);
                  KernelLibrary lib = KernelLibrary.load(ctx);
                  CudaStream s = ctx.createStream(StreamPriority.NORMAL);
-                 InterleavedTimer timer = new InterleavedTimer(comm, s)) {
+                 InterleavedTimer timer = new InterleavedTimer(comm, s, settings.callsPerSample())) {
                 DeviceKernels kernels = new DeviceKernels(lib);
                 Planner plans = new Planner(registry, planner);
                 for (OverlapShape shape : settings.shapes()) {
@@ -345,8 +359,10 @@ public final class OverlapBench {
         shape.fp8Output().ifPresent(t -> r.put("fp8_output", t.shortName())); // the sum quantized; dtype the sum's
         r.put("iters", settings.iters());
         r.put("timing", (settings.cudaGraph() ? "cuda-graph replays, " : "")
+                + (settings.callsPerSample() > 1 ? settings.callsPerSample() + " calls back to back a sample, " : "")
                 + "interleaved-shuffled, max over ranks, enqueue excluded");
         r.put("cuda_graph", settings.cudaGraph());
+        r.put("calls_per_sample", settings.callsPerSample());
         r.put("seed", settings.seed());
         r.put("copy_engine", settings.copyEngine());
         r.put("rank_mode", "threads");

@@ -36,6 +36,12 @@ final class OverlapBenchOptions {
             description = "Timed rounds, each running every candidate once in a shuffled order; >= 1"
                     + " (default: ${DEFAULT-VALUE}).")
     int iters;
+    @Option(names = "--calls-per-sample", defaultValue = "1", paramLabel = "K",
+            description = "Calls of a candidate each sample runs back to back, its time over K (1 to "
+                    + dev.ubuf.timing.InterleavedTimer.MAX_CALLS_PER_SAMPLE + "): the ranks leave each sample's"
+                    + " barrier some microseconds apart, and an op that needs its peers waits for the last one once"
+                    + " a sample. Every term of the ideal is timed the same way (default: ${DEFAULT-VALUE}).")
+    int callsPerSample;
     @Option(names = "--seed", defaultValue = "20261123", paramLabel = "N",
             description = "Seed of the inputs and of the candidates' order, recorded (default: ${DEFAULT-VALUE}).")
     long seed;
@@ -56,5 +62,7 @@ final class OverlapBenchOptions {
         OptionChecks.within(spec, "--tp", tp, 2, MAX_TP);
         OptionChecks.atLeast(spec, "--warmup", warmup, 0);
         OptionChecks.atLeast(spec, "--iters", iters, 1);
+        OptionChecks.within(spec, "--calls-per-sample", callsPerSample, 1,
+                dev.ubuf.timing.InterleavedTimer.MAX_CALLS_PER_SAMPLE);
     }
 }

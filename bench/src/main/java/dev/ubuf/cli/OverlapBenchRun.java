@@ -28,7 +28,7 @@ final class OverlapBenchRun {
         UbufEnvironment env = UbufEnvironment.fromSystem();
         PlannerSettings planner = PlannerSettings.from(System.getenv());
         new OverlapBench(new OverlapBench.Settings(o.tp, shapes, Map.of(c, variants), o.warmup, o.iters, o.seed,
-                o.copyEngine, o.cudaGraph, o.trace, out, Map.of()), env, planner).run();
+                o.copyEngine, o.cudaGraph, o.trace, out, Map.of(), o.callsPerSample), env, planner).run();
         return 0;
     }
 }

@@ -70,7 +70,8 @@ final class SweepBenchCommand implements Callable<Integer> {
         PlannerSettings planner = PlannerSettings.from(System.getenv());
         try (Progress bar = Progress.of("sweep", shapes.size())) {
             new OverlapBench(new OverlapBench.Settings(common.tp, shapes, variants, common.warmup, common.iters,
-                    common.seed, common.copyEngine, common.cudaGraph, common.trace, out, Map.of("sweep", true)), env,
+                    common.seed, common.copyEngine, common.cudaGraph, common.trace, out, Map.of("sweep", true),
+                    common.callsPerSample), env,
                     planner).run(s -> bar.step());
         }
         if (chart != null && out.isPresent()) {

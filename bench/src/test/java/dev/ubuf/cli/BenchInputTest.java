@@ -21,6 +21,8 @@ class BenchInputTest {
             bench gemm --iters 0                      | --iters must be at least 1, got 0
             bench p2p --iters 0                       | --iters must be at least 1, got 0
             bench ag --warmup -1                      | --warmup must be at least 0, got -1
+            bench rs --calls-per-sample 0             | --calls-per-sample must be 1..64, got 0
+            bench sweep --calls-per-sample 65         | --calls-per-sample must be 1..64, got 65
             bench gemm --warmup -1                    | --warmup must be at least 0, got -1
             bench p2p --bytes -1                      | --bytes must be at least 1, got -1
             bench pushes --tp 1                       | --tp must be 2..64, got 1

@@ -17,6 +17,9 @@ import java.util.Map;
  * timed rounds sized by a {@link RoundBudget}), where one sample holds the stream on a device flag while the start
  * event, the work and the end event are enqueued, then releases it: the host's enqueue time is not measured. The
  * planner and the overlap benchmark both time through this class, so what one measures the other does.
+ * A sample may run its work several times back to back ({@code callsPerSample}), its time over their number: the
+ * ranks' hosts leave the barrier and release their holds some microseconds apart, and an op that needs its peers
+ * waits for the last of them once per sample, which a single call's time carries whole.
  * Collective: every rank calls {@link #time} with the same candidate names.
  */
 public final class InterleavedTimer implements AutoCloseable {
@@ -25,7 +28,11 @@ public final class InterleavedTimer implements AutoCloseable {
     private final StreamHold hold;
     private final CudaEvent start;
     private final CudaEvent end;
+    private final int callsPerSample;
     private final Closer closer = new Closer("interleaved timer");
+
+    /** The most calls one sample may run back to back. */
+    public static final int MAX_CALLS_PER_SAMPLE = 64;
 
     /**
      * Enqueueing a candidate takes microseconds to milliseconds. A candidate whose enqueue blocks the host until its
@@ -34,7 +41,18 @@ public final class InterleavedTimer implements AutoCloseable {
      */
     static final java.time.Duration HOLD_LIMIT = java.time.Duration.ofSeconds(2);
 
+    /** One call a sample. */
     public InterleavedTimer(TpCommunicator comm, CudaStream stream) {
+        this(comm, stream, 1);
+    }
+
+    /** {@code callsPerSample} (1 to {@link #MAX_CALLS_PER_SAMPLE}) calls back to back a sample, its time per call. */
+    public InterleavedTimer(TpCommunicator comm, CudaStream stream, int callsPerSample) {
+        if (callsPerSample < 1 || callsPerSample > MAX_CALLS_PER_SAMPLE) {
+            throw new IllegalArgumentException("calls per sample must be 1 to " + MAX_CALLS_PER_SAMPLE + ", got "
+                    + callsPerSample);
+        }
+        this.callsPerSample = callsPerSample;
         this.comm = comm;
         this.stream = stream;
         CudaContext ctx = comm.context().makeCurrent();
@@ -103,15 +121,22 @@ public final class InterleavedTimer implements AutoCloseable {
         }
     }
 
-    /** One sample on this rank (the barrier before it is {@link InterleavedRounds}'). */
+    /** Calls each sample runs back to back. */
+    public int callsPerSample() {
+        return callsPerSample;
+    }
+
+    /** One sample on this rank (the barrier before it is {@link InterleavedRounds}'), per call. */
     private double sample(String name, Runnable work) {
         try (StreamHold.Hold h = hold.hold(stream, "timing '" + name + "' on rank " + comm.rank())) {
             start.record(stream);
-            work.run();
+            for (int i = 0; i < callsPerSample; i++) {
+                work.run();
+            }
             end.record(stream);
         }
         comm.await(stream, () -> "timing " + name);
-        return end.elapsedMillisSince(start);
+        return end.elapsedMillisSince(start) / callsPerSample;
     }
 
     /** Frees the events and the hold (its valve, flag and releasing stream). */
