@@ -171,7 +171,7 @@ public final class Planner {
             skipped(shape, comm.context().device(), exec).forEach((m, why) ->
                     LOG.log(System.Logger.Level.INFO, "ubuf: plan " + shape.key() + ": skipped " + m + ": " + why));
         }
-        String key = key(comm.context().device(), shape, exec);
+        String key = key(comm.context().device(), shape, exec, settings.callsPerSample());
         String cached = comm.rank() == 0 ? cache.get(key).orElse("") : "";
         String agreed = broadcast(comm, cached);
         Optional<Candidate> hit = all.stream().filter(c -> c.label().equals(agreed)).findFirst();
@@ -196,7 +196,8 @@ public final class Planner {
      * for the shape take it from the cache.
      */
     public void remember(TpCommunicator comm, OverlapShape shape, ExecutionSettings exec, Candidate chosen) {
-        cache.put(key(comm.context().device(), shape, exec), chosen.label(), comm.rank() == 0);
+        cache.put(key(comm.context().device(), shape, exec, settings.callsPerSample()), chosen.label(),
+                comm.rank() == 0);
     }
 
     /** Measures every candidate with the default execution settings (collective). */
@@ -212,7 +213,7 @@ public final class Planner {
         List<OverlapOp> ops = new ArrayList<>();
         try (CudaStream s = ctx.createStream(StreamPriority.NORMAL);
              OperandBuffers operands = new OperandBuffers(ctx, kernels, shape, 1234 + comm.rank(), s);
-             InterleavedTimer timer = new InterleavedTimer(comm, s)) {
+             InterleavedTimer timer = new InterleavedTimer(comm, s, settings.callsPerSample())) {
             for (Candidate c : candidates) {
                 OverlapOp op = c.create(comm, shape, kernels, exec);
                 ops.add(op);
@@ -274,11 +275,13 @@ public final class Planner {
     /**
      * The cache key of a decision: device model, compute capability, SM count, the shape and how the op is executed.
      * An in-ubuf shape's key says "values": before 2026-11-28 such shapes were measured on a fresh user buffer's
-     * zeros, and choices cached then are measured again.
+     * zeros, and choices cached then are measured again. A choice timed with several calls a sample
+     * ({@link PlannerSettings#callsPerSample}) ends in " callsK".
      */
-    static String key(CudaDevice device, OverlapShape shape, ExecutionSettings exec) {
+    static String key(CudaDevice device, OverlapShape shape, ExecutionSettings exec, int callsPerSample) {
         return (device.name() + " sm" + device.computeCapability() + " x" + device.smCount() + " | " + shape.key()
                 + " | ce" + (exec.useCopyEngine() ? 1 : 0) + " sms" + exec.gemmSmBudget()
-                + (exec.graphSafe() ? " graph" : "") + (shape.inputInUserBuffer() ? " values" : "")).replace(' ', '_');
+                + (exec.graphSafe() ? " graph" : "") + (shape.inputInUserBuffer() ? " values" : "")
+                + (callsPerSample > 1 ? " calls" + callsPerSample : "")).replace(' ', '_');
     }
 }

@@ -1,6 +1,7 @@
 package dev.ubuf.op;
 
 import dev.ubuf.config.UbufEnvironment;
+import dev.ubuf.timing.InterleavedTimer;
 import dev.ubuf.timing.RoundBudget;
 
 import java.nio.file.Path;
@@ -22,9 +23,12 @@ import java.util.Optional;
  * @param stepCheck  UB_STEP_CHECK=1 (default 0): the layers check a several-stream choice against the one-stream
  *                   candidates in whole steps at initialisation (dev.ubuf.layers.tp.StepCheck). Off by default: the
  *                   70B demo hung in runs where such a check remade ops (2026-11-27, not understood)
+ * @param callsPerSample UB_TUNE_CALLS (default 1): calls of a candidate each sample runs back to back, as the
+ *                   benchmarks' {@code --calls-per-sample} (the same timer, {@link InterleavedTimer}); choices made
+ *                   with more than one are cached apart
  */
 public record PlannerSettings(boolean tune, Optional<Path> cacheFile, int iters, double budgetMs, boolean debug,
-                              boolean stepCheck) {
+                              boolean stepCheck, int callsPerSample) {
     public static final int DEFAULT_ITERS = 10;
     public static final double DEFAULT_BUDGET_MS = 25;
     public static final int WARMUP = 3;
@@ -37,6 +41,16 @@ public record PlannerSettings(boolean tune, Optional<Path> cacheFile, int iters,
         if (!(budgetMs >= 0) || Double.isInfinite(budgetMs)) {
             throw new IllegalArgumentException("UB_TUNE_MS must be a finite number >= 0, got " + budgetMs);
         }
+        if (callsPerSample < 1 || callsPerSample > InterleavedTimer.MAX_CALLS_PER_SAMPLE) {
+            throw new IllegalArgumentException("UB_TUNE_CALLS must be 1 to " + InterleavedTimer.MAX_CALLS_PER_SAMPLE
+                    + ", got " + callsPerSample);
+        }
+    }
+
+    /** One call a sample. */
+    public PlannerSettings(boolean tune, Optional<Path> cacheFile, int iters, double budgetMs, boolean debug,
+                           boolean stepCheck) {
+        this(tune, cacheFile, iters, budgetMs, debug, stepCheck, 1);
     }
 
     /** No step check. */
@@ -89,7 +103,17 @@ public record PlannerSettings(boolean tune, Optional<Path> cacheFile, int iters,
                 throw new IllegalArgumentException("UB_TUNE_MS must be a number of milliseconds >= 0, got '" + b + "'");
             }
         }
+        int calls = 1;
+        String k = env.get("UB_TUNE_CALLS");
+        if (k != null && !k.isBlank()) {
+            try {
+                calls = Integer.parseInt(k.trim());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("UB_TUNE_CALLS must be an integer from 1 to "
+                        + InterleavedTimer.MAX_CALLS_PER_SAMPLE + ", got '" + k + "'");
+            }
+        }
         return new PlannerSettings(tune, cache, iters, budget, UbufEnvironment.flag(env, "UB_DEBUG", false),
-                UbufEnvironment.flag(env, "UB_STEP_CHECK", false));
+                UbufEnvironment.flag(env, "UB_STEP_CHECK", false), calls);
     }
 }

@@ -124,4 +124,15 @@ class PlannerChoiceTest {
                 () -> PlannerSettings.from(Map.of("UB_TUNE_MS", "-1")));
         assertTrue(e.getMessage().contains("UB_TUNE_MS"), e.getMessage());
     }
+
+    @Test
+    void callsPerSampleComeFromTheEnvironment() {
+        assertEquals(1, PlannerSettings.from(Map.of()).callsPerSample());
+        assertEquals(4, PlannerSettings.from(Map.of("UB_TUNE_CALLS", " 4 ")).callsPerSample());
+        for (String bad : new String[] {"0", "65", "x"}) {
+            var e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                    () -> PlannerSettings.from(Map.of("UB_TUNE_CALLS", bad)));
+            assertTrue(e.getMessage().contains("UB_TUNE_CALLS"), e.getMessage());
+        }
+    }
 }
