@@ -121,11 +121,6 @@ public final class InterleavedTimer implements AutoCloseable {
         }
     }
 
-    /** Calls each sample runs back to back. */
-    public int callsPerSample() {
-        return callsPerSample;
-    }
-
     /** One sample on this rank (the barrier before it is {@link InterleavedRounds}'), per call. */
     private double sample(String name, Runnable work) {
         try (StreamHold.Hold h = hold.hold(stream, "timing '" + name + "' on rank " + comm.rank())) {
