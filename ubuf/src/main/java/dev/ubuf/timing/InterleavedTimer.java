@@ -97,7 +97,10 @@ public final class InterleavedTimer implements AutoCloseable {
             e.getValue().run();
             comm.await(stream, () -> "first call of " + e.getKey());
         }
-        InterleavedRounds.Result r = InterleavedRounds.run(comm.bootstrap(), this::sample, candidates, budget, seed);
+        // A time budget counts the GPU's time, so K calls a sample need a K-th of the samples.
+        RoundBudget b = callsPerSample == 1 || !budget.scaled() ? budget : new RoundBudget(budget.warmup(),
+                budget.minRounds(), budget.maxRounds(), budget.msPerCandidate() / callsPerSample);
+        InterleavedRounds.Result r = InterleavedRounds.run(comm.bootstrap(), this::sample, candidates, b, seed);
         return new Result(r.stats(), r.rounds(), r.seed(), r.orders(), hold.valveReleases());
     }
 
