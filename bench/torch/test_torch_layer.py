@@ -21,7 +21,7 @@ import torch_layer  # noqa: E402
 TORCHRUN_2 = {"WORLD_SIZE": "2", "LOCAL_RANK": "0", "RANK": "0"}
 # The record keys the task and the demo's --out share, plus the warm-up count.
 RECORD_KEYS = {"op", "method", "tp", "dtype", "m", "n", "k", "ms", "hidden", "ffn", "tokens", "layers", "activation",
-               "iters", "warmup", "host_enqueue_ms", "model_flops_per_gpu", "mfu", "mfu_peak_tflops", "p10_ms",
+               "iters", "warmup", "steps_per_sample", "host_enqueue_ms", "model_flops_per_gpu", "mfu", "mfu_peak_tflops", "p10_ms",
                "p90_ms", "torch_version"}
 
 
@@ -63,7 +63,8 @@ class ArgsTest(unittest.TestCase):
         self.assertEqual((a.hidden, a.ffn, a.tokens), (4096, 14336, 8192))
         self.assertEqual((a.activation, a.dtype, a.iters, a.warmup), ("swiglu", "bf16", 20, 3))
         self.assertEqual(a.methods, ["torch_nccl", "torch_async"])
-        self.assertEqual((a.tp, a.lr, a.json), (2, 0.01, None))
+        self.assertEqual((a.tp, a.lr, a.json, a.steps_per_sample), (2, 0.01, None, 1))
+        self.assertEqual(parse(["--steps-per-sample", "4"]).steps_per_sample, 4)
 
     def test_options(self):
         a = parse(["--hidden", "64", "--ffn", "128", "--tokens", "32", "--activation", "gelu", "--dtype", "fp32",
@@ -90,6 +91,8 @@ class ArgsTest(unittest.TestCase):
             (["--hidden", "0"], "--hidden"),
             (["--iters", "0"], "--iters must be at least 1"),
             (["--warmup", "-1"], "--warmup must be at least 0"),
+            (["--steps-per-sample", "0"], "--steps-per-sample must be 1 to 64"),
+            (["--steps-per-sample", "65"], "--steps-per-sample must be 1 to 64"),
             (["--lr", "0"], "--lr"),
             (["--lr", "inf"], "--lr"),
             (["--lr", "nan"], "--lr"),

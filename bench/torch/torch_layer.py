@@ -82,6 +82,10 @@ def parse_args(argv, env=None):
                         + " (default: %(default)s)")
     p.add_argument("--lr", type=float, default=0.01, help="SGD learning rate, finite and > 0 (default: %(default)s)")
     p.add_argument("--seed", type=int, default=1, help="seed of the weights and the batches (default: %(default)s)")
+    p.add_argument("--steps-per-sample", type=int, default=1, metavar="K",
+                   help="steps of a method run back to back after the barrier and timed together, the time over K,"
+                        " as ubuf demo --steps-per-sample: the ranks' skew leaving the barrier then counts once per K"
+                        " steps; 1 to 64 (default: %(default)s)")
     a = p.parse_args(argv)
     world = int(env.get("WORLD_SIZE", "0") or 0)
     if world < 1 or "LOCAL_RANK" not in env:
@@ -107,6 +111,8 @@ def parse_args(argv, env=None):
         p.error(f"--iters must be at least 1, got {a.iters}")
     if a.warmup < 0:
         p.error(f"--warmup must be at least 0, got {a.warmup}")
+    if not 1 <= a.steps_per_sample <= 64:
+        p.error(f"--steps-per-sample must be 1 to 64, got {a.steps_per_sample}")
     if not (a.lr > 0) or math.isinf(a.lr):
         p.error(f"--lr: {a.lr} must be finite and > 0")
     if a.json and int(env.get("RANK", "0")) == 0:
@@ -174,7 +180,8 @@ def record(a, method, step_ms, host_ms, device, torch_version):
     flops = model_flops_per_gpu(a.hidden, a.ffn, a.activation, a.tokens, a.tp)
     r = dict(op="layer", method=method, tp=a.tp, dtype=a.dtype, m=a.tokens, n=a.hidden, k=a.ffn, ms=ms,
              hidden=a.hidden, ffn=a.ffn, tokens=a.tokens, layers=1, activation=a.activation, iters=a.iters,
-             warmup=a.warmup, host_enqueue_ms=statistics.median(host_ms), model_flops_per_gpu=flops)
+             warmup=a.warmup, steps_per_sample=a.steps_per_sample, host_enqueue_ms=statistics.median(host_ms),
+             model_flops_per_gpu=flops)
     peak = peak_tflops(device)
     if peak is not None:  # as the demo: no MFU for a GPU whose peak is unknown
         r["mfu"] = mfu(flops, ms, peak)
@@ -423,11 +430,12 @@ class Layer:
                 self.barrier()
                 start.record()
                 t0 = time.perf_counter()
-                self.step(params[m], x, target, losses[m][it:it + 1], m)
-                host_ms = (time.perf_counter() - t0) * 1e3
+                for _ in range(a.steps_per_sample):
+                    self.step(params[m], x, target, losses[m][it:it + 1], m)
+                host_ms = (time.perf_counter() - t0) * 1e3 / a.steps_per_sample
                 end.record()
                 end.synchronize()
-                mine[i][it] = (start.elapsed_time(end), host_ms)
+                mine[i][it] = (start.elapsed_time(end) / a.steps_per_sample, host_ms)
             if self.rank == 0 and (it + 1) % 10 == 0:
                 print(f"  iteration {it + 1} of {total}", flush=True)
         times = torch.tensor(mine, device=self.device, dtype=torch.float64)
