@@ -158,7 +158,10 @@ public final class LayerDemo {
      * {@code secondsToFirstStep}: from the JVM's start to the first timed step's start on rank 0 (after the warm-up);
      * {@code untunedGemms}: GEMMs the steps ran untuned because the initialisation had not seen them (max over ranks).
      * {@code hostMs}: per mode and iteration, the host's time to enqueue the step (the call returning; max over ranks):
-     * where it is close to the step's GPU time, the host, not the GPU, sets the pace. {@code clocks}: per mode, the
+     * where it is close to the step's GPU time, the host, not the GPU, sets the pace. {@code rankSpreadMs}: per mode
+     * and iteration, the step time's maximum minus its minimum over the ranks: a rank that starts early waits for its
+     * peers at their first collective, so a spread in the modes with collectives well above no_comm's is the ranks'
+     * skew, which their maximum carries. {@code clocks}: per mode, the
      * SM clock it ran at (empty unless asked for; {@code clocksUnavailable} says why when asked for and not sampled).
      * {@code autoChoices}: what each {@code method: auto} GEMM of the overlap stack runs (rank 0's context, the same
      * on every rank: the planner decides collectively), {@link TpContext#autoChoices}.
@@ -167,7 +170,7 @@ public final class LayerDemo {
                          double[][] replicaLossNoOverlap, double[][] stepMs, int warmup, ReplicaCheck replicaWeights,
                          StepTrace trace, StepTrace traceNoComm, StepTrace traceNoOverlap, double[] lossCompare,
                          double initSeconds,
-                         double secondsToFirstStep, int untunedGemms, double[][] hostMs,
+                         double secondsToFirstStep, int untunedGemms, double[][] hostMs, double[][] rankSpreadMs,
                          java.util.Optional<StepCheck.Result> stepCheck, List<ModeClocks> clocks,
                          String clocksUnavailable, Map<String, String> autoChoices) {
         public double median(int mode) {
@@ -177,6 +180,11 @@ public final class LayerDemo {
         /** The median host enqueue time of {@code mode}'s timed iterations, ms. */
         public double hostMedian(int mode) {
             return medianAfterWarmup(hostMs[mode]);
+        }
+
+        /** The median over {@code mode}'s timed iterations of its step time's spread over the ranks (max - min), ms. */
+        public double rankSpreadMedian(int mode) {
+            return medianAfterWarmup(rankSpreadMs[mode]);
         }
 
         private double medianAfterWarmup(double[] values) {
@@ -326,7 +334,8 @@ public final class LayerDemo {
                 new ReplicaCheck[1], new RankTrace[layout.worldSize()], new RankTrace[layout.worldSize()],
                 new RankTrace[layout.worldSize()],
                 st.compareConfig() == null ? null : new double[total], new double[2],
-                new int[layout.worldSize()], new double[st.modes().size()][total], new StepCheck.Result[1],
+                new int[layout.worldSize()], new double[st.modes().size()][total],
+                new double[st.modes().size()][total], new StepCheck.Result[1],
                 new ArrayList<>(), new String[1], new LinkedHashMap<>());
     }
 
@@ -351,7 +360,7 @@ public final class LayerDemo {
                 st.trace() ? stepTrace(st, o.device()[0], "no_comm", List.of(o.tracesNoComm())) : null,
                 st.trace() ? stepTrace(st, o.device()[0], "no_overlap", List.of(o.tracesNoOverlap())) : null,
                 o.lossCompare(), o.initSeconds()[0], o.initSeconds()[1],
-                java.util.Arrays.stream(o.untuned()).max().orElse(0), o.hostMs(),
+                java.util.Arrays.stream(o.untuned()).max().orElse(0), o.hostMs(), o.spreadMs(),
                 java.util.Optional.ofNullable(o.stepCheck()[0]), List.copyOf(o.clocks()), o.clocksUnavailable()[0],
                 o.autoChoices());
     }
@@ -408,8 +417,8 @@ public final class LayerDemo {
                            double[][] ms, String[] device, ReplicaCheck[] weights, RankTrace[] traces,
                            RankTrace[] tracesNoComm, RankTrace[] tracesNoOverlap, double[] lossCompare,
                            double[] initSeconds, int[] untuned,
-                           double[][] hostMs, StepCheck.Result[] stepCheck, List<ModeClocks> clocks,
-                           String[] clocksUnavailable, Map<String, String> autoChoices) {
+                           double[][] hostMs, double[][] spreadMs, StepCheck.Result[] stepCheck,
+                           List<ModeClocks> clocks, String[] clocksUnavailable, Map<String, String> autoChoices) {
     }
 
     /** One mode's stack and its trainer; closed (collectively) trainer first, then the stack and its context. */
@@ -582,12 +591,15 @@ public final class LayerDemo {
                     }
                     byte[][] all = world.allGather(b.array());
                     double[] maxMs = new double[modes];
+                    double[] minMs = new double[modes];
+                    java.util.Arrays.fill(minMs, Double.POSITIVE_INFINITY);
                     double[] maxHostMs = new double[modes];
                     double[][] replicaSum = new double[modes][replicas];
                     for (int r = 0; r < all.length; r++) {
                         ByteBuffer rb = ByteBuffer.wrap(all[r]);
                         for (int m = 0; m < modes; m++) {
                             maxMs[m] = Math.max(maxMs[m], rb.getDouble(m * Double.BYTES));
+                            minMs[m] = Math.min(minMs[m], rb.getDouble(m * Double.BYTES));
                             maxHostMs[m] = Math.max(maxHostMs[m], rb.getDouble((2 * modes + m) * Double.BYTES));
                             replicaSum[m][r / tp] += rb.getDouble((modes + m) * Double.BYTES);
                         }
@@ -595,6 +607,7 @@ public final class LayerDemo {
                     if (rank == 0) {
                         for (int m = 0; m < modes; m++) {
                             o.hostMs()[m][it] = maxHostMs[m];
+                            o.spreadMs()[m][it] = maxMs[m] - minMs[m];
                         }
                         report(st, it, maxMs, replicaSum, o, log);
                         onIteration.accept(it);

@@ -446,6 +446,10 @@ final class DemoCommand implements Callable<Integer> {
         w.printf(java.util.Locale.ROOT, "host enqueue per step (median, max over ranks): %s%n",
                 java.util.stream.IntStream.range(0, host.length).mapToObj(i -> String.format(java.util.Locale.ROOT,
                         "%s %.3f ms", modes.get(i), host[i])).collect(java.util.stream.Collectors.joining(", ")));
+        w.printf(java.util.Locale.ROOT, "step time's spread over the ranks (median of max - min; a rank that starts early"
+                + " waits for its peers): %s%n", java.util.stream.IntStream.range(0, modes.size())
+                .mapToObj(i -> String.format(java.util.Locale.ROOT, "%s %.3f ms", modes.get(i), r.rankSpreadMedian(i)))
+                .collect(java.util.stream.Collectors.joining(", ")));
         if (peak.isPresent()) {
             w.printf(java.util.Locale.ROOT, "MFU of the overlap step %.1f%% (%.3g model FLOPs per GPU, peak %.1f dense"
                     + " bf16 TFLOP/s)%n", 100 * StepFlops.mfu(flops, med[0], peak.getAsDouble()), flops,
@@ -534,6 +538,7 @@ final class DemoCommand implements Callable<Integer> {
                     rec.put("step_check", sc);
                 }
                 rec.put("host_enqueue_ms", host[i]);
+                rec.put("rank_spread_ms", r.rankSpreadMedian(i));
                 rec.put("cuda_graph", cudaGraph);
                 if (i < r.clocks().size()) {
                     LayerDemo.ModeClocks c = r.clocks().get(i);
