@@ -446,8 +446,8 @@ final class DemoCommand implements Callable<Integer> {
         w.printf(java.util.Locale.ROOT, "host enqueue per step (median, max over ranks): %s%n",
                 java.util.stream.IntStream.range(0, host.length).mapToObj(i -> String.format(java.util.Locale.ROOT,
                         "%s %.3f ms", modes.get(i), host[i])).collect(java.util.stream.Collectors.joining(", ")));
-        w.printf(java.util.Locale.ROOT, "step time's spread over the ranks (median of max - min; a rank that starts early"
-                + " waits for its peers): %s%n", java.util.stream.IntStream.range(0, modes.size())
+        w.printf(java.util.Locale.ROOT, "step time's spread over the ranks (median of max - min; a rank that starts"
+                + " early waits for its peers): %s%n", java.util.stream.IntStream.range(0, modes.size())
                 .mapToObj(i -> String.format(java.util.Locale.ROOT, "%s %.3f ms", modes.get(i), r.rankSpreadMedian(i)))
                 .collect(java.util.stream.Collectors.joining(", ")));
         if (peak.isPresent()) {
