@@ -95,7 +95,8 @@ public record TraceComparison(double overlapUs, double computeUs, double overlap
             }
         }
         List<Map.Entry<String, double[]>> rows = new ArrayList<>(byName.entrySet());
-        rows.sort(Comparator.comparingDouble((Map.Entry<String, double[]> e) -> max(e.getValue())).reversed());
+        rows.sort(Comparator.comparingDouble((Map.Entry<String, double[]> e) ->
+                java.util.Arrays.stream(e.getValue()).max().orElseThrow()).reversed());
         List<String> lines = new ArrayList<>();
         StringBuilder head = new StringBuilder(String.format(Locale.ROOT, "  %-32s", mode + " us over alone"));
         ranks.forEach(r -> head.append(String.format(Locale.ROOT, " %8s", "rank " + r.rank())));
@@ -106,14 +107,6 @@ public record TraceComparison(double overlapUs, double computeUs, double overlap
             lines.add(row(e.getKey(), e.getValue()));
         }
         return lines;
-    }
-
-    private static double max(double[] v) {
-        double m = Double.NEGATIVE_INFINITY;
-        for (double x : v) {
-            m = Math.max(m, x);
-        }
-        return m;
     }
 
     private static String row(String name, double[] v) {

@@ -85,15 +85,7 @@ public record PlannerSettings(boolean tune, Optional<Path> cacheFile, int iters,
             String home = System.getProperty("user.home");
             cache = Optional.of(Path.of(home, ".cache", "ubuf", "plans.properties"));
         }
-        int iters = DEFAULT_ITERS;
-        String i = env.get("UB_TUNE_ITERS");
-        if (i != null && !i.isBlank()) {
-            try {
-                iters = Integer.parseInt(i.trim());
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("UB_TUNE_ITERS must be a positive integer, got '" + i + "'");
-            }
-        }
+        int iters = integer(env, "UB_TUNE_ITERS", DEFAULT_ITERS, "a positive integer");
         double budget = DEFAULT_BUDGET_MS;
         String b = env.get("UB_TUNE_MS");
         if (b != null && !b.isBlank()) {
@@ -103,17 +95,21 @@ public record PlannerSettings(boolean tune, Optional<Path> cacheFile, int iters,
                 throw new IllegalArgumentException("UB_TUNE_MS must be a number of milliseconds >= 0, got '" + b + "'");
             }
         }
-        int calls = 1;
-        String k = env.get("UB_TUNE_CALLS");
-        if (k != null && !k.isBlank()) {
-            try {
-                calls = Integer.parseInt(k.trim());
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("UB_TUNE_CALLS must be an integer from 1 to "
-                        + InterleavedTimer.MAX_CALLS_PER_SAMPLE + ", got '" + k + "'");
-            }
-        }
+        int calls = integer(env, "UB_TUNE_CALLS", 1, "an integer from 1 to " + InterleavedTimer.MAX_CALLS_PER_SAMPLE);
         return new PlannerSettings(tune, cache, iters, budget, UbufEnvironment.flag(env, "UB_DEBUG", false),
                 UbufEnvironment.flag(env, "UB_STEP_CHECK", false), calls);
+    }
+
+    /** {@code name}'s integer, {@code unset} when unset or blank; not an integer: it must be {@code expected}. */
+    private static int integer(Map<String, String> env, String name, int unset, String expected) {
+        String v = env.get(name);
+        if (v == null || v.isBlank()) {
+            return unset;
+        }
+        try {
+            return Integer.parseInt(v.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(name + " must be " + expected + ", got '" + v + "'");
+        }
     }
 }
