@@ -258,6 +258,34 @@ class LayerKernelsGpuTest {
     }
 
     /**
+     * The forward on aligned rows (the warp-a-row kernel where the row fits four warps of the block kernel, else the
+     * block word kernel) and on the same rows one element apart (the block kernel's scalar path): the same sums in the
+     * same order, so bit-identical y, mean and rstd.
+     */
+    @ParameterizedTest(name = "{0} {1}x{2}")
+    @CsvSource({"BF16, 2048, 4096", "FP16, 333, 1000", "FP32, 77, 2048", "BF16, 64, 3072", "BF16, 40, 8192"})
+    void forwardKernelsAgreeBitForBit(DType t, int rows, int cols) {
+        double[] x = random((long) rows * cols, t, 3);
+        TensorView gv = upload(random(cols, t, 1), alloc(1, cols, t));
+        TensorView bv = upload(random(cols, t, 1), alloc(1, cols, t));
+        double[][] outs = new double[2][];
+        for (int ld : new int[]{cols, cols + 1}) {
+            TensorView y = alloc(rows, cols, ld, t);
+            TensorView mean = alloc(1, rows, DType.FP32);
+            TensorView rstd = alloc(1, rows, DType.FP32);
+            kernels.layerNormForward(upload(x, alloc(rows, cols, ld, t)), gv, bv, 1e-5f, false, y, mean, rstd, stream);
+            double[] yh = download(y);
+            double[] all = new double[yh.length + 2 * rows];
+            System.arraycopy(yh, 0, all, 0, yh.length);
+            System.arraycopy(download(mean), 0, all, yh.length, rows);
+            System.arraycopy(download(rstd), 0, all, yh.length + rows, rows);
+            outs[ld == cols ? 0 : 1] = all;
+        }
+        assertTrue(java.util.Arrays.stream(outs[0]).allMatch(Double::isFinite), "every y, mean and rstd written");
+        assertArrayEquals(outs[1], outs[0], "aligned rows against the same rows one element apart");
+    }
+
+    /**
      * The staged backward (rows 16-byte aligned) and the register-only one (the same rows one element apart, so not
      * aligned) add the same terms in the same order: bit-identical dx, dgamma and dbeta.
      */
