@@ -1,11 +1,17 @@
-// Standalone probe (not part of the build), twenty-ninth session:
-//  1. The bf16 LayerNorm forward a warp a row (ubuf_layernorm_fwd_warp_bf16: a lane stands in for the word kernel's
-//     threads l, l + 32, ... of its block, so the word kernel's bits, and no barrier) against the word kernel on its
-//     block at the layer's per-rank shapes and around them, in blocks of 1, 2 and 4 warps.
-//  2. The LayerNorm backward's partial rows cut by thread block clusters: the staged walk as the product runs it, but
-//     at the end of its (one) part each block leaves its dgamma / dbeta sums in its shared memory and the C blocks of
-//     its cluster add them in rank order through distributed shared memory, one partial row a cluster, so the column
-//     sums that finish the op read C times fewer rows (deterministic, another order than the product's; dx the same).
+// Standalone probe (not part of the build), twenty-ninth session (outputs: bench/results/2026-11-28-session29/call1-*,
+// call2-*, one H200):
+//  1. The bf16 LayerNorm forward a warp a row (ubuf_layernorm_fwd_warp_bf16 below: a lane stands in for the word
+//     kernel's threads l, l + 32, ... of its block, so the word kernel's bits, and no barrier) against the word kernel
+//     on its block, in blocks of 1, 2 and 4 warps. Slower or no faster everywhere (2048 x 4096 10.55 against 10.46
+//     us; 1024 rows 1.5x, 4096 rows 1.34x): a warp computes a row's 4096 elements alone where the word kernel spreads
+//     them over 4 warps, and the rows in flight did not make up for it. Taken into the product and reverted.
+//  2. The LayerNorm backward's partial rows cut by thread block clusters: at the end of its (one) part each block
+//     leaves its dgamma / dbeta sums in its shared memory and the C blocks of its cluster add them in rank order
+//     through distributed shared memory, one partial row a cluster. The column sums took 3.9 against 5.6 us, but the
+//     staged kernel in clusters ran 1.07x (C = 2) to 1.8x (C = 4, 8) slower: no net gain.
+//  3. The staged kernel's partial rows stored 512 contiguous bytes a store instruction (staged_store<2>, warp
+//     shuffles) instead of a thread's two float4 words 32 bytes apart (half of every sector each store touched): the
+//     op 2.5-7% faster, the same values at the same places. In the product since (store_warp_groups).
 // Build and run:
 //   nvcc -arch=sm_90 -O3 -std=c++17 -I../src/main/cuda layernorm_warp_probe.cu -o ln_warp && ./ln_warp
 #include <cooperative_groups.h>
@@ -16,6 +22,153 @@
 #include "../src/main/cuda/ubuf_layernorm.cu"
 #include "../src/main/cuda/ubuf_colsum.cu"
 #include "probe_common.cuh"
+
+namespace ubuf {
+
+// layernorm_fwd_words a warp a row, for rows of at most LN_FWD_GROUPS * 32 * LN_FWD_WARP_VW groups (4096 bf16 or
+// fp16 columns, 2048 fp32): no barrier and one row a warp, so every row of a layer's shard is in flight at once where
+// the words kernel's blocks (9 an SM) took 2048 rows of 4096 columns in two waves of load, two block sums, store.
+// The words kernel's sums in its order, so its bits: its block for the row has V = 32 * VW threads, thread t holding
+// groups t + k * V; lane l here holds the groups of its threads l + 32 * w (w < VW), adds each one's terms in that
+// thread's order, runs each of their warps' butterflies, and adds the VW warp totals in warp order. Same conditions
+// as the words kernel (whole aligned words). Every warp of a block runs the same iterations (rows past the end
+// masked), so the butterflies are uniform.
+constexpr int LN_FWD_WARP_VW = 4;
+
+template <class T, int VW>
+__device__ __forceinline__ void layernorm_fwd_warp_rows(i64 rows, int groups, const T* x, i64 ldX, const T* gamma,
+                                                        const T* beta, float eps, float one, T* y, i64 ldY,
+                                                        float* mean, float* rstd) {
+    using R = RawGroup<T>;
+    constexpr int N = R::N;
+    constexpr int K = LN_FWD_GROUPS;
+    constexpr int V = 32 * VW;
+    const int lane = (int)(threadIdx.x & 31);
+    const i64 warps = blockDim.x >> 5;
+    const float n = (float)((i64)groups * N);
+    const uint4* gammaW = reinterpret_cast<const uint4*>(gamma);
+    const uint4* betaW = reinterpret_cast<const uint4*>(beta);
+    for (i64 base = (i64)blockIdx.x * warps; base < rows; base += (i64)gridDim.x * warps) {
+        const i64 row = base + (threadIdx.x >> 5);
+        const bool active = row < rows;
+        const uint4* xr = reinterpret_cast<const uint4*>(x + (active ? row : 0) * ldX);
+        uint4 raw[VW][K];
+#pragma unroll
+        for (int w = 0; w < VW; ++w) {
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                const int g = lane + 32 * w + k * V;
+                raw[w][k] = active && g < groups ? xr[g] : make_uint4(0u, 0u, 0u, 0u);
+            }
+        }
+        float s[VW];
+#pragma unroll
+        for (int w = 0; w < VW; ++w) {
+            s[w] = 0.f;
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                if (lane + 32 * w + k * V < groups) {
+                    float v[N];
+                    R::unpack(raw[w][k], v);
+#pragma unroll
+                    for (int i = 0; i < N; ++i) s[w] += v[i];
+                }
+            }
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+#pragma unroll
+            for (int w = 0; w < VW; ++w) s[w] += __shfl_xor_sync(0xffffffffu, s[w], o);
+        }
+        float total = 0.f;
+#pragma unroll
+        for (int w = 0; w < VW; ++w) total += s[w];
+        const float mu = total / n;
+        float q[VW];
+#pragma unroll
+        for (int w = 0; w < VW; ++w) {
+            q[w] = 0.f;
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                if (lane + 32 * w + k * V < groups) {
+                    float v[N];
+                    R::unpack(raw[w][k], v);
+#pragma unroll
+                    for (int i = 0; i < N; ++i) {
+                        const float d = v[i] - mu;
+                        q[w] += d * d;
+                    }
+                }
+            }
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+#pragma unroll
+            for (int w = 0; w < VW; ++w) q[w] += __shfl_xor_sync(0xffffffffu, q[w], o);
+        }
+        float qTotal = 0.f;
+#pragma unroll
+        for (int w = 0; w < VW; ++w) qTotal += q[w];
+        const float rs = 1.f / sqrtf(qTotal / n + eps);
+        if (!active) continue;
+        T* yr = y + row * ldY;
+#pragma unroll
+        for (int w = 0; w < VW; ++w) {
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                const int g = lane + 32 * w + k * V;
+                if (g < groups) {
+                    const uint4 gammaWord = gammaW[g];
+                    const uint4 betaWord = betaW[g];
+                    float v[N], gm[N], b[N];
+                    R::unpack(raw[w][k], v);
+                    R::unpack(gammaWord, gm);
+                    R::unpack(betaWord, b);
+#pragma unroll
+                    for (int i = 0; i < N; ++i) v[i] = (v[i] - mu) * rs * (gm[i] + one) + b[i];
+                    store_vec<T, N>(yr + (i64)g * N, v);
+                }
+            }
+        }
+        if (lane == 0) {
+            if (mean != nullptr) mean[row] = mu;
+            if (rstd != nullptr) rstd[row] = rs;
+        }
+    }
+}
+
+// The virtual block's warps from the row's groups, as LayerKernels sizes the words kernel's block; nothing for rows
+// longer than LN_FWD_WARP_VW of them hold or a block that is not whole warps.
+template <class T>
+__device__ __forceinline__ void layernorm_fwd_warp(i64 rows, i64 cols, const T* x, i64 ldX, const T* gamma,
+                                                   const T* beta, float eps, int zeroCentered, T* y, i64 ldY,
+                                                   float* mean, float* rstd) {
+    constexpr int N = RawGroup<T>::N;
+    if (rows <= 0 || cols <= 0 || (blockDim.x & 31) != 0 || cols % N != 0) return;
+    const i64 groups = cols / N;
+    const i64 vw = ((groups + LN_FWD_GROUPS - 1) / LN_FWD_GROUPS + 31) / 32;
+    const float one = zeroCentered ? 1.f : 0.f;
+    const int gr = (int)groups;
+    switch (vw) {
+        case 1: layernorm_fwd_warp_rows<T, 1>(rows, gr, x, ldX, gamma, beta, eps, one, y, ldY, mean, rstd); break;
+        case 2: layernorm_fwd_warp_rows<T, 2>(rows, gr, x, ldX, gamma, beta, eps, one, y, ldY, mean, rstd); break;
+        case 3: layernorm_fwd_warp_rows<T, 3>(rows, gr, x, ldX, gamma, beta, eps, one, y, ldY, mean, rstd); break;
+        case 4: layernorm_fwd_warp_rows<T, 4>(rows, gr, x, ldX, gamma, beta, eps, one, y, ldY, mean, rstd); break;
+        default: break;
+    }
+}
+
+}  // namespace ubuf
+
+// In blocks of 4 warps at most 102 registers (5 blocks an SM, 20 rows in flight): uncapped it took 126, capped lower
+// it spilled (nvcc 13.0, sm_90).
+extern "C" __global__ void __launch_bounds__(128, 5)
+    ubuf_layernorm_fwd_warp_bf16(long long rows, long long cols, const __nv_bfloat16* x, long long ldX,
+                                 const __nv_bfloat16* gamma, const __nv_bfloat16* beta, float eps,
+                                 int zeroCenteredGamma, __nv_bfloat16* y, long long ldY, float* mean, float* rstd) {
+    ubuf::layernorm_fwd_warp<__nv_bfloat16>(rows, cols, x, ldX, gamma, beta, eps, zeroCenteredGamma, y, ldY, mean,
+                                            rstd);
+}
 
 namespace cg = cooperative_groups;
 using bf = __nv_bfloat16;
@@ -141,6 +294,143 @@ __global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(UBUF_MAX_THREADS)
         else dbetaPart[row * ldPart + e - cols] = acc;
     }
     cl.sync();  // no block leaves while a peer may still read its shared memory
+}
+
+// The product's staged walk (ubuf::layernorm_bwd_staged<bf, false>) with its per-part partial rows stored three
+// ways: MODE 0 as the product (a thread's 8 floats of a group as two float4 stores 32 bytes apart, so each store
+// instruction covers half of each 32-byte sector it touches: Nsight Compute counted 12% of the kernel's sectors as
+// excessive at 2048 x 4096, twenty-third session), MODE 2 the same layout with the warp's words exchanged by shuffles
+// so each store instruction writes 512 contiguous bytes (the same values at the same places: the product's column
+// sums unchanged), MODE 1 float4 q of group g at (q * groups + g) (coalesced without shuffles; another layout, so
+// the column sums read it wrongly: timing only). Rows a multiple of 32 groups.
+template <int MODE>
+__global__ void __launch_bounds__(UBUF_MAX_THREADS)
+    staged_store(i64 rows, i64 cols, const bf* dy, const bf* x, const float* mean, const float* rstd,
+                 const bf* gamma, bf* dx, i64 rowsPerPart, float* dgammaPart, float* dbetaPart, i64 ldPart) {
+    using G = ubuf::ColGroups<bf>;
+    using Grp = ubuf::LnBwdGroup<bf, false>;
+    constexpr int N = G::N;
+    constexpr int K = ubuf::LN_BWD_GROUPS;
+    constexpr int S = ubuf::LN_BWD_STAGES;
+    const int groups = (int)(cols / N);
+    extern __shared__ uint4 stage[];
+    __shared__ float scratchA[2][ubuf::MAX_WARPS];
+    __shared__ float scratchB[2][ubuf::MAX_WARPS];
+    int parity = 0;
+    ubuf::PartRows copying, computing;
+    copying.start(rows, rowsPerPart);
+    computing.start(rows, rowsPerPart);
+    if (!computing.ok) return;
+    const float n = (float)cols;
+    const int lane = (int)(threadIdx.x & 31);
+    int copySlot = 0, slot = 0;
+    auto issue = [&]() {
+        if (copying.ok) {
+            uint4* s = stage + copySlot * 2 * groups;
+            const uint4* dyr = reinterpret_cast<const uint4*>(dy + copying.row * cols);
+            const uint4* xr = reinterpret_cast<const uint4*>(x + copying.row * cols);
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                const int g = (int)threadIdx.x + k * (int)blockDim.x;
+                if (g < groups) {
+                    ubuf::cp_async16(s + g, dyr + g);
+                    ubuf::cp_async16(s + groups + g, xr + g);
+                }
+            }
+            copying.next(rows, rowsPerPart);
+        }
+        ubuf::cp_async_commit();
+        copySlot = copySlot + 1 == S ? 0 : copySlot + 1;
+    };
+    uint4 gammaRaw[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        const int g = (int)threadIdx.x + k * (int)blockDim.x;
+        if (g < groups) gammaRaw[k] = reinterpret_cast<const uint4*>(gamma)[g];
+    }
+#pragma unroll
+    for (int i = 0; i < S - 1; ++i) issue();
+    float dg[K][N], db[K][N];
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+#pragma unroll
+        for (int i = 0; i < N; ++i) dg[k][i] = db[k][i] = 0.f;
+    }
+    // A warp's 32 groups of one array, 64 float4 words, as two stores of 512 contiguous bytes.
+    auto storeWarp = [&](const float (&a)[N], float* warpBase) {
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+            const int src = half * 16 + (lane >> 1);
+            float v[4];
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const float lo = __shfl_sync(0xffffffffu, a[i], src);
+                const float hi = __shfl_sync(0xffffffffu, a[4 + i], src);
+                v[i] = (lane & 1) ? hi : lo;
+            }
+            reinterpret_cast<float4*>(warpBase)[half * 32 + lane] = make_float4(v[0], v[1], v[2], v[3]);
+        }
+    };
+    while (computing.ok) {
+        issue();
+        const i64 r = computing.row;
+        const float rs = rstd[r];
+        const float nmr = -mean[r] * rs;
+        ubuf::cp_async_wait<S - 1>();
+        const uint4* s = stage + slot * 2 * groups;
+        uint4 dyRaw[K], xRaw[K];
+        float s1 = 0.f, s2 = 0.f;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const int g = (int)threadIdx.x + k * (int)blockDim.x;
+            if (g < groups) {
+                dyRaw[k] = s[g];
+                xRaw[k] = s[groups + g];
+                Grp::accumulate(dyRaw[k], xRaw[k], gammaRaw[k], N, rs, nmr, s1, s2, dg[k], db[k]);
+            }
+        }
+        ubuf::block_sum2_alternating(s1, s2, scratchA, scratchB, parity);
+        const float c1 = -rs * (s1 / n);
+        const float c2 = -rs * (s2 / n);
+        bf* dxr = dx + r * cols;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const int g = (int)threadIdx.x + k * (int)blockDim.x;
+            if (g < groups) {
+                float d[N];
+                Grp::dx(dyRaw[k], xRaw[k], gammaRaw[k], rs, nmr, c1, c2, d);
+                ubuf::store_vec<bf, N>(dxr + g * N, d);
+            }
+        }
+        if (r + 1 == computing.end) {
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                const int g = (int)threadIdx.x + k * (int)blockDim.x;
+                float* gRow = dgammaPart + computing.part * ldPart;
+                float* bRow = dbetaPart + computing.part * ldPart;
+                if (MODE == 2) {
+                    if (g - lane < groups) {
+                        storeWarp(dg[k], gRow + (i64)(g - lane) * N);
+                        storeWarp(db[k], bRow + (i64)(g - lane) * N);
+                    }
+                } else if (g < groups) {
+#pragma unroll
+                    for (int q = 0; q < N / 4; ++q) {
+                        const i64 at = MODE == 1 ? ((i64)q * groups + g) * 4 : (i64)g * N + 4 * q;
+                        *reinterpret_cast<float4*>(gRow + at) =
+                            make_float4(dg[k][4 * q], dg[k][4 * q + 1], dg[k][4 * q + 2], dg[k][4 * q + 3]);
+                        *reinterpret_cast<float4*>(bRow + at) =
+                            make_float4(db[k][4 * q], db[k][4 * q + 1], db[k][4 * q + 2], db[k][4 * q + 3]);
+                    }
+                }
+#pragma unroll
+                for (int i = 0; i < N; ++i) dg[k][i] = db[k][i] = 0.f;
+            }
+        }
+        computing.next(rows, rowsPerPart);
+        slot = slot + 1 == S ? 0 : slot + 1;
+    }
+    ubuf::cp_async_wait<0>();
 }
 
 int main() {
@@ -288,9 +578,25 @@ int main() {
             snprintf(name, sizeof name, "bwd   clusters of %d, the col sums alone", c);
             time(name, [&] { colSums2(cparts); });
         };
+        auto stores = [&](auto kernel, const char* what) {
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+            snprintf(name, sizeof name, "bwd   staged kernel alone, partial rows %s", what);
+            time(name, [&] {
+                kernel<<<grid, block, smem>>>(rows, cols, dy, x, mean, rstd, gamma, dx, rpp, dgp, dbp, cols);
+            });
+            snprintf(name, sizeof name, "bwd OP: partial rows %s", what);
+            time(name, [&] {
+                kernel<<<grid, block, smem>>>(rows, cols, dy, x, mean, rstd, gamma, dx, rpp, dgp, dbp, cols);
+                colSums2(parts);
+            });
+            dgammaDiff();
+        };
+        stores(staged_store<0>, "as the product");
+        stores(staged_store<2>, "by shuffles, 512 B a store");
+        stores(staged_store<1>, "q-major (sums wrong)");
+        time("bwd product staged kernel again", [&] { staged(dx); });
+        stores(staged_store<2>, "by shuffles, 512 B a store, again");
         cluster(staged_cluster<2>, 2);
-        cluster(staged_cluster<4>, 4);
-        cluster(staged_cluster<8>, 8);
         snprintf(name, sizeof name, "bwd OP: product again");
         time(name, [&] { staged(dx); colSums2(parts); });
         cudaFree(x); cudaFree(dy); cudaFree(dx); cudaFree(ref); cudaFree(y); cudaFree(gamma); cudaFree(beta);

@@ -240,139 +240,6 @@ __device__ __forceinline__ void layernorm_fwd_words(i64 rows, i64 cols, const T*
     }
 }
 
-// layernorm_fwd_words a warp a row, for rows of at most LN_FWD_GROUPS * 32 * LN_FWD_WARP_VW groups (4096 bf16 or
-// fp16 columns, 2048 fp32): no barrier and one row a warp, so every row of a layer's shard is in flight at once where
-// the words kernel's blocks (9 an SM) took 2048 rows of 4096 columns in two waves of load, two block sums, store.
-// The words kernel's sums in its order, so its bits: its block for the row has V = 32 * VW threads, thread t holding
-// groups t + k * V; lane l here holds the groups of its threads l + 32 * w (w < VW), adds each one's terms in that
-// thread's order, runs each of their warps' butterflies, and adds the VW warp totals in warp order. Same conditions
-// as the words kernel (whole aligned words). Every warp of a block runs the same iterations (rows past the end
-// masked), so the butterflies are uniform.
-constexpr int LN_FWD_WARP_VW = 4;
-
-template <class T, int VW>
-__device__ __forceinline__ void layernorm_fwd_warp_rows(i64 rows, int groups, const T* x, i64 ldX, const T* gamma,
-                                                        const T* beta, float eps, float one, T* y, i64 ldY,
-                                                        float* mean, float* rstd) {
-    using R = RawGroup<T>;
-    constexpr int N = R::N;
-    constexpr int K = LN_FWD_GROUPS;
-    constexpr int V = 32 * VW;
-    const int lane = (int)(threadIdx.x & 31);
-    const i64 warps = blockDim.x >> 5;
-    const float n = (float)((i64)groups * N);
-    const uint4* gammaW = reinterpret_cast<const uint4*>(gamma);
-    const uint4* betaW = reinterpret_cast<const uint4*>(beta);
-    for (i64 base = (i64)blockIdx.x * warps; base < rows; base += (i64)gridDim.x * warps) {
-        const i64 row = base + (threadIdx.x >> 5);
-        const bool active = row < rows;
-        const uint4* xr = reinterpret_cast<const uint4*>(x + (active ? row : 0) * ldX);
-        uint4 raw[VW][K];
-#pragma unroll
-        for (int w = 0; w < VW; ++w) {
-#pragma unroll
-            for (int k = 0; k < K; ++k) {
-                const int g = lane + 32 * w + k * V;
-                raw[w][k] = active && g < groups ? xr[g] : make_uint4(0u, 0u, 0u, 0u);
-            }
-        }
-        float s[VW];
-#pragma unroll
-        for (int w = 0; w < VW; ++w) {
-            s[w] = 0.f;
-#pragma unroll
-            for (int k = 0; k < K; ++k) {
-                if (lane + 32 * w + k * V < groups) {
-                    float v[N];
-                    R::unpack(raw[w][k], v);
-#pragma unroll
-                    for (int i = 0; i < N; ++i) s[w] += v[i];
-                }
-            }
-        }
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) {
-#pragma unroll
-            for (int w = 0; w < VW; ++w) s[w] += __shfl_xor_sync(0xffffffffu, s[w], o);
-        }
-        float total = 0.f;
-#pragma unroll
-        for (int w = 0; w < VW; ++w) total += s[w];
-        const float mu = total / n;
-        float q[VW];
-#pragma unroll
-        for (int w = 0; w < VW; ++w) {
-            q[w] = 0.f;
-#pragma unroll
-            for (int k = 0; k < K; ++k) {
-                if (lane + 32 * w + k * V < groups) {
-                    float v[N];
-                    R::unpack(raw[w][k], v);
-#pragma unroll
-                    for (int i = 0; i < N; ++i) {
-                        const float d = v[i] - mu;
-                        q[w] += d * d;
-                    }
-                }
-            }
-        }
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) {
-#pragma unroll
-            for (int w = 0; w < VW; ++w) q[w] += __shfl_xor_sync(0xffffffffu, q[w], o);
-        }
-        float qTotal = 0.f;
-#pragma unroll
-        for (int w = 0; w < VW; ++w) qTotal += q[w];
-        const float rs = 1.f / sqrtf(qTotal / n + eps);
-        if (!active) continue;
-        T* yr = y + row * ldY;
-#pragma unroll
-        for (int w = 0; w < VW; ++w) {
-#pragma unroll
-            for (int k = 0; k < K; ++k) {
-                const int g = lane + 32 * w + k * V;
-                if (g < groups) {
-                    const uint4 gammaWord = gammaW[g];
-                    const uint4 betaWord = betaW[g];
-                    float v[N], gm[N], b[N];
-                    R::unpack(raw[w][k], v);
-                    R::unpack(gammaWord, gm);
-                    R::unpack(betaWord, b);
-#pragma unroll
-                    for (int i = 0; i < N; ++i) v[i] = (v[i] - mu) * rs * (gm[i] + one) + b[i];
-                    store_vec<T, N>(yr + (i64)g * N, v);
-                }
-            }
-        }
-        if (lane == 0) {
-            if (mean != nullptr) mean[row] = mu;
-            if (rstd != nullptr) rstd[row] = rs;
-        }
-    }
-}
-
-// The virtual block's warps from the row's groups, as LayerKernels sizes the words kernel's block; nothing for rows
-// longer than LN_FWD_WARP_VW of them hold or a block that is not whole warps.
-template <class T>
-__device__ __forceinline__ void layernorm_fwd_warp(i64 rows, i64 cols, const T* x, i64 ldX, const T* gamma,
-                                                   const T* beta, float eps, int zeroCentered, T* y, i64 ldY,
-                                                   float* mean, float* rstd) {
-    constexpr int N = RawGroup<T>::N;
-    if (rows <= 0 || cols <= 0 || (blockDim.x & 31) != 0 || cols % N != 0) return;
-    const i64 groups = cols / N;
-    const i64 vw = ((groups + LN_FWD_GROUPS - 1) / LN_FWD_GROUPS + 31) / 32;
-    const float one = zeroCentered ? 1.f : 0.f;
-    const int gr = (int)groups;
-    switch (vw) {
-        case 1: layernorm_fwd_warp_rows<T, 1>(rows, gr, x, ldX, gamma, beta, eps, one, y, ldY, mean, rstd); break;
-        case 2: layernorm_fwd_warp_rows<T, 2>(rows, gr, x, ldX, gamma, beta, eps, one, y, ldY, mean, rstd); break;
-        case 3: layernorm_fwd_warp_rows<T, 3>(rows, gr, x, ldX, gamma, beta, eps, one, y, ldY, mean, rstd); break;
-        case 4: layernorm_fwd_warp_rows<T, 4>(rows, gr, x, ldX, gamma, beta, eps, one, y, ldY, mean, rstd); break;
-        default: break;
-    }
-}
-
 // One column group of a row in the fused backwards: the row sums' terms and the per-column parameter sums over its
 // first `valid` columns, then its dx. Both fused kernels use it, so they add the same terms in the same order.
 // x-hat is one FMA (x * rstd + nmr, nmr = -mean * rstd) and dx two; ZC (zero-centred gamma, g = gamma + 1) is a
@@ -684,6 +551,42 @@ struct PartRows {
     }
 };
 
+// A warp's fp32 sums of 32 consecutive column groups of N (N = 8: 64 float4 words of the row `row`, from group g0)
+// stored as N / 4 instructions of 512 contiguous bytes: lane l stores word w = j * 32 + l, taking it from the lane
+// that holds it by shuffles. A thread's own two words 32 bytes apart left each store instruction half of every
+// 32-byte sector it touched; the partial rows written so, and read back by the column sums, cost the op 2.5-7% at
+// the layer's shapes (kernels/probes/layernorm_warp_probe.cu, H200). Groups from `groups` on are not stored. Every
+// lane of the warp calls it.
+template <int N>
+__device__ __forceinline__ void store_warp_groups(const float (&a)[N], float* row, i64 g0, int groups) {
+    static_assert(N % 4 == 0, "whole float4 words");
+    constexpr int W = N / 4;  // words a group
+    const int lane = (int)(threadIdx.x & 31);
+    if (W == 1) {  // a group is one word: the lanes' own words are already consecutive
+        if (g0 + lane < groups) reinterpret_cast<float4*>(row)[g0 + lane] = make_float4(a[0], a[1], a[2], a[3]);
+        return;
+    }
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+        const int w = j * 32 + lane;  // the word this lane stores: group w / W of the warp's, its word w % W
+        const int src = w / W;
+        float v[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            float pick = 0.f;
+#pragma unroll
+            for (int q = 0; q < W; ++q) {
+                const float got = __shfl_sync(0xffffffffu, a[4 * q + i], src);
+                if (w % W == q) pick = got;
+            }
+            v[i] = pick;
+        }
+        if (g0 + src < groups) {
+            reinterpret_cast<float4*>(row + (g0 + src) * N)[w % W] = make_float4(v[0], v[1], v[2], v[3]);
+        }
+    }
+}
+
 template <class T, bool ZC>
 __device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T* dy, i64 ldDy, const T* x, i64 ldX,
                                                      const float* mean, const float* rstd, const T* gamma, T* dx,
@@ -773,16 +676,10 @@ __device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T
         if (r + 1 == computing.end) {
 #pragma unroll
             for (int k = 0; k < K; ++k) {
-                const int g = (int)threadIdx.x + k * (int)blockDim.x;
-                if (g < groups) {
-                    float4* gp = reinterpret_cast<float4*>(dgammaPart + computing.part * ldPart + g * N);
-                    float4* bp = reinterpret_cast<float4*>(dbetaPart + computing.part * ldPart + g * N);
-#pragma unroll
-                    for (int q = 0; q < N / 4; ++q) {
-                        gp[q] = make_float4(dg[k][4 * q], dg[k][4 * q + 1], dg[k][4 * q + 2], dg[k][4 * q + 3]);
-                        bp[q] = make_float4(db[k][4 * q], db[k][4 * q + 1], db[k][4 * q + 2], db[k][4 * q + 3]);
-                    }
-                }
+                // The warp's groups g0 .. g0 + 31 of this k (threads past the row hold zeros and store nothing).
+                const i64 g0 = (i64)(threadIdx.x & ~31u) + (i64)k * blockDim.x;
+                store_warp_groups<N>(dg[k], dgammaPart + computing.part * ldPart, g0, groups);
+                store_warp_groups<N>(db[k], dbetaPart + computing.part * ldPart, g0, groups);
 #pragma unroll
                 for (int i = 0; i < N; ++i) dg[k][i] = db[k][i] = 0.f;
             }
@@ -794,11 +691,6 @@ __device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T
 }
 
 }  // namespace ubuf
-
-// The warp-a-row forward in blocks of 4 warps, at most 102 registers (5 blocks an SM, 20 rows in flight): uncapped
-// it took 126 (16 rows), capped lower it spilled (nvcc 13.0, sm_90). LayerKernels launches it with this block.
-#define LN_FWD_WARP_BLOCK 128
-#define LN_FWD_WARP_BLOCKS_PER_SM 5
 
 // The forward at 64 registers: uncapped it took 88, so 5 blocks of 128 an SM, and the rows of a layer's shard
 // (2048-4096) ran in waves that each read, reduced and wrote in turn; capped, 10-13% faster, same bits, no spills
@@ -816,13 +708,6 @@ __device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T
                                       float* mean, float* rstd) {                                                \
         ubuf::layernorm_fwd_words<T>(rows, cols, x, ldX, gamma, beta, eps, zeroCenteredGamma, y, ldY, mean,      \
                                      rstd);                                                                      \
-    }                                                                                                            \
-    extern "C" __global__ void __launch_bounds__(LN_FWD_WARP_BLOCK, LN_FWD_WARP_BLOCKS_PER_SM)                   \
-    ubuf_layernorm_fwd_warp_##SUFFIX(long long rows, long long cols, const T* x, long long ldX, const T* gamma,  \
-                                     const T* beta, float eps, int zeroCenteredGamma, T* y, long long ldY,       \
-                                     float* mean, float* rstd) {                                                 \
-        ubuf::layernorm_fwd_warp<T>(rows, cols, x, ldX, gamma, beta, eps, zeroCenteredGamma, y, ldY, mean,       \
-                                    rstd);                                                                       \
     }                                                                                                            \
     extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS)                                               \
     ubuf_layernorm_bwd_dx_##SUFFIX(long long rows, long long cols, const T* dy, long long ldDy, const T* x,      \

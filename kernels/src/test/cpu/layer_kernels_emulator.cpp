@@ -1,8 +1,9 @@
 // Runs the layer kernels' CUDA source on the CPU, so their indexing, vector/scalar paths, block reductions and
 // partial sums are checked without a GPU. A minimal emulation of the execution model: blocks run one after another,
-// the threads of a block as std::threads; __syncthreads is a barrier; __shfl_xor_sync exchanges through a per-block
-// array between two barriers (the kernels call it uniformly); __shared__ arrays are function statics, shared by the
-// block's threads. Math functions are the host's (tanhf, expf, sqrtf), a few fp32 ulps from the device's.
+// the threads of a block as std::threads; __syncthreads is a barrier; __shfl_xor_sync and __shfl_sync exchange
+// through a per-block array between two barriers (the kernels call them uniformly); __shared__ arrays are function
+// statics, shared by the block's threads. Math functions are the host's (tanhf, expf, sqrtf), a few fp32 ulps from
+// the device's.
 //
 // Build: g++ -std=c++20 -O2 -fno-strict-aliasing -pthread -I<cuda>/include -I kernels/src/main/cuda \
 //        layer_kernels_emulator.cpp
@@ -17,7 +18,6 @@
 #include <cuda_bf16.h>
 #include <vector_types.h>
 
-#include <algorithm>
 #include <barrier>
 #include <cmath>
 #include <cstdint>
@@ -52,6 +52,15 @@ inline float __shfl_xor_sync(unsigned, float v, int laneMask) {
     emu_exchange[t] = v;
     emu_barrier->arrive_and_wait();
     const float r = emu_exchange[(t & ~31u) | ((t & 31u) ^ (unsigned)laneMask)];
+    emu_barrier->arrive_and_wait();
+    return r;
+}
+
+inline float __shfl_sync(unsigned, float v, int srcLane) {
+    const unsigned t = emu_threadIdx.x;
+    emu_exchange[t] = v;
+    emu_barrier->arrive_and_wait();
+    const float r = emu_exchange[(t & ~31u) | ((unsigned)srcLane & 31u)];
     emu_barrier->arrive_and_wait();
     return r;
 }
@@ -159,7 +168,6 @@ struct K;
     struct K<T> {                                                                                         \
         static constexpr auto lnFwd = ubuf_layernorm_fwd_##S;                                             \
         static constexpr auto lnFwdWords = ubuf_layernorm_fwd_words_##S;                                  \
-        static constexpr auto lnFwdWarp = ubuf_layernorm_fwd_warp_##S;                                    \
         static constexpr auto lnBwdDx = ubuf_layernorm_bwd_dx_##S;                                        \
         static constexpr auto lnBwdParams = ubuf_layernorm_bwd_params_partial_##S;                        \
         static constexpr auto lnBwd = ubuf_layernorm_bwd_##S;                                             \
@@ -189,7 +197,6 @@ UBUF_EMU_KERNELS(__nv_bfloat16, bf16)
 int failures = 0;
 int stagedRuns = 0;
 int lnWordRuns = 0;
-int lnWarpRuns = 0;
 int denseRuns = 0;
 int wordRuns = 0;
 
@@ -252,33 +259,6 @@ void layerNorm(const char* name, long long rows, long long cols, long long ld, i
             ++failures;
         }
         ++lnWordRuns;
-    }
-    const long long vBlock = std::max(32LL, ((groupsFwd + ubuf::LN_FWD_GROUPS - 1) / ubuf::LN_FWD_GROUPS + 31) / 32 * 32);
-    if (offset == 0 && cols % ubuf::ColGroups<T>::N == 0 && (ld * (long long)sizeof(T)) % 16 == 0
-        && vBlock <= 32LL * ubuf::LN_FWD_WARP_VW) {
-        // The warp-a-row forward where LayerKernels would launch it: the words kernel's bits on LayerKernels' block
-        // for the row, in blocks of 4 warps on 2 blocks (so rows past the end are masked and the rows loop).
-        Mat<T> yV(rows, cols, ld, offset), yA(rows, cols, ld, offset);
-        std::vector<float> meanV((size_t)rows, NAN), rstdV((size_t)rows, NAN);
-        std::vector<float> meanA((size_t)rows, NAN), rstdA((size_t)rows, NAN);
-        launch(grid, (unsigned)vBlock, [&] {
-            K<T>::lnFwdWords(rows, cols, x.base, ld, gamma.base, beta.base, eps, zeroCentered, yV.base, ld,
-                             meanV.data(), rstdV.data());
-        });
-        launch(2, LN_FWD_WARP_BLOCK, [&] {
-            K<T>::lnFwdWarp(rows, cols, x.base, ld, gamma.base, beta.base, eps, zeroCentered, yA.base, ld,
-                            meanA.data(), rstdA.data());
-        });
-        checkGuards(name, yA);
-        bool same = std::memcmp(meanA.data(), meanV.data(), (size_t)rows * sizeof(float)) == 0
-                    && std::memcmp(rstdA.data(), rstdV.data(), (size_t)rows * sizeof(float)) == 0;
-        for (long long r = 0; r < rows; ++r)
-            same = same && std::memcmp(yA.at(r, 0), yV.at(r, 0), (size_t)cols * sizeof(T)) == 0;
-        if (!same) {
-            printf("ln-warp-mismatch %s\n", name);
-            ++failures;
-        }
-        ++lnWarpRuns;
     }
     const long long rowsPerPart = 3;
     const long long parts = (rows + rowsPerPart - 1) / rowsPerPart;
@@ -651,8 +631,6 @@ void all(unsigned long long seed) {
     layerNorm<T>(n("ln_long").c_str(), 5, 2000, 2008, 0, 32, 2, 0, seed + 9);
     // Fused backward with a partial last part, more parts than blocks, a block of three warps.
     layerNorm<T>(n("ln_fused_parts").c_str(), 37, 520, 520, 0, 96, 3, 1, seed + 10);
-    // Three virtual warps a lane in the warp-a-row forward (bf16 and fp16; fp32 rows this long take the words kernel).
-    layerNorm<T>(n("ln_warp3").c_str(), 9, 3072, 3080, 0, 128, 2, 0, seed + 11);
     biasGrad<T>(n("bgrad_vec").c_str(), 37, 520, 520, 0, 3, seed + 3);
     biasGrad<T>(n("bgrad_strided").c_str(), 9, 130, 133, 1, 40, seed + 4);
     gelu<T>(n("gelu_vec").c_str(), 40, 512, 512, 0, 2, seed + 5);  // dense: both kernels, vectors
@@ -686,7 +664,6 @@ int main() {
     transposeBytes("fp8_transpose_odd", 37, 53, 61, 40, 0, 64, 5, 22);
     printf("staged %d\n", stagedRuns);
     printf("ln-words %d\n", lnWordRuns);
-    printf("ln-warp %d\n", lnWarpRuns);
     printf("dense %d\n", denseRuns);
     printf("words %d\n", wordRuns);
     printf("failures %d\n", failures);

@@ -25,14 +25,6 @@ public final class LayerKernelNames {
         return "ubuf_layernorm_fwd_words_" + suffix(type);
     }
 
-    /**
-     * As {@link #layerNormForwardWords} on its block for the row (the same bits), a warp a row, for rows of at most 16
-     * words a lane (4096 bf16 or fp16 columns, 2048 fp32), in blocks of 128 threads.
-     */
-    public static String layerNormForwardWarp(KernelType type) {
-        return "ubuf_layernorm_fwd_warp_" + suffix(type);
-    }
-
     /** LayerNorm backward, dx. */
     public static String layerNormBackwardDx(KernelType type) {
         return "ubuf_layernorm_bwd_dx_" + suffix(type);
@@ -134,7 +126,6 @@ public final class LayerKernelNames {
         for (KernelType t : KernelType.values()) {
             names.add(layerNormForward(t));
             names.add(layerNormForwardWords(t));
-            names.add(layerNormForwardWarp(t));
             names.add(layerNormBackwardDx(t));
             names.add(layerNormBackward(t));
             names.add(layerNormBackwardStaged(t));

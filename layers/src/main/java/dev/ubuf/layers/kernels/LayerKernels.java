@@ -25,15 +25,6 @@ public final class LayerKernels {
     static final int DENSE_BLOCK = 128;
     /** Whether the SwiGLU forwards run their word kernel where the views allow (see swigluWords). */
     static final boolean SWIGLU_WORDS = !"false".equals(System.getProperty("ubuf.swigluWords"));
-    /**
-     * Whether the LayerNorm forward runs its warp-a-row kernel where the row fits (see layerNormForwardWarp);
-     * {@code -Dubuf.layerNormWarp=false} keeps the block kernels, for A/B timing in one process.
-     */
-    static final boolean LAYER_NORM_WARP = !"false".equals(System.getProperty("ubuf.layerNormWarp"));
-    /** Warps (rows) a block of the warp-a-row LayerNorm forward (LN_FWD_WARP_BLOCK in ubuf_layernorm.cu) ... */
-    static final int LAYER_NORM_WARP_ROWS = 4;
-    /** ... and the most warps of its word kernel's block one lane stands in for (LN_FWD_WARP_VW). */
-    static final int LAYER_NORM_WARP_VIRTUAL_WARPS = 4;
     /** The column-sum kernels split the rows into at most this many parts (fp32 partial sums, then one pass). */
     static final int MAX_PARTS = 256;
     /** ... of at least this many rows each, so a part's partial sum amortises its store. */
@@ -186,16 +177,6 @@ public final class LayerKernels {
                 && rowsAligned(x) && rowsAligned(y) && gamma.address() % 16 == 0 && beta.address() % 16 == 0;
     }
 
-    /**
-     * Whether the forward runs a warp a row: the words kernel's conditions and a block for the row of at most
-     * {@link #LAYER_NORM_WARP_VIRTUAL_WARPS} warps (4096 bf16 columns). It holds every row of a layer's shard in flight
-     * at once where the words kernel's blocks took them in waves.
-     */
-    static boolean layerNormForwardWarp(TensorView x, TensorView gamma, TensorView beta, TensorView y) {
-        return LAYER_NORM_WARP && layerNormForwardWords(x, gamma, beta, y)
-                && layerNormBlock(x.cols(), x.dtype(), LAYER_NORM_FORWARD_GROUPS) <= 32 * LAYER_NORM_WARP_VIRTUAL_WARPS;
-    }
-
     private static boolean rowsAligned(TensorView v) {
         return v.address() % 16 == 0 && (v.ld() * v.dtype().bytes()) % 16 == 0;
     }
@@ -252,13 +233,6 @@ public final class LayerKernels {
         Overlaps o = new Overlaps().input(x, "x").input(gamma, "gamma").input(beta, "beta")
                 .output(y, "y", x).output(mean, "mean").output(rstd, "rstd");
         o.check();
-        if (layerNormForwardWarp(x, gamma, beta, y)) {
-            launch(LayerKernelNames.layerNormForwardWarp(t),
-                    (int) Math.min(ceilDiv(x.rows(), LAYER_NORM_WARP_ROWS), MAX_ROW_BLOCKS), 32 * LAYER_NORM_WARP_ROWS,
-                    stream, x.rows(), x.cols(), x.address(), x.ld(), gamma.address(), beta.address(), eps,
-                    zeroCenteredGamma ? 1 : 0, y.address(), y.ld(), address(mean), address(rstd));
-            return;
-        }
         // One block per row; rows up to LAYER_NORM_FORWARD_GROUPS * MAX_BLOCK groups are read once into registers,
         // by the kernel without the scalar path where every row is whole aligned 16-byte words (the same bits).
         String kernel = layerNormForwardWords(x, gamma, beta, y) ? LayerKernelNames.layerNormForwardWords(t)

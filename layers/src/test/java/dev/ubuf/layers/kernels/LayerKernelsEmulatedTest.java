@@ -55,7 +55,6 @@ class LayerKernelsEmulatedTest {
     private static String emulatorFailures = "";
     private static int stagedRuns;
     private static int lnWordRuns;
-    private static int lnWarpRuns;
     private static int denseRuns;
     private static int wordRuns;
 
@@ -127,9 +126,6 @@ class LayerKernelsEmulatedTest {
                 case "ln-words" -> lnWordRuns = Integer.parseInt(t[1]);
                 case "ln-words-mismatch" -> emulatorFailures += t[1] + ": the LayerNorm forward's word kernel's bits"
                         + " differ from the other forward's; ";
-                case "ln-warp" -> lnWarpRuns = Integer.parseInt(t[1]);
-                case "ln-warp-mismatch" -> emulatorFailures += t[1] + ": the warp-a-row LayerNorm forward's bits differ"
-                        + " from the word kernel's; ";
                 case "dense" -> denseRuns = Integer.parseInt(t[1]);
                 case "words" -> wordRuns = Integer.parseInt(t[1]);
                 case "dense-mismatch" -> emulatorFailures += t[1] + ": GELU's dense kernels' bits differ from the"
@@ -189,13 +185,11 @@ class LayerKernelsEmulatedTest {
     void theEmulatorRanEveryCaseWithoutWritingOutsideItsViews() {
         assumeTrue(unavailable == null, () -> "kernel emulation skipped: " + unavailable);
         assertEquals("", emulatorFailures);
-        assertEquals(69, CASES.size(), "22 cases for each of fp32, fp16, bf16, and 3 of the FP8 byte transpose");
+        assertEquals(66, CASES.size(), "21 cases for each of fp32, fp16, bf16, and 3 of the FP8 byte transpose");
         assertTrue(stagedRuns >= 6, "the staged LayerNorm backward ran beside the register-only one in at least two"
                 + " cases of each type, got " + stagedRuns);
         assertTrue(lnWordRuns >= 6, "the LayerNorm forward's word kernel ran beside the other one in at least two"
                 + " cases of each type, got " + lnWordRuns);
-        assertEquals(13, lnWarpRuns, "the warp-a-row LayerNorm forward beside the word kernel wherever its row fits"
-                + " (5 cases of bf16 and of fp16, 3 of fp32)");
         assertEquals(9, denseRuns, "GELU's dense kernels beside the row/column ones in three cases of each type");
         assertEquals(9, wordRuns, "the SwiGLU forward's word kernel beside the other forwards in three cases of each"
                 + " type (one without a bias, two with)");

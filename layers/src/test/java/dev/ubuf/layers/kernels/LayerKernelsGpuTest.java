@@ -258,9 +258,8 @@ class LayerKernelsGpuTest {
     }
 
     /**
-     * The forward on aligned rows (the warp-a-row kernel where the row fits four warps of the block kernel, else the
-     * block word kernel) and on the same rows one element apart (the block kernel's scalar path): the same sums in the
-     * same order, so bit-identical y, mean and rstd.
+     * The forward on aligned rows (the word kernel) and on the same rows one element apart (the scalar path): the
+     * same sums in the same order, so bit-identical y, mean and rstd.
      */
     @ParameterizedTest(name = "{0} {1}x{2}")
     @CsvSource({"BF16, 2048, 4096", "FP16, 333, 1000", "FP32, 77, 2048", "BF16, 64, 3072", "BF16, 40, 8192"})

@@ -88,26 +88,10 @@ class LayerKernelsTest {
         TensorView rstd = vector(100, DType.FP32);
         kernels.layerNormForward(x, gamma, beta, 1e-5f, true, y, mean, rstd, stream);
         // 4096 bf16 columns = 512 groups of 8, four per thread: 128 threads hold the row; every row whole aligned
-        // words: the kernel without the scalar path, a warp standing in for those 4 warps, 4 rows a block of 128.
-        assertEquals(List.of(new Launch("ubuf_layernorm_fwd_warp_bf16", 25, 128, List.of(100L, 4096L, x.address(),
+        // words: the kernel without the scalar path.
+        assertEquals(List.of(new Launch("ubuf_layernorm_fwd_words_bf16", 100, 128, List.of(100L, 4096L, x.address(),
                 4096L, gamma.address(), beta.address(), 1e-5f, 1, y.address(), 4096L, mean.address(),
                 rstd.address()))), launches);
-    }
-
-    @Test
-    void layerNormForwardTakesTheBlockWordKernelWhereTheRowNeedsMoreThanFourWarps() {
-        // 4104 bf16 columns: 513 groups, a block of 160 threads; 2048 fp32 columns: 512 groups, 128 threads (in);
-        // 4 rows a block of the warp kernel, the last one partly empty.
-        kernels.layerNormForward(matrix(8, 4104, DType.BF16), vector(4104, DType.BF16), vector(4104, DType.BF16), 0f,
-                false, matrix(8, 4104, DType.BF16), null, null, stream);
-        kernels.layerNormForward(matrix(9, 2048, DType.FP32), vector(2048, DType.FP32), vector(2048, DType.FP32), 0f,
-                false, matrix(9, 2048, DType.FP32), null, null, stream);
-        kernels.layerNormForward(matrix(9, 2056, DType.FP32), vector(2056, DType.FP32), vector(2056, DType.FP32), 0f,
-                false, matrix(9, 2056, DType.FP32), null, null, stream);
-        assertEquals(List.of("ubuf_layernorm_fwd_words_bf16", "ubuf_layernorm_fwd_warp_f32",
-                "ubuf_layernorm_fwd_words_f32"), launches.stream().map(Launch::name).toList());
-        assertEquals(List.of(8, 3, 9), launches.stream().map(Launch::grid).toList());
-        assertEquals(List.of(160, 128, 160), launches.stream().map(Launch::block).toList());
     }
 
     @Test
@@ -135,12 +119,11 @@ class LayerKernelsTest {
     }
 
     @Test
-    void layerNormForwardOfShortRowsLaunchesAWarpARow() {
+    void layerNormLaunchesOneBlockPerRowOfWarpsThatHoldTheRow() {
         TensorView x = matrix(16384, 64, DType.FP32);
         kernels.layerNormForward(x, vector(64, DType.FP32), vector(64, DType.FP32), 0f, false, x, null, null, stream);
-        assertEquals("ubuf_layernorm_fwd_warp_f32", launches.getFirst().name(), "16 groups of 4 fp32: one warp");
-        assertEquals(4096, launches.getFirst().grid(), "4 rows a block");
-        assertEquals(128, launches.getFirst().block());
+        assertEquals(16384, launches.getFirst().grid());
+        assertEquals(32, launches.getFirst().block(), "16 groups of 4 fp32: at least one warp");
         assertEquals(0L, launches.getFirst().args().get(10), "no mean: a null pointer");
         assertEquals(0L, launches.getFirst().args().get(11), "no rstd: a null pointer");
     }
@@ -489,9 +472,6 @@ class LayerKernelsTest {
         TensorView dgamma = vector(cols, DType.FP32);
         TensorView dbeta = vector(cols, t);
         kernels.layerNormForward(x, vec, beta, 1e-5f, false, out, mean, rstd, stream);
-        // Rows longer than four warps of the block kernel hold (1026 / 513 groups): the block word kernel.
-        kernels.layerNormForward(matrix(rows, 4104, t), vector(4104, t), vector(4104, t), 1e-5f, false,
-                matrix(rows, 4104, t), mean, rstd, stream);
         kernels.layerNormBackward(dy, x, mean, rstd, vec, false, out, dgamma, dbeta, false, ws, stream);
         // Rows not 16-byte aligned (one more column of leading dimension): the register-only fused backward.
         TensorView odd = matrix(rows, cols + 1, t).cols(0, cols);
