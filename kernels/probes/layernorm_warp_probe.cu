@@ -17,6 +17,8 @@
 #include <cooperative_groups.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "../src/main/cuda/ubuf_layernorm.cu"
@@ -433,6 +435,20 @@ __global__ void __launch_bounds__(UBUF_MAX_THREADS)
     ubuf::cp_async_wait<0>();
 }
 
+// PROBE_SHAPE=RxC runs that shape only, PROBE_REPS=n times each variant n times (for a profiler's launch counts).
+static bool wanted(long long rows, long long cols) {
+    const char* only = getenv("PROBE_SHAPE");
+    if (only == nullptr) return true;
+    char shape[64];
+    snprintf(shape, sizeof shape, "%lldx%lld", rows, cols);
+    return strcmp(only, shape) == 0;
+}
+
+static int reps(int fallback) {
+    const char* r = getenv("PROBE_REPS");
+    return r == nullptr ? fallback : atoi(r);
+}
+
 int main() {
     int sms = 0;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
@@ -441,6 +457,7 @@ int main() {
                                     {4096, 2048}};
     for (auto& sh : fshapes) {
         const long long rows = sh[0], cols = sh[1], n = rows * cols, bytes = n * 2;
+        if (!wanted(rows, cols)) continue;
         bf *x, *y, *ref, *gamma, *beta;
         float *mean, *rstd;
         unsigned long long* diff;
@@ -459,7 +476,7 @@ int main() {
         ubuf_layernorm_fwd_words_bf16<<<(int)rows, wordBlock>>>(rows, cols, x, cols, gamma, beta, 1e-5f, 0, ref, cols,
                                                                mean, rstd);
         CK(cudaDeviceSynchronize());
-        const ProbeTimer timer{rows, cols, n, 2 * bytes, 300, sms, 40, ref, diff};
+        const ProbeTimer timer{rows, cols, n, 2 * bytes, reps(300), sms, 40, ref, diff};
         auto time = [&](const char* name, auto launch) { timer.time(name, y, launch); };
         time("fwd memcpy d2d", [&] { cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice); });
         time("fwd words (product before)", [&] {
@@ -490,6 +507,7 @@ int main() {
     const long long bshapes[][2] = {{2048, 4096}, {4096, 4096}, {2048, 8192}, {4096, 8192}};
     for (auto& sh : bshapes) {
         const long long rows = sh[0], cols = sh[1], n = rows * cols, bytes = n * 2;
+        if (!wanted(rows, cols)) continue;
         const long long groups = cols / 8;
         const int block = (int)(((groups + 1) / 2 + 31) / 32 * 32);
         const long long resident = (long long)sms * (512 / block);
@@ -551,7 +569,7 @@ int main() {
             }
             printf("%lldx%lld    dgamma against the product's: worst relative difference %.3g\n", rows, cols, worst);
         };
-        const ProbeTimer timer{rows, cols, n, 3 * bytes, 200, sms, 52, ref, diff};
+        const ProbeTimer timer{rows, cols, n, 3 * bytes, reps(200), sms, 52, ref, diff};
         auto time = [&](const char* name, auto launch) { timer.time(name, dx, launch); };
         time("bwd memcpy d2d (same bytes)", [&] {
             cudaMemcpyAsync(cpyDst, cpySrc, bytes * 3 / 2, cudaMemcpyDeviceToDevice);
