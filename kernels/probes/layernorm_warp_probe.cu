@@ -176,19 +176,22 @@ namespace cg = cooperative_groups;
 using bf = __nv_bfloat16;
 using ubuf::i64;
 
-// ubuf::layernorm_bwd_staged<bf, false> for grids of one part a block (LayerKernels' launch), with the cluster
-// epilogue above in place of the per-part partial row.
-template <int C>
-__global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(UBUF_MAX_THREADS)
-    staged_cluster(i64 rows, i64 cols, const bf* dy, const bf* x, const float* mean, const float* rstd,
-                   const bf* gamma, bf* dx, i64 rowsPerPart, float* dgammaPart, float* dbetaPart, i64 ldPart) {
-    using G = ubuf::ColGroups<bf>;
+constexpr int BN = ubuf::ColGroups<bf>::N;
+constexpr int BK = ubuf::LN_BWD_GROUPS;
+
+// The product's staged walk (ubuf::layernorm_bwd_staged<bf, false>, its rows' part of it) with what happens at a
+// part's end left to the caller: partEnd(part) gets the part's dgamma / dbeta sums in dg / db and must zero them for
+// the next part. `stage` is the dynamic shared memory.
+template <class PartEnd>
+__device__ __forceinline__ void staged_walk(i64 rows, i64 cols, const bf* dy, const bf* x, const float* mean,
+                                            const float* rstd, const bf* gamma, bf* dx, i64 rowsPerPart,
+                                            uint4* stage, float (&dg)[BK][BN], float (&db)[BK][BN],
+                                            PartEnd partEnd) {
     using Grp = ubuf::LnBwdGroup<bf, false>;
-    constexpr int N = G::N;
-    constexpr int K = ubuf::LN_BWD_GROUPS;
+    constexpr int N = BN;
+    constexpr int K = BK;
     constexpr int S = ubuf::LN_BWD_STAGES;
     const int groups = (int)(cols / N);
-    extern __shared__ uint4 stage[];
     __shared__ float scratchA[2][ubuf::MAX_WARPS];
     __shared__ float scratchB[2][ubuf::MAX_WARPS];
     int parity = 0;
@@ -223,14 +226,12 @@ __global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(UBUF_MAX_THREADS)
     }
 #pragma unroll
     for (int i = 0; i < S - 1; ++i) issue();
-    float dg[K][N], db[K][N];
 #pragma unroll
     for (int k = 0; k < K; ++k) {
 #pragma unroll
         for (int i = 0; i < N; ++i) dg[k][i] = db[k][i] = 0.f;
     }
-    const i64 myPart = computing.part;
-    while (computing.ok && computing.part == myPart) {
+    while (computing.ok) {
         issue();
         const i64 r = computing.row;
         const float rs = rstd[r];
@@ -261,10 +262,25 @@ __global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(UBUF_MAX_THREADS)
                 ubuf::store_vec<bf, N>(dxr + g * N, d);
             }
         }
+        if (r + 1 == computing.end) partEnd(computing.part);
         computing.next(rows, rowsPerPart);
         slot = slot + 1 == S ? 0 : slot + 1;
     }
     ubuf::cp_async_wait<0>();
+}
+
+// The walk for grids of one part a block (LayerKernels' launch) with the cluster epilogue of item 2 in place of the
+// per-part partial row. Blocks past the last part (the grid padded to whole clusters) add zeros.
+template <int C>
+__global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(UBUF_MAX_THREADS)
+    staged_cluster(i64 rows, i64 cols, const bf* dy, const bf* x, const float* mean, const float* rstd,
+                   const bf* gamma, bf* dx, i64 rowsPerPart, float* dgammaPart, float* dbetaPart, i64 ldPart) {
+    constexpr int N = BN;
+    constexpr int K = BK;
+    const int groups = (int)(cols / N);
+    extern __shared__ uint4 stage[];
+    float dg[K][N], db[K][N];
+    staged_walk(rows, cols, dy, x, mean, rstd, gamma, dx, rowsPerPart, stage, dg, db, [](i64) {});
     __syncthreads();  // every thread done with the slots: they hold the block's sums now
     float* red = reinterpret_cast<float*>(stage);  // [dgamma | dbeta], cols each
 #pragma unroll
@@ -298,66 +314,23 @@ __global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(UBUF_MAX_THREADS)
     cl.sync();  // no block leaves while a peer may still read its shared memory
 }
 
-// The product's staged walk (ubuf::layernorm_bwd_staged<bf, false>) with its per-part partial rows stored three
-// ways: MODE 0 as the product (a thread's 8 floats of a group as two float4 stores 32 bytes apart, so each store
-// instruction covers half of each 32-byte sector it touches: Nsight Compute counted 12% of the kernel's sectors as
-// excessive at 2048 x 4096, twenty-third session), MODE 2 the same layout with the warp's words exchanged by shuffles
-// so each store instruction writes 512 contiguous bytes (the same values at the same places: the product's column
-// sums unchanged), MODE 1 float4 q of group g at (q * groups + g) (coalesced without shuffles; another layout, so
-// the column sums read it wrongly: timing only). Rows a multiple of 32 groups.
+// The walk with its per-part partial rows stored three ways (item 3): MODE 0 as the product did (a thread's 8
+// floats of a group as two float4 stores 32 bytes apart, so each store instruction covers half of each 32-byte
+// sector it touches: Nsight Compute counted 12% of the kernel's sectors as excessive at 2048 x 4096, twenty-third
+// session), MODE 2 the same layout with the warp's words exchanged by shuffles so each store instruction writes 512
+// contiguous bytes (the same values at the same places: the column sums unchanged; the product's store_warp_groups
+// since), MODE 1 float4 q of group g at (q * groups + g) (coalesced without shuffles; another layout, so the column
+// sums read it wrongly: timing only). Rows a multiple of 32 groups.
 template <int MODE>
 __global__ void __launch_bounds__(UBUF_MAX_THREADS)
     staged_store(i64 rows, i64 cols, const bf* dy, const bf* x, const float* mean, const float* rstd,
                  const bf* gamma, bf* dx, i64 rowsPerPart, float* dgammaPart, float* dbetaPart, i64 ldPart) {
-    using G = ubuf::ColGroups<bf>;
-    using Grp = ubuf::LnBwdGroup<bf, false>;
-    constexpr int N = G::N;
-    constexpr int K = ubuf::LN_BWD_GROUPS;
-    constexpr int S = ubuf::LN_BWD_STAGES;
+    constexpr int N = BN;
+    constexpr int K = BK;
     const int groups = (int)(cols / N);
     extern __shared__ uint4 stage[];
-    __shared__ float scratchA[2][ubuf::MAX_WARPS];
-    __shared__ float scratchB[2][ubuf::MAX_WARPS];
-    int parity = 0;
-    ubuf::PartRows copying, computing;
-    copying.start(rows, rowsPerPart);
-    computing.start(rows, rowsPerPart);
-    if (!computing.ok) return;
-    const float n = (float)cols;
-    const int lane = (int)(threadIdx.x & 31);
-    int copySlot = 0, slot = 0;
-    auto issue = [&]() {
-        if (copying.ok) {
-            uint4* s = stage + copySlot * 2 * groups;
-            const uint4* dyr = reinterpret_cast<const uint4*>(dy + copying.row * cols);
-            const uint4* xr = reinterpret_cast<const uint4*>(x + copying.row * cols);
-#pragma unroll
-            for (int k = 0; k < K; ++k) {
-                const int g = (int)threadIdx.x + k * (int)blockDim.x;
-                if (g < groups) {
-                    ubuf::cp_async16(s + g, dyr + g);
-                    ubuf::cp_async16(s + groups + g, xr + g);
-                }
-            }
-            copying.next(rows, rowsPerPart);
-        }
-        ubuf::cp_async_commit();
-        copySlot = copySlot + 1 == S ? 0 : copySlot + 1;
-    };
-    uint4 gammaRaw[K];
-#pragma unroll
-    for (int k = 0; k < K; ++k) {
-        const int g = (int)threadIdx.x + k * (int)blockDim.x;
-        if (g < groups) gammaRaw[k] = reinterpret_cast<const uint4*>(gamma)[g];
-    }
-#pragma unroll
-    for (int i = 0; i < S - 1; ++i) issue();
     float dg[K][N], db[K][N];
-#pragma unroll
-    for (int k = 0; k < K; ++k) {
-#pragma unroll
-        for (int i = 0; i < N; ++i) dg[k][i] = db[k][i] = 0.f;
-    }
+    const int lane = (int)(threadIdx.x & 31);
     // A warp's 32 groups of one array, 64 float4 words, as two stores of 512 contiguous bytes.
     auto storeWarp = [&](const float (&a)[N], float* warpBase) {
 #pragma unroll
@@ -373,66 +346,32 @@ __global__ void __launch_bounds__(UBUF_MAX_THREADS)
             reinterpret_cast<float4*>(warpBase)[half * 32 + lane] = make_float4(v[0], v[1], v[2], v[3]);
         }
     };
-    while (computing.ok) {
-        issue();
-        const i64 r = computing.row;
-        const float rs = rstd[r];
-        const float nmr = -mean[r] * rs;
-        ubuf::cp_async_wait<S - 1>();
-        const uint4* s = stage + slot * 2 * groups;
-        uint4 dyRaw[K], xRaw[K];
-        float s1 = 0.f, s2 = 0.f;
+    auto partEnd = [&](i64 part) {
 #pragma unroll
         for (int k = 0; k < K; ++k) {
             const int g = (int)threadIdx.x + k * (int)blockDim.x;
-            if (g < groups) {
-                dyRaw[k] = s[g];
-                xRaw[k] = s[groups + g];
-                Grp::accumulate(dyRaw[k], xRaw[k], gammaRaw[k], N, rs, nmr, s1, s2, dg[k], db[k]);
-            }
-        }
-        ubuf::block_sum2_alternating(s1, s2, scratchA, scratchB, parity);
-        const float c1 = -rs * (s1 / n);
-        const float c2 = -rs * (s2 / n);
-        bf* dxr = dx + r * cols;
-#pragma unroll
-        for (int k = 0; k < K; ++k) {
-            const int g = (int)threadIdx.x + k * (int)blockDim.x;
-            if (g < groups) {
-                float d[N];
-                Grp::dx(dyRaw[k], xRaw[k], gammaRaw[k], rs, nmr, c1, c2, d);
-                ubuf::store_vec<bf, N>(dxr + g * N, d);
-            }
-        }
-        if (r + 1 == computing.end) {
-#pragma unroll
-            for (int k = 0; k < K; ++k) {
-                const int g = (int)threadIdx.x + k * (int)blockDim.x;
-                float* gRow = dgammaPart + computing.part * ldPart;
-                float* bRow = dbetaPart + computing.part * ldPart;
-                if (MODE == 2) {
-                    if (g - lane < groups) {
-                        storeWarp(dg[k], gRow + (i64)(g - lane) * N);
-                        storeWarp(db[k], bRow + (i64)(g - lane) * N);
-                    }
-                } else if (g < groups) {
-#pragma unroll
-                    for (int q = 0; q < N / 4; ++q) {
-                        const i64 at = MODE == 1 ? ((i64)q * groups + g) * 4 : (i64)g * N + 4 * q;
-                        *reinterpret_cast<float4*>(gRow + at) =
-                            make_float4(dg[k][4 * q], dg[k][4 * q + 1], dg[k][4 * q + 2], dg[k][4 * q + 3]);
-                        *reinterpret_cast<float4*>(bRow + at) =
-                            make_float4(db[k][4 * q], db[k][4 * q + 1], db[k][4 * q + 2], db[k][4 * q + 3]);
-                    }
+            float* gRow = dgammaPart + part * ldPart;
+            float* bRow = dbetaPart + part * ldPart;
+            if (MODE == 2) {
+                if (g - lane < groups) {
+                    storeWarp(dg[k], gRow + (i64)(g - lane) * N);
+                    storeWarp(db[k], bRow + (i64)(g - lane) * N);
                 }
+            } else if (g < groups) {
 #pragma unroll
-                for (int i = 0; i < N; ++i) dg[k][i] = db[k][i] = 0.f;
+                for (int q = 0; q < N / 4; ++q) {
+                    const i64 at = MODE == 1 ? ((i64)q * groups + g) * 4 : (i64)g * N + 4 * q;
+                    *reinterpret_cast<float4*>(gRow + at) =
+                        make_float4(dg[k][4 * q], dg[k][4 * q + 1], dg[k][4 * q + 2], dg[k][4 * q + 3]);
+                    *reinterpret_cast<float4*>(bRow + at) =
+                        make_float4(db[k][4 * q], db[k][4 * q + 1], db[k][4 * q + 2], db[k][4 * q + 3]);
+                }
             }
+#pragma unroll
+            for (int i = 0; i < N; ++i) dg[k][i] = db[k][i] = 0.f;
         }
-        computing.next(rows, rowsPerPart);
-        slot = slot + 1 == S ? 0 : slot + 1;
-    }
-    ubuf::cp_async_wait<0>();
+    };
+    staged_walk(rows, cols, dy, x, mean, rstd, gamma, dx, rowsPerPart, stage, dg, db, partEnd);
 }
 
 // PROBE_SHAPE=RxC runs that shape only, PROBE_REPS=n times each variant n times (for a profiler's launch counts).
