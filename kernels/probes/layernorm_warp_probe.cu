@@ -1,5 +1,5 @@
 // Standalone probe (not part of the build), twenty-ninth session (outputs: bench/results/2026-11-28-session29/call1-*,
-// call2-*, one H200):
+// call2-*, call5-*, one H200):
 //  1. The bf16 LayerNorm forward a warp a row (ubuf_layernorm_fwd_warp_bf16 below: a lane stands in for the word
 //     kernel's threads l, l + 32, ... of its block, so the word kernel's bits, and no barrier) against the word kernel
 //     on its block, in blocks of 1, 2 and 4 warps. Slower or no faster everywhere (2048 x 4096 10.55 against 10.46
@@ -12,6 +12,8 @@
 //  3. The staged kernel's partial rows stored 512 contiguous bytes a store instruction (staged_store<2>, warp
 //     shuffles) instead of a thread's two float4 words 32 bytes apart (half of every sector each store touched): the
 //     op 2.5-7% faster, the same values at the same places. In the product since (store_warp_groups).
+//  4. A row's two sums in two chains a thread (staged_store<2, true>, one per column group; other bits): within 0.3%
+//     of one chain (call5-*), so the walk's fixed-latency stalls are not these adds.
 // Build and run:
 //   nvcc -arch=sm_90 -O3 -std=c++17 -I../src/main/cuda layernorm_warp_probe.cu -o ln_warp && ./ln_warp
 #include <cooperative_groups.h>
@@ -181,8 +183,9 @@ constexpr int BK = ubuf::LN_BWD_GROUPS;
 
 // The product's staged walk (ubuf::layernorm_bwd_staged<bf, false>, its rows' part of it) with what happens at a
 // part's end left to the caller: partEnd(part) gets the part's dgamma / dbeta sums in dg / db and must zero them for
-// the next part. `stage` is the dynamic shared memory.
-template <class PartEnd>
+// the next part. `stage` is the dynamic shared memory. SPLIT: a row's two sums each in two chains, one per column
+// group of the thread, added at the end (half the dependent adds in a row; other bits than the product).
+template <bool SPLIT = false, class PartEnd>
 __device__ __forceinline__ void staged_walk(i64 rows, i64 cols, const bf* dy, const bf* x, const float* mean,
                                             const float* rstd, const bf* gamma, bf* dx, i64 rowsPerPart,
                                             uint4* stage, float (&dg)[BK][BN], float (&db)[BK][BN],
@@ -239,15 +242,20 @@ __device__ __forceinline__ void staged_walk(i64 rows, i64 cols, const bf* dy, co
         ubuf::cp_async_wait<S - 1>();
         const uint4* s = stage + slot * 2 * groups;
         uint4 dyRaw[K], xRaw[K];
-        float s1 = 0.f, s2 = 0.f;
+        float s1 = 0.f, s2 = 0.f, s1b = 0.f, s2b = 0.f;
 #pragma unroll
         for (int k = 0; k < K; ++k) {
             const int g = (int)threadIdx.x + k * (int)blockDim.x;
             if (g < groups) {
                 dyRaw[k] = s[g];
                 xRaw[k] = s[groups + g];
-                Grp::accumulate(dyRaw[k], xRaw[k], gammaRaw[k], N, rs, nmr, s1, s2, dg[k], db[k]);
+                const bool b = SPLIT && (k & 1);
+                Grp::accumulate(dyRaw[k], xRaw[k], gammaRaw[k], N, rs, nmr, b ? s1b : s1, b ? s2b : s2, dg[k], db[k]);
             }
+        }
+        if (SPLIT) {
+            s1 += s1b;
+            s2 += s2b;
         }
         ubuf::block_sum2_alternating(s1, s2, scratchA, scratchB, parity);
         const float c1 = -rs * (s1 / n);
@@ -321,7 +329,7 @@ __global__ void __cluster_dims__(C, 1, 1) __launch_bounds__(UBUF_MAX_THREADS)
 // contiguous bytes (the same values at the same places: the column sums unchanged; the product's store_warp_groups
 // since), MODE 1 float4 q of group g at (q * groups + g) (coalesced without shuffles; another layout, so the column
 // sums read it wrongly: timing only). Rows a multiple of 32 groups.
-template <int MODE>
+template <int MODE, bool SPLIT = false>
 __global__ void __launch_bounds__(UBUF_MAX_THREADS)
     staged_store(i64 rows, i64 cols, const bf* dy, const bf* x, const float* mean, const float* rstd,
                  const bf* gamma, bf* dx, i64 rowsPerPart, float* dgammaPart, float* dbetaPart, i64 ldPart) {
@@ -371,7 +379,7 @@ __global__ void __launch_bounds__(UBUF_MAX_THREADS)
             for (int i = 0; i < N; ++i) dg[k][i] = db[k][i] = 0.f;
         }
     };
-    staged_walk(rows, cols, dy, x, mean, rstd, gamma, dx, rowsPerPart, stage, dg, db, partEnd);
+    staged_walk<SPLIT>(rows, cols, dy, x, mean, rstd, gamma, dx, rowsPerPart, stage, dg, db, partEnd);
 }
 
 // PROBE_SHAPE=RxC runs that shape only, PROBE_REPS=n times each variant n times (for a profiler's launch counts).
@@ -553,6 +561,9 @@ int main() {
         stores(staged_store<1>, "q-major (sums wrong)");
         time("bwd product staged kernel again", [&] { staged(dx); });
         stores(staged_store<2>, "by shuffles, 512 B a store, again");
+        stores(staged_store<2, true>, "by shuffles, the row sums in two chains");
+        stores(staged_store<2>, "by shuffles, 512 B a store, third");
+        stores(staged_store<2, true>, "by shuffles, the row sums in two chains, again");
         cluster(staged_cluster<2>, 2);
         snprintf(name, sizeof name, "bwd OP: product again");
         time(name, [&] { staged(dx); colSums2(parts); });
