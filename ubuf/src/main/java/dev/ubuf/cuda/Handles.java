@@ -4,6 +4,7 @@ import jcuda.Pointer;
 import jcuda.driver.CUcontext;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUevent;
+import jcuda.driver.CUfunction;
 import jcuda.driver.CUstream;
 
 /**
@@ -21,6 +22,12 @@ final class Handles {
     }
 
     static final class Event extends CUevent {
+        long raw() {
+            return getNativePointer();
+        }
+    }
+
+    static final class Function extends CUfunction {
         long raw() {
             return getNativePointer();
         }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.ubuf.cuda.Cuda;
 import dev.ubuf.cuda.CudaContext;
+import dev.ubuf.cuda.CudaGraph;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.DeviceBuffer;
 import dev.ubuf.cuda.KernelLibrary;
@@ -255,6 +256,60 @@ class LayerKernelsGpuTest {
                 gamma, false, rows, cols);
         assertClose(b.dgamma(), runs[0], tolerance(DType.FP32), "dgamma");
         assertClose(b.dx(), dxOut, tolerance(t), "dx in place over dy");
+    }
+
+    /**
+     * The staged backward and its finishing column sums, launched dependent on it (programmatic dependent launch on
+     * compute capability 9.0 and later), eager and replayed from a CUDA graph twice into NaN-poisoned outputs: the
+     * same bits every time, every value written.
+     */
+    @Test
+    void layerNormBackwardWithDependentColumnSumsGivesTheSameBitsEagerAndAsAGraph() {
+        int rows = 2048;
+        int cols = 4096;
+        DType t = DType.BF16;
+        assertEquals(ctx.device().computeCapability() >= 90 && !"false".equals(
+                System.getProperty("ubuf.programmaticLaunch")), library.launchesDependent(),
+                "dependent launches take effect on Hopper and later");
+        double[] x = random((long) rows * cols, t, 2);
+        TensorView xv = upload(x, alloc(rows, cols, t));
+        TensorView dyv = upload(random((long) rows * cols, t, 1), alloc(rows, cols, t));
+        TensorView gv = upload(random(cols, t, 1), alloc(1, cols, t));
+        TensorView mean = alloc(1, rows, DType.FP32);
+        TensorView rstd = alloc(1, rows, DType.FP32);
+        kernels.layerNormForward(xv, gv, upload(random(cols, t, 1), alloc(1, cols, t)), 1e-5f, false,
+                alloc(rows, cols, t), mean, rstd, stream);
+        TensorView ws = alloc(LayerKernels.layerNormBackwardWorkspaceRows(rows), cols, DType.FP32);
+        double[][] outs = new double[3][];
+        for (int run = 0; run < 3; run++) {
+            TensorView dx = alloc(rows, cols, t);
+            TensorView dgamma = alloc(1, cols, DType.FP32);
+            TensorView dbeta = alloc(1, cols, DType.FP32);
+            Runnable op = () -> kernels.layerNormBackward(dyv, xv, mean, rstd, gv, false, dx, dgamma, dbeta, false,
+                    ws, stream);
+            if (run == 0) {
+                op.run();
+            } else {
+                try (CudaGraph g = stream.capture(op, false)) {
+                    g.launch(stream);
+                    stream.synchronize();
+                    if (run == 2) {
+                        stream.fill32(dgamma.address(), -1, cols); // poisoned again: the second replay writes it
+                        g.launch(stream);
+                        stream.synchronize();
+                    }
+                }
+            }
+            double[] dxh = download(dx);
+            double[] all = new double[dxh.length + 2 * cols];
+            System.arraycopy(dxh, 0, all, 0, dxh.length);
+            System.arraycopy(download(dgamma), 0, all, dxh.length, cols);
+            System.arraycopy(download(dbeta), 0, all, dxh.length + cols, cols);
+            outs[run] = all;
+        }
+        assertTrue(java.util.Arrays.stream(outs[0]).allMatch(Double::isFinite), "every dx, dgamma, dbeta written");
+        assertArrayEquals(outs[0], outs[1], "a graph replay against the eager op");
+        assertArrayEquals(outs[0], outs[2], "a second replay against the eager op");
     }
 
     /**
