@@ -75,7 +75,6 @@ __device__ __forceinline__ void col_sums_f32_tile(i64 tile, i64 parts, i64 cols,
 template <class D>
 __device__ __forceinline__ void col_sums_f32(i64 parts, i64 cols, const float* part, i64 ldPart, D* dst,
                                              int accumulate) {
-    grid_dependency_wait();  // the parts may come from the kernel ahead, launched dependent (LayerNorm backward)
     if (parts <= 0 || cols <= 0 || (blockDim.x & 31) != 0) return;
     __shared__ float warpSums[MAX_WARPS][32];
     const i64 tiles = (cols + 31) / 32;
@@ -90,7 +89,6 @@ __device__ __forceinline__ void col_sums_f32(i64 parts, i64 cols, const float* p
 template <class D>
 __device__ __forceinline__ void col_sums2_f32(i64 parts, i64 cols, const float* partA, const float* partB,
                                               i64 ldPart, D* dstA, D* dstB, int accumulate) {
-    grid_dependency_wait();  // as col_sums_f32
     if (parts <= 0 || cols <= 0 || (blockDim.x & 31) != 0) return;
     __shared__ float warpSums[MAX_WARPS][32];
     const i64 tiles = (cols + 31) / 32;

@@ -131,21 +131,4 @@ struct VecWidth {
     static constexpr int N = (int)(16 / (sizeof(S) < sizeof(D) ? sizeof(S) : sizeof(D)));
 };
 
-// Programmatic dependent launch (compute capability 9.0 and later; KernelLibrary.launchDependent). A kernel launched
-// so may start while the kernel ahead of it in the stream is still running; grid_dependency_wait returns once that
-// kernel has ended and its writes are visible, and must come before anything reads them. grid_launch_dependents lets
-// such a kernel start (its blocks take SMs as this kernel's leave them). Both are no-ops in plain launches and
-// below sm_90.
-__device__ __forceinline__ void grid_dependency_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-
-__device__ __forceinline__ void grid_launch_dependents() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;" :::);
-#endif
-}
-
 }  // namespace ubuf

@@ -596,9 +596,6 @@ __device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T
     constexpr int N = G::N;
     constexpr int K = LN_BWD_GROUPS;
     constexpr int S = LN_BWD_STAGES;
-    // The column sums that finish the op may start now (LayerKernels launches them dependent): their blocks take
-    // SMs as this kernel's leave them, and wait for its end before reading the partial rows.
-    grid_launch_dependents();
     if (rows <= 0 || cols <= 0 || rowsPerPart <= 0 || (blockDim.x & 31) != 0 || cols % N != 0) return;
     if (cols / N > (i64)K * blockDim.x) return;
     const int groups = (int)(cols / N);

@@ -4,7 +4,6 @@ import jcuda.Pointer;
 import jcuda.driver.CUcontext;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUevent;
-import jcuda.driver.CUfunction;
 import jcuda.driver.CUstream;
 
 /**
@@ -22,12 +21,6 @@ final class Handles {
     }
 
     static final class Event extends CUevent {
-        long raw() {
-            return getNativePointer();
-        }
-    }
-
-    static final class Function extends CUfunction {
         long raw() {
             return getNativePointer();
         }

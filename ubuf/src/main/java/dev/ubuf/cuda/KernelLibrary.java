@@ -17,27 +17,16 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class KernelLibrary implements AutoCloseable {
     private final CudaContext context;
     private final CUmodule module = new CUmodule();
-    private final Map<String, Handles.Function> functions = new HashMap<>();
+    private final Map<String, CUfunction> functions = new HashMap<>();
     private final Map<String, Integer> sharedAllowed = new HashMap<>();
     private final ResourceLedger.Entry entry;
     private final AtomicBoolean closed = new AtomicBoolean();
-    /** cuLaunchKernelEx where dependent launches take effect (see launchDependent); null for plain launches. */
-    private final java.lang.invoke.MethodHandle launchEx;
-
-    /**
-     * Whether {@link #launchDependent} launches programmatically where it can; {@code -Dubuf.programmaticLaunch=false}
-     * makes every launch a plain one, for A/B timing in one process.
-     */
-    static final boolean PROGRAMMATIC = !"false".equals(System.getProperty("ubuf.programmaticLaunch"));
 
     private KernelLibrary(CudaContext context, dev.ubuf.kernels.KernelImage image) {
         this.context = context;
         context.makeCurrent();
         Cuda.check(JCudaDriver.cuModuleLoadData(module, image.fatbin()), "cuModuleLoadData(ubuf_kernels.fatbin)");
         this.entry = context.ledger().track(this, "kernel library", "ubuf_kernels.fatbin", 0);
-        // Programmatic dependent launch is Hopper's (compute capability 9.0 and later).
-        this.launchEx = PROGRAMMATIC && context.device().computeCapability() >= 90
-                ? ProgrammaticLaunch.bound().orElse(null) : null;
         try {
             // Every kernel now, not at its first launch. ubuf starts CUDA with eager loading (ModuleLoading), but
             // where the user chose CUDA_MODULE_LOADING=LAZY, cuModuleGetFunction loads a kernel and loading may wait
@@ -68,12 +57,12 @@ public final class KernelLibrary implements AutoCloseable {
         return dev.ubuf.kernels.KernelImage.isAvailable();
     }
 
-    private synchronized Handles.Function function(String name) {
+    private synchronized CUfunction function(String name) {
         if (closed.get()) {
             throw new IllegalStateException("kernel library is closed");
         }
         return functions.computeIfAbsent(name, n -> {
-            Handles.Function f = new Handles.Function();
+            CUfunction f = new CUfunction();
             Cuda.check(JCudaDriver.cuModuleGetFunction(f, module, n), "cuModuleGetFunction(" + n + ")");
             return f;
         });
@@ -110,36 +99,6 @@ public final class KernelLibrary implements AutoCloseable {
         }
         Cuda.check(JCudaDriver.cuLaunchKernel(f, gridX, 1, 1, blockX, 1, 1, sharedBytes, stream.handle(),
                 Pointer.to(params), null), "cuLaunchKernel(" + name + ")");
-    }
-
-    /**
-     * As {@link #launch(String, int, int, int, CudaStream, Object...)}, as a programmatic dependent launch: the kernel
-     * may start while the kernel ahead of it in {@code stream} is still running, once that kernel's blocks have run
-     * {@code griddepcontrol.launch_dependents} (or ended), so its launch and its blocks' start overlap that kernel's
-     * last blocks. It must run {@code griddepcontrol.wait} (grid_dependency_wait in the kernels) before it reads
-     * anything that kernel wrote. A plain launch below compute capability 9.0, where the driver has no
-     * cuLaunchKernelEx, or with {@code -Dubuf.programmaticLaunch=false}. Captured into a graph as a programmatic edge.
-     */
-    public void launchDependent(String name, int gridX, int blockX, int sharedBytes, CudaStream stream,
-                                Object... args) {
-        if (launchEx == null) {
-            launch(name, gridX, blockX, sharedBytes, stream, args);
-            return;
-        }
-        if (sharedBytes < 0) {
-            throw new IllegalArgumentException("sharedBytes must be >= 0, got " + sharedBytes);
-        }
-        Handles.Function f = function(name);
-        if (sharedBytes > 0) {
-            allowShared(name, f, sharedBytes);
-        }
-        Cuda.check(ProgrammaticLaunch.launch(launchEx, f.raw(), gridX, blockX, sharedBytes, stream.nativeHandle(),
-                args), "cuLaunchKernelEx(" + name + ", programmatic)");
-    }
-
-    /** Whether {@link #launchDependent} launches programmatically here (else as {@link #launch}). */
-    public boolean launchesDependent() {
-        return launchEx != null;
     }
 
     private synchronized void allowShared(String name, CUfunction f, int sharedBytes) {

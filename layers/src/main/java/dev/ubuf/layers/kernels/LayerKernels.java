@@ -45,15 +45,10 @@ public final class LayerKernels {
     /** The row kernels launch one block per row up to this many blocks, grid-stride beyond. */
     static final int MAX_ROW_BLOCKS = 1 << 20;
 
-    /**
-     * Launches one kernel: the {@link KernelLibrary} on a GPU, a recorder in CPU tests. {@code dependent}: as
-     * {@link KernelLibrary#launchDependent}, for a kernel that runs grid_dependency_wait before it reads what the
-     * kernel ahead of it wrote.
-     */
+    /** Launches one kernel: the {@link KernelLibrary} on a GPU, a recorder in CPU tests. */
     @FunctionalInterface
     interface Launcher {
-        void launch(String name, int grid, int block, int sharedBytes, boolean dependent, CudaStream stream,
-                    Object... args);
+        void launch(String name, int grid, int block, int sharedBytes, CudaStream stream, Object... args);
     }
 
     /** Shared-memory row slots of the staged LayerNorm backward (LN_BWD_STAGES in ubuf_layernorm.cu). */
@@ -81,14 +76,8 @@ public final class LayerKernels {
     private final int maxBlocks;
 
     public LayerKernels(KernelLibrary library) {
-        this((name, grid, block, shared, dependent, stream, args) -> {
-            CudaStream s = Objects.requireNonNull(stream, "stream");
-            if (dependent) {
-                library.launchDependent(name, grid, block, shared, s, args);
-            } else {
-                library.launch(name, grid, block, shared, s, args);
-            }
-        }, library.context().device().smCount());
+        this((name, grid, block, shared, stream, args) -> library.launch(name, grid, block, shared,
+                Objects.requireNonNull(stream, "stream"), args), library.context().device().smCount());
     }
 
     LayerKernels(Launcher launcher, int smCount) {
@@ -293,12 +282,11 @@ public final class LayerKernels {
             rowsPerPart = Math.max(rowsPerPart, ceilDiv(x.rows(), resident));
             usedParts = ceilDiv(x.rows(), rowsPerPart);
         }
-        boolean stagedKernel = fused && staged(x.cols(), x.dtype(), dy, x, dx, gamma, workspace);
-        if (stagedKernel) {
+        if (fused && staged(x.cols(), x.dtype(), dy, x, dx, gamma, workspace)) {
             // One pass over dy and x, rows staged in shared memory a few rows ahead: as many blocks as stay
             // resident (at about 120 registers a thread an SM holds 512 threads), each walking its parts in turn.
             launcher.launch(LayerKernelNames.layerNormBackwardStaged(t), (int) Math.min(usedParts, resident), block,
-                    layerNormBackwardSharedBytes(x.cols(), x.dtype()), false, stream,
+                    layerNormBackwardSharedBytes(x.cols(), x.dtype()), stream,
                     x.rows(), x.cols(), dy.address(), dy.ld(), x.address(), x.ld(), mean.address(), rstd.address(),
                     gamma.address(), zeroCenteredGamma ? 1 : 0, dx.address(), dx.ld(), rowsPerPart,
                     dgammaPart.address(), dbetaPart.address(), workspace.ld());
@@ -318,12 +306,10 @@ public final class LayerKernels {
                     gamma.address(), zeroCenteredGamma ? 1 : 0, dx.address(), dx.ld());
         }
         if (dgammaType == dbetaType) {
-            // Both finishing sums in one launch: they are mostly latency, and two launches paid it twice. Launched
-            // dependent on the staged kernel, their launch and their blocks' start overlap its last blocks.
-            launcher.launch(LayerKernelNames.colSums2F32To(dgammaType),
-                    (int) Math.min(2 * ceilDiv(x.cols(), 32), maxBlocks), MAX_BLOCK, 0, stagedKernel, stream,
-                    usedParts, x.cols(), dgammaPart.address(), dbetaPart.address(), workspace.ld(), dgamma.address(),
-                    dbeta.address(), accumulateParams ? 1 : 0);
+            // Both finishing sums in one launch: they are mostly latency, and two launches paid it twice.
+            launch(LayerKernelNames.colSums2F32To(dgammaType), (int) Math.min(2 * ceilDiv(x.cols(), 32), maxBlocks),
+                    MAX_BLOCK, stream, usedParts, x.cols(), dgammaPart.address(), dbetaPart.address(),
+                    workspace.ld(), dgamma.address(), dbeta.address(), accumulateParams ? 1 : 0);
         } else {
             colSums(dgammaType, usedParts, dgammaPart, dgamma, accumulateParams, stream);
             colSums(dbetaType, usedParts, dbetaPart, dbeta, accumulateParams, stream);
@@ -568,7 +554,7 @@ public final class LayerKernels {
     }
 
     private void launch(String name, int grid, int block, CudaStream stream, Object... args) {
-        launcher.launch(name, grid, block, 0, false, stream, args);
+        launcher.launch(name, grid, block, 0, stream, args);
     }
 
     private void colSums(KernelType out, long parts, TensorView partials, TensorView dst, boolean accumulate,

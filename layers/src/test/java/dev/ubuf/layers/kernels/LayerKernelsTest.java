@@ -37,12 +37,9 @@ class LayerKernelsTest {
     final List<Launch> launches = new ArrayList<>();
     /** The dynamic shared memory of each launch, in order. */
     final List<Integer> sharedBytes = new ArrayList<>();
-    /** Whether each launch was a dependent one (KernelLibrary.launchDependent), in order. */
-    final List<Boolean> dependent = new ArrayList<>();
-    final LayerKernels kernels = new LayerKernels((name, grid, block, shared, dep, stream, args) -> {
+    final LayerKernels kernels = new LayerKernels((name, grid, block, shared, stream, args) -> {
         launches.add(new Launch(name, grid, block, Arrays.asList(args)));
         sharedBytes.add(shared);
-        dependent.add(dep);
     }, SMS);
     final CudaStream stream = null; // the recorder ignores it
 
@@ -369,12 +366,10 @@ class LayerKernelsTest {
         assertEquals(new Launch("ubuf_col_sums2_f32_to_f32", 256, 512, List.of(parts, cols, ws.address(), dbetaPart,
                 cols, dgamma.address(), dbeta.address(), 0)), launches.get(1));
         assertEquals(List.of(3 * 2 * 8192, 0), sharedBytes);
-        assertEquals(List.of(false, true), dependent, "the finishing sums launched dependent on the staged kernel");
         // 8192 columns: 512 threads, one block an SM, so parts of at least 4096 / 132 rows (32, not 16): 128 parts,
         // one a block, and the finishing sums add 128 parts.
         launches.clear();
         sharedBytes.clear();
-        dependent.clear();
         TensorView dy8 = matrix(rows, 8192, DType.BF16);
         TensorView x8 = matrix(rows, 8192, DType.BF16);
         TensorView ws8 = matrix(LayerKernels.layerNormBackwardWorkspaceRows(rows), 8192, DType.FP32);
@@ -387,11 +382,9 @@ class LayerKernelsTest {
         assertEquals(3 * 2 * 16384, sharedBytes.getFirst());
         assertEquals("ubuf_col_sums2_f32_to_f32", launches.get(1).name());
         assertEquals(128L, launches.get(1).args().getFirst());
-        assertEquals(List.of(false, true), dependent);
         // Rows one element apart (not 16-byte aligned): the register-only kernel, on the same parts, so both
         // kernels add the same sums in the same order.
         launches.clear();
-        dependent.clear();
         TensorView odd = matrix(rows, 8193, DType.BF16).cols(0, 8192);
         kernels.layerNormBackward(odd, odd, mean, rstd, vector(8192, DType.BF16), false, odd,
                 vector(8192, DType.FP32), vector(8192, DType.FP32), false, ws8, stream);
@@ -400,8 +393,6 @@ class LayerKernelsTest {
         assertEquals(512, launches.getFirst().block());
         assertEquals(32L, launches.getFirst().args().get(12));
         assertEquals(128L, launches.get(1).args().getFirst());
-        assertEquals(List.of(false, false), dependent,
-                "only after the staged kernel (which lets them start early) are the finishing sums dependent");
     }
 
     @Test
