@@ -70,10 +70,7 @@ public final class OverlapBench {
         }
 
         public Settings {
-            if (callsPerSample < 1 || callsPerSample > InterleavedTimer.MAX_CALLS_PER_SAMPLE) {
-                throw new IllegalArgumentException("--calls-per-sample must be 1 to "
-                        + InterleavedTimer.MAX_CALLS_PER_SAMPLE + ", got " + callsPerSample);
-            }
+            InterleavedTimer.requireCallsPerSample(callsPerSample, "--calls-per-sample");
         }
 
         public List<String> variantsOf(OverlapShape shape) {

@@ -41,10 +41,7 @@ public record PlannerSettings(boolean tune, Optional<Path> cacheFile, int iters,
         if (!(budgetMs >= 0) || Double.isInfinite(budgetMs)) {
             throw new IllegalArgumentException("UB_TUNE_MS must be a finite number >= 0, got " + budgetMs);
         }
-        if (callsPerSample < 1 || callsPerSample > InterleavedTimer.MAX_CALLS_PER_SAMPLE) {
-            throw new IllegalArgumentException("UB_TUNE_CALLS must be 1 to " + InterleavedTimer.MAX_CALLS_PER_SAMPLE
-                    + ", got " + callsPerSample);
-        }
+        InterleavedTimer.requireCallsPerSample(callsPerSample, "UB_TUNE_CALLS");
     }
 
     /** One call a sample. */

@@ -41,6 +41,19 @@ public final class InterleavedTimer implements AutoCloseable {
      */
     static final java.time.Duration HOLD_LIMIT = java.time.Duration.ofSeconds(2);
 
+    /**
+     * {@code callsPerSample} when it is 1 to {@link #MAX_CALLS_PER_SAMPLE}; else an IllegalArgumentException naming
+     * it {@code name} (the option or variable it came from), so every setting that reaches the timer is refused alike
+     * before any GPU work.
+     */
+    public static int requireCallsPerSample(int callsPerSample, String name) {
+        if (callsPerSample < 1 || callsPerSample > MAX_CALLS_PER_SAMPLE) {
+            throw new IllegalArgumentException(name + " must be 1 to " + MAX_CALLS_PER_SAMPLE + ", got "
+                    + callsPerSample);
+        }
+        return callsPerSample;
+    }
+
     /** One call a sample. */
     public InterleavedTimer(TpCommunicator comm, CudaStream stream) {
         this(comm, stream, 1);
@@ -48,11 +61,7 @@ public final class InterleavedTimer implements AutoCloseable {
 
     /** {@code callsPerSample} (1 to {@link #MAX_CALLS_PER_SAMPLE}) calls back to back a sample, its time per call. */
     public InterleavedTimer(TpCommunicator comm, CudaStream stream, int callsPerSample) {
-        if (callsPerSample < 1 || callsPerSample > MAX_CALLS_PER_SAMPLE) {
-            throw new IllegalArgumentException("calls per sample must be 1 to " + MAX_CALLS_PER_SAMPLE + ", got "
-                    + callsPerSample);
-        }
-        this.callsPerSample = callsPerSample;
+        this.callsPerSample = requireCallsPerSample(callsPerSample, "calls per sample");
         this.comm = comm;
         this.stream = stream;
         CudaContext ctx = comm.context().makeCurrent();
