@@ -179,8 +179,10 @@ class GemmTunerTest {
     void theMinimumIsTakenTiesGoToTheEarlierAndFailuresAreSkipped() {
         assertEquals(2, GemmTuner.fastest(new double[] {3.0, 2.5, 0.75, 1.0}));
         assertEquals(1, GemmTuner.fastest(new double[] {2.0, 1.0, 1.0}));
-        assertEquals(0, GemmTuner.fastest(new double[] {1.04, 1.0, 1.2}), "within the margin the heuristic's first stays");
-        assertEquals(1, GemmTuner.fastest(new double[] {1.06, 1.0, 1.2}), "beyond the margin the faster one wins");
+        assertEquals(0, GemmTuner.fastest(new double[] {1.0 + GemmTuner.MARGIN / 2, 1.0, 1.2}),
+                "within the margin the heuristic's first stays");
+        assertEquals(1, GemmTuner.fastest(new double[] {1.0 + 2 * GemmTuner.MARGIN, 1.0, 1.2}),
+                "beyond the margin the faster one wins");
         assertEquals(2, GemmTuner.fastest(new double[] {Double.NaN, 5.0, 4.0}));
         assertEquals(1, GemmTuner.fastest(new double[] {Double.POSITIVE_INFINITY, 9.0}));
         assertEquals(-1, GemmTuner.fastest(new double[] {Double.NaN, Double.NaN}));
