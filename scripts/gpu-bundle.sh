@@ -26,7 +26,7 @@ rm -f .gpu/lib/xchart-*.jar .gpu/lib/pdfbox-*.jar .gpu/lib/fontbox-*.jar .gpu/li
 natives=$(ls .gpu/lib/jcuda-natives-*.jar)
 zip -q -d "$natives" 'lib/libJNvPTXCompiler-*' 'lib/libJNvrtc-*' > /dev/null
 bash scripts/pack-jre.sh .gpu .gpu/lib/*.jar
-cp scripts/java.sh scripts/run-gpu.sh scripts/run-gpu-watched.sh scripts/gpu-lanes.sh scripts/demo-runs.sh scripts/demo-ab.sh scripts/plan-vs-bench.sh scripts/sass-sm90a.sh scripts/sweep-calls.sh bench/torch/torch_baseline.py bench/torch/torch_fp8_gemm.py bench/torch/torch_kernels.py bench/torch/torch_layer.py bench/torch/gemm_timing.py bench/torch/torch_gemm_serve.py bench/torch/ubuf_random.py scripts/gemm-parity.py scripts/combine-rounds.py .gpu/
+cp scripts/java.sh scripts/run-gpu.sh scripts/run-gpu-watched.sh scripts/gpu-lanes.sh scripts/demo-runs.sh scripts/demo-ab.sh scripts/plan-vs-bench.sh scripts/sass-sm90a.sh scripts/sweep-calls.sh bench/torch/torch_baseline.py bench/torch/torch_fp8_gemm.py bench/torch/torch_kernels.py bench/torch/torch_layer.py bench/torch/gemm_timing.py bench/torch/torch_gemm_serve.py bench/torch/ubuf_random.py scripts/gemm-parity.py scripts/combine-rounds.py scripts/parity-summary.py .gpu/
 # The example (examples/, a user's Maven project) compiled against the bundle's jars, to run it on GPU nodes.
 rm -rf .gpu/examples && mkdir -p .gpu/examples/classes
 javac --release 25 -d .gpu/examples/classes -cp ".gpu/lib/*" $(find examples/src/main/java -name '*.java')
