@@ -12,12 +12,14 @@ for f in sorted(glob.glob(sys.argv[1] + "/*gemm-r*.json")):
             rank[s] = r["heuristic_rank"]
 methods = sorted({m for v in d.values() for m in v if m != "torch"})
 for m in methods:
-    ratios = {s: statistics.median(v[m]) / statistics.median(v["torch"]) for s, v in d.items() if m in v and "torch" in v}
+    ratios = {s: statistics.median(v[m]) / statistics.median(v["torch"])
+              for s, v in d.items() if m in v and "torch" in v}
     if not ratios:
         continue
     vals = list(ratios.values())
-    print(f"{m}: {len(vals)} shapes, median {statistics.median(vals):.3f}, within 1% {sum(abs(x - 1) <= 0.01 for x in vals)},"
-          f" above 1.03 {sum(x > 1.03 for x in vals)}, below 0.97 {sum(x < 0.97 for x in vals)}")
+    print(f"{m}: {len(vals)} shapes, median {statistics.median(vals):.3f},"
+          f" within 1% {sum(abs(x - 1) <= 0.01 for x in vals)}, above 1.03 {sum(x > 1.03 for x in vals)},"
+          f" below 0.97 {sum(x < 0.97 for x in vals)}")
     for s, x in sorted(ratios.items(), key=lambda kv: -kv[1])[:6]:
         print(f"   {s[0]}x{s[1]}x{s[2]} {x:.3f} rank {rank.get(s)}")
 if len(methods) == 2:
