@@ -37,9 +37,9 @@ import java.util.List;
  * it: the fastest few ({@value #MAX_CHALLENGERS}) are timed against the first as CUDA graphs of runs back to back
  * (about {@value #BURST_MICROS} µs a replay, replays interleaved over {@value #BURST_ROUNDS} rounds, every other
  * round in reverse order), and any that is not {@link #BURST_MARGIN} faster there, or that was not among those few, is
- * returned as +Infinity. Alone, small GEMMs' times carry their ramp and tail, and candidates that won that way by 5-15%
- * ran 3-10% slower than the first back to back, as the layers and torch.matmul run them (256x4096x3072 and
- * 512x4096x3072 bf16 on an H200, 2026-11-29); on the larger GEMMs the two measures agreed.
+ * returned as +Infinity. Alone, a small GEMM's time carries its ramp and tail: at 256x4096x3072 (bf16, H200,
+ * 2026-11-29) a candidate 15% faster alone than the first ran 10% slower back to back, as the layers and torch.matmul
+ * run GEMMs; on the larger GEMMs the two measures agreed.
  */
 final class StreamCandidateBench implements CandidateBench {
     static final int WARMUPS = 2;
