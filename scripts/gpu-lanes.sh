@@ -26,7 +26,7 @@ t='dev\.ubuf\..*\.'
 ops="${t}(TpLayers|Fp8Overlap|Demo|OverlapOps|RingFusedTail|AtomicOps|TuningBehindAWait|SequenceParallelGrads)GpuTest"
 memory="${t}(UserBuffer|VmmUserBuffer|ProcessMode|Vmm)GpuTest"
 collectives="${t}(BulkOps|CollectiveClose|GraphCapture|Nccl|VmmUserBufferProcess|Watchdog)GpuTest"
-kernels="${t}(AtomicGemm|Fp8Quantize|CublasLtGemm|Fp8Gemm|Fp8ScalePointer|Gemm|GemmTuning|ReductionKernel|ReportRead|LayerKernels)GpuTest"
+kernels="${t}(AtomicGemm|Fp8Quantize|CublasLtGemm|Fp8Gemm|Fp8ScalePointer|Gemm|GemmTuning|StreamCandidateBench|ReductionKernel|ReportRead|LayerKernels)GpuTest"
 shared="${t}SharedGpuOpsGpuTest"
 four="${t}(DemoReplicas|StepGraph|FourRankOps)GpuTest"
 case "${1:-}" in
