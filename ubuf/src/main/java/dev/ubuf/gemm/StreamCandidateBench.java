@@ -6,6 +6,7 @@ import dev.ubuf.cuda.CudaGraph;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.StreamOrderedBuffer;
 import dev.ubuf.cuda.StreamPriority;
+import dev.ubuf.timing.TimingStats;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -139,9 +140,7 @@ final class StreamCandidateBench implements CandidateBench {
                 best[i] = Double.NaN;
                 first = first == null ? failures[i] : first;
             } else {
-                double[] r = runs[i].clone();
-                Arrays.sort(r);
-                best[i] = r[r.length / 2];
+                best[i] = TimingStats.of(runs[i]).median();
             }
         }
         if (first != null && Arrays.stream(best).allMatch(Double::isNaN)) {
@@ -192,13 +191,6 @@ final class StreamCandidateBench implements CandidateBench {
         }
     }
 
-    private static double median(double[] values) {
-        double[] v = values.clone();
-        Arrays.sort(v);
-        int n = v.length;
-        return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-    }
-
     /** Runs a back-to-back graph holds for a GEMM whose first choice took {@code firstMillis} alone. */
     static int burstRuns(double firstMillis) {
         double runs = Math.ceil(BURST_MICROS / Math.max(1e-3, firstMillis * 1000));
@@ -235,31 +227,29 @@ final class StreamCandidateBench implements CandidateBench {
             if (graphs.isEmpty()) {
                 return perRun;
             }
-            for (int e = 0; e < 2 * BURST_ROUNDS * graphs.size(); e++) {
+            List<Integer> order = new ArrayList<>(); // the graph of each timed replay
+            for (int round = 0; round < BURST_ROUNDS; round++) {
+                for (int g = 0; g < graphs.size(); g++) {
+                    order.add(round % 2 == 0 ? g : graphs.size() - 1 - g);
+                }
+            }
+            for (int e = 0; e < 2 * order.size(); e++) {
                 events.add(context.createEvent(true));
             }
             graphs.get(0).launch(s); // keeps the GPU busy while the host enqueues the timed replays
-            int e = 0;
-            for (int round = 0; round < BURST_ROUNDS; round++) {
-                for (int g = 0; g < graphs.size(); g++) {
-                    int at = round % 2 == 0 ? g : graphs.size() - 1 - g;
-                    events.get(e++).record(s);
-                    graphs.get(at).launch(s);
-                    events.get(e++).record(s);
-                }
+            for (int k = 0; k < order.size(); k++) {
+                events.get(2 * k).record(s);
+                graphs.get(order.get(k)).launch(s);
+                events.get(2 * k + 1).record(s);
             }
             finish(s, "the back-to-back runs");
             double[][] samples = new double[graphs.size()][BURST_ROUNDS];
-            e = 0;
-            for (int round = 0; round < BURST_ROUNDS; round++) {
-                for (int g = 0; g < graphs.size(); g++) {
-                    int at = round % 2 == 0 ? g : graphs.size() - 1 - g;
-                    samples[at][round] = events.get(e + 1).elapsedMillisSince(events.get(e)) / runs;
-                    e += 2;
-                }
+            for (int k = 0; k < order.size(); k++) {
+                samples[order.get(k)][k / graphs.size()] =
+                        events.get(2 * k + 1).elapsedMillisSince(events.get(2 * k)) / runs;
             }
             for (int g = 0; g < graphs.size(); g++) {
-                perRun[captured.get(g)] = median(samples[g]);
+                perRun[captured.get(g)] = TimingStats.of(samples[g]).median();
             }
             return perRun;
         } finally {
