@@ -6,7 +6,6 @@ import dev.ubuf.cuda.CudaGraph;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.StreamOrderedBuffer;
 import dev.ubuf.cuda.StreamPriority;
-import dev.ubuf.timing.TimingStats;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -140,7 +139,7 @@ final class StreamCandidateBench implements CandidateBench {
                 best[i] = Double.NaN;
                 first = first == null ? failures[i] : first;
             } else {
-                best[i] = TimingStats.of(runs[i]).median();
+                best[i] = median(runs[i]);
             }
         }
         if (first != null && Arrays.stream(best).allMatch(Double::isNaN)) {
@@ -189,6 +188,17 @@ final class StreamCandidateBench implements CandidateBench {
                 alone[i] = Double.POSITIVE_INFINITY;
             }
         }
+    }
+
+    /**
+     * The median of {@code values} (the mean of the middle two for an even count). Not TimingStats': dev.ubuf.timing
+     * depends on dev.ubuf.comm, which depends on this package.
+     */
+    private static double median(double[] values) {
+        double[] v = values.clone();
+        Arrays.sort(v);
+        int n = v.length;
+        return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
     }
 
     /** Runs a back-to-back graph holds for a GEMM whose first choice took {@code firstMillis} alone. */
@@ -249,7 +259,7 @@ final class StreamCandidateBench implements CandidateBench {
                         events.get(2 * k + 1).elapsedMillisSince(events.get(2 * k)) / runs;
             }
             for (int g = 0; g < graphs.size(); g++) {
-                perRun[captured.get(g)] = TimingStats.of(samples[g]).median();
+                perRun[captured.get(g)] = median(samples[g]);
             }
             return perRun;
         } finally {
