@@ -500,18 +500,27 @@ __device__ __forceinline__ void layernorm_bwd(i64 rows, i64 cols, const T* dy, i
 // rows 16-byte aligned, gamma aligned, the partial rows 16-byte aligned); LayerKernels checks this, and launches
 // it with LN_BWD_STAGES * 2 * groups * 16 bytes of dynamic shared memory.
 // The walk keeps two cursors (the row being copied, the row being computed) that step without dividing, and loads a
-// row's mean and rstd before waiting for its data: finding each row's part with 64-bit divisions and loading the
-// statistics after the wait made the kernel 20-28% slower (kernels/probes/layernorm_bwd_walk_probe.cu, H200).
+// row's mean and rstd while the row before it is computed: finding each row's part with 64-bit divisions and loading
+// the statistics after the wait made the kernel 20-28% slower (kernels/probes/layernorm_bwd_walk_probe.cu), loading
+// them just before the wait 4-8% (kernels/probes/layernorm_bwd_lean_probe.cu; both H200).
 constexpr int LN_BWD_STAGES = 3;
 
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+// A place in shared memory to copy 16 bytes to: on sm_80 and later its 32-bit shared-window address, converted from
+// the generic pointer once (converting every row cost the staged backward 1-2%, kernels/probes/
+// layernorm_bwd_lean_probe.cu, H200), elsewhere the pointer itself. Either adds a byte offset.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
-#else
-    *reinterpret_cast<uint4*>(smem) = *reinterpret_cast<const uint4*>(gmem);
-#endif
+using SharedAddr = unsigned;
+__device__ __forceinline__ SharedAddr shared_addr(void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ void cp_async16(SharedAddr smem, const void* gmem) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem), "l"(gmem));
 }
+#else
+using SharedAddr = char*;
+__device__ __forceinline__ SharedAddr shared_addr(void* p) { return static_cast<char*>(p); }
+__device__ __forceinline__ void cp_async16(SharedAddr smem, const void* gmem) {
+    *reinterpret_cast<uint4*>(smem) = *reinterpret_cast<const uint4*>(gmem);
+}
+#endif
 
 __device__ __forceinline__ void cp_async_commit() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -609,18 +618,23 @@ __device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T
     if (!computing.ok) return;
     const float n = (float)cols;
     int copySlot = 0, slot = 0;
+    // This thread's first word in slot 0 (its word k is kBytes further, x's half of a slot xBytes), and its first
+    // word's byte offset in a row: computed once, not every row.
+    const SharedAddr own = shared_addr(stage + threadIdx.x);
+    const unsigned slotBytes = 32u * (unsigned)groups, xBytes = 16u * (unsigned)groups, kBytes = 16u * blockDim.x;
+    const unsigned ownBytes = 16u * threadIdx.x;
     // The next row's words into the next slot; past the end an empty group keeps the count the wait relies on.
     auto issue = [&]() {
         if (copying.ok) {
-            uint4* s = stage + copySlot * 2 * groups;
-            const uint4* dyr = reinterpret_cast<const uint4*>(dy + copying.row * ldDy);
-            const uint4* xr = reinterpret_cast<const uint4*>(x + copying.row * ldX);
+            const SharedAddr s = own + copySlot * slotBytes;
+            const char* dyr = reinterpret_cast<const char*>(dy + copying.row * ldDy) + ownBytes;
+            const char* xr = reinterpret_cast<const char*>(x + copying.row * ldX) + ownBytes;
 #pragma unroll
             for (int k = 0; k < K; ++k) {
                 const int g = (int)threadIdx.x + k * (int)blockDim.x;
                 if (g < groups) {
-                    cp_async16(s + g, dyr + g);
-                    cp_async16(s + groups + g, xr + g);
+                    cp_async16(s + k * kBytes, dyr + k * kBytes);
+                    cp_async16(s + xBytes + k * kBytes, xr + k * kBytes);
                 }
             }
             copying.next(rows, rowsPerPart);
@@ -642,11 +656,18 @@ __device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T
 #pragma unroll
         for (int i = 0; i < N; ++i) dg[k][i] = db[k][i] = 0.f;
     }
+    // A row's mean and rstd are loaded while the row before it is computed, so its first adds do not wait on them.
+    float rsNext = rstd[computing.row], meanNext = mean[computing.row];
     while (computing.ok) {
         issue();  // into the slot of the previous row, which this thread has finished with
         const i64 r = computing.row;
-        const float rs = rstd[r];
-        const float nmr = -mean[r] * rs;
+        const float rs = rsNext;
+        const float nmr = -meanNext * rs;
+        const i64 following = r + 1 < computing.end ? r + 1 : (computing.part + gridDim.x) * rowsPerPart;
+        if (following < rows) {
+            rsNext = rstd[following];
+            meanNext = mean[following];
+        }
         cp_async_wait<S - 1>();
         const uint4* s = stage + slot * 2 * groups;
         uint4 dyRaw[K], xRaw[K];
