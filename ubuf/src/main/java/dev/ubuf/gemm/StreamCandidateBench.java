@@ -36,13 +36,10 @@ import java.util.List;
  * <p>A candidate faster alone than cuBLASLt's first choice must also be faster back to back before the tuner may take
  * it: the fastest few ({@value #MAX_CHALLENGERS}) are timed against the first as CUDA graphs of runs back to back
  * (about {@value #BURST_MICROS} µs a replay, replays interleaved over {@value #BURST_ROUNDS} rounds, every other
- * round in reverse order, after about {@value #HEAT_MICROS} µs of the first's replays), and any that is not
- * {@link #BURST_MARGIN} faster there, or that was not among those few, is returned as +Infinity. Alone, a small GEMM's time carries its ramp and tail: at 256x4096x3072 (bf16, H200,
+ * round in reverse order), and any that is not {@link #BURST_MARGIN} faster there, or that was not among those few, is
+ * returned as +Infinity. Alone, a small GEMM's time carries its ramp and tail: at 256x4096x3072 (bf16, H200,
  * 2026-11-29) a candidate 15% faster alone than the first ran 10% slower back to back, as the layers and torch.matmul
- * run GEMMs; on the larger GEMMs the two measures agreed. The timed replays follow a heat because a step's GEMMs
- * run at the clocks the GPU's power limit holds, not at an idle GPU's boost clocks: timed without it, candidates
- * 3-3.5% faster than the first at 2048x2048x4096 and 16384x13824x5120 (bf16, H200, 2026-11-29) ran 4-7% slower than
- * the first's kernel under torch.matmul in the parity rounds, which heat for 300 ms.
+ * run GEMMs; on the larger GEMMs the two measures agreed.
  */
 final class StreamCandidateBench implements CandidateBench {
     static final int WARMUPS = 2;
@@ -66,13 +63,6 @@ final class StreamCandidateBench implements CandidateBench {
     static final int BURST_ROUNDS = 4;
     /** How much faster than cuBLASLt's first a candidate must run back to back to stay a candidate. */
     static final double BURST_MARGIN = 0.01;
-    /**
-     * How long the first choice's back-to-back graph runs before the timed replays, about: long enough for the GPU to
-     * reach the clocks its power limit holds under a step's GEMMs.
-     */
-    static final int HEAT_MICROS = 100_000;
-    /** The most untimed replays that heat. */
-    static final int MAX_HEAT_REPLAYS = 4096;
 
     private final CudaContext context;
     private final CudaStream caller;
@@ -133,9 +123,7 @@ final class StreamCandidateBench implements CandidateBench {
                 List<Integer> timed = new ArrayList<>();
                 timed.add(0);
                 timed.addAll(challengers);
-                int perReplay = burstRuns(best[0]);
-                double[] burst = backToBack(launch, timed, perReplay, heatReplays(best[0] * perReplay), c, workspace,
-                        workspaceBytes, s);
+                double[] burst = backToBack(launch, timed, burstRuns(best[0]), c, workspace, workspaceBytes, s);
                 screen(best, challengers, burst);
             }
             return best;
@@ -213,12 +201,6 @@ final class StreamCandidateBench implements CandidateBench {
         return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
     }
 
-    /** Untimed replays, at least one, of a graph of {@code replayMillis} that heat the GPU before timed ones. */
-    static int heatReplays(double replayMillis) {
-        double replays = Math.ceil(HEAT_MICROS / Math.max(1e-3, replayMillis * 1000));
-        return (int) Math.max(1, Math.min(MAX_HEAT_REPLAYS, replays));
-    }
-
     /** Runs a back-to-back graph holds for a GEMM whose first choice took {@code firstMillis} alone. */
     static int burstRuns(double firstMillis) {
         double runs = Math.ceil(BURST_MICROS / Math.max(1e-3, firstMillis * 1000));
@@ -227,12 +209,11 @@ final class StreamCandidateBench implements CandidateBench {
 
     /**
      * Milliseconds per run of each of {@code which} (candidate indices) timed back to back: each captured as a graph
-     * of {@code runs} runs on {@code s}, {@code heat} untimed replays of the first captured (the GPU at the clocks
-     * its power limit holds), then {@link #BURST_ROUNDS} rounds of one timed replay each, every other round in
-     * reverse order, all enqueued before one wait; the median of a candidate's replays.
+     * of {@code runs} runs on {@code s}, one untimed replay, then {@link #BURST_ROUNDS} rounds of one timed replay
+     * each, every other round in reverse order, all enqueued before one wait; the median of a candidate's replays.
      * NaN for a candidate cuBLASLt refused under capture.
      */
-    private double[] backToBack(Launch launch, List<Integer> which, int runs, int heat, long c, long workspace,
+    private double[] backToBack(Launch launch, List<Integer> which, int runs, long c, long workspace,
                                 long workspaceBytes, CudaStream s) {
         double[] perRun = new double[which.size()];
         Arrays.fill(perRun, Double.NaN);
@@ -265,10 +246,7 @@ final class StreamCandidateBench implements CandidateBench {
             for (int e = 0; e < 2 * order.size(); e++) {
                 events.add(context.createEvent(true));
             }
-            // Heats the GPU, and keeps it busy while the host enqueues the timed replays.
-            for (int h = 0; h < heat; h++) {
-                graphs.get(0).launch(s);
-            }
+            graphs.get(0).launch(s); // keeps the GPU busy while the host enqueues the timed replays
             for (int k = 0; k < order.size(); k++) {
                 events.get(2 * k).record(s);
                 graphs.get(order.get(k)).launch(s);

@@ -79,13 +79,4 @@ class StreamCandidateBenchTest {
         assertEquals(StreamCandidateBench.MAX_BURST_RUNS, StreamCandidateBench.burstRuns(0.001));
         assertEquals(StreamCandidateBench.MAX_BURST_RUNS, StreamCandidateBench.burstRuns(0.0));
     }
-
-    @Test
-    void theHeatRunsAboutOneHundredMillisecondsOfReplays() {
-        assertEquals(500, StreamCandidateBench.heatReplays(0.2));
-        assertEquals(30, StreamCandidateBench.heatReplays(3.4));
-        assertEquals(1, StreamCandidateBench.heatReplays(250.0), "a replay longer than the heat still runs once");
-        assertEquals(StreamCandidateBench.MAX_HEAT_REPLAYS, StreamCandidateBench.heatReplays(0.001));
-        assertEquals(StreamCandidateBench.MAX_HEAT_REPLAYS, StreamCandidateBench.heatReplays(0.0));
-    }
 }
