@@ -56,7 +56,7 @@ __device__ __forceinline__ void warp_totals_sum2_vec(float& a, float& b, float* 
     b = tb;
 }
 
-template <class T, int S, bool VSUM, bool AHEAD, bool ISSUE>
+template <class T, int S, bool VSUM, bool AHEAD, bool ISSUE, bool GF>
 __device__ __forceinline__ void layernorm_bwd_lean(i64 rows, i64 cols, const T* dy, const T* x, const float* mean,
                                                    const float* rstd, const T* gamma, T* dx, i64 rowsPerPart,
                                                    float* dgammaPart, float* dbetaPart, i64 ldPart) {
@@ -115,10 +115,12 @@ __device__ __forceinline__ void layernorm_bwd_lean(i64 rows, i64 cols, const T* 
         copySlot = copySlot + 1 == S ? 0 : copySlot + 1;
     };
     uint4 gammaRaw[K];
+    float gammaF[K][N];  // GF: gamma unpacked once (the same values: unpacking is exact)
 #pragma unroll
     for (int k = 0; k < K; ++k) {
         const int g = (int)threadIdx.x + k * (int)blockDim.x;
         if (g < groups) gammaRaw[k] = reinterpret_cast<const uint4*>(gamma)[g];
+        if (GF) RawGroup<T>::unpack(gammaRaw[k], gammaF[k]);
     }
 #pragma unroll
     for (int i = 0; i < S - 1; ++i) issue();
@@ -159,7 +161,23 @@ __device__ __forceinline__ void layernorm_bwd_lean(i64 rows, i64 cols, const T* 
             if (g < groups) {
                 dyRaw[k] = s[g];
                 xRaw[k] = s[groups + g];
-                Grp::accumulate(dyRaw[k], xRaw[k], gammaRaw[k], N, rs, nmr, s1, s2, dg[k], db[k]);
+                if (GF) {
+                    // Grp::accumulate's terms in its order, gamma from registers.
+                    float d[N], v[N];
+                    RawGroup<T>::unpack(dyRaw[k], d);
+                    RawGroup<T>::unpack(xRaw[k], v);
+#pragma unroll
+                    for (int i = 0; i < N; ++i) {
+                        const float xhat = ln_xhat(v[i], rs, nmr);
+                        const float dxhat = Grp::scaled(d[i], gammaF[k][i]);
+                        s1 += dxhat;
+                        s2 += dxhat * xhat;
+                        dg[k][i] += d[i] * xhat;
+                        db[k][i] += d[i];
+                    }
+                } else {
+                    Grp::accumulate(dyRaw[k], xRaw[k], gammaRaw[k], N, rs, nmr, s1, s2, dg[k], db[k]);
+                }
             }
         }
         if (VSUM) {
@@ -178,7 +196,15 @@ __device__ __forceinline__ void layernorm_bwd_lean(i64 rows, i64 cols, const T* 
             const int g = (int)threadIdx.x + k * (int)blockDim.x;
             if (g < groups) {
                 float d[N];
-                Grp::dx(dyRaw[k], xRaw[k], gammaRaw[k], rs, nmr, c1, c2, d);
+                if (GF) {
+                    float v[N];
+                    RawGroup<T>::unpack(dyRaw[k], d);
+                    RawGroup<T>::unpack(xRaw[k], v);
+#pragma unroll
+                    for (int i = 0; i < N; ++i) d[i] = Grp::dx_element(d[i], v[i], gammaF[k][i], rs, nmr, c1, c2);
+                } else {
+                    Grp::dx(dyRaw[k], xRaw[k], gammaRaw[k], rs, nmr, c1, c2, d);
+                }
                 store_vec<T, N>(dxr + g * N, d);
             }
         }
@@ -254,12 +280,22 @@ __global__ void __launch_bounds__(UBUF_MAX_THREADS)
     ubuf::col_sums2_f32_v4<bf>(parts, cols, partA, partB, ldPart, dstA, dstB, accumulate);
 }
 
-template <bool VSUM, bool AHEAD, bool ISSUE>
+template <bool VSUM, bool AHEAD, bool ISSUE, bool GF = false>
 __global__ void __launch_bounds__(UBUF_MAX_THREADS)
     lean(i64 rows, i64 cols, const bf* dy, const bf* x, const float* mean, const float* rstd, const bf* gamma, bf* dx,
          i64 rowsPerPart, float* dgammaPart, float* dbetaPart, i64 ldPart) {
-    ubuf::layernorm_bwd_lean<bf, ubuf::LN_BWD_STAGES, VSUM, AHEAD, ISSUE>(rows, cols, dy, x, mean, rstd, gamma, dx,
+    ubuf::layernorm_bwd_lean<bf, ubuf::LN_BWD_STAGES, VSUM, AHEAD, ISSUE, GF>(rows, cols, dy, x, mean, rstd, gamma, dx,
                                                                          rowsPerPart, dgammaPart, dbetaPart, ldPart);
+}
+
+// The same at (256 threads, 2 blocks an SM): at most 128 registers.
+template <bool GF>
+__global__ void __launch_bounds__(256, 2)
+    lean2(i64 rows, i64 cols, const bf* dy, const bf* x, const float* mean, const float* rstd, const bf* gamma, bf* dx,
+          i64 rowsPerPart, float* dgammaPart, float* dbetaPart, i64 ldPart) {
+    if (blockDim.x > 256) return;
+    ubuf::layernorm_bwd_lean<bf, ubuf::LN_BWD_STAGES, false, true, true, GF>(rows, cols, dy, x, mean, rstd, gamma, dx,
+                                                                           rowsPerPart, dgammaPart, dbetaPart, ldPart);
 }
 
 static bool wanted(long long rows, long long cols) {
@@ -380,13 +416,17 @@ int main() {
         for (int pass = 0; pass < 2; ++pass) {
             timer.time("OP product (staged + col sums)", dx, [&] { product(dx, part); colSums2(part, parts); });
             timer.time("   product staged kernel alone", dx, [&] { product(dx, part); });
-            variant("probe's copy of the product", lean<false, false, false>, false);
-            variant("col sums by float4", lean<false, false, false>, true);
-            variant("ahead", lean<false, true, false>, false);
+            if (getenv("PROBE_ALL") != nullptr) {
+                variant("probe's copy of the product", lean<false, false, false>, false);
+                variant("col sums by float4", lean<false, false, false>, true);
+                variant("ahead", lean<false, true, false>, false);
+                variant("ahead+issue, col sums by float4", lean<false, true, true>, true);
+                variant("vsum+ahead+issue", lean<true, true, true>, false);
+                variant("vsum+ahead+issue, col sums by float4", lean<true, true, true>, true);
+            }
             variant("ahead+issue", lean<false, true, true>, false);
-            variant("ahead+issue, col sums by float4", lean<false, true, true>, true);
-            variant("vsum+ahead+issue", lean<true, true, true>, false);
-            variant("vsum+ahead+issue, col sums by float4", lean<true, true, true>, true);
+            variant("ahead+issue+gamma floats", lean<false, true, true, true>, false);
+            variant("ahead+issue+gamma floats (256,2)", lean2<true>, false);
         }
         cudaFree(x); cudaFree(dy); cudaFree(dx); cudaFree(ref); cudaFree(y); cudaFree(gamma); cudaFree(beta);
         cudaFree(dgamma); cudaFree(dbeta); cudaFree(mean); cudaFree(rstd); cudaFree(part); cudaFree(refPart);

@@ -35,11 +35,14 @@ import java.util.List;
  *
  * <p>A candidate faster alone than cuBLASLt's first choice must also be faster back to back before the tuner may take
  * it: the fastest few ({@value #MAX_CHALLENGERS}) are timed against the first as CUDA graphs of runs back to back
- * (about {@value #BURST_MICROS} µs a replay, replays interleaved over {@value #BURST_ROUNDS} rounds, every other
- * round in reverse order), and any that is not {@link #BURST_MARGIN} faster there, or that was not among those few, is
- * returned as +Infinity. Alone, a small GEMM's time carries its ramp and tail: at 256x4096x3072 (bf16, H200,
- * 2026-11-29) a candidate 15% faster alone than the first ran 10% slower back to back, as the layers and torch.matmul
- * run GEMMs; on the larger GEMMs the two measures agreed.
+ * (about {@value #BURST_MICROS} µs a replay), each in its own steady state (its graph replays alone for about
+ * {@value #STEADY_HEAT_MICROS} µs before its timed replays; two passes, the second in reverse order), and any that is
+ * not {@link #BURST_MARGIN} faster there, or that was not among those few, is returned as +Infinity. Alone, a small
+ * GEMM's time carries its ramp and tail: at 256x4096x3072 (bf16, H200, 2026-11-29) a candidate 15% faster alone than
+ * the first ran 10% slower back to back, as the layers and torch.matmul run GEMMs. Interleaved with another kernel, a
+ * GEMM at the power limit runs at other clocks than in its own steady state: cuBLASLt's first choice at
+ * 16384x13824x5120 took 3.55 ms a run replayed in turn with a challenger and 3.38 ms replayed alone (torch.matmul's
+ * time for the same kernel), which made the challenger look 3% faster where it was 2-5% slower.
  */
 final class StreamCandidateBench implements CandidateBench {
     static final int WARMUPS = 2;
@@ -59,8 +62,12 @@ final class StreamCandidateBench implements CandidateBench {
     static final int BURST_MICROS = 200;
     /** The most runs a back-to-back graph holds. */
     static final int MAX_BURST_RUNS = 32;
-    /** Timed replays of each back-to-back graph. */
+    /** Timed replays of each back-to-back graph, in each of two passes. */
     static final int BURST_ROUNDS = 4;
+    /** How long a back-to-back graph replays alone, untimed, before its timed replays, about. */
+    static final int STEADY_HEAT_MICROS = 50_000;
+    /** The most untimed replays before a graph's timed ones. */
+    static final int MAX_HEAT_REPLAYS = 1024;
     /** How much faster than cuBLASLt's first a candidate must run back to back to stay a candidate. */
     static final double BURST_MARGIN = 0.01;
 
@@ -123,7 +130,9 @@ final class StreamCandidateBench implements CandidateBench {
                 List<Integer> timed = new ArrayList<>();
                 timed.add(0);
                 timed.addAll(challengers);
-                double[] burst = backToBack(launch, timed, burstRuns(best[0]), c, workspace, workspaceBytes, s);
+                int perReplay = burstRuns(best[0]);
+                double[] burst = backToBack(launch, timed, perReplay, perReplay * best[0], c, workspace,
+                        workspaceBytes, s);
                 screen(best, challengers, burst);
             }
             return best;
@@ -201,6 +210,12 @@ final class StreamCandidateBench implements CandidateBench {
         return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
     }
 
+    /** Untimed replays, at least one, of a graph of {@code replayMillis} that bring it to its steady state. */
+    static int heatReplays(double replayMillis) {
+        double replays = Math.ceil(STEADY_HEAT_MICROS / Math.max(1e-3, replayMillis * 1000));
+        return (int) Math.max(1, Math.min(MAX_HEAT_REPLAYS, replays));
+    }
+
     /** Runs a back-to-back graph holds for a GEMM whose first choice took {@code firstMillis} alone. */
     static int burstRuns(double firstMillis) {
         double runs = Math.ceil(BURST_MICROS / Math.max(1e-3, firstMillis * 1000));
@@ -209,12 +224,13 @@ final class StreamCandidateBench implements CandidateBench {
 
     /**
      * Milliseconds per run of each of {@code which} (candidate indices) timed back to back: each captured as a graph
-     * of {@code runs} runs on {@code s}, one untimed replay, then {@link #BURST_ROUNDS} rounds of one timed replay
-     * each, every other round in reverse order, all enqueued before one wait; the median of a candidate's replays.
-     * NaN for a candidate cuBLASLt refused under capture.
+     * of {@code runs} runs ({@code replayMillis} a replay, about) on {@code s}; in two passes, the second in reverse
+     * order, each graph replays alone for about {@value #STEADY_HEAT_MICROS} µs, then {@link #BURST_ROUNDS} timed
+     * replays follow it, all enqueued before one wait; the median of a candidate's replays. NaN for a candidate
+     * cuBLASLt refused under capture.
      */
-    private double[] backToBack(Launch launch, List<Integer> which, int runs, long c, long workspace,
-                                long workspaceBytes, CudaStream s) {
+    private double[] backToBack(Launch launch, List<Integer> which, int runs, double replayMillis, long c,
+                                long workspace, long workspaceBytes, CudaStream s) {
         double[] perRun = new double[which.size()];
         Arrays.fill(perRun, Double.NaN);
         List<CudaGraph> graphs = new ArrayList<>();
@@ -237,26 +253,37 @@ final class StreamCandidateBench implements CandidateBench {
             if (graphs.isEmpty()) {
                 return perRun;
             }
+            // Each graph in its own steady state: it replays alone for about STEADY_HEAT_MICROS, then BURST_ROUNDS
+            // timed replays follow it back to back; two passes, the second in reverse order, so drift cancels.
+            int heat = heatReplays(replayMillis);
             List<Integer> order = new ArrayList<>(); // the graph of each timed replay
-            for (int round = 0; round < BURST_ROUNDS; round++) {
+            for (int pass = 0; pass < 2; pass++) {
                 for (int g = 0; g < graphs.size(); g++) {
-                    order.add(round % 2 == 0 ? g : graphs.size() - 1 - g);
+                    for (int r = 0; r < BURST_ROUNDS; r++) {
+                        order.add(pass == 0 ? g : graphs.size() - 1 - g);
+                    }
                 }
             }
             for (int e = 0; e < 2 * order.size(); e++) {
                 events.add(context.createEvent(true));
             }
-            graphs.get(0).launch(s); // keeps the GPU busy while the host enqueues the timed replays
             for (int k = 0; k < order.size(); k++) {
+                CudaGraph graph = graphs.get(order.get(k));
+                if (k % BURST_ROUNDS == 0) {
+                    for (int h = 0; h < heat; h++) {
+                        graph.launch(s);
+                    }
+                }
                 events.get(2 * k).record(s);
-                graphs.get(order.get(k)).launch(s);
+                graph.launch(s);
                 events.get(2 * k + 1).record(s);
             }
             finish(s, "the back-to-back runs");
-            double[][] samples = new double[graphs.size()][BURST_ROUNDS];
+            double[][] samples = new double[graphs.size()][2 * BURST_ROUNDS];
+            int[] taken = new int[graphs.size()];
             for (int k = 0; k < order.size(); k++) {
-                samples[order.get(k)][k / graphs.size()] =
-                        events.get(2 * k + 1).elapsedMillisSince(events.get(2 * k)) / runs;
+                int g = order.get(k);
+                samples[g][taken[g]++] = events.get(2 * k + 1).elapsedMillisSince(events.get(2 * k)) / runs;
             }
             for (int g = 0; g < graphs.size(); g++) {
                 perRun[captured.get(g)] = median(samples[g]);

@@ -79,4 +79,13 @@ class StreamCandidateBenchTest {
         assertEquals(StreamCandidateBench.MAX_BURST_RUNS, StreamCandidateBench.burstRuns(0.001));
         assertEquals(StreamCandidateBench.MAX_BURST_RUNS, StreamCandidateBench.burstRuns(0.0));
     }
+
+    @Test
+    void aGraphReplaysAloneForAboutFiftyMillisecondsBeforeItsTimedReplays() {
+        assertEquals(250, StreamCandidateBench.heatReplays(0.2));
+        assertEquals(15, StreamCandidateBench.heatReplays(3.4));
+        assertEquals(1, StreamCandidateBench.heatReplays(80.0), "a replay longer than the heat still runs once");
+        assertEquals(StreamCandidateBench.MAX_HEAT_REPLAYS, StreamCandidateBench.heatReplays(0.001));
+        assertEquals(StreamCandidateBench.MAX_HEAT_REPLAYS, StreamCandidateBench.heatReplays(0.0));
+    }
 }
