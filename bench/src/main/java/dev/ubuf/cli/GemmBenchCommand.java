@@ -92,7 +92,9 @@ final class GemmBenchCommand implements Callable<Integer> {
                     + " SM_COUNT_TARGET (0 = not set), interleaved round-robin with the default ("
                     + (GemmRunner.RECOMMENDED_WORKSPACE_BYTES >> 20) + " MiB, not set) on the same operands; each is"
                     + " recorded as method cublaslt:ws<MIB>m:sm<SMS> with the heuristic's first algorithm."
-                    + " Repeatable. Default: none.")
+                    + " Replayed in turn, two different kernels run at other clocks than each alone at the power"
+                    + " limit (cuBLASLt's first at 16384x13824x5120 read 5% slow beside another; H200): compare"
+                    + " different algorithms in plain runs. Repeatable. Default: none.")
     List<String> variantWords;
     @Option(names = "--call", paramLabel = "MIB:SMS",
             description = "The workspace (MiB) and SM_COUNT_TARGET (0 = not set) of the main cuBLASLt call (method"
