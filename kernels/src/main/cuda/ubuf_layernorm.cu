@@ -551,6 +551,10 @@ struct PartRows {
         part += gridDim.x;
         enter(rows, rowsPerPart);
     }
+    // The row next() moves to; past the block's last row it is at least `rows`.
+    __device__ __forceinline__ i64 following(i64 rowsPerPart) const {
+        return row + 1 < end ? row + 1 : (part + gridDim.x) * rowsPerPart;
+    }
 
   private:
     __device__ __forceinline__ void enter(i64 rows, i64 rowsPerPart) {
@@ -663,7 +667,7 @@ __device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T
         const i64 r = computing.row;
         const float rs = rsNext;
         const float nmr = -meanNext * rs;
-        const i64 following = r + 1 < computing.end ? r + 1 : (computing.part + gridDim.x) * rowsPerPart;
+        const i64 following = computing.following(rowsPerPart);
         if (following < rows) {
             rsNext = rstd[following];
             meanNext = mean[following];

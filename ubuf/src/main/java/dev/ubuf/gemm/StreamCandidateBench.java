@@ -105,8 +105,7 @@ final class StreamCandidateBench implements CandidateBench {
                 stop.record(s);
                 finish(s, "the warm-up runs");
                 // A candidate that breaks the context shows here, as a CudaFatalException: nothing to recover.
-                double perRunMicros = Math.max(1e-3, stop.elapsedMillisSince(start) * 1000 / WARMUPS);
-                lead[i] = (int) Math.min(MAX_LEAD_RUNS, Math.max(1, Math.ceil(LEAD_MICROS / perRunMicros)));
+                lead[i] = toFill(LEAD_MICROS, stop.elapsedMillisSince(start) / WARMUPS, MAX_LEAD_RUNS);
             }
             for (int round = 0; round < ROUNDS; round++) {
                 for (int i = 0; i < count; i++) {
@@ -212,14 +211,18 @@ final class StreamCandidateBench implements CandidateBench {
 
     /** Untimed replays, at least one, of a graph of {@code replayMillis} that bring it to its steady state. */
     static int heatReplays(double replayMillis) {
-        double replays = Math.ceil(STEADY_HEAT_MICROS / Math.max(1e-3, replayMillis * 1000));
-        return (int) Math.max(1, Math.min(MAX_HEAT_REPLAYS, replays));
+        return toFill(STEADY_HEAT_MICROS, replayMillis, MAX_HEAT_REPLAYS);
     }
 
     /** Runs a back-to-back graph holds for a GEMM whose first choice took {@code firstMillis} alone. */
     static int burstRuns(double firstMillis) {
-        double runs = Math.ceil(BURST_MICROS / Math.max(1e-3, firstMillis * 1000));
-        return (int) Math.max(1, Math.min(MAX_BURST_RUNS, runs));
+        return toFill(BURST_MICROS, firstMillis, MAX_BURST_RUNS);
+    }
+
+    /** How many of something taking {@code eachMillis} fill {@code micros}: 1 to {@code most}. */
+    private static int toFill(int micros, double eachMillis, int most) {
+        double count = Math.ceil(micros / Math.max(1e-3, eachMillis * 1000));
+        return (int) Math.max(1, Math.min(most, count));
     }
 
     /**
