@@ -600,14 +600,15 @@ __device__ __forceinline__ void store_warp_groups(const float (&a)[N], float* ro
     }
 }
 
-template <class T, bool ZC>
+// K: the column groups a thread holds; the kernels take LN_BWD_GROUPS (other K and launch bounds were slower,
+// kernels/probes/layernorm_bulk_probe.cu).
+template <class T, bool ZC, int K = LN_BWD_GROUPS>
 __device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T* dy, i64 ldDy, const T* x, i64 ldX,
                                                      const float* mean, const float* rstd, const T* gamma, T* dx,
                                                      i64 ldDx, i64 rowsPerPart, float* dgammaPart, float* dbetaPart,
                                                      i64 ldPart) {
     using G = ColGroups<T>;
     constexpr int N = G::N;
-    constexpr int K = LN_BWD_GROUPS;
     constexpr int S = LN_BWD_STAGES;
     if (rows <= 0 || cols <= 0 || rowsPerPart <= 0 || (blockDim.x & 31) != 0 || cols % N != 0) return;
     if (cols / N > (i64)K * blockDim.x) return;
