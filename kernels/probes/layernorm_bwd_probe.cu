@@ -45,8 +45,8 @@ __global__ void __launch_bounds__(K > 2 ? 256 : 512) staged_variant(i64 rows, i6
             for (int k = 0; k < K; ++k) {
                 const i64 g = threadIdx.x + (i64)k * blockDim.x;
                 if (g < groups) {
-                    ubuf::cp_async16(slot + g, dy + r * cols + g * N);
-                    ubuf::cp_async16(slot + groups + g, x + r * cols + g * N);
+                    ubuf::cp_async16(ubuf::shared_addr(slot + g), dy + r * cols + g * N);
+                    ubuf::cp_async16(ubuf::shared_addr(slot + groups + g), x + r * cols + g * N);
                 }
             }
         }

@@ -55,8 +55,8 @@ __device__ __forceinline__ void layernorm_bwd_reread(i64 rows, i64 cols, const T
             for (int k = 0; k < K; ++k) {
                 const int g = (int)threadIdx.x + k * (int)blockDim.x;
                 if (g < groups) {
-                    cp_async16(s + g, dyr + g);
-                    cp_async16(s + groups + g, xr + g);
+                    cp_async16(shared_addr(s + g), dyr + g);
+                    cp_async16(shared_addr(s + groups + g), xr + g);
                 }
             }
             copying.next(rows, rowsPerPart);

@@ -116,8 +116,8 @@ __global__ void __launch_bounds__(MAXT, MINB) walk(i64 rows, i64 cols, const bf*
             for (int k = 0; k < K; ++k) {
                 const int g = threadIdx.x + k * blockDim.x;
                 if (g < groups) {
-                    ubuf::cp_async16(s + g, dyr + g);
-                    ubuf::cp_async16(s + groups + g, xr + g);
+                    ubuf::cp_async16(ubuf::shared_addr(s + g), dyr + g);
+                    ubuf::cp_async16(ubuf::shared_addr(s + groups + g), xr + g);
                 }
             }
             ic.next(rows, rpp);

@@ -102,7 +102,7 @@ template <int BLOCKS_PER_SM>
 __global__ void __launch_bounds__(128, BLOCKS_PER_SM) product_bounded(i64 rows, i64 cols, const bf* x,
                                                                      const bf* gamma, const bf* beta, float eps,
                                                                      bf* y, float* mean, float* rstd) {
-    ubuf::layernorm_fwd<bf>(rows, cols, x, cols, gamma, beta, eps, 0, y, cols, mean, rstd);
+    ubuf::layernorm_fwd<bf, false>(rows, cols, x, cols, gamma, beta, eps, y, cols, mean, rstd);
 }
 
 // The product's register path (ubuf::layernorm_fwd, vector path) with K groups a thread fixed at compile time, so

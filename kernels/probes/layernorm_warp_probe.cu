@@ -212,8 +212,8 @@ __device__ __forceinline__ void staged_walk(i64 rows, i64 cols, const bf* dy, co
             for (int k = 0; k < K; ++k) {
                 const int g = (int)threadIdx.x + k * (int)blockDim.x;
                 if (g < groups) {
-                    ubuf::cp_async16(s + g, dyr + g);
-                    ubuf::cp_async16(s + groups + g, xr + g);
+                    ubuf::cp_async16(ubuf::shared_addr(s + g), dyr + g);
+                    ubuf::cp_async16(ubuf::shared_addr(s + groups + g), xr + g);
                 }
             }
             copying.next(rows, rowsPerPart);

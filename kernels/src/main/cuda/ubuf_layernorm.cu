@@ -9,19 +9,29 @@
 
 namespace ubuf {
 
-// y = (x - mean) * rstd * g + beta, g = gamma (+ 1 with zero-centred gamma); mean and variance (biased, over the
-// row) in fp32, two passes over the row; rstd = 1 / sqrt(var + eps). mean/rstd (fp32, one per row) may be null.
-template <class T>
+// x-hat as the forward and the backwards compute it, one FMA: x * rstd + nmr, nmr = -mean * rstd.
+__device__ __forceinline__ float ln_xhat(float x, float rs, float nmr) { return fmaf(x, rs, nmr); }
+
+// A forward output, x-hat * g + beta as one more FMA; g = gamma, or gamma + 1 with zero-centred gamma (ZC, a template
+// parameter, so the usual gamma costs no "+ 0"). Two instructions an element where (x - mean) * rstd * g + beta took
+// four: the word kernel 2-6% faster at the layer's shapes (kernels/probes/layernorm_fwd_lean_probe.cu, H200).
+template <bool ZC>
+__device__ __forceinline__ float ln_out(float x, float rs, float nmr, float gamma, float beta) {
+    return fmaf(ln_xhat(x, rs, nmr), ZC ? gamma + 1.f : gamma, beta);
+}
+
+// y = x-hat * g + beta (ln_out), x-hat = (x - mean) * rstd; mean and variance (biased, over the row) in fp32, two
+// passes over the row; rstd = 1 / sqrt(var + eps). mean/rstd (fp32, one per row) may be null.
+template <class T, bool ZC>
 __device__ __forceinline__ void layernorm_fwd_looped(i64 rows, i64 cols, const T* x, i64 ldX, const T* gamma,
-                                                     const T* beta, float eps, int zeroCentered, T* y, i64 ldY,
-                                                     float* mean, float* rstd, float* scratch) {
+                                                     const T* beta, float eps, T* y, i64 ldY, float* mean,
+                                                     float* rstd, float* scratch) {
     using G = ColGroups<T>;
     constexpr int N = G::N;
     const bool vec = cols % N == 0 && rows_aligned16<T>(x, ldX) && rows_aligned16<T>(y, ldY) && aligned16(gamma)
                      && aligned16(beta);
     const i64 groups = G::count(cols);
     const float n = (float)cols;
-    const float one = zeroCentered ? 1.f : 0.f;
     for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
         const T* xr = x + row * ldX;
         float s = 0.f;
@@ -49,6 +59,7 @@ __device__ __forceinline__ void layernorm_fwd_looped(i64 rows, i64 cols, const T
             }
         }
         const float rs = 1.f / sqrtf(block_sum(q, scratch) / n + eps);
+        const float nmr = -mu * rs;
         T* yr = y + row * ldY;
         for (i64 g = threadIdx.x; g < groups; g += blockDim.x) {
             const int valid = G::valid(g, cols);
@@ -57,7 +68,7 @@ __device__ __forceinline__ void layernorm_fwd_looped(i64 rows, i64 cols, const T
             G::load(gamma, g, valid, vec, gm);
             G::load(beta, g, valid, vec, b);
 #pragma unroll
-            for (int i = 0; i < N; ++i) v[i] = (v[i] - mu) * rs * (gm[i] + one) + b[i];
+            for (int i = 0; i < N; ++i) v[i] = ln_out<ZC>(v[i], rs, nmr, gm[i], b[i]);
             G::store(yr, g, valid, vec, v);
         }
         if (threadIdx.x == 0) {
@@ -76,10 +87,9 @@ constexpr int LN_BWD_GROUPS = 2;
 // As layernorm_fwd_looped, with the same sums in the same order (each thread's groups in increasing order, then
 // block_sum), so both give bit-identical results; the row is loaded once into registers as raw 16-byte words.
 // The two-pass variance is taken from the registers, so it costs no memory traffic.
-template <class T>
+template <class T, bool ZC>
 __device__ __forceinline__ void layernorm_fwd(i64 rows, i64 cols, const T* x, i64 ldX, const T* gamma,
-                                              const T* beta, float eps, int zeroCentered, T* y, i64 ldY,
-                                              float* mean, float* rstd) {
+                                              const T* beta, float eps, T* y, i64 ldY, float* mean, float* rstd) {
     if (rows <= 0 || cols <= 0 || (blockDim.x & 31) != 0) return;
     __shared__ float scratch[MAX_WARPS];
     using G = ColGroups<T>;
@@ -88,13 +98,12 @@ __device__ __forceinline__ void layernorm_fwd(i64 rows, i64 cols, const T* x, i6
     constexpr int K = LN_FWD_GROUPS;
     const i64 groups = G::count(cols);
     if (groups > (i64)K * blockDim.x) {
-        layernorm_fwd_looped<T>(rows, cols, x, ldX, gamma, beta, eps, zeroCentered, y, ldY, mean, rstd, scratch);
+        layernorm_fwd_looped<T, ZC>(rows, cols, x, ldX, gamma, beta, eps, y, ldY, mean, rstd, scratch);
         return;
     }
     const bool vec = cols % N == 0 && rows_aligned16<T>(x, ldX) && rows_aligned16<T>(y, ldY) && aligned16(gamma)
                      && aligned16(beta);
     const float n = (float)cols;
-    const float one = zeroCentered ? 1.f : 0.f;
     for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
         const T* xr = x + row * ldX;
         uint4 raw[K];
@@ -136,6 +145,7 @@ __device__ __forceinline__ void layernorm_fwd(i64 rows, i64 cols, const T* x, i6
             }
         }
         const float rs = 1.f / sqrtf(block_sum(q, scratch) / n + eps);
+        const float nmr = -mu * rs;
         T* yr = y + row * ldY;
 #pragma unroll
         for (int k = 0; k < K; ++k) {
@@ -147,7 +157,7 @@ __device__ __forceinline__ void layernorm_fwd(i64 rows, i64 cols, const T* x, i6
                 G::load(gamma, g, valid, vec, gm);
                 G::load(beta, g, valid, vec, b);
 #pragma unroll
-                for (int i = 0; i < N; ++i) v[i] = (v[i] - mu) * rs * (gm[i] + one) + b[i];
+                for (int i = 0; i < N; ++i) v[i] = ln_out<ZC>(v[i], rs, nmr, gm[i], b[i]);
                 G::store(yr, g, valid, vec, v);
             }
         }
@@ -163,21 +173,19 @@ __device__ __forceinline__ void layernorm_fwd(i64 rows, i64 cols, const T* x, i6
 // same order, so the same bits, and the two block sums with one barrier each. Without the scalar path's per-element
 // bounds and its branches the kernel takes fewer registers and instructions: 9 blocks of 128 an SM instead of 8,
 // 0.82-0.91x layernorm_fwd's time at the layer's shapes (bench kernels, H200; kernels/probes/layernorm_probe.cu).
-template <class T>
+template <class T, bool ZC, int K = LN_FWD_GROUPS>
 __device__ __forceinline__ void layernorm_fwd_words(i64 rows, i64 cols, const T* x, i64 ldX, const T* gamma,
-                                                    const T* beta, float eps, int zeroCentered, T* y, i64 ldY,
-                                                    float* mean, float* rstd) {
+                                                    const T* beta, float eps, T* y, i64 ldY, float* mean,
+                                                    float* rstd) {
     using G = ColGroups<T>;
     using R = RawGroup<T>;
     constexpr int N = G::N;
-    constexpr int K = LN_FWD_GROUPS;
     if (rows <= 0 || cols <= 0 || (blockDim.x & 31) != 0 || cols % N != 0) return;
     const int groups = (int)(cols / N);
     if (groups > K * (int)blockDim.x) return;
     __shared__ float scratch[2][MAX_WARPS];
     int parity = 0;
     const float n = (float)cols;
-    const float one = zeroCentered ? 1.f : 0.f;
     const uint4* gammaW = reinterpret_cast<const uint4*>(gamma);
     const uint4* betaW = reinterpret_cast<const uint4*>(beta);
     for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
@@ -215,6 +223,7 @@ __device__ __forceinline__ void layernorm_fwd_words(i64 rows, i64 cols, const T*
             }
         }
         const float rs = 1.f / sqrtf(block_sum_alternating(q, scratch, parity) / n + eps);
+        const float nmr = -mu * rs;
         T* yr = y + row * ldY;
 #pragma unroll
         for (int k = 0; k < K; ++k) {
@@ -229,7 +238,7 @@ __device__ __forceinline__ void layernorm_fwd_words(i64 rows, i64 cols, const T*
                 R::unpack(gammaWord, gm);
                 R::unpack(betaWord, b);
 #pragma unroll
-                for (int i = 0; i < N; ++i) v[i] = (v[i] - mu) * rs * (gm[i] + one) + b[i];
+                for (int i = 0; i < N; ++i) v[i] = ln_out<ZC>(v[i], rs, nmr, gm[i], b[i]);
                 store_vec<T, N>(yr + (i64)g * N, v);
             }
         }
@@ -242,10 +251,9 @@ __device__ __forceinline__ void layernorm_fwd_words(i64 rows, i64 cols, const T*
 
 // One column group of a row in the fused backwards: the row sums' terms and the per-column parameter sums over its
 // first `valid` columns, then its dx. Both fused kernels use it, so they add the same terms in the same order.
-// x-hat is one FMA (x * rstd + nmr, nmr = -mean * rstd) and dx two; ZC (zero-centred gamma, g = gamma + 1) is a
-// template parameter, so the usual gamma costs no "+ 0" an element: about 5% less time than the plain formulas
+// x-hat is one FMA (ln_xhat, as the forward's) and dx two; ZC (zero-centred gamma, g = gamma + 1) is a template
+// parameter, so the usual gamma costs no "+ 0" an element: about 5% less time than the plain formulas
 // (kernels/probes/layernorm_bwd_walk_probe.cu, "lean - sum fast, one barrier", H200).
-__device__ __forceinline__ float ln_xhat(float x, float rs, float nmr) { return fmaf(x, rs, nmr); }
 
 template <class T, bool ZC>
 struct LnBwdGroup {
@@ -726,14 +734,21 @@ __device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T
     ubuf_layernorm_fwd_##SUFFIX(long long rows, long long cols, const T* x, long long ldX, const T* gamma,       \
                                 const T* beta, float eps, int zeroCenteredGamma, T* y, long long ldY,            \
                                 float* mean, float* rstd) {                                                      \
-        ubuf::layernorm_fwd<T>(rows, cols, x, ldX, gamma, beta, eps, zeroCenteredGamma, y, ldY, mean, rstd);     \
+        if (zeroCenteredGamma) {                                                                                 \
+            ubuf::layernorm_fwd<T, true>(rows, cols, x, ldX, gamma, beta, eps, y, ldY, mean, rstd);              \
+        } else {                                                                                                 \
+            ubuf::layernorm_fwd<T, false>(rows, cols, x, ldX, gamma, beta, eps, y, ldY, mean, rstd);             \
+        }                                                                                                        \
     }                                                                                                            \
     extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS, 65536 / (64 * UBUF_MAX_THREADS))             \
     ubuf_layernorm_fwd_words_##SUFFIX(long long rows, long long cols, const T* x, long long ldX, const T* gamma, \
                                       const T* beta, float eps, int zeroCenteredGamma, T* y, long long ldY,      \
                                       float* mean, float* rstd) {                                                \
-        ubuf::layernorm_fwd_words<T>(rows, cols, x, ldX, gamma, beta, eps, zeroCenteredGamma, y, ldY, mean,      \
-                                     rstd);                                                                      \
+        if (zeroCenteredGamma) {                                                                                 \
+            ubuf::layernorm_fwd_words<T, true>(rows, cols, x, ldX, gamma, beta, eps, y, ldY, mean, rstd);        \
+        } else {                                                                                                 \
+            ubuf::layernorm_fwd_words<T, false>(rows, cols, x, ldX, gamma, beta, eps, y, ldY, mean, rstd);       \
+        }                                                                                                        \
     }                                                                                                            \
     extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS)                                               \
     ubuf_layernorm_bwd_dx_##SUFFIX(long long rows, long long cols, const T* dy, long long ldDy, const T* x,      \
