@@ -11,7 +11,8 @@
 //            SM at 64 registers, so 2048 rows run in one wave; other sums, so other mean/rstd bits).
 // Results (bench/results/2026-11-29-session32/call7-*, one H200): lean K4 0.94-0.98x the product's time at the four
 // shapes (2048 x 4096 9.69 against 10.26 us), the same mean and rstd, y within one bf16 unit of the product's but for
-// 9-33 elements of 8-33 million (outputs near zero); the product took it (ln_out). floats: register-bound, slower
+// 9-33 elements of 8-33 million (outputs near zero); the product took it (ln_out), where `bench kernels` (graph
+// replays, call8-*) gives 0.98x at 2048 x 4096 and 1.00x at the other shapes. floats: register-bound, slower
 // (8 blocks an SM and a spill at 64 registers, 6 at 74). K8: 0.89x at 2048 x 4096 (one wave of 64-thread blocks) and
 // 0.96x at 4096 x 8192, but 1.03-1.08x at 4096 x 4096 and 2048 x 8192; not taken (its sums, and so its bits, would
 // follow the row count).
