@@ -70,6 +70,11 @@ public final class LayerKernels {
     static final int BIAS_ACTIVATION_FORWARD_ROWS = 16;
     /** Row lanes of the fused activation backwards' blocks (ACT_LANES in ubuf_activation.cu; BLOCK threads). */
     static final int BIAS_ACTIVATION_LANES = 4;
+    /**
+     * The fused activation backwards' parts grow up to {@link #MAX_BIAS_GRAD_ROWS_PER_PART} rows while this many
+     * (part, tile) items an SM remain: three for each of its two resident blocks (ACT_BWD_BLOCKS_PER_SM).
+     */
+    static final int BIAS_ACTIVATION_ITEMS_PER_SM = 6;
 
     private final Launcher launcher;
     private final int smCount;
@@ -458,8 +463,8 @@ public final class LayerKernels {
     /**
      * The backward of {@link #biasGelu} with the bias gradient, in one pass over x: {@code dx = dy * gelu'(z)}
      * at {@code z = x + bias} rounded as the forward rounded it, and {@code dbias} (added to, with
-     * {@code accumulate}) the column sums of dx as stored (fp32 partial sums of {@link #rowsPerPart} rows, in a fixed
-     * order); dx has the bits of {@link #geluBackward} on z. dx may be x itself.
+     * {@code accumulate}) the column sums of dx as stored (fp32 partial sums of parts of {@link #rowsPerPart} rows or
+     * longer, in a fixed order); dx has the bits of {@link #geluBackward} on z. dx may be x itself.
      *
      * @param workspace fp32, at least {@link #biasGradWorkspaceRows}(rows) x cols
      */
@@ -475,8 +480,8 @@ public final class LayerKernels {
      * The backward of {@link #biasSwiglu} with the bias gradient, in one pass over x: dx (rows x 2F) as
      * {@link #swigluBackward} gives it at {@code z = x + bias} rounded as the forward rounded it, and
      * {@code dbias} (1 x 2F; added to, with {@code accumulate}) the column sums of dx as stored (fp32 partial sums
-     * of {@link #rowsPerPart} rows, in a fixed order); dx has the bits of {@link #swigluBackward} on z. dx may be x
-     * itself.
+     * of parts of {@link #rowsPerPart} rows or longer, in a fixed order); dx has the bits of {@link #swigluBackward}
+     * on z. dx may be x itself.
      *
      * @param workspace fp32, at least {@link #biasGradWorkspaceRows}(rows) x 2F
      */
@@ -499,16 +504,39 @@ public final class LayerKernels {
         requireVector(bias, x.cols(), x.dtype(), "bias");
         requireLike(dx, x, "dx");
         KernelType out = paramGradType(dbias, x, "dbias");
-        long rowsPerPart = rowsPerPart(x.rows());
+        long rowsPerPart = biasActivationRowsPerPart(x.rows(), cols, x.dtype());
         long parts = ceilDiv(x.rows(), rowsPerPart);
         requireWorkspace(workspace, parts, x.cols(), "biasGrad");
         new Overlaps().input(dy, "dy").input(x, "x").input(bias, "bias").output(dx, "dx", x)
                 .output(dbias, "dbias").output(workspace, "workspace").check();
-        long tiles = ceilDiv(ceilDiv(cols, 16 / x.dtype().bytes()), BLOCK / BIAS_ACTIVATION_LANES);
+        long tiles = biasActivationTiles(cols, x.dtype());
         launch(kernel, (int) Math.min(parts * tiles, maxBlocks), BLOCK, stream,
                 x.rows(), cols, dy.address(), dy.ld(), x.address(), x.ld(), bias.address(), dx.address(), dx.ld(),
                 rowsPerPart, workspace.address(), workspace.ld());
         colSums(out, parts, workspace.rows(0, parts), dbias, accumulate, stream);
+    }
+
+    /** The (part, tile) items' tiles of the fused activation backwards over {@code cols} columns of each half. */
+    private static long biasActivationTiles(long cols, DType t) {
+        return ceilDiv(ceilDiv(cols, 16 / t.bytes()), BLOCK / BIAS_ACTIVATION_LANES);
+    }
+
+    /**
+     * Rows of each part of the fused activation backwards' bias-gradient partial sums ({@code cols} columns a half):
+     * {@link #rowsPerPart} doubled, up to {@link #MAX_BIAS_GRAD_ROWS_PER_PART}, while the (part, tile) items still
+     * number {@link #BIAS_ACTIVATION_ITEMS_PER_SM} per SM, so never more parts than {@link #biasGradWorkspaceRows}.
+     * Each part writes a row of fp32 sums that the column sums read back: at 8192 rows, 32-row parts were 9% of the
+     * SwiGLU backward's bytes, and 64- and 128-row parts took 4-10% off its time with the column sums
+     * (kernels/probes/bias_act_bwd_parts_probe.cu, H200).
+     */
+    long biasActivationRowsPerPart(long rows, long cols, DType t) {
+        long rpp = rowsPerPart(rows);
+        long tiles = biasActivationTiles(cols, t);
+        while (rpp * 2 <= MAX_BIAS_GRAD_ROWS_PER_PART
+               && ceilDiv(rows, rpp * 2) * tiles >= (long) BIAS_ACTIVATION_ITEMS_PER_SM * smCount) {
+            rpp *= 2;
+        }
+        return rpp;
     }
 
     /**

@@ -252,11 +252,11 @@ class LayerKernelsTest {
                 // a thread per 16-byte word of a: 8192 x 3584 / 8 words, blocks of 128
                 new Launch("ubuf_swiglu_fwd_words_bf16", 28672, 128, List.of(8192L, 3584L, x.address(), 7168L,
                         bias.address(), a.address(), 3584L)),
-                // 256 parts of 32 rows x seven tiles of 64 groups (4 row lanes a block), in place over x; the grid
-                // capped at 8 blocks an SM (grid-stride)
-                new Launch("ubuf_bias_swiglu_bwd_partial_bf16", 1056, 256, List.of(8192L, 3584L, a.address(), 3584L,
-                        x.address(), 7168L, bias.address(), x.address(), 7168L, 32L, ws.address(), 7168L)),
-                new Launch("ubuf_col_sums_f32_to_f32", 224, 512, List.of(256L, 7168L, ws.address(), 7168L,
+                // 128 parts of 64 rows x seven tiles of 64 groups (4 row lanes a block), in place over x: 896
+                // items, at least 6 an SM (128-row parts would leave 448)
+                new Launch("ubuf_bias_swiglu_bwd_partial_bf16", 896, 256, List.of(8192L, 3584L, a.address(), 3584L,
+                        x.address(), 7168L, bias.address(), x.address(), 7168L, 64L, ws.address(), 7168L)),
+                new Launch("ubuf_col_sums_f32_to_f32", 224, 512, List.of(128L, 7168L, ws.address(), 7168L,
                         db.address(), 1))), launches);
         launches.clear();
         TensorView gx = matrix(100, 48, DType.FP32);
@@ -303,6 +303,32 @@ class LayerKernelsTest {
                 both.rows(1, 64), db, true, ws, stream));
         assertRejected("dy", () -> kernels.biasGeluBackward(dy, x, bias, x, db, true, ws, stream));
         assertTrue(launches.isEmpty(), "nothing launched: " + launches);
+    }
+
+    @Test
+    void theFusedActivationBackwardsLengthenTheirPartsWhileSixItemsPerSmRemain() {
+        // 8192 rows; halves of 3584, 7168 and 14336 columns: 7, 14 and 28 tiles of 64 groups.
+        assertEquals(64, kernels.biasActivationRowsPerPart(8192, 3584, DType.BF16), "896 items; 128 rows: 448");
+        assertEquals(128, kernels.biasActivationRowsPerPart(8192, 7168, DType.BF16), "896 items >= 6 x 132");
+        assertEquals(128, kernels.biasActivationRowsPerPart(8192, 14336, DType.BF16), "at most 128 rows");
+        assertEquals(32, kernels.biasActivationRowsPerPart(8192, 512, DType.BF16), "one tile: 256 items already");
+        // The fused GELU backward by the same rule over its one half.
+        TensorView dy = matrix(8192, 7168, DType.BF16);
+        TensorView x = matrix(8192, 7168, DType.BF16);
+        TensorView ws = matrix(LayerKernels.biasGradWorkspaceRows(8192), 7168, DType.FP32);
+        kernels.biasGeluBackward(dy, x, vector(7168, DType.BF16), x, vector(7168, DType.FP32), false, ws, stream);
+        assertEquals(128L, launches.getFirst().args().get(9));
+        assertEquals(64L * 14, launches.getFirst().grid());
+        assertEquals(64L, launches.get(1).args().getFirst(), "64 parts summed");
+        for (long cols : new long[]{8, 3584, 7168, 14336, 57344}) {
+            for (long rows = 1; rows < 20000; rows += 97) {
+                long rpp = kernels.biasActivationRowsPerPart(rows, cols, DType.BF16);
+                long least = LayerKernels.rowsPerPart(rows);
+                assertTrue(rpp >= least && rpp <= Math.max(128, least) && Long.bitCount(rpp / least) == 1,
+                        "rows " + rows + ", rpp " + rpp);
+                assertTrue((rows + rpp - 1) / rpp <= LayerKernels.biasGradWorkspaceRows(rows), "rows " + rows);
+            }
+        }
     }
 
     @Test

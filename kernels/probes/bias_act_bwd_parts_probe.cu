@@ -1,0 +1,72 @@
+// Standalone probe (not part of the build), thirty-second session: the fused bias + SwiGLU backward
+// (ubuf_bias_swiglu_bwd_partial_bf16, then ubuf_col_sums_f32_to_bf16 for the bias gradient, as LayerKernels launches
+// them) at longer parts than LayerKernels.rowsPerPart's (32 rows at 8192): each part writes a row of 2F fp32 partial
+// sums that the column sums read back, 2 x 14.7 MB at 8192 x 2 x 7168, about 9% of the op's bytes. dx must not
+// change (its bits compared with the 32-row run's); the bias gradient's sums take another order.
+// Build and run:
+//   nvcc -arch=sm_90 -O3 -std=c++17 -I../src/main/cuda bias_act_bwd_parts_probe.cu -o actparts && ./actparts
+#include "../src/main/cuda/ubuf_activation.cu"
+#include "../src/main/cuda/ubuf_colsum.cu"
+#include "probe_common.cuh"
+
+using bf = __nv_bfloat16;
+
+int main() {
+    int sms = 0;
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    const long long rows = 8192;
+    for (long long f : {3584LL, 7168LL, 14336LL}) {
+        const long long c2 = 2 * f;
+        const long long nx = rows * c2, ndy = rows * f;
+        bf *dy, *x, *bias, *dx, *refDx, *db;
+        float* part;
+        char *cpySrc, *cpyDst;
+        unsigned long long* diff;
+        const long long bytes = 2 * (ndy + 2 * nx);  // dy and x read, dx written
+        CK(cudaMalloc(&dy, ndy * 2));
+        CK(cudaMalloc(&x, nx * 2));
+        CK(cudaMalloc(&dx, nx * 2));
+        CK(cudaMalloc(&refDx, nx * 2));
+        CK(cudaMalloc(&bias, c2 * 2));
+        CK(cudaMalloc(&db, c2 * 2));
+        CK(cudaMalloc(&part, 256 * c2 * 4));
+        CK(cudaMalloc(&diff, 8));
+        CK(cudaMalloc(&cpySrc, bytes / 2));
+        CK(cudaMalloc(&cpyDst, bytes / 2));
+        probe_fill<<<sms * 4, 256>>>(dy, ndy, 7u, 0.02f);
+        probe_fill<<<sms * 4, 256>>>(x, nx, 1u, 4.f);
+        probe_fill<<<sms, 256>>>(bias, c2, 3u, 1.f);
+        const int maxBlocks = sms * 8;
+        const long long tiles = (f / 8 + 63) / 64;
+        auto run = [&](bf* out, long long rpp, bool sums) {
+            const long long parts = (rows + rpp - 1) / rpp;
+            const long long items = parts * tiles;
+            ubuf_bias_swiglu_bwd_partial_bf16<<<(int)(items < maxBlocks ? items : maxBlocks), 256>>>(
+                rows, f, dy, f, x, c2, bias, out, c2, rpp, part, c2);
+            if (sums) {
+                ubuf_col_sums_f32_to_bf16<<<(int)(c2 / 32 < maxBlocks ? c2 / 32 : maxBlocks), 512>>>(parts, c2, part,
+                                                                                                    c2, db, 0);
+            }
+        };
+        run(refDx, 32, true);
+        CK(cudaDeviceSynchronize());
+        const ProbeTimer timer{rows, c2, nx, bytes, 100, sms, 52, refDx, diff};
+        char name[128];
+        for (int pass = 0; pass < 2; ++pass) {
+            timer.time("memcpy d2d (same bytes)", refDx, [&] {
+                cudaMemcpyAsync(cpyDst, cpySrc, bytes / 2, cudaMemcpyDeviceToDevice);
+            });
+            for (long long rpp : {32LL, 64LL, 128LL}) {
+                const long long parts = (rows + rpp - 1) / rpp;
+                snprintf(name, sizeof name, "OP parts of %lld rows (%lld items)", rpp, parts * tiles);
+                cudaMemset(dx, 0xff, nx * 2);
+                timer.time(name, dx, [&] { run(dx, rpp, true); });
+                snprintf(name, sizeof name, "   partial kernel alone, %lld rows", rpp);
+                timer.time(name, dx, [&] { run(dx, rpp, false); });
+            }
+        }
+        cudaFree(dy); cudaFree(x); cudaFree(dx); cudaFree(refDx); cudaFree(bias); cudaFree(db); cudaFree(part);
+        cudaFree(diff); cudaFree(cpySrc); cudaFree(cpyDst);
+    }
+    return 0;
+}
