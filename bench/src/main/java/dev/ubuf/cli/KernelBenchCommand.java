@@ -43,7 +43,8 @@ import java.util.concurrent.Callable;
 final class KernelBenchCommand implements Callable<Integer> {
     /** Every kernel the benchmark times, in order. */
     static final List<String> KERNELS = List.of("layernorm_fwd", "layernorm_bwd", "swiglu_fwd", "swiglu_bwd",
-            "bias_swiglu_fwd", "bias_swiglu_bwd", "gelu_fwd", "gelu_bwd", "bias_add", "bias_grad", "fp8_quantize",
+            "bias_swiglu_fwd", "bias_swiglu_bwd", "gelu_fwd", "gelu_bwd", "bias_gelu_fwd", "bias_gelu_bwd", "bias_add",
+            "bias_grad", "fp8_quantize",
             "fp8_quantize_transpose", "fp8_transpose", "rs_sum", "rs_sum_f32");
     /** Model dimensions: hidden and ffn of Llama-3 8B and 70B. */
     static final Map<String, long[]> MODELS = Map.of("8b", new long[]{4096, 14336}, "70b", new long[]{8192, 28672});
@@ -65,7 +66,8 @@ final class KernelBenchCommand implements Callable<Integer> {
     @Option(names = "--kernels", split = ",", paramLabel = "KERNEL",
             description = "Kernels to time, comma-separated (default: all): layernorm_fwd, layernorm_bwd, swiglu_fwd,"
                     + " swiglu_bwd, bias_swiglu_fwd, bias_swiglu_bwd (fc1's bias fused in, as the MLP runs them;"
-                    + " no PyTorch twin), gelu_fwd, gelu_bwd, bias_add, bias_grad, fp8_quantize,"
+                    + " no PyTorch twin), gelu_fwd, gelu_bwd, bias_gelu_fwd, bias_gelu_bwd (the same for GELU; no"
+                    + " PyTorch twin), bias_add, bias_grad, fp8_quantize,"
                     + " fp8_quantize_transpose, fp8_transpose (the FP8 codes of a gathered [tokens, hidden] tensor"
                     + " transposed, as the FP8 wgrads need them), rs_sum (a reduce-scatter's last reduction at fc2's"
                     + " output shard: tp-1 received partials added to the own one in place, partials in the layer's"
@@ -191,6 +193,9 @@ final class KernelBenchCommand implements Callable<Integer> {
                                 5 * tokens * ff * e + 2 * ff * e + 2 * ff * 4);
                         case "gelu_fwd" -> new Case(m, tp, k, tokens, ff, 2 * tokens * ff * e);
                         case "gelu_bwd" -> new Case(m, tp, k, tokens, ff, 3 * tokens * ff * e);
+                        case "bias_gelu_fwd" -> new Case(m, tp, k, tokens, ff, 2 * tokens * ff * e + ff * e);
+                        // gelu_bwd's, the bias read and its fp32 gradient written (not the partial sums)
+                        case "bias_gelu_bwd" -> new Case(m, tp, k, tokens, ff, 3 * tokens * ff * e + ff * e + ff * 4);
                         case "bias_add" -> new Case(m, tp, k, tokens, 2 * ff, 2 * tokens * 2 * ff * e + 2 * ff * e);
                         case "bias_grad" -> new Case(m, tp, k, tokens, 2 * ff, tokens * 2 * ff * e + 2 * ff * 4);
                         case "fp8_quantize" -> new Case(m, tp, k, shard, h, shard * h * (e + 1));
@@ -364,6 +369,21 @@ final class KernelBenchCommand implements Callable<Integer> {
                     TensorView dy = matrix(owned, r, n, t);
                     TensorView dx = matrix(owned, r, n, t);
                     return () -> lk.geluBackward(dy, x, dx, s);
+                }
+                case "bias_gelu_fwd" -> {
+                    TensorView x = matrix(owned, r, n, t);
+                    TensorView bias = matrix(owned, 1, n, t);
+                    TensorView y = matrix(owned, r, n, t);
+                    return () -> lk.biasGelu(x, bias, y, null, s);
+                }
+                case "bias_gelu_bwd" -> {
+                    // As bias_swiglu_bwd: in place over fc1's output, accumulating fc1's fp32 bias gradient.
+                    TensorView x = matrix(owned, r, n, t);
+                    TensorView bias = matrix(owned, 1, n, t);
+                    TensorView dy = matrix(owned, r, n, t);
+                    TensorView db = matrix(owned, 1, n, DType.FP32);
+                    TensorView ws = matrix(owned, LayerKernels.biasGradWorkspaceRows(r), n, DType.FP32);
+                    return () -> lk.biasGeluBackward(dy, x, bias, x, db, true, ws, s);
                 }
                 case "bias_add" -> {
                     // In place, as ColumnParallelLinear adds it; repeated runs only grow the values.

@@ -61,6 +61,9 @@ class KernelBenchCommandTest {
         assertEquals(3L * 8192 * 7168 * 2 + 14336 * 2, byName.get("bias_swiglu_fwd").bytes());
         assertEquals(5L * 8192 * 7168 * 2 + 14336 * 2 + 14336 * 4, byName.get("bias_swiglu_bwd").bytes());
         assertEquals(7168, byName.get("gelu_fwd").cols());
+        // GELU with fc1's bias fused in: 8192 x 7168 in and out, the bias read; the backward's fp32 gradient written.
+        assertEquals(2L * 8192 * 7168 * 2 + 7168 * 2, byName.get("bias_gelu_fwd").bytes());
+        assertEquals(3L * 8192 * 7168 * 2 + 7168 * 2 + 7168 * 4, byName.get("bias_gelu_bwd").bytes());
         assertEquals(2L * 8192 * 14336 * 2 + 14336 * 2, byName.get("bias_add").bytes());
         assertEquals(8192L * 14336 * 2 + 14336 * 4, byName.get("bias_grad").bytes());
         assertEquals(4096L * 4096 * 3, byName.get("fp8_quantize").bytes());
