@@ -2,7 +2,8 @@
 // (ubuf_bias_swiglu_bwd_partial_bf16, then ubuf_col_sums_f32_to_bf16 for the bias gradient, as LayerKernels launches
 // them) at longer parts than LayerKernels.rowsPerPart's (32 rows at 8192): each part writes a row of 2F fp32 partial
 // sums that the column sums read back, 2 x 14.7 MB at 8192 x 2 x 7168, about 9% of the op's bytes. dx must not
-// change (its bits compared with the 32-row run's); the bias gradient's sums take another order.
+// change (its bits compared with the 32-row run's); the bias gradient's sums take another order. The biased GELU's
+// backward (ubuf_bias_gelu_bwd_partial_bf16, one half of F columns) likewise.
 // Build and run:
 //   nvcc -arch=sm_90 -O3 -std=c++17 -I../src/main/cuda bias_act_bwd_parts_probe.cu -o actparts && ./actparts
 #include "../src/main/cuda/ubuf_activation.cu"
@@ -63,6 +64,33 @@ int main() {
                 timer.time(name, dx, [&] { run(dx, rpp, true); });
                 snprintf(name, sizeof name, "   partial kernel alone, %lld rows", rpp);
                 timer.time(name, dx, [&] { run(dx, rpp, false); });
+            }
+        }
+        // The biased GELU's backward over F columns (x, dy and dx all F wide), the same rule's parts.
+        const long long ng = rows * f;
+        auto runGelu = [&](bf* out, long long rpp, bool sums) {
+            const long long parts = (rows + rpp - 1) / rpp;
+            const long long items = parts * tiles;
+            ubuf_bias_gelu_bwd_partial_bf16<<<(int)(items < maxBlocks ? items : maxBlocks), 256>>>(
+                rows, f, dy, f, x, f, bias, out, f, rpp, part, f);
+            if (sums) {
+                ubuf_col_sums_f32_to_bf16<<<(int)(f / 32 < maxBlocks ? f / 32 : maxBlocks), 512>>>(parts, f, part, f,
+                                                                                                  db, 0);
+            }
+        };
+        runGelu(refDx, 32, true);
+        CK(cudaDeviceSynchronize());
+        const long long gbytes = 2 * 3 * ng;  // dy and x read, dx written
+        const ProbeTimer gtimer{rows, f, ng, gbytes, 100, sms, 52, refDx, diff};
+        for (int pass = 0; pass < 2; ++pass) {
+            gtimer.time("GELU memcpy d2d (same bytes)", refDx, [&] {
+                cudaMemcpyAsync(cpyDst, cpySrc, gbytes / 2, cudaMemcpyDeviceToDevice);
+            });
+            for (long long rpp : {32LL, 64LL, 128LL}) {
+                const long long parts = (rows + rpp - 1) / rpp;
+                snprintf(name, sizeof name, "GELU OP parts of %lld rows (%lld items)", rpp, parts * tiles);
+                cudaMemset(dx, 0xff, ng * 2);
+                gtimer.time(name, dx, [&] { runGelu(dx, rpp, true); });
             }
         }
         cudaFree(dy); cudaFree(x); cudaFree(dx); cudaFree(refDx); cudaFree(bias); cudaFree(db); cudaFree(part);
