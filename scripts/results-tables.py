@@ -340,8 +340,9 @@ def tables(argv):
         print("|---|---|---|---|---|---|---|---|---|")
         order = {k: i for i, k in enumerate(["layernorm_fwd", "layernorm_bwd", "swiglu_fwd", "swiglu_bwd",
                                               "bias_swiglu_fwd", "bias_swiglu_bwd", "gelu_fwd", "gelu_bwd",
-                                              "bias_gelu_fwd", "bias_gelu_bwd", "bias_add", "bias_grad", "fp8_quantize", "fp8_quantize_transpose",
-                                              "fp8_transpose", "rs_sum", "rs_sum_f32"])}
+                                              "bias_gelu_fwd", "bias_gelu_bwd", "bias_add", "bias_grad",
+                                              "fp8_quantize", "fp8_quantize_transpose", "fp8_transpose", "rs_sum",
+                                              "rs_sum_f32"])}
         for key in sorted(kernels, key=lambda k: (order.get(k[0], 99), k[0], k[1], k[2])):
             by = kernels[key]
             u, t = by.get("ubuf", []), by.get("torch", [])

@@ -44,8 +44,7 @@ final class KernelBenchCommand implements Callable<Integer> {
     /** Every kernel the benchmark times, in order. */
     static final List<String> KERNELS = List.of("layernorm_fwd", "layernorm_bwd", "swiglu_fwd", "swiglu_bwd",
             "bias_swiglu_fwd", "bias_swiglu_bwd", "gelu_fwd", "gelu_bwd", "bias_gelu_fwd", "bias_gelu_bwd", "bias_add",
-            "bias_grad", "fp8_quantize",
-            "fp8_quantize_transpose", "fp8_transpose", "rs_sum", "rs_sum_f32");
+            "bias_grad", "fp8_quantize", "fp8_quantize_transpose", "fp8_transpose", "rs_sum", "rs_sum_f32");
     /** Model dimensions: hidden and ffn of Llama-3 8B and 70B. */
     static final Map<String, long[]> MODELS = Map.of("8b", new long[]{4096, 14336}, "70b", new long[]{8192, 28672});
 
