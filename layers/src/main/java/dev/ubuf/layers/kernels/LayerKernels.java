@@ -193,12 +193,8 @@ public final class LayerKernels {
      * {@link #biasGradWorkspaceRows}.
      */
     long biasGradRowsPerPart(long rows, long cols, DType t) {
-        long rpp = rowsPerPart(rows);
         long tiles = ceilDiv(ceilDiv(cols, 16 / t.bytes()), BLOCK);
-        while (rpp * 2 <= MAX_BIAS_GRAD_ROWS_PER_PART
-               && ceilDiv(rows, rpp * 2) * tiles >= (long) BIAS_GRAD_ITEMS_PER_SM * smCount) {
-            rpp *= 2;
-        }
+        long rpp = lengthenedParts(rows, tiles, BIAS_GRAD_ITEMS_PER_SM);
         // Items just beyond one wave of resident blocks leave a second wave mostly empty (70B's fc1 bias at tp 2:
         // 896 items for 792 places, 1.12x PyTorch's time on an H200): parts twice as long make it one wave.
         long wave = (long) COL_SUMS_PARTIAL_BLOCKS_PER_SM * smCount;
@@ -531,10 +527,17 @@ public final class LayerKernels {
      * (kernels/probes/bias_act_bwd_parts_probe.cu, H200).
      */
     long biasActivationRowsPerPart(long rows, long cols, DType t) {
+        return lengthenedParts(rows, biasActivationTiles(cols, t), BIAS_ACTIVATION_ITEMS_PER_SM);
+    }
+
+    /**
+     * {@link #rowsPerPart} doubled, up to {@link #MAX_BIAS_GRAD_ROWS_PER_PART}, while the (part, tile) items of
+     * {@code tiles} tiles a part still number {@code itemsPerSm} per SM: the column sums' longer parts.
+     */
+    private long lengthenedParts(long rows, long tiles, int itemsPerSm) {
         long rpp = rowsPerPart(rows);
-        long tiles = biasActivationTiles(cols, t);
         while (rpp * 2 <= MAX_BIAS_GRAD_ROWS_PER_PART
-               && ceilDiv(rows, rpp * 2) * tiles >= (long) BIAS_ACTIVATION_ITEMS_PER_SM * smCount) {
+               && ceilDiv(rows, rpp * 2) * tiles >= (long) itemsPerSm * smCount) {
             rpp *= 2;
         }
         return rpp;
