@@ -6,6 +6,7 @@ import dev.ubuf.cuda.CudaGraph;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.cuda.StreamOrderedBuffer;
 import dev.ubuf.cuda.StreamPriority;
+import dev.ubuf.resource.Closer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -239,15 +240,15 @@ final class StreamCandidateBench implements CandidateBench {
         List<CudaGraph> graphs = new ArrayList<>();
         List<Integer> captured = new ArrayList<>(); // positions in which
         List<CudaEvent> events = new ArrayList<>();
-        try {
+        try (Closer owned = new Closer("the back-to-back timing of cuBLASLt's candidates")) {
             for (int j = 0; j < which.size(); j++) {
                 int index = which.get(j);
                 try {
-                    graphs.add(s.capture(() -> {
+                    graphs.add(owned.register("graph " + index, s.capture(() -> {
                         for (int r = 0; r < runs; r++) {
                             launch.enqueue(index, c, workspace, workspaceBytes, s.nativeHandle());
                         }
-                    }, false));
+                    }, false)));
                     captured.add(j);
                 } catch (GemmException refused) {
                     // NaN: not confirmed
@@ -268,8 +269,12 @@ final class StreamCandidateBench implements CandidateBench {
                 }
             }
             for (int e = 0; e < 2 * order.size(); e++) {
-                events.add(context.createEvent(true));
+                events.add(owned.register("event " + e, context.createEvent(true)));
             }
+            // Closed first, before the events and the graphs (last to first): the stream left idle, as after a
+            // failure the GPU may still run the graphs (the driver defers destroying a graph or an event in flight
+            // until it completes). Nothing ran on the stream before this point: capture only records.
+            owned.onClose("the idle stream", () -> s.synchronize(DEADLINE));
             for (int k = 0; k < order.size(); k++) {
                 CudaGraph graph = graphs.get(order.get(k));
                 if (k % BURST_ROUNDS == 0) {
@@ -292,16 +297,6 @@ final class StreamCandidateBench implements CandidateBench {
                 perRun[captured.get(g)] = median(samples[g]);
             }
             return perRun;
-        } finally {
-            // After a failure the GPU may still run them: destroying a graph or an event in flight is deferred by
-            // the driver until it completes, so this wait is only to leave the stream idle.
-            s.synchronize(DEADLINE);
-            for (int i = events.size() - 1; i >= 0; i--) {
-                events.get(i).close();
-            }
-            for (int i = graphs.size() - 1; i >= 0; i--) {
-                graphs.get(i).close();
-            }
         }
     }
 
