@@ -11,7 +11,11 @@
 //             (ubuf_col_sums_partial_bf16 over the stored dx, then the same column sums): one element-wise pass at
 //             full occupancy and one more read of dx. dx the same bits; the bias gradient other sums (reported as
 //             the largest relative difference).
-// Not yet run on a GPU (no device time was left when it was written); compiles for sm_90 (45-50 registers).
+// First run (session 33 call 1, one H200): the dense forward (64-bit remainder a word) 0.89-0.92x the product's
+// time; the dense backward plus the separate bias gradient 1.02-1.04x (the fused backward kept). Second version
+// (call 2): the forward as a word a thread at full occupancy (as swiglu_fwd_words), two words a thread with 32-bit
+// columns, and column-stationary threads (the bias word held for all a thread's rows); the fused backward at 3 and
+// 4 blocks an SM; the unbiased GELU (map_dense) as the ceiling.
 // Build and run:
 //   nvcc -arch=sm_90 -O3 -std=c++17 -I../src/main/cuda bias_gelu_probe.cu -o biasgelu && ./biasgelu
 #include <cmath>
@@ -26,51 +30,81 @@ using ubuf::i64;
 
 namespace probe {
 
-// The words of a dense rows x cols tensor (cols a multiple of 8), two a thread (a block's 2 x blockDim words
-// consecutive, as map_dense walks two inputs), each word's bias word found from its column.
-template <bool BWD>
-__global__ void __launch_bounds__(256) dense(i64 rows, i64 cols, const bf* dy, const bf* x, const bf* bias, bf* out) {
-    constexpr int N = 8;
-    using R = ubuf::RawGroup<bf>;
-    const unsigned wordsPerRow = (unsigned)(cols / N);
-    const i64 words = rows * wordsPerRow;
-    const i64 stride = (i64)gridDim.x * blockDim.x;
-    const i64 apart = blockDim.x;
-    const uint4* xw = reinterpret_cast<const uint4*>(x);
-    const uint4* dyw = reinterpret_cast<const uint4*>(dy);
-    const uint4* bw = reinterpret_cast<const uint4*>(bias);
-    for (i64 w = (i64)blockIdx.x * 2 * apart + threadIdx.x; w < words; w += 2 * stride) {
-        const bool second = w + apart < words;
-        uint4 rx[2], rd[2], rb[2];
-        rx[0] = xw[w];
-        if (BWD) rd[0] = dyw[w];
-        rb[0] = bw[(unsigned)(w % wordsPerRow)];
-        if (second) {
-            rx[1] = xw[w + apart];
-            if (BWD) rd[1] = dyw[w + apart];
-            rb[1] = bw[(unsigned)((w + apart) % wordsPerRow)];
-        }
+using R = ubuf::RawGroup<bf>;
+constexpr int N = 8;
+
+__device__ __forceinline__ void fwd_word(const uint4& rx, const uint4& rb, bf* out) {
+    float v[N], b[N], o[N];
+    R::unpack(rx, v);
+    R::unpack(rb, b);
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            if (h == 1 && !second) break;
-            float v[N], b[N], d[N], o[N];
-            R::unpack(rx[h], v);
-            R::unpack(rb[h], b);
-            if (BWD) R::unpack(rd[h], d);
-#pragma unroll
-            for (int i = 0; i < N; ++i) {
-                const float z = ubuf::biased<bf>(v[i], b[i]);
-                if (BWD) {
-                    float dz[1];
-                    ubuf::GeluGradOp()(d[i], {z}, dz);
-                    o[i] = dz[0];
-                } else {
-                    o[i] = ubuf::gelu_tanh(z);
-                }
-            }
-            ubuf::store_vec<bf, N>(out + (w + h * apart) * N, o);
-        }
+    for (int i = 0; i < N; ++i) o[i] = ubuf::gelu_tanh(ubuf::biased<bf>(v[i], b[i]));
+    ubuf::store_vec<bf, N>(out, o);
+}
+
+// A word a thread (grid-stride, one pass on a grid of a thread a word), 32-bit row and column.
+template <int MINB>
+__global__ void __launch_bounds__(256, MINB) fwd_words(long long rows, long long cols, const bf* x, const bf* bias,
+                                                       bf* y) {
+    const unsigned perRow = (unsigned)(cols / N);
+    const unsigned words = (unsigned)(rows * perRow);
+    const unsigned stride = gridDim.x * blockDim.x;
+    for (unsigned w = blockIdx.x * blockDim.x + threadIdx.x; w < words; w += stride) {
+        const unsigned c = w % perRow;
+        const uint4 rx = reinterpret_cast<const uint4*>(x)[w];
+        const uint4 rb = reinterpret_cast<const uint4*>(bias)[c];
+        fwd_word(rx, rb, y + (long long)w * N);
     }
+}
+
+// Two words a thread, the grid's threads apart (as map_dense walks one input), 32-bit columns.
+template <int MINB>
+__global__ void __launch_bounds__(256, MINB) fwd_pairs(long long rows, long long cols, const bf* x, const bf* bias,
+                                                       bf* y) {
+    const unsigned perRow = (unsigned)(cols / N);
+    const unsigned words = (unsigned)(rows * perRow);
+    const unsigned stride = gridDim.x * blockDim.x;
+    for (unsigned w = blockIdx.x * blockDim.x + threadIdx.x; w < words; w += 2 * stride) {
+        const bool second = w + stride < words;
+        uint4 rx[2], rb[2];
+        rx[0] = reinterpret_cast<const uint4*>(x)[w];
+        rb[0] = reinterpret_cast<const uint4*>(bias)[w % perRow];
+        if (second) {
+            rx[1] = reinterpret_cast<const uint4*>(x)[w + stride];
+            rb[1] = reinterpret_cast<const uint4*>(bias)[(w + stride) % perRow];
+        }
+        fwd_word(rx[0], rb[0], y + (long long)w * N);
+        if (second) fwd_word(rx[1], rb[1], y + (long long)(w + stride) * N);
+    }
+}
+
+// Column-stationary: span = k * perRow threads (k rows a sweep), thread t keeps column t % perRow and its bias
+// word, and takes words t, t + span, ... two at a time.
+template <int MINB>
+__global__ void __launch_bounds__(256, MINB) fwd_colstat(long long rows, long long cols, const bf* x, const bf* bias,
+                                                         bf* y, unsigned span) {
+    const unsigned perRow = (unsigned)(cols / N);
+    const unsigned words = (unsigned)(rows * perRow);
+    const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= span) return;
+    const uint4 rb = reinterpret_cast<const uint4*>(bias)[t % perRow];
+    for (unsigned w = t; w < words; w += 2 * span) {
+        const bool second = w + span < words;
+        uint4 rx[2];
+        rx[0] = reinterpret_cast<const uint4*>(x)[w];
+        if (second) rx[1] = reinterpret_cast<const uint4*>(x)[w + span];
+        fwd_word(rx[0], rb, y + (long long)w * N);
+        if (second) fwd_word(rx[1], rb, y + (long long)(w + span) * N);
+    }
+}
+
+// The product's fused backward at MINB blocks an SM.
+template <int MINB>
+__global__ void __launch_bounds__(ubuf::ACT_BLOCK, MINB) bwd_fused(long long rows, long long cols, const bf* dy,
+                                                                   const bf* x, const bf* bias, bf* dx,
+                                                                   long long rowsPerPart, float* part) {
+    ubuf::bias_act_bwd_partial_any<bf>(rows, cols, dy, cols, x, cols, bias, dx, cols, rowsPerPart, part, cols,
+                                       ubuf::GeluGradOp());
 }
 
 }  // namespace probe
@@ -97,13 +131,14 @@ int main() {
         CK(cudaMalloc(&db, f * 4));
         CK(cudaMalloc(&refDb, f * 4));
         CK(cudaMalloc(&diff, 8));
-        CK(cudaMalloc(&cpySrc, n * 2));
-        CK(cudaMalloc(&cpyDst, n * 2));
+        CK(cudaMalloc(&cpySrc, n * 3));
+        CK(cudaMalloc(&cpyDst, n * 3));
         probe_fill<<<sms * 4, 256>>>(dy, n, 7u, 0.02f);
         probe_fill<<<sms * 4, 256>>>(x, n, 1u, 4.f);
         probe_fill<<<sms, 256>>>(bias, f, 3u, 1.f);
         // LayerKernels.elementGrid: a block per 256 x 8 elements, at most 8 blocks an SM (grid-stride beyond).
         const int elemGrid = (int)((n + 2047) / 2048 < maxBlocks ? (n + 2047) / 2048 : maxBlocks);
+        const long long words = n / 8;
         auto fwdProduct = [&](bf* out) {
             ubuf_bias_gelu_fwd_bf16<<<elemGrid, 256>>>(rows, f, x, f, bias, out, f, nullptr, 0);
         };
@@ -112,55 +147,81 @@ int main() {
         long long rpp = 32;
         while (rpp * 2 <= 128 && (rows + rpp * 2 - 1) / (rpp * 2) * tiles >= 6LL * sms) rpp *= 2;
         const long long parts = (rows + rpp - 1) / rpp;
+        const long long items = parts * tiles;
+        const int bwdGrid = (int)(items < maxBlocks ? items : maxBlocks);
+        const int sumGrid = (int)(f / 32 < maxBlocks ? f / 32 : maxBlocks);
         auto bwdProduct = [&](bf* out, float* dbias) {
-            const long long items = parts * tiles;
-            ubuf_bias_gelu_bwd_partial_bf16<<<(int)(items < maxBlocks ? items : maxBlocks), 256>>>(
-                rows, f, dy, f, x, f, bias, out, f, rpp, part, f);
-            ubuf_col_sums_f32_to_f32<<<(int)(f / 32 < maxBlocks ? f / 32 : maxBlocks), 512>>>(parts, f, part, f,
-                                                                                             dbias, 0);
-        };
-        // LayerKernels.biasGradRowsPerPart at 132 SMs (3 items an SM, tiles of 256 groups), without its one-wave rule.
-        const long long gtiles = (f / 8 + 255) / 256;
-        long long grpp = 32;
-        while (grpp * 2 <= 128 && (rows + grpp * 2 - 1) / (grpp * 2) * gtiles >= 3LL * sms) grpp *= 2;
-        const long long gparts = (rows + grpp - 1) / grpp;
-        auto bwdDense = [&](bf* out, float* dbias) {
-            probe::dense<true><<<elemGrid, 256>>>(rows, f, dy, x, bias, out);
-            ubuf_col_sums_partial_bf16<<<(int)(gparts * gtiles < maxBlocks ? gparts * gtiles : maxBlocks), 256>>>(
-                rows, f, out, f, grpp, part, f);
-            ubuf_col_sums_f32_to_f32<<<(int)(f / 32 < maxBlocks ? f / 32 : maxBlocks), 512>>>(gparts, f, part, f,
-                                                                                             dbias, 0);
+            ubuf_bias_gelu_bwd_partial_bf16<<<bwdGrid, 256>>>(rows, f, dy, f, x, f, bias, out, f, rpp, part, f);
+            ubuf_col_sums_f32_to_f32<<<sumGrid, 512>>>(parts, f, part, f, dbias, 0);
         };
         fwdProduct(refY);
         bwdProduct(refDx, refDb);
         CK(cudaDeviceSynchronize());
         const ProbeTimer fwd{rows, f, n, 2 * n * 2, 100, sms, 52, refY, diff};
         const ProbeTimer bwd{rows, f, n, 3 * n * 2, 100, sms, 52, refDx, diff};
+        const int wordGrid = (int)((words + 255) / 256);
+        const unsigned perRow = (unsigned)(f / 8);
+        const unsigned span = (unsigned)(sms * 2048LL / perRow) * perRow;
+        const int spanGrid = (int)((span + 255) / 256);
+        auto checkDb = [&](const char* name) {
+            std::vector<float> a(f), b(f);
+            cudaMemcpy(a.data(), db, f * 4, cudaMemcpyDeviceToHost);
+            cudaMemcpy(b.data(), refDb, f * 4, cudaMemcpyDeviceToHost);
+            long long differ = 0;
+            for (long long c = 0; c < f; ++c) differ += a[c] != b[c];
+            printf("%lldx%lld    %s: bias gradient columns differing from the product's %lld\n", rows, f, name,
+                   differ);
+        };
         for (int pass = 0; pass < 2; ++pass) {
             fwd.time("memcpy d2d (forward's bytes)", refY, [&] {
                 cudaMemcpyAsync(cpyDst, cpySrc, n * 2, cudaMemcpyDeviceToDevice);
             });
             cudaMemset(y, 0xff, n * 2);
+            fwd.time("FWD unbiased GELU map_dense (ceiling; other op)", y, [&] {
+                ubuf_gelu_fwd_dense_bf16<<<elemGrid, 256>>>(n, x, y);
+            });
+            cudaMemset(y, 0xff, n * 2);
             fwd.time("FWD product (map_elements)", y, [&] { fwdProduct(y); });
             cudaMemset(y, 0xff, n * 2);
-            fwd.time("FWD dense words", y, [&] { probe::dense<false><<<elemGrid, 256>>>(rows, f, dy, x, bias, y); });
+            fwd.time("FWD word a thread, bounds 256x4", y, [&] {
+                probe::fwd_words<4><<<wordGrid, 256>>>(rows, f, x, bias, y);
+            });
+            cudaMemset(y, 0xff, n * 2);
+            fwd.time("FWD word a thread, bounds 256x8", y, [&] {
+                probe::fwd_words<8><<<wordGrid, 256>>>(rows, f, x, bias, y);
+            });
+            cudaMemset(y, 0xff, n * 2);
+            fwd.time("FWD two words a thread (32-bit), 256x8", y, [&] {
+                probe::fwd_pairs<8><<<elemGrid, 256>>>(rows, f, x, bias, y);
+            });
+            cudaMemset(y, 0xff, n * 2);
+            fwd.time("FWD column-stationary, 256x8", y, [&] {
+                probe::fwd_colstat<8><<<spanGrid, 256>>>(rows, f, x, bias, y, span);
+            });
             bwd.time("memcpy d2d (backward's bytes)", refDx, [&] {
                 cudaMemcpyAsync(cpyDst, cpySrc, n * 3, cudaMemcpyDeviceToDevice);
             });
             cudaMemset(dx, 0xff, n * 2);
-            bwd.time("BWD product (tiled, fused sums)", dx, [&] { bwdProduct(dx, db); });
+            bwd.time("BWD unbiased GELU map_dense (ceiling; no dbias)", dx, [&] {
+                ubuf_gelu_bwd_dense_bf16<<<elemGrid, 256>>>(n, dy, x, dx);
+            });
             cudaMemset(dx, 0xff, n * 2);
-            bwd.time("BWD dense words + bias gradient", dx, [&] { bwdDense(dx, db); });
-            std::vector<float> a(f), b(f);
-            cudaMemcpy(a.data(), db, f * 4, cudaMemcpyDeviceToHost);
-            cudaMemcpy(b.data(), refDb, f * 4, cudaMemcpyDeviceToHost);
-            double worst = 0;
-            for (long long c = 0; c < f; ++c) {
-                const double rel = std::fabs((double)a[c] - b[c]) / (std::fabs((double)b[c]) + 1e-30);
-                if (rel > worst) worst = rel;
-            }
-            printf("%lldx%lld    bias gradient, dense against product: largest relative difference %.3g\n", rows, f,
-                   worst);
+            bwd.time("BWD product (2 blocks an SM)", dx, [&] { bwdProduct(dx, db); });
+            checkDb("product");
+            cudaMemset(dx, 0xff, n * 2);
+            cudaMemset(db, 0xff, f * 4);
+            bwd.time("BWD fused, 3 blocks an SM", dx, [&] {
+                probe::bwd_fused<3><<<bwdGrid, 256>>>(rows, f, dy, x, bias, dx, rpp, part);
+                ubuf_col_sums_f32_to_f32<<<sumGrid, 512>>>(parts, f, part, f, db, 0);
+            });
+            checkDb("3 blocks");
+            cudaMemset(dx, 0xff, n * 2);
+            cudaMemset(db, 0xff, f * 4);
+            bwd.time("BWD fused, 4 blocks an SM", dx, [&] {
+                probe::bwd_fused<4><<<bwdGrid, 256>>>(rows, f, dy, x, bias, dx, rpp, part);
+                ubuf_col_sums_f32_to_f32<<<sumGrid, 512>>>(parts, f, part, f, db, 0);
+            });
+            checkDb("4 blocks");
         }
         cudaFree(dy); cudaFree(x); cudaFree(y); cudaFree(refY); cudaFree(dx); cudaFree(refDx); cudaFree(bias);
         cudaFree(part); cudaFree(db); cudaFree(refDb); cudaFree(diff); cudaFree(cpySrc); cudaFree(cpyDst);

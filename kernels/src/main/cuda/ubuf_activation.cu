@@ -115,6 +115,12 @@ constexpr int ACT_BLOCK = 256;
 // Blocks an SM the register budget leaves room for (launch bounds): more threads with bytes in flight.
 constexpr int ACT_FWD_BLOCKS_PER_SM = 2;
 constexpr int ACT_BWD_BLOCKS_PER_SM = 2;
+// GELU's backward has one half (fewer raw words in flight): three blocks an SM fit 80 registers without spilling and
+// ran 0.89-0.91x the time of two at 117 (H200, kernels/probes/bias_gelu_probe.cu); four spill.
+constexpr int ACT_GELU_BWD_BLOCKS_PER_SM = 3;
+// bias_gelu_fwd_cols: 256-thread blocks, eight an SM (32 registers).
+constexpr int ACT_COLS_BLOCK = 256;
+constexpr int ACT_COLS_BLOCKS_PER_SM = 8;
 
 // y = silu(za) * zb over rows x cols (x has 2 cols columns: a, then b), z = round_T(x + bias). Items are (part of
 // rowsPerPart rows, tile of blockDim column groups).
@@ -207,6 +213,61 @@ __device__ __forceinline__ void swiglu_fwd_words(i64 rows, i64 cols, const T* x,
             for (int i = 0; i < N; ++i) out[i] = a[i] * sigmoid(a[i]) * b[i];
         }
         store_vec<T, N>(y + (i64)r * ldY + c, out);
+    }
+}
+
+// y = gelu(z), z = round_T(x + bias): the bits of map_elements with BiasGeluFwd. Vector path only: cols a multiple
+// of the 16-byte word; x's and y's rows and the bias 16-byte aligned; each view's rows * ld below 2^32 words
+// (LayerKernels checks it). Column-stationary: the grid's threads, rounded down to whole rows of words, take k rows
+// a sweep; thread t keeps word column t % perRow and its bias word, and walks rows t / perRow, + k, ..., two rows'
+// words loaded before either is computed (a grid narrower than a row's words takes a word a thread instead). 32-bit
+// word offsets keep it within 32 registers, so an SM holds 2048 threads (tanh makes a word long to compute):
+// map_elements' (row, column) pairs at 64 registers ran at 65% of a copy's speed on an H200, this walk at 78% (a
+// word a thread 75%; kernels/probes/bias_gelu_probe.cu). Storing pre as well spilled at 32 registers, so that stays
+// with map_elements.
+template <class T>
+__device__ __forceinline__ void bias_gelu_word(const uint4& rx, const uint4& rb, T* y) {
+    using R = RawGroup<T>;
+    constexpr int N = R::N;
+    float v[N], b[N], out[N];
+    R::unpack(rx, v);
+    R::unpack(rb, b);
+#pragma unroll
+    for (int i = 0; i < N; ++i) out[i] = gelu_tanh(biased<T>(v[i], b[i]));
+    store_vec<T, N>(y, out);
+}
+
+template <class T>
+__device__ __forceinline__ void bias_gelu_fwd_cols(i64 rows, i64 cols, const T* x, i64 ldX, const T* bias, T* y,
+                                                   i64 ldY) {
+    constexpr int N = RawGroup<T>::N;
+    if (rows <= 0 || cols <= 0 || cols % N != 0) return;
+    const unsigned perRow = (unsigned)(cols / N);
+    const unsigned nRows = (unsigned)rows;
+    const unsigned threads = gridDim.x * blockDim.x;
+    const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+    const uint4* xw = reinterpret_cast<const uint4*>(x);
+    const uint4* bw = reinterpret_cast<const uint4*>(bias);
+    uint4* yw = reinterpret_cast<uint4*>(y);
+    const unsigned ldXw = (unsigned)(ldX / N), ldYw = (unsigned)(ldY / N);
+    if (threads < perRow) {
+        for (unsigned w = t; w < nRows * perRow; w += threads) {
+            const unsigned r = w / perRow, c = w - r * perRow;
+            bias_gelu_word<T>(xw[r * ldXw + c], bw[c], reinterpret_cast<T*>(yw + (r * ldYw + c)));
+        }
+        return;
+    }
+    const unsigned rowStep = threads / perRow;
+    if (t >= rowStep * perRow) return;
+    const unsigned c = t % perRow;
+    const uint4 rb = bw[c];
+    for (unsigned r = t / perRow; r < nRows; r += 2 * rowStep) {
+        const bool second = r + rowStep < nRows;
+        uint4 rx[2];
+        rx[0] = xw[r * ldXw + c];
+        if (second) rx[1] = xw[(r + rowStep) * ldXw + c];
+        bias_gelu_word<T>(rx[0], rb, reinterpret_cast<T*>(yw + (r * ldYw + c)));
+        if (second) bias_gelu_word<T>(rx[1], rb, reinterpret_cast<T*>(yw + ((r + rowStep) * ldYw + c)));
     }
 }
 
@@ -376,6 +437,11 @@ __device__ __forceinline__ void bias_act_bwd_partial_any(i64 rows, i64 cols, con
             ubuf::map_elements<T, 2, 2>(rows, cols, in, ldIn, out, ldOut, ubuf::BiasGeluFwdPre<T>());            \
         }                                                                                                        \
     }                                                                                                            \
+    extern "C" __global__ void __launch_bounds__(ubuf::ACT_COLS_BLOCK, ubuf::ACT_COLS_BLOCKS_PER_SM)             \
+    ubuf_bias_gelu_fwd_cols_##SUFFIX(long long rows, long long cols, const T* x, long long ldX, const T* bias,   \
+                                     T* y, long long ldY) {                                                      \
+        ubuf::bias_gelu_fwd_cols<T>(rows, cols, x, ldX, bias, y, ldY);                                           \
+    }                                                                                                            \
     extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS)                                               \
     ubuf_swiglu_fwd_##SUFFIX(long long rows, long long cols, const T* x, long long ldX, T* y, long long ldY) {   \
         const T* const in[2] = {x, x + cols};                                                                    \
@@ -403,7 +469,7 @@ __device__ __forceinline__ void bias_act_bwd_partial_any(i64 rows, i64 cols, con
                                   T* y, long long ldY, long long rowsPerPart) {                                  \
         ubuf::bias_swiglu_fwd_tiled<T>(rows, cols, x, ldX, bias, y, ldY, rowsPerPart);                           \
     }                                                                                                            \
-    extern "C" __global__ void __launch_bounds__(ubuf::ACT_BLOCK, ubuf::ACT_BWD_BLOCKS_PER_SM)                   \
+    extern "C" __global__ void __launch_bounds__(ubuf::ACT_BLOCK, ubuf::ACT_GELU_BWD_BLOCKS_PER_SM)              \
     ubuf_bias_gelu_bwd_partial_##SUFFIX(long long rows, long long cols, const T* dy, long long ldDy,             \
                                         const T* x, long long ldX, const T* bias, T* dx, long long ldDx,         \
                                         long long rowsPerPart, float* part, long long ldPart) {                  \

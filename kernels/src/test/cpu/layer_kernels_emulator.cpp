@@ -180,6 +180,7 @@ struct K;
         static constexpr auto geluFwdDense = ubuf_gelu_fwd_dense_##S;                                     \
         static constexpr auto geluBwdDense = ubuf_gelu_bwd_dense_##S;                                     \
         static constexpr auto biasGeluFwd = ubuf_bias_gelu_fwd_##S;                                       \
+        static constexpr auto biasGeluFwdCols = ubuf_bias_gelu_fwd_cols_##S;                              \
         static constexpr auto swigluFwd = ubuf_swiglu_fwd_##S;                                            \
         static constexpr auto swigluFwdWords = ubuf_swiglu_fwd_words_##S;                                 \
         static constexpr auto swigluBwd = ubuf_swiglu_bwd_##S;                                            \
@@ -199,6 +200,7 @@ int stagedRuns = 0;
 int lnWordRuns = 0;
 int denseRuns = 0;
 int wordRuns = 0;
+int colsRuns = 0;
 
 // Whether LayerKernels runs ubuf_swiglu_fwd_words for these views (whole 16-byte groups in every row).
 template <class T>
@@ -212,6 +214,30 @@ void checkGuards(const char* what, Mat<T>& m) {
         printf("guard-violation %s\n", what);
         ++failures;
     }
+}
+
+// The biased GELU forward's column kernel beside the map's output `want` (pre not stored), where LayerKernels
+// launches it (whole 16-byte words in every row, the same test as swigluWords): on the case's grid of 256-thread
+// blocks, each thread down a word column, and on one block of 32 threads, narrower than a row's words when the row
+// has more than 32, which takes a word a thread. Both must give want's bits.
+template <class T>
+void biasGeluCols(const char* name, long long rows, long long cols, Mat<T>& x, long long ldX, Mat<T>& bias,
+                  long long ldY, int offset, unsigned grid, Mat<T>& want) {
+    if (!swigluWords<T>(cols, ldX, ldY, offset)) return;
+    Mat<T> wide(rows, cols, ldY, offset), narrow(rows, cols, ldY, offset);
+    launch(grid, 256, [&] { K<T>::biasGeluFwdCols(rows, cols, x.base, ldX, bias.base, wide.base, ldY); });
+    launch(1, 32, [&] { K<T>::biasGeluFwdCols(rows, cols, x.base, ldX, bias.base, narrow.base, ldY); });
+    checkGuards(name, wide);
+    checkGuards(name, narrow);
+    for (long long r = 0; r < rows; ++r) {
+        if (std::memcmp(wide.at(r, 0), want.at(r, 0), (size_t)cols * sizeof(T)) != 0
+            || std::memcmp(narrow.at(r, 0), want.at(r, 0), (size_t)cols * sizeof(T)) != 0) {
+            printf("cols-mismatch %s\n", name);
+            ++failures;
+            return;
+        }
+    }
+    ++colsRuns;
 }
 
 // LayerNorm forward then backward on views with leading dimension ld and `offset` elements of misalignment; blocks
@@ -390,6 +416,7 @@ void gelu(const char* name, long long rows, long long cols, long long ld, int of
     checkGuards(name, dx);
     checkGuards(name, by);
     checkGuards(name, pre);
+    biasGeluCols<T>(name, rows, cols, x, ld, bias, ld, offset, grid, byNoPre);
     if (ld == cols) {
         // The dense kernels where LayerKernels launches them (contiguous views), in place as well: the same bits
         // as the row/column kernels above, on whatever alignment the case gives (a misaligned base walks element
@@ -502,6 +529,7 @@ void biasActivation(const char* name, int halves, long long rows, long long f, l
     } else {
         launch(grid, block, [&] { K<T>::biasSwigluFwd(rows, f, x.base, ldX, bias.base, y.base, ldY, 3); });
     }
+    if (halves == 1) biasGeluCols<T>(name, rows, f, x, ldX, bias, ldY, offset, grid, y);
     Mat<T> yWords(rows, f, ldY, offset);
     const bool words = halves == 2 && swigluWords<T>(f, ldX, ldY, offset);
     if (words) {
@@ -666,6 +694,7 @@ int main() {
     printf("ln-words %d\n", lnWordRuns);
     printf("dense %d\n", denseRuns);
     printf("words %d\n", wordRuns);
+    printf("cols %d\n", colsRuns);
     printf("failures %d\n", failures);
     return failures == 0 ? 0 : 1;
 }

@@ -82,6 +82,14 @@ public final class LayerKernelNames {
         return "ubuf_bias_gelu_fwd_" + suffix(type);
     }
 
+    /**
+     * Bias + GELU forward without the pre-activation, a thread to a 16-byte word column:
+     * {@code ubuf_bias_gelu_fwd_cols_<t>}.
+     */
+    public static String biasGeluForwardCols(KernelType type) {
+        return "ubuf_bias_gelu_fwd_cols_" + suffix(type);
+    }
+
     public static String swigluForward(KernelType type) {
         return "ubuf_swiglu_fwd_" + suffix(type);
     }
@@ -138,6 +146,7 @@ public final class LayerKernelNames {
             names.add(geluForwardDense(t));
             names.add(geluBackwardDense(t));
             names.add(biasGeluForward(t));
+            names.add(biasGeluForwardCols(t));
             names.add(swigluForward(t));
             names.add(swigluForwardWords(t));
             names.add(swigluBackward(t));

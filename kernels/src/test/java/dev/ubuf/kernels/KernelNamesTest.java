@@ -26,11 +26,11 @@ class KernelNamesTest {
     }
 
     @Test
-    void allHasOneHundredEighteenDistinctKernelsSixtySixOfThemLayerKernelsAndTwentyFiveFp8Kernels() {
+    void allHasOneHundredTwentyOneDistinctKernelsSixtyNineOfThemLayerKernelsAndTwentyFiveFp8Kernels() {
         List<String> all = KernelNames.all();
-        assertEquals(118, all.size());
-        assertEquals(118, all.stream().distinct().count());
-        assertEquals(66, LayerKernelNames.all().size());
+        assertEquals(121, all.size());
+        assertEquals(121, all.stream().distinct().count());
+        assertEquals(69, LayerKernelNames.all().size());
         assertTrue(all.containsAll(LayerKernelNames.all()));
         assertEquals(25, Fp8KernelNames.all().size());
         assertTrue(all.containsAll(Fp8KernelNames.all()));

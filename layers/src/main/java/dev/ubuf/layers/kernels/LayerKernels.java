@@ -23,6 +23,9 @@ public final class LayerKernels {
     static final int BLOCK = 256;
     /** Threads a block of the dense GELU kernels: 0.6-0.8% faster forwards than 256 on an H100 (gelu_probe.cu). */
     static final int DENSE_BLOCK = 128;
+    /** The biased GELU forward's column-stationary kernel: 256-thread blocks, eight an SM (its launch bounds). */
+    static final int COLS_BLOCK = 256;
+    static final int COLS_BLOCKS_PER_SM = 8;
     /** Whether the SwiGLU forwards run their word kernel where the views allow (see swigluWords). */
     static final boolean SWIGLU_WORDS = !"false".equals(System.getProperty("ubuf.swigluWords"));
     /** The column-sum kernels split the rows into at most this many parts (fp32 partial sums, then one pass). */
@@ -381,9 +384,26 @@ public final class LayerKernels {
             requireLike(pre, x, "pre");
         }
         new Overlaps().input(x, "x").input(bias, "bias").output(y, "y", x).output(pre, "pre", x).check();
+        if (pre == null && biasGeluCols(x, bias, y)) {
+            long words = x.rows() * (x.cols() / (16 / x.dtype().bytes()));
+            launch(LayerKernelNames.biasGeluForwardCols(t), (int) Math.max(1, Math.min(ceilDiv(words, COLS_BLOCK),
+                    (long) COLS_BLOCKS_PER_SM * smCount)), COLS_BLOCK, stream,
+                    x.rows(), x.cols(), x.address(), x.ld(), bias.address(), y.address(), y.ld());
+            return;
+        }
         launch(LayerKernelNames.biasGeluForward(t), elementGrid(x.elements()), BLOCK, stream,
                 x.rows(), x.cols(), x.address(), x.ld(), bias.address(), y.address(), y.ld(), address(pre),
                 pre == null ? 0L : pre.ld());
+    }
+
+    /**
+     * Whether the biased GELU forward runs {@code ubuf_bias_gelu_fwd_cols}: whole 16-byte groups in every row of x
+     * and y, a 16-byte aligned bias, and each view's rows below 2^31 16-byte words (its 32-bit word offsets).
+     */
+    private static boolean biasGeluCols(TensorView x, TensorView bias, TensorView y) {
+        long group = 16 / x.dtype().bytes();
+        return x.cols() % group == 0 && rowsAligned(x) && rowsAligned(y) && bias.address() % 16 == 0
+                && x.rows() * (x.ld() / group) < 1L << 31 && y.rows() * (y.ld() / group) < 1L << 31;
     }
 
     /** SwiGLU: x is rows x 2F, y rows x F: {@code y = silu(x[:, :F]) * x[:, F:]}. */

@@ -57,6 +57,7 @@ class LayerKernelsEmulatedTest {
     private static int lnWordRuns;
     private static int denseRuns;
     private static int wordRuns;
+    private static int colsRuns;
 
     @BeforeAll
     static void runEmulator() throws IOException, InterruptedException {
@@ -128,8 +129,11 @@ class LayerKernelsEmulatedTest {
                         + " differ from the other forward's; ";
                 case "dense" -> denseRuns = Integer.parseInt(t[1]);
                 case "words" -> wordRuns = Integer.parseInt(t[1]);
+                case "cols" -> colsRuns = Integer.parseInt(t[1]);
                 case "dense-mismatch" -> emulatorFailures += t[1] + ": GELU's dense kernels' bits differ from the"
                         + " row/column kernels'; ";
+                case "cols-mismatch" -> emulatorFailures += t[1] + ": the biased GELU's column kernel's bits differ"
+                        + " from the map's; ";
                 default -> {
                 }
             }
@@ -193,6 +197,8 @@ class LayerKernelsEmulatedTest {
         assertEquals(9, denseRuns, "GELU's dense kernels beside the row/column ones in three cases of each type");
         assertEquals(9, wordRuns, "the SwiGLU forward's word kernel beside the other forwards in three cases of each"
                 + " type (one without a bias, two with)");
+        assertEquals(6, colsRuns, "the biased GELU forward's column kernel, on a wide grid and a narrow one, beside"
+                + " the map's bits in two cases of each type");
     }
 
     @TestFactory

@@ -426,6 +426,13 @@ class LayerKernelsGpuTest {
         HostLayerMath.BiasGelu ref = HostLayerMath.biasGelu(x, bias, rows, cols);
         assertClose(ref.y(), download(by), tolerance(t), "bias gelu");
         assertClose(ref.pre(), download(pre), tolerance(t), "bias gelu pre-activation");
+        // Without pre, aligned views take the column-stationary kernel: the same bits, out of place and in place.
+        TensorView byNoPre = alloc(rows, cols, ld, t);
+        kernels.biasGelu(xv, bv, byNoPre, null, stream);
+        assertArrayEquals(download(by), download(byNoPre), "bias gelu without pre");
+        TensorView xIn = upload(x, alloc(rows, cols, ld, t));
+        kernels.biasGelu(xIn, bv, xIn, null, stream);
+        assertArrayEquals(download(by), download(xIn), "bias gelu in place");
         kernels.gelu(xv, xv, stream); // in place
         assertArrayEquals(download(y), download(xv), "in place equals out of place");
     }

@@ -440,8 +440,34 @@ class LayerKernelsTest {
                 // two 16-byte words a thread: 65536 / 8 / 2 / 128 blocks
                 new Launch("ubuf_gelu_fwd_dense_bf16", 32, 128, List.of(65536L, y.address(), y.address())),
                 new Launch("ubuf_gelu_bwd_dense_bf16", 32, 128, List.of(65536L, y.address(), y.address(), y.address())),
-                new Launch("ubuf_bias_gelu_fwd_bf16", 32, 256, List.of(64L, 1024L, y.address(), 1024L, bias.address(),
-                        y.address(), 1024L, 0L, 0L))), launches);
+                // without pre: a thread to a word column, 64 x 1024 / 8 words in blocks of 256
+                new Launch("ubuf_bias_gelu_fwd_cols_bf16", 32, 256, List.of(64L, 1024L, y.address(), 1024L,
+                        bias.address(), y.address(), 1024L))), launches);
+    }
+
+    @Test
+    void theBiasedGeluForwardTakesTheColumnKernelWhereItsViewsAllowAndTheMapOtherwise() {
+        TensorView x = matrix(8192, 7168, DType.BF16);
+        TensorView y = matrix(8192, 7168, DType.BF16);
+        TensorView pre = matrix(8192, 7168, DType.BF16);
+        TensorView bias = vector(7168, DType.BF16);
+        kernels.biasGelu(x, bias, y, null, stream);
+        kernels.biasGelu(x, bias, y, pre, stream);
+        TensorView odd = matrix(8192, 7169, DType.BF16).cols(0, 7168); // rows 2 bytes off 16
+        kernels.biasGelu(odd, bias, y, null, stream);
+        TensorView x32 = matrix(3, 30, DType.FP32); // 30 columns: not whole 16-byte words
+        TensorView b32 = vector(30, DType.FP32);
+        kernels.biasGelu(x32, b32, x32, null, stream);
+        assertEquals(List.of(
+                // 7340032 words: eight blocks of 256 an SM, each thread down one word column
+                new Launch("ubuf_bias_gelu_fwd_cols_bf16", 8 * SMS, 256, List.of(8192L, 7168L, x.address(), 7168L,
+                        bias.address(), y.address(), 7168L)),
+                new Launch("ubuf_bias_gelu_fwd_bf16", 8 * SMS, 256, List.of(8192L, 7168L, x.address(), 7168L,
+                        bias.address(), y.address(), 7168L, pre.address(), 7168L)),
+                new Launch("ubuf_bias_gelu_fwd_bf16", 8 * SMS, 256, List.of(8192L, 7168L, odd.address(), 7169L,
+                        bias.address(), y.address(), 7168L, 0L, 0L)),
+                new Launch("ubuf_bias_gelu_fwd_f32", 1, 256, List.of(3L, 30L, x32.address(), 30L,
+                        b32.address(), x32.address(), 30L, 0L, 0L))), launches);
     }
 
     @Test
@@ -519,6 +545,7 @@ class LayerKernelsTest {
         kernels.gelu(odd, out, stream);
         kernels.geluBackward(dy, odd, out, stream);
         kernels.biasGelu(x, vec, out, dy, stream);
+        kernels.biasGelu(x, vec, out, null, stream);
         kernels.swiglu(x, matrix(rows, cols / 2, t), stream);
         kernels.swigluBackward(matrix(rows, cols / 2, t), x, out, stream);
         TensorView bws = matrix(LayerKernels.biasGradWorkspaceRows(rows), cols, DType.FP32);
