@@ -142,7 +142,7 @@ int main() {
         auto fwdProduct = [&](bf* out) {
             ubuf_bias_gelu_fwd_bf16<<<elemGrid, 256>>>(rows, f, x, f, bias, out, f, nullptr, 0);
         };
-        // LayerKernels.biasActivationRowsPerPart at 132 SMs: 64 rows at f = 3584, 128 above.
+        // LayerKernels.biasActivationRowsPerPart as it was until 4d92d28 (132 SMs): 64 rows at f = 3584, 128 above.
         const long long tiles = (f / 8 + 63) / 64;
         long long rpp = 32;
         while (rpp * 2 <= 128 && (rows + rpp * 2 - 1) / (rpp * 2) * tiles >= 6LL * sms) rpp *= 2;

@@ -73,11 +73,12 @@ public final class LayerKernels {
     static final int BIAS_ACTIVATION_FORWARD_ROWS = 16;
     /** Row lanes of the fused activation backwards' blocks (ACT_LANES in ubuf_activation.cu; BLOCK threads). */
     static final int BIAS_ACTIVATION_LANES = 4;
-    /**
-     * The fused activation backwards' parts grow up to {@link #MAX_BIAS_GRAD_ROWS_PER_PART} rows while this many
-     * (part, tile) items an SM remain: three for each of its two resident blocks (ACT_BWD_BLOCKS_PER_SM).
-     */
-    static final int BIAS_ACTIVATION_ITEMS_PER_SM = 6;
+    /** Resident blocks an SM of the fused SwiGLU backward (its launch bounds, ACT_BWD_BLOCKS_PER_SM). */
+    static final int BIAS_SWIGLU_BACKWARD_BLOCKS_PER_SM = 2;
+    /** ... and of the fused GELU backward (ACT_GELU_BWD_BLOCKS_PER_SM). */
+    static final int BIAS_GELU_BACKWARD_BLOCKS_PER_SM = 3;
+    /** The fused activation backwards' parts are at most this many rows long. */
+    static final int MAX_BIAS_ACTIVATION_ROWS_PER_PART = 512;
 
     private final Launcher launcher;
     private final int smCount;
@@ -488,8 +489,8 @@ public final class LayerKernels {
                                  boolean accumulate, TensorView workspace, CudaStream stream) {
         KernelType t = type(x, "x");
         requireLike(dy, x, "dy");
-        biasActivationBackward(LayerKernelNames.biasGeluBackwardPartial(t), x.cols(), dy, x, bias, dx, dbias,
-                accumulate, workspace, stream);
+        biasActivationBackward(LayerKernelNames.biasGeluBackwardPartial(t), BIAS_GELU_BACKWARD_BLOCKS_PER_SM,
+                x.cols(), dy, x, bias, dx, dbias, accumulate, workspace, stream);
     }
 
     /**
@@ -508,19 +509,19 @@ public final class LayerKernels {
         Objects.requireNonNull(dy, "dy");
         dy.requireShape(x.rows(), f, "dy (rows x F for x of rows x 2F)");
         dy.requireDType(x.dtype(), "dy");
-        biasActivationBackward(LayerKernelNames.biasSwigluBackwardPartial(t), f, dy, x, bias, dx, dbias, accumulate,
-                workspace, stream);
+        biasActivationBackward(LayerKernelNames.biasSwigluBackwardPartial(t), BIAS_SWIGLU_BACKWARD_BLOCKS_PER_SM, f,
+                dy, x, bias, dx, dbias, accumulate, workspace, stream);
     }
 
     // dx and the partial column sums in one kernel over (part, tile of BLOCK / BIAS_ACTIVATION_LANES column groups
     // of a half) items, then the ordered finish; {@code cols} is the width of one half (dy's).
-    private void biasActivationBackward(String kernel, long cols, TensorView dy, TensorView x, TensorView bias,
-                                        TensorView dx, TensorView dbias, boolean accumulate, TensorView workspace,
-                                        CudaStream stream) {
+    private void biasActivationBackward(String kernel, int blocksPerSm, long cols, TensorView dy, TensorView x,
+                                        TensorView bias, TensorView dx, TensorView dbias, boolean accumulate,
+                                        TensorView workspace, CudaStream stream) {
         requireVector(bias, x.cols(), x.dtype(), "bias");
         requireLike(dx, x, "dx");
         KernelType out = paramGradType(dbias, x, "dbias");
-        long rowsPerPart = biasActivationRowsPerPart(x.rows(), cols, x.dtype());
+        long rowsPerPart = biasActivationRowsPerPart(x.rows(), cols, x.dtype(), blocksPerSm);
         long parts = ceilDiv(x.rows(), rowsPerPart);
         requireWorkspace(workspace, parts, x.cols(), "biasGrad");
         new Overlaps().input(dy, "dy").input(x, "x").input(bias, "bias").output(dx, "dx", x)
@@ -538,16 +539,22 @@ public final class LayerKernels {
     }
 
     /**
-     * Rows of each part of the fused activation backwards' bias-gradient partial sums ({@code cols} columns a half):
-     * {@link #rowsPerPart} doubled, up to {@link #MAX_BIAS_GRAD_ROWS_PER_PART}, while the (part, tile) items still
-     * number {@link #BIAS_ACTIVATION_ITEMS_PER_SM} per SM, so never more parts than {@link #biasGradWorkspaceRows}.
-     * Each part writes a row of fp32 sums that the column sums read back: at 8192 rows, 32-row parts were 9% of the
-     * SwiGLU backward's bytes, and 64- and 128-row parts took 4-10% off its time with the column sums, 8-10% off the
-     * GELU backward's, the parts this rule picks the fastest of 32, 64 and 128 rows at the layer's widths
-     * (kernels/probes/bias_act_bwd_parts_probe.cu, H200).
+     * Rows of each part of the fused activation backwards' bias-gradient partial sums ({@code cols} columns a half),
+     * for a kernel of {@code blocksPerSm} resident blocks an SM: the longest parts, up to
+     * {@link #MAX_BIAS_ACTIVATION_ROWS_PER_PART} rows, whose (part, tile) items fill k whole waves of resident blocks
+     * for the least such k; never shorter than {@link #rowsPerPart}, so never more parts than
+     * {@link #biasGradWorkspaceRows}. Long parts write and re-read fewer fp32 partial rows and a full last wave wastes
+     * no SMs: on an H200 at 4096, 8192 and 16384 rows and halves of 3584, 7168 and 14336 columns the SwiGLU backward
+     * took 0.87-0.97x the time of the previous rule's parts (powers of two up to 128 rows while six items an SM
+     * remained), the GELU backward 0.96-1.02x (kernels/probes/bias_act_bwd_parts_probe.cu, session 33 calls 4-5).
      */
-    long biasActivationRowsPerPart(long rows, long cols, DType t) {
-        return lengthenedParts(rows, biasActivationTiles(cols, t), BIAS_ACTIVATION_ITEMS_PER_SM);
+    long biasActivationRowsPerPart(long rows, long cols, DType t, int blocksPerSm) {
+        long tiles = biasActivationTiles(cols, t);
+        long resident = (long) blocksPerSm * smCount;
+        long partsWanted = ceilDiv(rows, MAX_BIAS_ACTIVATION_ROWS_PER_PART);
+        long waves = Math.max(ceilDiv(partsWanted * tiles, resident), ceilDiv(tiles, resident));
+        long parts = waves * resident / tiles;
+        return Math.max(ceilDiv(rows, parts), rowsPerPart(rows));
     }
 
     /**

@@ -252,11 +252,11 @@ class LayerKernelsTest {
                 // a thread per 16-byte word of a: 8192 x 3584 / 8 words, blocks of 128
                 new Launch("ubuf_swiglu_fwd_words_bf16", 28672, 128, List.of(8192L, 3584L, x.address(), 7168L,
                         bias.address(), a.address(), 3584L)),
-                // 128 parts of 64 rows x seven tiles of 64 groups (4 row lanes a block), in place over x: 896
-                // items, at least 6 an SM (128-row parts would leave 448)
-                new Launch("ubuf_bias_swiglu_bwd_partial_bf16", 896, 256, List.of(8192L, 3584L, a.address(), 3584L,
-                        x.address(), 7168L, bias.address(), x.address(), 7168L, 64L, ws.address(), 7168L)),
-                new Launch("ubuf_col_sums_f32_to_f32", 224, 512, List.of(128L, 7168L, ws.address(), 7168L,
+                // 37 parts of 222 rows x seven tiles of 64 groups (4 row lanes a block), in place over x: 259 items,
+                // one wave of two blocks an SM
+                new Launch("ubuf_bias_swiglu_bwd_partial_bf16", 259, 256, List.of(8192L, 3584L, a.address(), 3584L,
+                        x.address(), 7168L, bias.address(), x.address(), 7168L, 222L, ws.address(), 7168L)),
+                new Launch("ubuf_col_sums_f32_to_f32", 224, 512, List.of(37L, 7168L, ws.address(), 7168L,
                         db.address(), 1))), launches);
         launches.clear();
         TensorView gx = matrix(100, 48, DType.FP32);
@@ -306,27 +306,47 @@ class LayerKernelsTest {
     }
 
     @Test
-    void theFusedActivationBackwardsLengthenTheirPartsWhileSixItemsPerSmRemain() {
-        // 8192 rows; halves of 3584, 7168 and 14336 columns: 7, 14 and 28 tiles of 64 groups.
-        assertEquals(64, kernels.biasActivationRowsPerPart(8192, 3584, DType.BF16), "896 items; 128 rows: 448");
-        assertEquals(128, kernels.biasActivationRowsPerPart(8192, 7168, DType.BF16), "896 items >= 6 x 132");
-        assertEquals(128, kernels.biasActivationRowsPerPart(8192, 14336, DType.BF16), "at most 128 rows");
-        assertEquals(32, kernels.biasActivationRowsPerPart(8192, 512, DType.BF16), "one tile: 256 items already");
-        // The fused GELU backward by the same rule over its one half.
+    void theFusedActivationBackwardsTakeTheLongestPartsThatFillWholeWaves() {
+        // 8192 rows; halves of 3584, 7168 and 14336 columns: 7, 14 and 28 tiles of 64 groups. SwiGLU: 2 x 132
+        // resident blocks; parts of at most 512 rows, so at least 16 parts.
+        int swiglu = LayerKernels.BIAS_SWIGLU_BACKWARD_BLOCKS_PER_SM;
+        assertEquals(222, kernels.biasActivationRowsPerPart(8192, 3584, DType.BF16, swiglu), "37 x 7 = 259 <= 264");
+        assertEquals(456, kernels.biasActivationRowsPerPart(8192, 7168, DType.BF16, swiglu), "18 x 14 = 252 <= 264");
+        assertEquals(456, kernels.biasActivationRowsPerPart(8192, 14336, DType.BF16, swiglu),
+                "one wave holds 9 parts (911 rows, too long); two hold 18 x 28 = 504 <= 528");
+        assertEquals(32, kernels.biasActivationRowsPerPart(8192, 512, DType.BF16, swiglu), "264 parts: 32 rows");
+        assertEquals(32, kernels.biasActivationRowsPerPart(100, 48, DType.FP32, swiglu), "never below rowsPerPart");
+        // The fused GELU backward, 3 x 132 resident blocks: 28 parts x 14 tiles = 392 <= 396.
         TensorView dy = matrix(8192, 7168, DType.BF16);
         TensorView x = matrix(8192, 7168, DType.BF16);
         TensorView ws = matrix(LayerKernels.biasGradWorkspaceRows(8192), 7168, DType.FP32);
         kernels.biasGeluBackward(dy, x, vector(7168, DType.BF16), x, vector(7168, DType.FP32), false, ws, stream);
-        assertEquals(128L, launches.getFirst().args().get(9));
-        assertEquals(64L * 14, launches.getFirst().grid());
-        assertEquals(64L, launches.get(1).args().getFirst(), "64 parts summed");
-        for (long cols : new long[]{8, 3584, 7168, 14336, 57344}) {
-            for (long rows = 1; rows < 20000; rows += 97) {
-                long rpp = kernels.biasActivationRowsPerPart(rows, cols, DType.BF16);
-                long least = LayerKernels.rowsPerPart(rows);
-                assertTrue(rpp >= least && rpp <= Math.max(128, least) && Long.bitCount(rpp / least) == 1,
-                        "rows " + rows + ", rpp " + rpp);
-                assertTrue((rows + rpp - 1) / rpp <= LayerKernels.biasGradWorkspaceRows(rows), "rows " + rows);
+        assertEquals(293L, launches.getFirst().args().get(9));
+        assertEquals(28 * 14, launches.getFirst().grid());
+        assertEquals(28L, launches.get(1).args().getFirst(), "28 parts summed");
+        for (int blocks : new int[]{swiglu, LayerKernels.BIAS_GELU_BACKWARD_BLOCKS_PER_SM}) {
+            for (long cols : new long[]{8, 3584, 7168, 14336, 57344, 1L << 20}) {
+                long tiles = (cols / 8 + 63) / 64;
+                long resident = (long) blocks * SMS;
+                for (long rows = 1; rows < 40000; rows += 97) {
+                    long rpp = kernels.biasActivationRowsPerPart(rows, cols, DType.BF16, blocks);
+                    long least = LayerKernels.rowsPerPart(rows);
+                    long parts = (rows + rpp - 1) / rpp;
+                    String at = "rows " + rows + ", cols " + cols + ", rpp " + rpp;
+                    assertTrue(rpp >= least && (rpp <= LayerKernels.MAX_BIAS_ACTIVATION_ROWS_PER_PART || rpp == least),
+                            at);
+                    assertTrue(parts <= LayerKernels.biasGradWorkspaceRows(rows), at);
+                    // Whole waves: the items fill at most k waves, and one row shorter parts would need more.
+                    long waves = (parts * tiles + resident - 1) / resident;
+                    if (rpp > least) {
+                        long shorter = (rows + rpp - 2) / (rpp - 1);
+                        assertTrue(shorter * tiles > waves * resident || rpp - 1 < least, at);
+                        // ... and the least such k: one wave fewer only holds parts that are too long.
+                        long fewer = (waves - 1) * resident / tiles;
+                        assertTrue(fewer < 1 || (rows + fewer - 1) / fewer
+                                > LayerKernels.MAX_BIAS_ACTIVATION_ROWS_PER_PART, at);
+                    }
+                }
             }
         }
     }
