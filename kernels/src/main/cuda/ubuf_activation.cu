@@ -116,8 +116,10 @@ constexpr int ACT_BLOCK = 256;
 constexpr int ACT_FWD_BLOCKS_PER_SM = 2;
 constexpr int ACT_BWD_BLOCKS_PER_SM = 2;
 // GELU's backward has one half (fewer raw words in flight): three blocks an SM fit 80 registers without spilling and
-// ran 0.89-0.91x the time of two at 117 (H200, kernels/probes/bias_gelu_probe.cu); four spill.
+// ran 0.89-0.91x the time of two at 117 (H200, kernels/probes/bias_gelu_probe.cu); four spill. Three rows ahead
+// rather than four: 0.95-0.98x the time (1 or 2 rows at 4-8 blocks no faster; bias_gelu_bwd_ahead_probe.cu).
 constexpr int ACT_GELU_BWD_BLOCKS_PER_SM = 3;
+constexpr int ACT_GELU_BWD_AHEAD = 3;
 // bias_gelu_fwd_cols: 256-thread blocks, eight an SM (32 registers).
 constexpr int ACT_COLS_BLOCK = 256;
 constexpr int ACT_COLS_BLOCKS_PER_SM = 8;
@@ -278,8 +280,8 @@ __device__ __forceinline__ void bias_gelu_fwd_cols(i64 rows, i64 cols, const T* 
 // of one half); every thread owns one group in every half. blockDim must be ACT_BLOCK (the lanes' shared sums are
 // sized for it). dx may be x itself (each element is read before the same thread writes it). VEC: every row and the
 // bias whole aligned 16-byte words (bias_act_bwd_partial_any decides once), so the loads and stores have no scalar
-// path to branch to.
-template <class T, class Op, bool VEC>
+// path to branch to. AHEAD: rows of raw words a lane loads before computing any (a template parameter for the probes).
+template <class T, class Op, bool VEC, int AHEAD = ACT_BWD_AHEAD>
 __device__ __forceinline__ void bias_act_bwd_partial(i64 rows, i64 cols, const T* dy, i64 ldDy, const T* x, i64 ldX,
                                                      const T* bias, T* dx, i64 ldDx, i64 rowsPerPart, float* part,
                                                      i64 ldPart, Op op) {
@@ -312,7 +314,6 @@ __device__ __forceinline__ void bias_act_bwd_partial(i64 rows, i64 cols, const T
             if (has) rb[h] = R::load(bias + h * cols, g, valid, vec);
         }
         if (has) {
-            constexpr int AHEAD = ACT_BWD_AHEAD;
             for (i64 r = r0 + lane; r < r1; r += (i64)AHEAD * ACT_LANES) {
                 uint4 rd[AHEAD], rx[H][AHEAD];
 #pragma unroll
@@ -376,17 +377,18 @@ __device__ __forceinline__ void bias_act_bwd_partial(i64 rows, i64 cols, const T
     }
 }
 
-template <class T, class Op>
+template <class T, class Op, int AHEAD = ACT_BWD_AHEAD>
 __device__ __forceinline__ void bias_act_bwd_partial_any(i64 rows, i64 cols, const T* dy, i64 ldDy, const T* x,
                                                          i64 ldX, const T* bias, T* dx, i64 ldDx, i64 rowsPerPart,
                                                          float* part, i64 ldPart, Op op) {
     constexpr int N = ColGroups<T>::N;
     if (cols % N == 0 && rows_aligned16<T>(dy, ldDy) && rows_aligned16<T>(x, ldX) && rows_aligned16<T>(dx, ldDx)
         && aligned16(bias)) {
-        bias_act_bwd_partial<T, Op, true>(rows, cols, dy, ldDy, x, ldX, bias, dx, ldDx, rowsPerPart, part, ldPart, op);
+        bias_act_bwd_partial<T, Op, true, AHEAD>(rows, cols, dy, ldDy, x, ldX, bias, dx, ldDx, rowsPerPart, part,
+                                                 ldPart, op);
     } else {
-        bias_act_bwd_partial<T, Op, false>(rows, cols, dy, ldDy, x, ldX, bias, dx, ldDx, rowsPerPart, part, ldPart,
-                                           op);
+        bias_act_bwd_partial<T, Op, false, AHEAD>(rows, cols, dy, ldDy, x, ldX, bias, dx, ldDx, rowsPerPart, part,
+                                                  ldPart, op);
     }
 }
 
@@ -473,8 +475,8 @@ __device__ __forceinline__ void bias_act_bwd_partial_any(i64 rows, i64 cols, con
     ubuf_bias_gelu_bwd_partial_##SUFFIX(long long rows, long long cols, const T* dy, long long ldDy,             \
                                         const T* x, long long ldX, const T* bias, T* dx, long long ldDx,         \
                                         long long rowsPerPart, float* part, long long ldPart) {                  \
-        ubuf::bias_act_bwd_partial_any<T>(rows, cols, dy, ldDy, x, ldX, bias, dx, ldDx, rowsPerPart, part, ldPart,   \
-                                      ubuf::GeluGradOp());                                                       \
+        ubuf::bias_act_bwd_partial_any<T, ubuf::GeluGradOp, ubuf::ACT_GELU_BWD_AHEAD>(                           \
+            rows, cols, dy, ldDy, x, ldX, bias, dx, ldDx, rowsPerPart, part, ldPart, ubuf::GeluGradOp());        \
     }                                                                                                            \
     extern "C" __global__ void __launch_bounds__(ubuf::ACT_BLOCK, ubuf::ACT_BWD_BLOCKS_PER_SM)                   \
     ubuf_bias_swiglu_bwd_partial_##SUFFIX(long long rows, long long cols, const T* dy, long long ldDy,           \
