@@ -8,6 +8,7 @@
 // (two an SM for SwiGLU, three for GELU since 4d92d28), so 896 items make 2.26 waves for GELU at 3584 and 7168
 // columns; besides 32/64/128, each kernel runs at the longest parts giving at most k whole waves, k = 1..8 (parts of
 // 32 to 256 rows; call 4). Second run (call 5): parts up to 1024 rows, and 4096 and 16384 rows as well as 8192.
+// Taken (9612a01): the least k whose parts are at most 512 rows.
 // Build and run:
 //   nvcc -arch=sm_90 -O3 -std=c++17 -I../src/main/cuda bias_act_bwd_parts_probe.cu -o actparts && ./actparts
 #include <vector>

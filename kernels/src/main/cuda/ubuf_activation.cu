@@ -117,7 +117,7 @@ constexpr int ACT_FWD_BLOCKS_PER_SM = 2;
 constexpr int ACT_BWD_BLOCKS_PER_SM = 2;
 // GELU's backward has one half (fewer raw words in flight): three blocks an SM fit 80 registers without spilling and
 // ran 0.89-0.91x the time of two at 117 (H200, kernels/probes/bias_gelu_probe.cu); four spill. Three rows ahead
-// rather than four: 0.95-0.98x the time (1 or 2 rows at 4-8 blocks no faster; bias_gelu_bwd_ahead_probe.cu).
+// rather than four: 0.95-0.99x the time (1 or 2 rows at 4-8 blocks no faster; bias_gelu_bwd_ahead_probe.cu).
 constexpr int ACT_GELU_BWD_BLOCKS_PER_SM = 3;
 constexpr int ACT_GELU_BWD_AHEAD = 3;
 // bias_gelu_fwd_cols: 256-thread blocks, eight an SM (32 registers).
