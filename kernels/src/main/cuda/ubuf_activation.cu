@@ -273,70 +273,6 @@ __device__ __forceinline__ void bias_gelu_fwd_cols(i64 rows, i64 cols, const T* 
     }
 }
 
-// The bias gradient's last step inside the backward, for one tile: every (part, tile) item adds 1 to the tile's
-// counter once its part row is stored (each storing thread fences first, so the row is visible device-wide before
-// the count); the block that brings the count to `parts` reads the tile's part rows back from L2 and stores
-// dbias = (accumulate ? dbias : 0) + the column sums, in a fixed order (row lane l adds parts l, l + lanes, ... in
-// part order, then the lanes in lane order), so the bits do not depend on which block finishes. The counters must be
-// 0 when the kernel starts (LayerKernels clears them on the stream before it); dbias is fp32 (dbiasF32) or T.
-template <class T, int H>
-__device__ __noinline__ void bias_act_finish_tile(i64 tile, i64 parts, i64 cols, const float* part, i64 ldPart,
-                                                     unsigned* counters, void* dbias, int dbiasF32, int accumulate,
-                                                     i64 g, bool has, int valid, int lane, int col,
-                                                     float (&laneSums)[ACT_LANES][H][ACT_BLOCK / ACT_LANES *
-                                                                                     ColGroups<T>::N]) {
-    constexpr int N = ColGroups<T>::N;
-    __shared__ bool last;
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) last = atomicAdd(counters + tile, 1u) == (unsigned)(parts - 1);
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
-    float acc[H][N];
-#pragma unroll
-    for (int h = 0; h < H; ++h) {
-#pragma unroll
-        for (int i = 0; i < N; ++i) acc[h][i] = 0.f;
-    }
-    if (has) {
-        for (i64 q = lane; q < parts; q += ACT_LANES) {
-#pragma unroll
-            for (int h = 0; h < H; ++h) {
-                const float* row = part + q * ldPart + h * cols + g * N;
-#pragma unroll
-                for (int i = 0; i < N; ++i) acc[h][i] += i < valid ? __ldcg(row + i) : 0.f;
-            }
-        }
-    }
-#pragma unroll
-    for (int h = 0; h < H; ++h) {
-#pragma unroll
-        for (int i = 0; i < N; ++i) laneSums[lane][h][col * N + i] = acc[h][i];
-    }
-    __syncthreads();
-    if (lane == 0 && has) {
-#pragma unroll
-        for (int h = 0; h < H; ++h) {
-#pragma unroll
-            for (int i = 0; i < N; ++i) {
-                if (i >= valid) continue;
-                float total = laneSums[0][h][col * N + i];
-#pragma unroll
-                for (int l = 1; l < ACT_LANES; ++l) total += laneSums[l][h][col * N + i];
-                const i64 c = h * cols + g * N + i;
-                if (dbiasF32) {
-                    float* d = static_cast<float*>(dbias);
-                    d[c] = accumulate ? d[c] + total : total;
-                } else {
-                    T* d = static_cast<T*>(dbias);
-                    d[c] = Elem<T>::store(accumulate ? Elem<T>::load(d[c]) + total : total);
-                }
-            }
-        }
-    }
-}
-
 // dx = op(dy, z), z = round_T(x + bias), over rows x (H halves of cols columns): x, bias and dx hold H * cols
 // columns, half h at column offset h * cols, dy holds cols. Also the bias gradient's first step: part[p][c] = the
 // sum of the stored (rounded) dx[r][c] over the rows of part p, in a fixed order (each lane's rows in row order, then
@@ -348,8 +284,7 @@ __device__ __noinline__ void bias_act_finish_tile(i64 tile, i64 parts, i64 cols,
 template <class T, class Op, bool VEC, int AHEAD = ACT_BWD_AHEAD>
 __device__ __forceinline__ void bias_act_bwd_partial(i64 rows, i64 cols, const T* dy, i64 ldDy, const T* x, i64 ldX,
                                                      const T* bias, T* dx, i64 ldDx, i64 rowsPerPart, float* part,
-                                                     i64 ldPart, unsigned* counters, void* dbias, int dbiasF32,
-                                                     int accumulate, Op op) {
+                                                     i64 ldPart, Op op) {
     if (rows <= 0 || cols <= 0 || rowsPerPart <= 0 || blockDim.x != ACT_BLOCK) return;
     constexpr int H = Op::H;
     using G = ColGroups<T>;
@@ -438,10 +373,6 @@ __device__ __forceinline__ void bias_act_bwd_partial(i64 rows, i64 cols, const T
                 }
             }
         }
-        if (counters != nullptr) {
-            bias_act_finish_tile<T, H>(item - p * tiles, parts, cols, part, ldPart, counters, dbias, dbiasF32,
-                                       accumulate, g, has, valid, lane, col, laneSums);
-        }
         __syncthreads();
     }
 }
@@ -449,16 +380,15 @@ __device__ __forceinline__ void bias_act_bwd_partial(i64 rows, i64 cols, const T
 template <class T, class Op, int AHEAD = ACT_BWD_AHEAD>
 __device__ __forceinline__ void bias_act_bwd_partial_any(i64 rows, i64 cols, const T* dy, i64 ldDy, const T* x,
                                                          i64 ldX, const T* bias, T* dx, i64 ldDx, i64 rowsPerPart,
-                                                         float* part, i64 ldPart, unsigned* counters, void* dbias,
-                                                         int dbiasF32, int accumulate, Op op) {
+                                                         float* part, i64 ldPart, Op op) {
     constexpr int N = ColGroups<T>::N;
     if (cols % N == 0 && rows_aligned16<T>(dy, ldDy) && rows_aligned16<T>(x, ldX) && rows_aligned16<T>(dx, ldDx)
         && aligned16(bias)) {
         bias_act_bwd_partial<T, Op, true, AHEAD>(rows, cols, dy, ldDy, x, ldX, bias, dx, ldDx, rowsPerPart, part,
-                                                 ldPart, counters, dbias, dbiasF32, accumulate, op);
+                                                 ldPart, op);
     } else {
         bias_act_bwd_partial<T, Op, false, AHEAD>(rows, cols, dy, ldDy, x, ldX, bias, dx, ldDx, rowsPerPart, part,
-                                                  ldPart, counters, dbias, dbiasF32, accumulate, op);
+                                                  ldPart, op);
     }
 }
 
@@ -544,19 +474,16 @@ __device__ __forceinline__ void bias_act_bwd_partial_any(i64 rows, i64 cols, con
     extern "C" __global__ void __launch_bounds__(ubuf::ACT_BLOCK, ubuf::ACT_GELU_BWD_BLOCKS_PER_SM)              \
     ubuf_bias_gelu_bwd_partial_##SUFFIX(long long rows, long long cols, const T* dy, long long ldDy,             \
                                         const T* x, long long ldX, const T* bias, T* dx, long long ldDx,         \
-                                        long long rowsPerPart, float* part, long long ldPart,                    \
-                                        unsigned* counters, void* dbias, int dbiasF32, int accumulate) {         \
+                                        long long rowsPerPart, float* part, long long ldPart) {                  \
         ubuf::bias_act_bwd_partial_any<T, ubuf::GeluGradOp, ubuf::ACT_GELU_BWD_AHEAD>(                           \
-            rows, cols, dy, ldDy, x, ldX, bias, dx, ldDx, rowsPerPart, part, ldPart, counters, dbias, dbiasF32,  \
-            accumulate, ubuf::GeluGradOp());                                                                     \
+            rows, cols, dy, ldDy, x, ldX, bias, dx, ldDx, rowsPerPart, part, ldPart, ubuf::GeluGradOp());        \
     }                                                                                                            \
     extern "C" __global__ void __launch_bounds__(ubuf::ACT_BLOCK, ubuf::ACT_BWD_BLOCKS_PER_SM)                   \
     ubuf_bias_swiglu_bwd_partial_##SUFFIX(long long rows, long long cols, const T* dy, long long ldDy,           \
                                           const T* x, long long ldX, const T* bias, T* dx, long long ldDx,       \
-                                          long long rowsPerPart, float* part, long long ldPart,                  \
-                                          unsigned* counters, void* dbias, int dbiasF32, int accumulate) {       \
+                                          long long rowsPerPart, float* part, long long ldPart) {                \
         ubuf::bias_act_bwd_partial_any<T>(rows, cols, dy, ldDy, x, ldX, bias, dx, ldDx, rowsPerPart, part, ldPart,   \
-                                          counters, dbias, dbiasF32, accumulate, ubuf::SwigluGradOp());          \
+                                      ubuf::SwigluGradOp());                                                     \
     }
 
 UBUF_ACTIVATION_KERNELS(f32, float)

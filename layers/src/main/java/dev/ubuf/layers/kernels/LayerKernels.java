@@ -48,12 +48,10 @@ public final class LayerKernels {
     /** The row kernels launch one block per row up to this many blocks, grid-stride beyond. */
     static final int MAX_ROW_BLOCKS = 1 << 20;
 
-    /** Launches kernels and fills memory in stream order: the {@link KernelLibrary} on a GPU, a recorder in CPU tests. */
+    /** Launches one kernel: the {@link KernelLibrary} on a GPU, a recorder in CPU tests. */
+    @FunctionalInterface
     interface Launcher {
         void launch(String name, int grid, int block, int sharedBytes, CudaStream stream, Object... args);
-
-        /** Sets {@code count} 32-bit words at {@code address} to {@code bits}, in stream order. */
-        void fill32(long address, int bits, long count, CudaStream stream);
     }
 
     /** Shared-memory row slots of the staged LayerNorm backward (LN_BWD_STAGES in ubuf_layernorm.cu). */
@@ -87,18 +85,8 @@ public final class LayerKernels {
     private final int maxBlocks;
 
     public LayerKernels(KernelLibrary library) {
-        this(new Launcher() {
-            @Override
-            public void launch(String name, int grid, int block, int sharedBytes, CudaStream stream,
-                               Object... args) {
-                library.launch(name, grid, block, sharedBytes, Objects.requireNonNull(stream, "stream"), args);
-            }
-
-            @Override
-            public void fill32(long address, int bits, long count, CudaStream stream) {
-                Objects.requireNonNull(stream, "stream").fill32(address, bits, count);
-            }
-        }, library.context().device().smCount());
+        this((name, grid, block, shared, stream, args) -> library.launch(name, grid, block, shared,
+                Objects.requireNonNull(stream, "stream"), args), library.context().device().smCount());
     }
 
     LayerKernels(Launcher launcher, int smCount) {
@@ -122,22 +110,18 @@ public final class LayerKernels {
         return ceilDiv(rows, rowsPerPart(rows));
     }
 
-    /**
-     * Rows of the fp32 workspace (of {@code cols} columns) that {@link #biasGrad} and the fused activation backwards
-     * need: a row a part, and one more for the fused backwards' per-tile counters.
-     */
+    /** Rows of the fp32 workspace (of {@code cols} columns) that {@link #biasGrad} needs. */
     public static long biasGradWorkspaceRows(long rows) {
-        return parts(rows) + 1;
+        return parts(rows);
     }
 
     /**
      * Rows of a {@link #biasGrad} workspace that serves every row count up to {@code maxRows}: parts never exceed
-     * the cap on parts nor one per {@code MIN_ROWS_PER_PART} rows (parts(rows) is not monotonic in rows), and the
-     * counters' row.
+     * the cap on parts nor one per {@code MIN_ROWS_PER_PART} rows (parts(rows) is not monotonic in rows).
      */
     public static long biasGradWorkspaceRowsUpTo(long maxRows) {
         requirePositive(maxRows, "maxRows");
-        return Math.min(MAX_PARTS, ceilDiv(maxRows, MIN_ROWS_PER_PART)) + 1;
+        return Math.min(MAX_PARTS, ceilDiv(maxRows, MIN_ROWS_PER_PART));
     }
 
     /**
@@ -529,11 +513,8 @@ public final class LayerKernels {
                 dy, x, bias, dx, dbias, accumulate, workspace, stream);
     }
 
-    // dx, the partial column sums and their ordered finish in one kernel over (part, tile of BLOCK /
-    // BIAS_ACTIVATION_LANES column groups of a half) items: the last item of each tile to store its part row sums the
-    // tile's rows into dbias, counted in the workspace's row after the parts (cleared first); {@code cols} is the
-    // width of one half (dy's). A separate column-sum kernel took 3.4-6.8 us of 64-130 (GELU, H200,
-    // bias_gelu_bwd_ahead_probe.cu).
+    // dx and the partial column sums in one kernel over (part, tile of BLOCK / BIAS_ACTIVATION_LANES column groups
+    // of a half) items, then the ordered finish; {@code cols} is the width of one half (dy's).
     private void biasActivationBackward(String kernel, int blocksPerSm, long cols, TensorView dy, TensorView x,
                                         TensorView bias, TensorView dx, TensorView dbias, boolean accumulate,
                                         TensorView workspace, CudaStream stream) {
@@ -542,16 +523,14 @@ public final class LayerKernels {
         KernelType out = paramGradType(dbias, x, "dbias");
         long rowsPerPart = biasActivationRowsPerPart(x.rows(), cols, x.dtype(), blocksPerSm);
         long parts = ceilDiv(x.rows(), rowsPerPart);
-        requireWorkspace(workspace, parts + 1, x.cols(), "biasGrad");
+        requireWorkspace(workspace, parts, x.cols(), "biasGrad");
         new Overlaps().input(dy, "dy").input(x, "x").input(bias, "bias").output(dx, "dx", x)
                 .output(dbias, "dbias").output(workspace, "workspace").check();
         long tiles = biasActivationTiles(cols, x.dtype());
-        long counters = workspace.rows(parts, 1).address();
-        launcher.fill32(counters, 0, tiles, stream);
         launch(kernel, (int) Math.min(parts * tiles, maxBlocks), BLOCK, stream,
                 x.rows(), cols, dy.address(), dy.ld(), x.address(), x.ld(), bias.address(), dx.address(), dx.ld(),
-                rowsPerPart, workspace.address(), workspace.ld(), counters, dbias.address(),
-                out == KernelType.F32 ? 1 : 0, accumulate ? 1 : 0);
+                rowsPerPart, workspace.address(), workspace.ld());
+        colSums(out, parts, workspace.rows(0, parts), dbias, accumulate, stream);
     }
 
     /** The (part, tile) items' tiles of the fused activation backwards over {@code cols} columns of each half. */

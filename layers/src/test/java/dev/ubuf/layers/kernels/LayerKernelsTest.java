@@ -37,21 +37,10 @@ class LayerKernelsTest {
     final List<Launch> launches = new ArrayList<>();
     /** The dynamic shared memory of each launch, in order. */
     final List<Integer> sharedBytes = new ArrayList<>();
-    final LayerKernels kernels = new LayerKernels(new LayerKernels.Launcher() {
-        @Override
-        public void launch(String name, int grid, int block, int shared, CudaStream stream, Object... args) {
-            launches.add(new Launch(name, grid, block, Arrays.asList(args)));
-            sharedBytes.add(shared);
-        }
-
-        @Override
-        public void fill32(long address, int bits, long count, CudaStream stream) {
-            launches.add(new Launch(FILL32, 0, 0, List.of(address, bits, count)));
-            sharedBytes.add(0);
-        }
+    final LayerKernels kernels = new LayerKernels((name, grid, block, shared, stream, args) -> {
+        launches.add(new Launch(name, grid, block, Arrays.asList(args)));
+        sharedBytes.add(shared);
     }, SMS);
-    /** The name a recorded stream fill takes among the launches. */
-    static final String FILL32 = "fill32";
     final CudaStream stream = null; // the recorder ignores it
 
     /** Device memory that is never dereferenced: only its addresses reach the recorder. */
@@ -263,13 +252,12 @@ class LayerKernelsTest {
                 // a thread per 16-byte word of a: 8192 x 3584 / 8 words, blocks of 128
                 new Launch("ubuf_swiglu_fwd_words_bf16", 28672, 128, List.of(8192L, 3584L, x.address(), 7168L,
                         bias.address(), a.address(), 3584L)),
-                // the seven tiles' counters in the workspace's row after the 37 parts, cleared
-                new Launch(FILL32, 0, 0, List.of(ws.rows(37, 1).address(), 0, 7L)),
                 // 37 parts of 222 rows x seven tiles of 64 groups (4 row lanes a block), in place over x: 259 items,
-                // one wave of two blocks an SM; the last item of each tile sums its parts into db (fp32, accumulated)
+                // one wave of two blocks an SM
                 new Launch("ubuf_bias_swiglu_bwd_partial_bf16", 259, 256, List.of(8192L, 3584L, a.address(), 3584L,
-                        x.address(), 7168L, bias.address(), x.address(), 7168L, 222L, ws.address(), 7168L,
-                        ws.rows(37, 1).address(), db.address(), 1, 1))), launches);
+                        x.address(), 7168L, bias.address(), x.address(), 7168L, 222L, ws.address(), 7168L)),
+                new Launch("ubuf_col_sums_f32_to_f32", 224, 512, List.of(37L, 7168L, ws.address(), 7168L,
+                        db.address(), 1))), launches);
         launches.clear();
         TensorView gx = matrix(100, 48, DType.FP32);
         TensorView gdy = matrix(100, 48, DType.FP32);
@@ -278,11 +266,11 @@ class LayerKernelsTest {
         TensorView gws = matrix(LayerKernels.biasGradWorkspaceRows(100), 48, DType.FP32);
         kernels.biasGeluBackward(gdy, gx, gb, gx, gdb, false, gws, stream);
         assertEquals(List.of(
-                new Launch(FILL32, 0, 0, List.of(gws.rows(4, 1).address(), 0, 1L)),
-                // 4 parts of 32 rows (the last of 4) x one tile of 12 groups of 4 columns; db not accumulated
+                // 4 parts of 32 rows (the last of 4) x one tile of 12 groups of 4 columns
                 new Launch("ubuf_bias_gelu_bwd_partial_f32", 4, 256, List.of(100L, 48L, gdy.address(), 48L,
-                        gx.address(), 48L, gb.address(), gx.address(), 48L, 32L, gws.address(), 48L,
-                        gws.rows(4, 1).address(), gdb.address(), 1, 0))), launches);
+                        gx.address(), 48L, gb.address(), gx.address(), 48L, 32L, gws.address(), 48L)),
+                new Launch("ubuf_col_sums_f32_to_f32", 2, 512, List.of(4L, 48L, gws.address(), 48L, gdb.address(),
+                        0))), launches);
         // Rows of x not 16-byte aligned: the column-tile forward, 512 items of 16 rows x two tiles of 256 groups of
         // 8 columns (448 groups a half).
         launches.clear();
@@ -333,10 +321,9 @@ class LayerKernelsTest {
         TensorView x = matrix(8192, 7168, DType.BF16);
         TensorView ws = matrix(LayerKernels.biasGradWorkspaceRows(8192), 7168, DType.FP32);
         kernels.biasGeluBackward(dy, x, vector(7168, DType.BF16), x, vector(7168, DType.FP32), false, ws, stream);
-        assertEquals(List.of(ws.rows(28, 1).address(), 0, 14L), launches.getFirst().args(), "14 counters cleared");
-        assertEquals(293L, launches.get(1).args().get(9));
-        assertEquals(28 * 14, launches.get(1).grid());
-        assertEquals(2, launches.size(), "the kernel finishes the bias gradient itself");
+        assertEquals(293L, launches.getFirst().args().get(9));
+        assertEquals(28 * 14, launches.getFirst().grid());
+        assertEquals(28L, launches.get(1).args().getFirst(), "28 parts summed");
         for (int blocks : new int[]{swiglu, LayerKernels.BIAS_GELU_BACKWARD_BLOCKS_PER_SM}) {
             for (long cols : new long[]{8, 3584, 7168, 14336, 57344, 1L << 20}) {
                 long tiles = (cols / 8 + 63) / 64;
@@ -593,9 +580,6 @@ class LayerKernelsTest {
         kernels.sgdStep(out, matrix(rows, cols, DType.FP32), 0.01f, stream);
         Set<String> launched = new TreeSet<>();
         for (Launch l : launches) {
-            if (l.name().equals(FILL32)) {
-                continue; // a stream fill, not a kernel
-            }
             String declared = info.getProperty("params." + l.name());
             assertTrue(declared != null, l.name() + " is not in the fatbin");
             List<String> marshalled = l.args().stream().map(a -> switch (a) {
