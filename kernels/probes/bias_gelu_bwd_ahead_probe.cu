@@ -6,8 +6,11 @@
 // waves of its resident blocks). dx compared bit for bit with the product's; the bias gradient's columns with the
 // product's at the same parts (the sums' order does not depend on AHEAD or the launch bounds). Run in session 33's
 // call 7: three rows ahead at three blocks 0.95-0.99x the time, taken (2e211e2); the rest no faster.
+// Session 33 call 9, after 2e211e2 (the product three rows ahead): its partial kernel alone, without the column
+// sums, 3.4-6.8 us faster (what d0de407's in-kernel finish tried to save, and did not: reverted in 939f57b).
 // Build and run:
 //   nvcc -arch=sm_90 -O3 -std=c++17 -I../src/main/cuda bias_gelu_bwd_ahead_probe.cu -o geluahead && ./geluahead
+#include <cstring>
 #include <functional>
 #include <vector>
 
@@ -76,13 +79,20 @@ int main() {
         };
         struct Variant { const char* name; int blocks; std::function<void(bf*, float*)> run; };
         std::vector<Variant> variants;
-        variants.push_back({"product: 4 rows ahead, 3 blocks", 3, [&](bf* o, float* d) {
+        variants.push_back({"product (4 rows ahead until 2e211e2, 3 since)", 3, [&](bf* o, float* d) {
             const long long rpp = rowsPerPart(rows, f, 3, sms);
             const long long parts = (rows + rpp - 1) / rpp;
             const long long items = parts * tiles;
             ubuf_bias_gelu_bwd_partial_bf16<<<(int)(items < maxBlocks ? items : maxBlocks), 256>>>(
                 rows, f, dy, f, x, f, bias, o, f, rpp, part, f);
             ubuf_col_sums_f32_to_f32<<<sumGrid, 512>>>(parts, f, part, f, d, 0);
+        }});
+        variants.push_back({"product's partial kernel alone (no sums)", 3, [&](bf* o, float* d) {
+            const long long rpp = rowsPerPart(rows, f, 3, sms);
+            const long long parts = (rows + rpp - 1) / rpp;
+            const long long items = parts * tiles;
+            ubuf_bias_gelu_bwd_partial_bf16<<<(int)(items < maxBlocks ? items : maxBlocks), 256>>>(
+                rows, f, dy, f, x, f, bias, o, f, rpp, part, f);
         }});
         variants.push_back({"3 rows ahead, 3 blocks", 3, launcher(bwd<3, 3>, 3)});
         variants.push_back({"2 rows ahead, 3 blocks", 3, launcher(bwd<2, 3>, 3)});
@@ -105,7 +115,7 @@ int main() {
                 cudaMemset(dx, 0xff, n * 2);
                 cudaMemset(db, 0xff, f * 4);
                 timer.time(name, dx, [&] { v.run(dx, db); });
-                if (rpp == rowsPerPart(rows, f, 3, sms)) {
+                if (rpp == rowsPerPart(rows, f, 3, sms) && strstr(v.name, "alone") == nullptr) {
                     std::vector<float> a(f), b(f);
                     cudaMemcpy(a.data(), db, f * 4, cudaMemcpyDeviceToHost);
                     cudaMemcpy(b.data(), refDb, f * 4, cudaMemcpyDeviceToHost);
