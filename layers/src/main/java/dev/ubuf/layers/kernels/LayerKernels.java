@@ -545,8 +545,8 @@ public final class LayerKernels {
      * for the least such k; never shorter than {@link #rowsPerPart}, so never more parts than
      * {@link #biasGradWorkspaceRows}. Long parts write and re-read fewer fp32 partial rows and a full last wave wastes
      * no SMs: on an H200 at 4096, 8192 and 16384 rows and halves of 3584, 7168 and 14336 columns the SwiGLU backward
-     * took 0.87-0.97x the time of the previous rule's parts (powers of two up to 128 rows while six items an SM
-     * remained), the GELU backward 0.96-1.02x (kernels/probes/bias_act_bwd_parts_probe.cu, session 33 calls 4-5).
+     * took 0.87-0.97x the time of powers of two up to 128 rows kept while six items an SM remained, the GELU backward
+     * 0.96-1.02x (kernels/probes/bias_act_bwd_parts_probe.cu).
      */
     long biasActivationRowsPerPart(long rows, long cols, DType t, int blocksPerSm) {
         long tiles = biasActivationTiles(cols, t);
