@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Session 33 call 13 (one GPU), bundle of this commit: the one-GPU test classes at the session's last commit: the
+# kernel and GEMM classes (AtomicGemm, Fp8Quantize, CublasLtGemm, Fp8Gemm, Fp8ScalePointer, Gemm, GemmTuning,
+# StreamCandidateBench, ReductionKernel, ReportRead, LayerKernels), then SharedGpuOps (two ranks, a JVM each, on one
+# GPU).
+set -u
+cd "$(dirname "$0")/.."
+B=$PWD/.gpu
+O=$OUT; start=$SECONDS
+export UB_SKIPMC=1 NCCL_NVLS_ENABLE=0
+nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv,noheader | tee $O/node.txt
+t='dev\.ubuf\..*\.'
+kernels="${t}(AtomicGemm|Fp8Quantize|CublasLtGemm|Fp8Gemm|Fp8ScalePointer|Gemm|GemmTuning|StreamCandidateBench|ReductionKernel|ReportRead|LayerKernels)GpuTest"
+shared="${t}SharedGpuOpsGpuTest"
+OUT=/tmp/suite13 STALL_S=120 timeout -k 10 560 bash $B/gpu-lanes.sh "0:${kernels};${shared}"
+echo "lanes rc=$? t=$((SECONDS-start))"
+sed -E "s/\[ [0-9]+ containers [a-z]+ \]//g" /tmp/suite13/lanes.txt 2>/dev/null
+cp /tmp/suite13/lanes.txt /tmp/suite13/feeds.tgz $O/ 2>/dev/null
+for f in /tmp/suite13/*/tests.txt; do grep -h -A3 -E "✘" $f 2>/dev/null | head -20 | cut -c1-250; done
