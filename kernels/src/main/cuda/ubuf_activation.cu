@@ -219,14 +219,14 @@ __device__ __forceinline__ void swiglu_fwd_words(i64 rows, i64 cols, const T* x,
 }
 
 // y = gelu(z), z = round_T(x + bias): the bits of map_elements with BiasGeluFwd. Vector path only: cols a multiple
-// of the 16-byte word; x's and y's rows and the bias 16-byte aligned; each view's rows * ld below 2^32 words
-// (LayerKernels checks it). Column-stationary: the grid's threads, rounded down to whole rows of words, take k rows
-// a sweep; thread t keeps word column t % perRow and its bias word, and walks rows t / perRow, + k, ..., two rows'
-// words loaded before either is computed (a grid narrower than a row's words takes a word a thread instead). 32-bit
-// word offsets keep it within 32 registers, so an SM holds 2048 threads (tanh makes a word long to compute):
-// map_elements' (row, column) pairs at 64 registers ran at 65% of a copy's speed on an H200, this walk at 78% (a
-// word a thread 75%; kernels/probes/bias_gelu_probe.cu). Storing pre as well spilled at 32 registers, so that stays
-// with map_elements.
+// of the 16-byte word; x's and y's rows and the bias 16-byte aligned; each view's rows * ld below 2^31 words, so
+// the 32-bit offsets and row steps cannot wrap (LayerKernels checks it). Column-stationary: the grid's threads,
+// rounded down to whole rows of words, take k rows a sweep; thread t keeps word column t % perRow and its bias word,
+// and walks rows t / perRow, + k, ..., two rows' words loaded before either is computed (a grid narrower than a
+// row's words takes a word a thread instead). 32-bit word offsets keep it within 32 registers, so an SM holds 2048
+// threads (tanh makes a word long to compute): map_elements' (row, column) pairs at 64 registers ran at 65% of a
+// copy's speed on an H200, this walk at 78% (a word a thread 75%; kernels/probes/bias_gelu_probe.cu). Storing pre
+// as well spilled at 32 registers, so that stays with map_elements.
 template <class T>
 __device__ __forceinline__ void bias_gelu_word(const uint4& rx, const uint4& rb, T* y) {
     using R = RawGroup<T>;
