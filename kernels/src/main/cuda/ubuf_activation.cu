@@ -231,12 +231,11 @@ template <class T>
 __device__ __forceinline__ void bias_gelu_word(const uint4& rx, const uint4& rb, T* y) {
     using R = RawGroup<T>;
     constexpr int N = R::N;
-    float v[N], b[N], out[N];
-    R::unpack(rx, v);
-    R::unpack(rb, b);
-#pragma unroll
-    for (int i = 0; i < N; ++i) out[i] = gelu_tanh(biased<T>(v[i], b[i]));
-    store_vec<T, N>(y, out);
+    float in[2][N], out[1][N];
+    R::unpack(rx, in[0]);
+    R::unpack(rb, in[1]);
+    apply_vector<2, 1, N>(in, out, BiasGeluFwd<T>());  // the map's op, so the map's bits
+    store_vec<T, N>(y, out[0]);
 }
 
 template <class T>
