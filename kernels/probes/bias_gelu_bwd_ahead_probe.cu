@@ -28,19 +28,6 @@ __global__ void __launch_bounds__(ubuf::ACT_BLOCK, MINB) bwd(long long rows, lon
                                                                rowsPerPart, part, cols, ubuf::GeluGradOp());
 }
 
-// LayerKernels.biasActivationRowsPerPart (9612a01).
-long long rowsPerPart(long long rows, long long cols, int blocksPerSm, int sms) {
-    const long long tiles = (cols / 8 + 63) / 64;
-    const long long resident = (long long)blocksPerSm * sms;
-    const long long wanted = (rows + 511) / 512;
-    long long waves = (wanted * tiles + resident - 1) / resident;
-    const long long least = rows / 256 > 32 ? (rows + 255) / 256 : 32;
-    if ((tiles + resident - 1) / resident > waves) waves = (tiles + resident - 1) / resident;
-    const long long parts = waves * resident / tiles;
-    const long long rpp = (rows + parts - 1) / parts;
-    return rpp > least ? rpp : least;
-}
-
 int main() {
     int sms = 0;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
@@ -70,7 +57,7 @@ int main() {
         const int sumGrid = (int)(f / 32 < maxBlocks ? f / 32 : maxBlocks);
         auto launcher = [&](auto kernel, int blocksPerSm) {
             return [=](bf* out, float* dbias) {
-                const long long rpp = rowsPerPart(rows, f, blocksPerSm, sms);
+                const long long rpp = probe_bias_act_rows_per_part(rows, f, blocksPerSm, sms);
                 const long long parts = (rows + rpp - 1) / rpp;
                 const long long items = parts * tiles;
                 kernel<<<(int)(items < maxBlocks ? items : maxBlocks), 256>>>(rows, f, dy, x, bias, out, rpp, part);
@@ -80,7 +67,7 @@ int main() {
         struct Variant { const char* name; int blocks; std::function<void(bf*, float*)> run; };
         std::vector<Variant> variants;
         variants.push_back({"product (4 rows ahead until 2e211e2, 3 since)", 3, [&](bf* o, float* d) {
-            const long long rpp = rowsPerPart(rows, f, 3, sms);
+            const long long rpp = probe_bias_act_rows_per_part(rows, f, 3, sms);
             const long long parts = (rows + rpp - 1) / rpp;
             const long long items = parts * tiles;
             ubuf_bias_gelu_bwd_partial_bf16<<<(int)(items < maxBlocks ? items : maxBlocks), 256>>>(
@@ -88,7 +75,7 @@ int main() {
             ubuf_col_sums_f32_to_f32<<<sumGrid, 512>>>(parts, f, part, f, d, 0);
         }});
         variants.push_back({"product's partial kernel alone (no sums)", 3, [&](bf* o, float* d) {
-            const long long rpp = rowsPerPart(rows, f, 3, sms);
+            const long long rpp = probe_bias_act_rows_per_part(rows, f, 3, sms);
             const long long parts = (rows + rpp - 1) / rpp;
             const long long items = parts * tiles;
             ubuf_bias_gelu_bwd_partial_bf16<<<(int)(items < maxBlocks ? items : maxBlocks), 256>>>(
@@ -110,12 +97,12 @@ int main() {
                 cudaMemcpyAsync(cpyDst, cpySrc, n * 3, cudaMemcpyDeviceToDevice);
             });
             for (const Variant& v : variants) {
-                const long long rpp = rowsPerPart(rows, f, v.blocks, sms);
+                const long long rpp = probe_bias_act_rows_per_part(rows, f, v.blocks, sms);
                 snprintf(name, sizeof name, "%s (%lld-row parts)", v.name, rpp);
                 cudaMemset(dx, 0xff, n * 2);
                 cudaMemset(db, 0xff, f * 4);
                 timer.time(name, dx, [&] { v.run(dx, db); });
-                if (rpp == rowsPerPart(rows, f, 3, sms) && strstr(v.name, "alone") == nullptr) {
+                if (rpp == probe_bias_act_rows_per_part(rows, f, 3, sms) && strstr(v.name, "alone") == nullptr) {
                     std::vector<float> a(f), b(f);
                     cudaMemcpy(a.data(), db, f * 4, cudaMemcpyDeviceToHost);
                     cudaMemcpy(b.data(), refDb, f * 4, cudaMemcpyDeviceToHost);

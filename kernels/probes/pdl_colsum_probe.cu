@@ -38,18 +38,6 @@ __global__ void __launch_bounds__(256, Op::H == 1 ? 3 : 2)
                                                   ldX, Op());
 }
 
-long long rowsPerPart(long long rows, long long cols, int blocksPerSm, int sms) {
-    const long long tiles = (cols / 8 + 63) / 64;
-    const long long resident = (long long)blocksPerSm * sms;
-    const long long wanted = (rows + 511) / 512;
-    long long waves = (wanted * tiles + resident - 1) / resident;
-    const long long least = rows / 256 > 32 ? (rows + 255) / 256 : 32;
-    if ((tiles + resident - 1) / resident > waves) waves = (tiles + resident - 1) / resident;
-    const long long parts = waves * resident / tiles;
-    const long long rpp = (rows + parts - 1) / parts;
-    return rpp > least ? rpp : least;
-}
-
 int main() {
     int sms = 0;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
@@ -79,7 +67,7 @@ int main() {
         // reference's; the three variants agreed with each other).
         CK(cudaDeviceSynchronize());
         const int blocksPerSm = halves == 1 ? 3 : 2;
-        const long long rpp = rowsPerPart(rows, f, blocksPerSm, sms);
+        const long long rpp = probe_bias_act_rows_per_part(rows, f, blocksPerSm, sms);
         const long long parts = (rows + rpp - 1) / rpp;
         const long long tiles = (f / 8 + 63) / 64;
         const int grid = (int)(parts * tiles < maxBlocks ? parts * tiles : maxBlocks);

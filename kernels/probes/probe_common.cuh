@@ -64,3 +64,18 @@ struct ProbeTimer {
         cudaEventDestroy(e1);
     }
 };
+
+// LayerKernels.biasActivationRowsPerPart for bf16 (since 9612a01): the longest parts, up to 512 rows, whose (part,
+// tile of 64 16-byte groups) items fill whole waves of blocksPerSm x sms resident blocks, the least number of waves;
+// never shorter than LayerKernels.rowsPerPart (32 rows, or rows / 256 rounded up).
+inline long long probe_bias_act_rows_per_part(long long rows, long long cols, int blocksPerSm, int sms) {
+    const long long tiles = (cols / 8 + 63) / 64;
+    const long long resident = (long long)blocksPerSm * sms;
+    const long long wanted = (rows + 511) / 512;
+    long long waves = (wanted * tiles + resident - 1) / resident;
+    if ((tiles + resident - 1) / resident > waves) waves = (tiles + resident - 1) / resident;
+    const long long parts = waves * resident / tiles;
+    const long long rpp = (rows + parts - 1) / parts;
+    const long long least = (rows + 255) / 256 > 32 ? (rows + 255) / 256 : 32;
+    return rpp > least ? rpp : least;
+}
