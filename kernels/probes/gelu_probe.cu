@@ -79,11 +79,13 @@ __global__ void __launch_bounds__(256) rawpair(const uint4* x, uint4* y, long lo
 // The backward one-shot, as PyTorch's vectorized element-wise kernel walks it (24th session): a block takes 128 * V
 // consecutive words, a thread V of them 128 apart, every load before any math. CS: loads and stores with the
 // streaming cache hint (evict first). EXPT: tanh as 1 - 2 / (exp(2u) + 1) with the fast exponential (other bits).
+constexpr float GELU_K0 = 0.7978845608028654f;  // sqrt(2 / pi)
+constexpr float GELU_K1 = 0.044715f;
 __device__ __forceinline__ float gelu_grad_expt(float x) {
-    const float u = ubuf::GELU_K0 * (x + ubuf::GELU_K1 * x * x * x);
+    const float u = GELU_K0 * (x + GELU_K1 * x * x * x);
     const float t = 1.f - 2.f / (__expf(2.f * u) + 1.f);
     const float sech2 = 1.f - t * t;
-    const float inner = sech2 == 0.f ? 0.f : 0.5f * x * sech2 * ubuf::GELU_K0 * (1.f + 3.f * ubuf::GELU_K1 * x * x);
+    const float inner = sech2 == 0.f ? 0.f : 0.5f * x * sech2 * GELU_K0 * (1.f + 3.f * GELU_K1 * x * x);
     return 0.5f * (1.f + t) + inner;
 }
 

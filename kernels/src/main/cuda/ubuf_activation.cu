@@ -7,28 +7,62 @@
 
 namespace ubuf {
 
-// gelu(x) = 0.5 x (1 + tanh(k0 (x + k1 x^3))), k0 = sqrt(2 / pi), k1 = 0.044715.
-constexpr float GELU_K0 = 0.7978845608028654f;
-constexpr float GELU_K1 = 0.044715f;
+// The SFU's 2^x and 1 / x (ex2.approx.ftz, rcp.approx.ftz: within about 2 and 1 ulp, results below 2^-126 as 0):
+// one instruction each, where the IEEE-rounded expf, tanhf and division take 8-17 with branches, and these
+// element-wise kernels are bound by their instructions once fc1's bias and its gradient are fused in. The host
+// build (the CPU emulator) takes the library's.
+__device__ __forceinline__ float ex2_approx(float x) {
+#ifdef __CUDA_ARCH__
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+#else
+    return exp2f(x);
+#endif
+}
+
+__device__ __forceinline__ float rcp_approx(float x) {
+#ifdef __CUDA_ARCH__
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+#else
+    return 1.f / x;
+#endif
+}
+
+// gelu(x) = 0.5 x (1 + tanh(u)), u = k0 (x + k1 x^3), k0 = sqrt(2 / pi), k1 = 0.044715, computed as
+// x * s with s = 0.5 (1 + tanh(u)) = 1 / (1 + e), e = exp(-2u) = 2^(x (c1 + c2 x^2)): no tanh, and no cancellation
+// in 1 + tanh(u) where u is very negative. c1 = -2 k0 log2(e), c2 = c1 k1.
+constexpr float GELU_C1 = -2.302208198144325f;
+constexpr float GELU_C2 = -0.1029432395800235f;
+// d gelu / dx = s + s (1 - s) x 2 k0 (1 + 3 k1 x^2) = s + s (1 - s) x (c3 + c4 x^2): c3 = 2 k0, c4 = 6 k0 k1.
+constexpr float GELU_C3 = 1.5957691216057308f;
+constexpr float GELU_C4 = 0.21406444881780076f;
+constexpr float LOG2_E = 1.4426950408889634f;
+
+// exp(-2u) as a function of x and x^2; +inf where x is very negative (s = 0), 0 where very positive (s = 1).
+__device__ __forceinline__ float gelu_exp(float x, float x2) { return ex2_approx(x * fmaf(GELU_C2, x2, GELU_C1)); }
 
 __device__ __forceinline__ float gelu_tanh(float x) {
-    const float u = GELU_K0 * (x + GELU_K1 * x * x * x);
-    return 0.5f * x * (1.f + tanhf(u));
+    return x * rcp_approx(1.f + gelu_exp(x, x * x));
 }
 
-// d gelu / dx = 0.5 (1 + t) + 0.5 x (1 - t^2) k0 (1 + 3 k1 x^2), t = tanh(u). Where tanh has saturated to +-1 the
-// second term is 0 (written so, or x^3 overflowing to inf would make it 0 * inf = NaN).
+// s (1 - s) is e s^2, exact where s is near 1 (1 - s would cancel); e is capped so that where it is +inf (s = 0)
+// the product is 0, not inf * 0. x (c3 + c4 x^2) overflows only where |x| > 1e13, where s (1 - s) is 0: it is
+// dropped there, or 0 * inf would give NaN.
 __device__ __forceinline__ float gelu_tanh_grad(float x) {
-    const float u = GELU_K0 * (x + GELU_K1 * x * x * x);
-    const float t = tanhf(u);
-    const float sech2 = 1.f - t * t;
-    const float inner = sech2 == 0.f ? 0.f : 0.5f * x * sech2 * GELU_K0 * (1.f + 3.f * GELU_K1 * x * x);
-    return 0.5f * (1.f + t) + inner;
+    const float x2 = x * x;
+    const float e = gelu_exp(x, x2);
+    const float s = rcp_approx(1.f + e);
+    const float p = s * (fminf(e, 1e30f) * s);
+    const float w = x * fmaf(GELU_C4, x2, GELU_C3);
+    return fmaf(p, p == 0.f ? 0.f : w, s);
 }
 
-// sigmoid(a) = 1 / (1 + exp(-a)): exp overflows to inf for a < -88, giving exactly 0, never NaN.
+// sigmoid(a) = 1 / (1 + exp(-a)): exp(-a) is +inf for a < -88, giving exactly 0, never NaN.
 __device__ __forceinline__ float sigmoid(float a) {
-    return 1.f / (1.f + expf(-a));
+    return rcp_approx(1.f + ex2_approx(-a * LOG2_E));
 }
 
 struct GeluFwd {
