@@ -138,8 +138,8 @@ struct SwigluGradOp {
 
 // The fused bias kernels walk column tiles: a thread keeps one column group (16 bytes' worth of columns) of every
 // half for all the rows of its item, so the bias is loaded once per item and the backward's column sums stay in
-// registers; rows are read as raw 16-byte words, ACT_FWD_AHEAD / ACT_BWD_AHEAD rows ahead (raw words take half the registers of
-// their floats, so more bytes are in flight per SM).
+// registers; rows are read as raw 16-byte words, ACT_FWD_AHEAD / ACT_BWD_AHEAD rows ahead (raw words take half the
+// registers of their floats, so more bytes are in flight per SM).
 constexpr int ACT_FWD_AHEAD = 8;
 constexpr int ACT_BWD_AHEAD = 4;
 // The backward's block: ACT_LANES row lanes x (blockDim / ACT_LANES) column groups; lane l takes rows l, l + lanes,
@@ -151,7 +151,8 @@ constexpr int ACT_FWD_BLOCKS_PER_SM = 2;
 constexpr int ACT_BWD_BLOCKS_PER_SM = 2;
 // GELU's backward has one half (fewer raw words in flight): three blocks an SM fit 80 registers without spilling and
 // ran 0.89-0.91x the time of two at 117 (H200, kernels/probes/bias_gelu_probe.cu); four spill. Three rows ahead
-// rather than four: 0.95-0.99x the time (1 or 2 rows at 4-8 blocks no faster; bias_gelu_bwd_ahead_probe.cu).
+// rather than four: 0.95-0.99x the time; 1 or 2 rows at 4-8 blocks no faster, with tanhf or the SFU's math
+// (bias_gelu_bwd_ahead_probe.cu).
 constexpr int ACT_GELU_BWD_BLOCKS_PER_SM = 3;
 constexpr int ACT_GELU_BWD_AHEAD = 3;
 // bias_gelu_fwd_cols: 256-thread blocks, eight an SM (32 registers).
@@ -258,7 +259,7 @@ __device__ __forceinline__ void swiglu_fwd_words(i64 rows, i64 cols, const T* x,
 // rounded down to whole rows of words, take k rows a sweep; thread t keeps word column t % perRow and its bias word,
 // and walks rows t / perRow, + k, ..., two rows' words loaded before either is computed (a grid narrower than a
 // row's words takes a word a thread instead). 32-bit word offsets keep it within 32 registers, so an SM holds 2048
-// threads (tanh makes a word long to compute): map_elements' (row, column) pairs at 64 registers ran at 65% of a
+// threads: with tanhf (a long word to compute) map_elements' (row, column) pairs at 64 registers ran at 65% of a
 // copy's speed on an H200, this walk at 78% (a word a thread 75%; kernels/probes/bias_gelu_probe.cu). Storing pre
 // as well spilled at 32 registers, so that stays with map_elements.
 template <class T>

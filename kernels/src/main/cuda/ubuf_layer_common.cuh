@@ -157,7 +157,7 @@ __device__ __forceinline__ void apply_vector(const float (&x)[NIN][N], float (&y
 // rounded once; outputs may be inputs exactly (as map_elements). When every pointer is 16-aligned a thread takes two
 // 16-byte words a step (grid-stride; a grid of a thread per two words runs the loop once), and the elements past the
 // last whole word (all of them otherwise) go one by one. Few registers live, so an SM holds its full 2048 threads:
-// for GELU, whose tanh makes a word long to compute, map_elements' two-item walk (51 registers) ran 13-18% behind a
+// for GELU with tanhf (a long word to compute), map_elements' two-item walk (51 registers) ran 13-18% behind a
 // copy of the same bytes on an H100. With two inputs
 // a block takes its words consecutively, as PyTorch's vectorized kernel walks them: GELU's backward 0.95-0.97x the
 // time of a thread's two words half the tensor apart; with one input (GELU's forward) that walk ran 1.01-1.02x
