@@ -138,17 +138,20 @@ struct SwigluGradOp {
 
 // The fused bias kernels walk column tiles: a thread keeps one column group (16 bytes' worth of columns) of every
 // half for all the rows of its item, so the bias is loaded once per item and the backward's column sums stay in
-// registers; rows are read as raw 16-byte words, ACT_FWD_AHEAD / ACT_BWD_AHEAD rows ahead (raw words take half the
-// registers of their floats, so more bytes are in flight per SM).
+// registers; rows are read as raw 16-byte words, ACT_FWD_AHEAD rows ahead in the forward (raw words take half the
+// registers of their floats, so more bytes are in flight per SM), the backwards' own number ahead.
 constexpr int ACT_FWD_AHEAD = 8;
-constexpr int ACT_BWD_AHEAD = 4;
 // The backward's block: ACT_LANES row lanes x (blockDim / ACT_LANES) column groups; lane l takes rows l, l + lanes,
 // ... of the item's part, and the lanes' sums are added in lane order through shared memory.
 constexpr int ACT_LANES = 4;
 constexpr int ACT_BLOCK = 256;
 // Blocks an SM the register budget leaves room for (launch bounds): more threads with bytes in flight.
 constexpr int ACT_FWD_BLOCKS_PER_SM = 2;
-constexpr int ACT_BWD_BLOCKS_PER_SM = 2;
+// SwiGLU's backward: one row ahead at four blocks an SM (64 registers), 0.90-0.93x the time of four rows ahead at two
+// (128 registers) with the SFU's sigmoid; two or three rows at three or four blocks spilled more and ran slower
+// (H200, kernels/probes/bias_swiglu_bwd_ahead_probe.cu).
+constexpr int ACT_SWIGLU_BWD_BLOCKS_PER_SM = 4;
+constexpr int ACT_SWIGLU_BWD_AHEAD = 1;
 // GELU's backward has one half (fewer raw words in flight): three blocks an SM fit 80 registers without spilling and
 // ran 0.89-0.91x the time of two at 117 (H200, kernels/probes/bias_gelu_probe.cu); four spill. Three rows ahead
 // rather than four: 0.95-0.99x the time; 1 or 2 rows at 4-8 blocks no faster, with tanhf or the SFU's math
@@ -314,8 +317,8 @@ __device__ __forceinline__ void bias_gelu_fwd_cols(i64 rows, i64 cols, const T* 
 // of one half); every thread owns one group in every half. blockDim must be ACT_BLOCK (the lanes' shared sums are
 // sized for it). dx may be x itself (each element is read before the same thread writes it). VEC: every row and the
 // bias whole aligned 16-byte words (bias_act_bwd_partial_any decides once), so the loads and stores have no scalar
-// path to branch to. AHEAD: rows of raw words a lane loads before computing any (a template parameter for the probes).
-template <class T, class Op, bool VEC, int AHEAD = ACT_BWD_AHEAD>
+// path to branch to. AHEAD: rows of raw words a lane loads before computing any (each kernel its own, and probes').
+template <class T, class Op, bool VEC, int AHEAD>
 __device__ __forceinline__ void bias_act_bwd_partial(i64 rows, i64 cols, const T* dy, i64 ldDy, const T* x, i64 ldX,
                                                      const T* bias, T* dx, i64 ldDx, i64 rowsPerPart, float* part,
                                                      i64 ldPart, Op op) {
@@ -411,7 +414,7 @@ __device__ __forceinline__ void bias_act_bwd_partial(i64 rows, i64 cols, const T
     }
 }
 
-template <class T, class Op, int AHEAD = ACT_BWD_AHEAD>
+template <class T, class Op, int AHEAD>
 __device__ __forceinline__ void bias_act_bwd_partial_any(i64 rows, i64 cols, const T* dy, i64 ldDy, const T* x,
                                                          i64 ldX, const T* bias, T* dx, i64 ldDx, i64 rowsPerPart,
                                                          float* part, i64 ldPart, Op op) {
@@ -512,12 +515,12 @@ __device__ __forceinline__ void bias_act_bwd_partial_any(i64 rows, i64 cols, con
         ubuf::bias_act_bwd_partial_any<T, ubuf::GeluGradOp, ubuf::ACT_GELU_BWD_AHEAD>(                           \
             rows, cols, dy, ldDy, x, ldX, bias, dx, ldDx, rowsPerPart, part, ldPart, ubuf::GeluGradOp());        \
     }                                                                                                            \
-    extern "C" __global__ void __launch_bounds__(ubuf::ACT_BLOCK, ubuf::ACT_BWD_BLOCKS_PER_SM)                   \
+    extern "C" __global__ void __launch_bounds__(ubuf::ACT_BLOCK, ubuf::ACT_SWIGLU_BWD_BLOCKS_PER_SM)            \
     ubuf_bias_swiglu_bwd_partial_##SUFFIX(long long rows, long long cols, const T* dy, long long ldDy,           \
                                           const T* x, long long ldX, const T* bias, T* dx, long long ldDx,       \
                                           long long rowsPerPart, float* part, long long ldPart) {                \
-        ubuf::bias_act_bwd_partial_any<T>(rows, cols, dy, ldDy, x, ldX, bias, dx, ldDx, rowsPerPart, part, ldPart,   \
-                                      ubuf::SwigluGradOp());                                                     \
+        ubuf::bias_act_bwd_partial_any<T, ubuf::SwigluGradOp, ubuf::ACT_SWIGLU_BWD_AHEAD>(                       \
+            rows, cols, dy, ldDy, x, ldX, bias, dx, ldDx, rowsPerPart, part, ldPart, ubuf::SwigluGradOp());      \
     }
 
 UBUF_ACTIVATION_KERNELS(f32, float)

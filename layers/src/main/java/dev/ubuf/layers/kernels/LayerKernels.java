@@ -73,8 +73,8 @@ public final class LayerKernels {
     static final int BIAS_ACTIVATION_FORWARD_ROWS = 16;
     /** Row lanes of the fused activation backwards' blocks (ACT_LANES in ubuf_activation.cu; BLOCK threads). */
     static final int BIAS_ACTIVATION_LANES = 4;
-    /** Resident blocks an SM of the fused SwiGLU backward (its launch bounds, ACT_BWD_BLOCKS_PER_SM). */
-    static final int BIAS_SWIGLU_BACKWARD_BLOCKS_PER_SM = 2;
+    /** Resident blocks an SM of the fused SwiGLU backward (its launch bounds, ACT_SWIGLU_BWD_BLOCKS_PER_SM). */
+    static final int BIAS_SWIGLU_BACKWARD_BLOCKS_PER_SM = 4;
     /** ... and of the fused GELU backward (ACT_GELU_BWD_BLOCKS_PER_SM). */
     static final int BIAS_GELU_BACKWARD_BLOCKS_PER_SM = 3;
     /** The fused activation backwards' parts are at most this many rows long. */

@@ -252,11 +252,11 @@ class LayerKernelsTest {
                 // a thread per 16-byte word of a: 8192 x 3584 / 8 words, blocks of 128
                 new Launch("ubuf_swiglu_fwd_words_bf16", 28672, 128, List.of(8192L, 3584L, x.address(), 7168L,
                         bias.address(), a.address(), 3584L)),
-                // 37 parts of 222 rows x seven tiles of 64 groups (4 row lanes a block), in place over x: 259 items,
-                // one wave of two blocks an SM
-                new Launch("ubuf_bias_swiglu_bwd_partial_bf16", 259, 256, List.of(8192L, 3584L, a.address(), 3584L,
-                        x.address(), 7168L, bias.address(), x.address(), 7168L, 222L, ws.address(), 7168L)),
-                new Launch("ubuf_col_sums_f32_to_f32", 224, 512, List.of(37L, 7168L, ws.address(), 7168L,
+                // 75 parts of 110 rows x seven tiles of 64 groups (4 row lanes a block), in place over x: 525 items,
+                // one wave of four blocks an SM
+                new Launch("ubuf_bias_swiglu_bwd_partial_bf16", 525, 256, List.of(8192L, 3584L, a.address(), 3584L,
+                        x.address(), 7168L, bias.address(), x.address(), 7168L, 110L, ws.address(), 7168L)),
+                new Launch("ubuf_col_sums_f32_to_f32", 224, 512, List.of(75L, 7168L, ws.address(), 7168L,
                         db.address(), 1))), launches);
         launches.clear();
         TensorView gx = matrix(100, 48, DType.FP32);
@@ -307,14 +307,20 @@ class LayerKernelsTest {
 
     @Test
     void theFusedActivationBackwardsTakeTheLongestPartsThatFillWholeWaves() {
-        // 8192 rows; halves of 3584, 7168 and 14336 columns: 7, 14 and 28 tiles of 64 groups. SwiGLU: 2 x 132
-        // resident blocks; parts of at most 512 rows, so at least 16 parts.
-        int swiglu = LayerKernels.BIAS_SWIGLU_BACKWARD_BLOCKS_PER_SM;
-        assertEquals(222, kernels.biasActivationRowsPerPart(8192, 3584, DType.BF16, swiglu), "37 x 7 = 259 <= 264");
-        assertEquals(456, kernels.biasActivationRowsPerPart(8192, 7168, DType.BF16, swiglu), "18 x 14 = 252 <= 264");
-        assertEquals(456, kernels.biasActivationRowsPerPart(8192, 14336, DType.BF16, swiglu),
+        // 8192 rows; halves of 3584, 7168 and 14336 columns: 7, 14 and 28 tiles of 64 groups. Parts of at most 512
+        // rows, so at least 16 parts. Two resident blocks an SM (2 x 132):
+        assertEquals(222, kernels.biasActivationRowsPerPart(8192, 3584, DType.BF16, 2), "37 x 7 = 259 <= 264");
+        assertEquals(456, kernels.biasActivationRowsPerPart(8192, 7168, DType.BF16, 2), "18 x 14 = 252 <= 264");
+        assertEquals(456, kernels.biasActivationRowsPerPart(8192, 14336, DType.BF16, 2),
                 "one wave holds 9 parts (911 rows, too long); two hold 18 x 28 = 504 <= 528");
-        assertEquals(32, kernels.biasActivationRowsPerPart(8192, 512, DType.BF16, swiglu), "264 parts: 32 rows");
+        assertEquals(32, kernels.biasActivationRowsPerPart(8192, 512, DType.BF16, 2), "264 parts: 32 rows");
+        // The fused SwiGLU backward's four (4 x 132 = 528): one wave at each width.
+        int swiglu = LayerKernels.BIAS_SWIGLU_BACKWARD_BLOCKS_PER_SM;
+        assertEquals(4, swiglu);
+        assertEquals(110, kernels.biasActivationRowsPerPart(8192, 3584, DType.BF16, swiglu), "75 x 7 = 525 <= 528");
+        assertEquals(222, kernels.biasActivationRowsPerPart(8192, 7168, DType.BF16, swiglu), "37 x 14 = 518 <= 528");
+        assertEquals(456, kernels.biasActivationRowsPerPart(8192, 14336, DType.BF16, swiglu), "18 x 28 = 504 <= 528");
+        assertEquals(32, kernels.biasActivationRowsPerPart(8192, 512, DType.BF16, swiglu), "528 parts: 16 rows, < 32");
         assertEquals(32, kernels.biasActivationRowsPerPart(100, 48, DType.FP32, swiglu), "never below rowsPerPart");
         // The fused GELU backward, 3 x 132 resident blocks: 28 parts x 14 tiles = 392 <= 396.
         TensorView dy = matrix(8192, 7168, DType.BF16);
