@@ -419,10 +419,18 @@ __device__ __forceinline__ void bias_act_bwd_partial_any(i64 rows, i64 cols, con
                                                          i64 ldX, const T* bias, T* dx, i64 ldDx, i64 rowsPerPart,
                                                          float* part, i64 ldPart, Op op) {
     constexpr int N = ColGroups<T>::N;
+    constexpr int H = Op::H;
     if (cols % N == 0 && rows_aligned16<T>(dy, ldDy) && rows_aligned16<T>(x, ldX) && rows_aligned16<T>(dx, ldDx)
         && aligned16(bias)) {
-        bias_act_bwd_partial<T, Op, true, AHEAD>(rows, cols, dy, ldDy, x, ldX, bias, dx, ldDx, rowsPerPart, part,
-                                                 ldPart, op);
+        if (ldDy == cols && ldX == H * cols && ldDx == H * cols && ldPart == H * cols) {
+            // Dense views (the layer's): the row strides are one value, so the walk's row offsets share their
+            // products.
+            bias_act_bwd_partial<T, Op, true, AHEAD>(rows, cols, dy, cols, x, H * cols, bias, dx, H * cols,
+                                                     rowsPerPart, part, H * cols, op);
+        } else {
+            bias_act_bwd_partial<T, Op, true, AHEAD>(rows, cols, dy, ldDy, x, ldX, bias, dx, ldDx, rowsPerPart,
+                                                     part, ldPart, op);
+        }
     } else {
         bias_act_bwd_partial<T, Op, false, AHEAD>(rows, cols, dy, ldDy, x, ldX, bias, dx, ldDx, rowsPerPart, part,
                                                   ldPart, op);
