@@ -31,6 +31,36 @@ template <> struct Elem<__nv_bfloat16> {
     static __device__ __forceinline__ __nv_bfloat16 store(float v) { return __float2bfloat16_rn(v); }
 };
 
+// The fp32 values of one 16-byte word of T's elements, in order. bf16 widens by moving bits: an element's float is
+// its 16 bits shifted up, so a 32-bit pair's low element is w << 16 and its high one w & 0xffff0000, one instruction
+// each, where Elem<bf16>::load took two for the high one (a byte permute, then the shift); the same values.
+template <class T>
+__device__ __forceinline__ void unpack_word(const uint4& u, float (&v)[16 / sizeof(T)]) {
+    const T* e = reinterpret_cast<const T*>(&u);
+#pragma unroll
+    for (int i = 0; i < (int)(16 / sizeof(T)); ++i) v[i] = Elem<T>::load(e[i]);
+}
+
+__device__ __forceinline__ float float_from_bits(uint32_t b) {
+#ifdef __CUDA_ARCH__
+    return __uint_as_float(b);
+#else
+    float f;
+    __builtin_memcpy(&f, &b, sizeof f);
+    return f;
+#endif
+}
+
+template <>
+__device__ __forceinline__ void unpack_word<__nv_bfloat16>(const uint4& u, float (&v)[8]) {
+    const uint32_t w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        v[2 * i] = float_from_bits(w[i] << 16);
+        v[2 * i + 1] = float_from_bits(w[i] & 0xffff0000u);
+    }
+}
+
 __device__ __forceinline__ bool aligned16(const void* p) {
     return (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
 }
@@ -50,10 +80,10 @@ __device__ __forceinline__ void load_vec(const T* p, float (&out)[N]) {
     constexpr int PER_WORD = (int)(16 / sizeof(T));
 #pragma unroll
     for (int w = 0; w < WORDS; ++w) {
-        uint4 u = reinterpret_cast<const uint4*>(p)[w];
-        const T* e = reinterpret_cast<const T*>(&u);
+        float v[PER_WORD];
+        unpack_word<T>(reinterpret_cast<const uint4*>(p)[w], v);
 #pragma unroll
-        for (int i = 0; i < PER_WORD; ++i) out[w * PER_WORD + i] = Elem<T>::load(e[i]);
+        for (int i = 0; i < PER_WORD; ++i) out[w * PER_WORD + i] = v[i];
     }
 }
 

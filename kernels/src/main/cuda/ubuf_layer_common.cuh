@@ -131,11 +131,7 @@ struct RawGroup {
         for (int i = 0; i < N; ++i) e[i] = i < valid ? row[g * N + i] : Elem<T>::store(0.f);
         return u;
     }
-    static __device__ __forceinline__ void unpack(const uint4& u, float (&v)[N]) {
-        const T* e = reinterpret_cast<const T*>(&u);
-#pragma unroll
-        for (int i = 0; i < N; ++i) v[i] = Elem<T>::load(e[i]);
-    }
+    static __device__ __forceinline__ void unpack(const uint4& u, float (&v)[N]) { unpack_word<T>(u, v); }
 };
 
 // y_j[i] = op(x_0[i], ..., x_{NIN-1}[i]) for j < NOUT, element by element over one vector of N: the element-wise
