@@ -366,12 +366,14 @@ __device__ __forceinline__ void bias_act_bwd_partial(i64 rows, i64 cols, const T
                 for (int u = 0; u < AHEAD; ++u) {
                     const i64 ru = r + (i64)u * ACT_LANES;
                     if (ru < r1) {
+                        // SwiGLU's words converted element by element (unpack_word's note).
+                        constexpr bool CV = H == 2;
                         float d[N], xv[H][N], b[H][N], out[H][N];
-                        R::unpack(rd[u], d);
+                        R::template unpack<CV>(rd[u], d);
 #pragma unroll
                         for (int h = 0; h < H; ++h) {
-                            R::unpack(rx[h][u], xv[h]);
-                            R::unpack(rb[h], b[h]);
+                            R::template unpack<CV>(rx[h][u], xv[h]);
+                            R::template unpack<CV>(rb[h], b[h]);
                         }
 #pragma unroll
                         for (int i = 0; i < N; ++i) {

@@ -31,14 +31,22 @@ template <> struct Elem<__nv_bfloat16> {
     static __device__ __forceinline__ __nv_bfloat16 store(float v) { return __float2bfloat16_rn(v); }
 };
 
-// The fp32 values of one 16-byte word of T's elements, in order. bf16 widens by moving bits: an element's float is
-// its 16 bits shifted up, so a 32-bit pair's low element is w << 16 and its high one w & 0xffff0000, one instruction
-// each, where Elem<bf16>::load took two for the high one (a byte permute, then the shift); the same values.
+// The fp32 values of one 16-byte word of T's elements, in order, each converted by Elem<T>::load.
 template <class T>
-__device__ __forceinline__ void unpack_word(const uint4& u, float (&v)[16 / sizeof(T)]) {
+__device__ __forceinline__ void unpack_word_converting(const uint4& u, float (&v)[16 / sizeof(T)]) {
     const T* e = reinterpret_cast<const T*>(&u);
 #pragma unroll
     for (int i = 0; i < (int)(16 / sizeof(T)); ++i) v[i] = Elem<T>::load(e[i]);
+}
+
+// The same values; bf16 widens by moving bits: an element's float is its 16 bits shifted up, so a 32-bit pair's low
+// element is w << 16 and its high one w & 0xffff0000, one instruction each, where Elem<bf16>::load took two for the
+// high one (a byte permute, then the shift). On an H200 (session 34) the LayerNorms, the bias add and the SwiGLU
+// backward ran 0.93-0.97x their time so; the fused SwiGLU backward ran 1.12x slower and the FP8 quantize with
+// transpose up to 1.025x, so those two keep the converting unpack (their CONVERTING arguments).
+template <class T>
+__device__ __forceinline__ void unpack_word(const uint4& u, float (&v)[16 / sizeof(T)]) {
+    unpack_word_converting<T>(u, v);
 }
 
 __device__ __forceinline__ float float_from_bits(uint32_t b) {
@@ -61,6 +69,16 @@ __device__ __forceinline__ void unpack_word<__nv_bfloat16>(const uint4& u, float
     }
 }
 
+// unpack_word, or with CONVERTING unpack_word_converting.
+template <class T, bool CONVERTING>
+__device__ __forceinline__ void unpack_word_as(const uint4& u, float (&v)[16 / sizeof(T)]) {
+    if (CONVERTING) {
+        unpack_word_converting<T>(u, v);
+    } else {
+        unpack_word<T>(u, v);
+    }
+}
+
 __device__ __forceinline__ bool aligned16(const void* p) {
     return (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
 }
@@ -72,18 +90,25 @@ __device__ __forceinline__ bool rows_aligned16(const void* base, i64 ld) {
     return aligned16(base) && ((ld * (i64)sizeof(T)) & 15) == 0;
 }
 
-// Loads N consecutive elements of T (N * sizeof(T) a multiple of 16, p 16-aligned) as fp32.
-template <class T, int N>
+// Loads N consecutive elements of T (N * sizeof(T) a multiple of 16, p 16-aligned) as fp32 (unpack_word_as).
+template <class T, int N, bool CONVERTING = false>
 __device__ __forceinline__ void load_vec(const T* p, float (&out)[N]) {
     static_assert((N * sizeof(T)) % 16 == 0, "vector must be whole 16-byte words");
     constexpr int WORDS = (int)(N * sizeof(T) / 16);
     constexpr int PER_WORD = (int)(16 / sizeof(T));
 #pragma unroll
     for (int w = 0; w < WORDS; ++w) {
-        float v[PER_WORD];
-        unpack_word<T>(reinterpret_cast<const uint4*>(p)[w], v);
+        uint4 u = reinterpret_cast<const uint4*>(p)[w];
+        if (CONVERTING) {
+            const T* e = reinterpret_cast<const T*>(&u);
 #pragma unroll
-        for (int i = 0; i < PER_WORD; ++i) out[w * PER_WORD + i] = v[i];
+            for (int i = 0; i < PER_WORD; ++i) out[w * PER_WORD + i] = Elem<T>::load(e[i]);
+        } else {
+            float v[PER_WORD];
+            unpack_word<T>(u, v);
+#pragma unroll
+            for (int i = 0; i < PER_WORD; ++i) out[w * PER_WORD + i] = v[i];
+        }
     }
 }
 

@@ -115,7 +115,7 @@ __device__ __forceinline__ int quantize_transpose_vec(i64 rows, i64 cols, const 
             const i64 c = c0 + 8 * j;
             if (r < rows && c < cols) {
                 float v[8];
-                load_vec<T, 8>(x + r * ldX + c, v);
+                load_vec<T, 8, true>(x + r * ldX + c, v);  // converting: unpack_word's note
                 uint2 u;
                 fp8_t* q = reinterpret_cast<fp8_t*>(&u);
 #pragma unroll

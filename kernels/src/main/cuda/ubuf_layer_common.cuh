@@ -131,7 +131,10 @@ struct RawGroup {
         for (int i = 0; i < N; ++i) e[i] = i < valid ? row[g * N + i] : Elem<T>::store(0.f);
         return u;
     }
-    static __device__ __forceinline__ void unpack(const uint4& u, float (&v)[N]) { unpack_word<T>(u, v); }
+    template <bool CONVERTING = false>
+    static __device__ __forceinline__ void unpack(const uint4& u, float (&v)[N]) {
+        unpack_word_as<T, CONVERTING>(u, v);
+    }
 };
 
 // y_j[i] = op(x_0[i], ..., x_{NIN-1}[i]) for j < NOUT, element by element over one vector of N: the element-wise
