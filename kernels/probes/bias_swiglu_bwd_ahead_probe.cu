@@ -5,6 +5,10 @@
 // Parts of each variant by LayerKernels.biasActivationRowsPerPart's rule (probe_bias_act_rows_per_part, for the
 // variant's blocks). dx compared bit for bit with the product's (the rows ahead and the launch bounds do not change
 // an element's math); the bias gradient's columns with the product's at the same parts. x is rows x 2F, dy rows x F.
+// Run in session 34 call 3 (one H200): one row ahead at four blocks 0.90-0.93x the product's time at every shape,
+// two or three rows at three or four blocks slower; and this probe's own kernel at the product's (4, 2) 0.94x the
+// product's, its strides derived from F where the product takes them as arguments. In the product one row ahead at
+// four blocks ran 1.06x (call 4; 48 bytes spilled) until the strides of dense views became one value (6517427).
 // Build and run:
 //   nvcc -arch=sm_90 -O3 -std=c++17 -I../src/main/cuda bias_swiglu_bwd_ahead_probe.cu -o swigluahead && ./swigluahead
 #include <cstring>

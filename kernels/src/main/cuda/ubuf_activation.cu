@@ -8,9 +8,9 @@
 namespace ubuf {
 
 // The SFU's 2^x and 1 / x (ex2.approx.ftz, rcp.approx.ftz: within about 2 and 1 ulp, results below 2^-126 as 0):
-// one instruction each, where the IEEE-rounded expf, tanhf and division take 8-17 with branches, and these
-// element-wise kernels are bound by their instructions once fc1's bias and its gradient are fused in. The host
-// build (the CPU emulator) takes the library's.
+// one instruction each, where expf, tanhf and the IEEE-rounded division take 8-17 (the division with a slow-path
+// branch), and these element-wise kernels are bound by their instructions once fc1's bias and its gradient are fused
+// in. The host build (the CPU emulator) takes the library's.
 __device__ __forceinline__ float ex2_approx(float x) {
 #ifdef __CUDA_ARCH__
     float r;
