@@ -10,15 +10,13 @@
 // sums, 3.4-6.8 us faster (what d0de407's in-kernel finish tried to save, and did not: reverted in 939f57b).
 // Session 34 call 1, on 41b0787's math (GELU from the SFU's 2^x and 1 / x, no tanhf): the product 55.9 us at
 // 8192 x 3584 (66.8 before), and three rows ahead at three blocks still the fastest pair at every shape.
-// Build and run:
+// The harness is probe_bias_act_bwd.cuh's (since session 34; the same buffers, parts, variants and timing). Build and
+// run:
 //   nvcc -arch=sm_90 -O3 -std=c++17 -I../src/main/cuda bias_gelu_bwd_ahead_probe.cu -o geluahead && ./geluahead
-#include <cstring>
-#include <functional>
-#include <vector>
-
 #include "../src/main/cuda/ubuf_activation.cu"
 #include "../src/main/cuda/ubuf_colsum.cu"
 #include "probe_common.cuh"
+#include "probe_bias_act_bwd.cuh"
 
 using bf = __nv_bfloat16;
 
@@ -33,89 +31,32 @@ __global__ void __launch_bounds__(ubuf::ACT_BLOCK, MINB) bwd(long long rows, lon
 int main() {
     int sms = 0;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    const int maxBlocks = sms * 8;
     struct Shape { long long rows, f; };
     for (Shape s : {Shape{8192, 3584}, Shape{8192, 7168}, Shape{8192, 14336}, Shape{16384, 3584}, Shape{4096, 7168}}) {
-        const long long rows = s.rows, f = s.f, n = rows * f;
-        bf *dy, *x, *bias, *dx, *refDx;
-        float *part, *db, *refDb;
-        char *cpySrc, *cpyDst;
-        unsigned long long* diff;
-        CK(cudaMalloc(&dy, n * 2));
-        CK(cudaMalloc(&x, n * 2));
-        CK(cudaMalloc(&dx, n * 2));
-        CK(cudaMalloc(&refDx, n * 2));
-        CK(cudaMalloc(&bias, f * 2));
-        CK(cudaMalloc(&part, (rows / 32 + 1) * f * 4));
-        CK(cudaMalloc(&db, f * 4));
-        CK(cudaMalloc(&refDb, f * 4));
-        CK(cudaMalloc(&diff, 8));
-        CK(cudaMalloc(&cpySrc, n * 3));
-        CK(cudaMalloc(&cpyDst, n * 3));
-        probe_fill<<<sms * 4, 256>>>(dy, n, 7u, 0.02f);
-        probe_fill<<<sms * 4, 256>>>(x, n, 1u, 4.f);
-        probe_fill<<<sms, 256>>>(bias, f, 3u, 1.f);
-        const long long tiles = (f / 8 + 63) / 64;
-        const int sumGrid = (int)(f / 32 < maxBlocks ? f / 32 : maxBlocks);
-        auto launcher = [&](auto kernel, int blocksPerSm) {
-            return [=](bf* out, float* dbias) {
-                const long long rpp = probe_bias_act_rows_per_part(rows, f, blocksPerSm, sms);
-                const long long parts = (rows + rpp - 1) / rpp;
-                const long long items = parts * tiles;
-                kernel<<<(int)(items < maxBlocks ? items : maxBlocks), 256>>>(rows, f, dy, x, bias, out, rpp, part);
-                ubuf_col_sums_f32_to_f32<<<sumGrid, 512>>>(parts, f, part, f, dbias, 0);
+        BiasActBwdProbe p{s.rows, s.f, 1, sms, 3};
+        if (p.alloc(4.f)) return 1;
+        auto product = [p](bool sums) {
+            return [p, sums](bf* o, float* d) {
+                const long long rpp = p.rowsPerPart(3);
+                const long long parts = (p.rows + rpp - 1) / rpp;
+                ubuf_bias_gelu_bwd_partial_bf16<<<p.grid(parts), 256>>>(p.rows, p.f, p.dy, p.f, p.x, p.f, p.bias, o,
+                                                                        p.f, rpp, p.part, p.f);
+                if (sums) p.sums(parts, d);
             };
         };
-        struct Variant { const char* name; int blocks; std::function<void(bf*, float*)> run; };
-        std::vector<Variant> variants;
-        variants.push_back({"product (4 rows ahead until 2e211e2, 3 since)", 3, [&](bf* o, float* d) {
-            const long long rpp = probe_bias_act_rows_per_part(rows, f, 3, sms);
-            const long long parts = (rows + rpp - 1) / rpp;
-            const long long items = parts * tiles;
-            ubuf_bias_gelu_bwd_partial_bf16<<<(int)(items < maxBlocks ? items : maxBlocks), 256>>>(
-                rows, f, dy, f, x, f, bias, o, f, rpp, part, f);
-            ubuf_col_sums_f32_to_f32<<<sumGrid, 512>>>(parts, f, part, f, d, 0);
-        }});
-        variants.push_back({"product's partial kernel alone (no sums)", 3, [&](bf* o, float* d) {
-            const long long rpp = probe_bias_act_rows_per_part(rows, f, 3, sms);
-            const long long parts = (rows + rpp - 1) / rpp;
-            const long long items = parts * tiles;
-            ubuf_bias_gelu_bwd_partial_bf16<<<(int)(items < maxBlocks ? items : maxBlocks), 256>>>(
-                rows, f, dy, f, x, f, bias, o, f, rpp, part, f);
-        }});
-        variants.push_back({"3 rows ahead, 3 blocks", 3, launcher(bwd<3, 3>, 3)});
-        variants.push_back({"2 rows ahead, 3 blocks", 3, launcher(bwd<2, 3>, 3)});
-        variants.push_back({"2 rows ahead, 4 blocks", 4, launcher(bwd<2, 4>, 4)});
-        variants.push_back({"2 rows ahead, 5 blocks", 5, launcher(bwd<2, 5>, 5)});
-        variants.push_back({"1 row ahead, 4 blocks", 4, launcher(bwd<1, 4>, 4)});
-        variants.push_back({"1 row ahead, 6 blocks", 6, launcher(bwd<1, 6>, 6)});
-        variants.push_back({"1 row ahead, 8 blocks", 8, launcher(bwd<1, 8>, 8)});
-        variants[0].run(refDx, refDb);
-        CK(cudaDeviceSynchronize());
-        const ProbeTimer timer{rows, f, n, 3 * n * 2, 100, sms, 44, refDx, diff};
-        char name[96];
-        for (int pass = 0; pass < 2; ++pass) {
-            timer.time("memcpy d2d (same bytes)", refDx, [&] {
-                cudaMemcpyAsync(cpyDst, cpySrc, n * 3, cudaMemcpyDeviceToDevice);
-            });
-            for (const Variant& v : variants) {
-                const long long rpp = probe_bias_act_rows_per_part(rows, f, v.blocks, sms);
-                snprintf(name, sizeof name, "%s (%lld-row parts)", v.name, rpp);
-                cudaMemset(dx, 0xff, n * 2);
-                cudaMemset(db, 0xff, f * 4);
-                timer.time(name, dx, [&] { v.run(dx, db); });
-                if (rpp == probe_bias_act_rows_per_part(rows, f, 3, sms) && strstr(v.name, "alone") == nullptr) {
-                    std::vector<float> a(f), b(f);
-                    cudaMemcpy(a.data(), db, f * 4, cudaMemcpyDeviceToHost);
-                    cudaMemcpy(b.data(), refDb, f * 4, cudaMemcpyDeviceToHost);
-                    long long differ = 0;
-                    for (long long c = 0; c < f; ++c) differ += a[c] != b[c];
-                    if (differ) printf("    bias gradient columns differing from the product's: %lld\n", differ);
-                }
-            }
-        }
-        cudaFree(dy); cudaFree(x); cudaFree(dx); cudaFree(refDx); cudaFree(bias); cudaFree(part); cudaFree(db);
-        cudaFree(refDb); cudaFree(diff); cudaFree(cpySrc); cudaFree(cpyDst);
+        const std::vector<BiasActBwdVariant> variants = {
+            {"product (4 rows ahead until 2e211e2, 3 since)", 3, product(true)},
+            {"product's partial kernel alone (no sums)", 3, product(false)},
+            p.variant("3 rows ahead, 3 blocks", bwd<3, 3>, 3),
+            p.variant("2 rows ahead, 3 blocks", bwd<2, 3>, 3),
+            p.variant("2 rows ahead, 4 blocks", bwd<2, 4>, 4),
+            p.variant("2 rows ahead, 5 blocks", bwd<2, 5>, 5),
+            p.variant("1 row ahead, 4 blocks", bwd<1, 4>, 4),
+            p.variant("1 row ahead, 6 blocks", bwd<1, 6>, 6),
+            p.variant("1 row ahead, 8 blocks", bwd<1, 8>, 8),
+        };
+        if (p.run(variants, 44)) return 1;
+        p.release();
     }
     return 0;
 }
