@@ -121,9 +121,16 @@ struct SwigluBwd {
     }
 };
 
-// The backwards of the biased activations, on the pre-activations z (H of them: GELU's one, SwiGLU's two halves).
+// The backwards of the biased activations, on the pre-activations z (H of them: GELU's one, SwiGLU's two halves),
+// with how their fused backward (bias_act_bwd_partial) is compiled best for each, as measured on an H200:
+// DENSE_STRIDES, whether dense views (the layer's: ld = cols for dy, H cols for x, dx and the partial rows) run with
+// their row strides as one value, so the walk's row offsets share their products; CONVERTING_UNPACK, whether the
+// raw words widen element by element (Elem<T>::load) rather than by unpack_word's bit moves.
 struct GeluGradOp {
     static constexpr int H = 1;
+    // Both ways GELU's backward ran slower: one stride 1.08x, the converting unpack 1.01-1.02x (session 34).
+    static constexpr bool DENSE_STRIDES = false;
+    static constexpr bool CONVERTING_UNPACK = false;
     __device__ __forceinline__ void operator()(float dy, const float (&z)[1], float (&dz)[1]) const {
         dz[0] = dy * gelu_tanh_grad(z[0]);
     }
@@ -131,6 +138,10 @@ struct GeluGradOp {
 
 struct SwigluGradOp {
     static constexpr int H = 2;
+    // One stride: 0.92-0.94x the time one row ahead at four blocks an SM, where the strides as given ran 1.06x the
+    // two-block kernel's; unpack_word's bit moves ran it 1.12x slower (session 34).
+    static constexpr bool DENSE_STRIDES = true;
+    static constexpr bool CONVERTING_UNPACK = true;
     __device__ __forceinline__ void operator()(float dy, const float (&z)[2], float (&dz)[2]) const {
         swiglu_grad(dy, z[0], z[1], dz[0], dz[1]);
     }
@@ -366,8 +377,7 @@ __device__ __forceinline__ void bias_act_bwd_partial(i64 rows, i64 cols, const T
                 for (int u = 0; u < AHEAD; ++u) {
                     const i64 ru = r + (i64)u * ACT_LANES;
                     if (ru < r1) {
-                        // SwiGLU's words converted element by element (unpack_word's note).
-                        constexpr bool CV = H == 2;
+                        constexpr bool CV = Op::CONVERTING_UNPACK;
                         float d[N], xv[H][N], b[H][N], out[H][N];
                         R::template unpack<CV>(rd[u], d);
 #pragma unroll
@@ -424,10 +434,7 @@ __device__ __forceinline__ void bias_act_bwd_partial_any(i64 rows, i64 cols, con
     constexpr int H = Op::H;
     if (cols % N == 0 && rows_aligned16<T>(dy, ldDy) && rows_aligned16<T>(x, ldX) && rows_aligned16<T>(dx, ldDx)
         && aligned16(bias)) {
-        // SwiGLU's dense views (the layer's: ld = cols for dy, 2 cols for x, dx and the partial rows) as one row
-        // stride, so the walk's row offsets share their products: 0.92-0.94x the time one row ahead at four blocks
-        // an SM, where the strides as given ran 1.06x the two-block kernel's. GELU's backward ran 1.08x slower so.
-        if constexpr (H == 2) {
+        if constexpr (Op::DENSE_STRIDES) {
             if (ldDy == cols && ldX == H * cols && ldDx == H * cols && ldPart == H * cols) {
                 bias_act_bwd_partial<T, Op, true, AHEAD>(rows, cols, dy, cols, x, H * cols, bias, dx, H * cols,
                                                          rowsPerPart, part, H * cols, op);
