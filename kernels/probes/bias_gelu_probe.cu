@@ -99,13 +99,13 @@ __global__ void __launch_bounds__(256, MINB) fwd_colstat(long long rows, long lo
     }
 }
 
-// The product's fused backward at MINB blocks an SM.
+// The product's fused backward at MINB blocks an SM, four rows ahead (as it was when this probe ran).
 template <int MINB>
 __global__ void __launch_bounds__(ubuf::ACT_BLOCK, MINB) bwd_fused(long long rows, long long cols, const bf* dy,
                                                                    const bf* x, const bf* bias, bf* dx,
                                                                    long long rowsPerPart, float* part) {
-    ubuf::bias_act_bwd_partial_any<bf>(rows, cols, dy, cols, x, cols, bias, dx, cols, rowsPerPart, part, cols,
-                                       ubuf::GeluGradOp());
+    ubuf::bias_act_bwd_partial_any<bf, ubuf::GeluGradOp, 4>(rows, cols, dy, cols, x, cols, bias, dx, cols,
+                                                           rowsPerPart, part, cols, ubuf::GeluGradOp());
 }
 
 }  // namespace probe

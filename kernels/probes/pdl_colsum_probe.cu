@@ -6,7 +6,8 @@
 // CUDA graph replays (as bench kernels times them): plain stream order; PDL with the primary triggering at exit;
 // PDL with the primary triggering its dependents as it starts. dx and the bias gradient compared bit for bit with
 // plain order's. No NVLink, no multicast: one GPU. Run in session 33's call 11: PDL within 0.5% of plain order at
-// every shape (GELU 8192x3584 66.5-66.8 against 66.8 us); nothing taken.
+// every shape (GELU 8192x3584 66.5-66.8 against 66.8 us); nothing taken. The triggering kernels take the product's
+// rows ahead and blocks an SM (SwiGLU's four rows at two blocks then; one row at four since session 34).
 // Build and run:
 //   nvcc -arch=sm_90 -O3 -std=c++17 -I../src/main/cuda pdl_colsum_probe.cu -o pdl && ./pdl
 #include <cstring>
@@ -28,9 +29,13 @@ __global__ void __launch_bounds__(512) sums_after(long long parts, long long col
     ubuf::col_sums_f32<float>(parts, cols, part, ld, dst, 0);
 }
 
+// Blocks an SM of the product's fused backward of an op.
+template <class Op>
+constexpr int product_blocks = Op::H == 1 ? ubuf::ACT_GELU_BWD_BLOCKS_PER_SM : ubuf::ACT_SWIGLU_BWD_BLOCKS_PER_SM;
+
 // The product's fused backwards, letting their dependents launch as they start.
 template <class Op, int AHEAD>
-__global__ void __launch_bounds__(256, Op::H == 1 ? 3 : 2)
+__global__ void __launch_bounds__(256, product_blocks<Op>)
     bwd_trigger(long long rows, long long cols, const bf* dy, const bf* x, const bf* bias, bf* dx,
                 long long rowsPerPart, float* part, long long ldX) {
     pdl_trigger();
@@ -66,7 +71,7 @@ int main() {
         // reference before they had finished at 7168 and 14336 columns (its dx and db counts there are the
         // reference's; the three variants agreed with each other).
         CK(cudaDeviceSynchronize());
-        const int blocksPerSm = halves == 1 ? 3 : 2;
+        const int blocksPerSm = halves == 1 ? product_blocks<ubuf::GeluGradOp> : product_blocks<ubuf::SwigluGradOp>;
         const long long rpp = probe_bias_act_rows_per_part(rows, f, blocksPerSm, sms);
         const long long parts = (rows + rpp - 1) / rpp;
         const long long tiles = (f / 8 + 63) / 64;
@@ -83,7 +88,7 @@ int main() {
                 }
             } else {
                 if (trigger) {
-                    bwd_trigger<ubuf::SwigluGradOp, ubuf::ACT_BWD_AHEAD><<<grid, 256, 0, s>>>(
+                    bwd_trigger<ubuf::SwigluGradOp, ubuf::ACT_SWIGLU_BWD_AHEAD><<<grid, 256, 0, s>>>(
                         rows, f, dy, x, bias, out, rpp, part, w);
                 } else {
                     ubuf_bias_swiglu_bwd_partial_bf16<<<grid, 256, 0, s>>>(rows, f, dy, f, x, w, bias, out, w, rpp,
