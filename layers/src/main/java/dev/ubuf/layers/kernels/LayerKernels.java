@@ -198,7 +198,11 @@ public final class LayerKernels {
      */
     long biasGradRowsPerPart(long rows, long cols, DType t) {
         long tiles = ceilDiv(ceilDiv(cols, 16 / t.bytes()), BLOCK);
-        long rpp = lengthenedParts(rows, tiles, BIAS_GRAD_ITEMS_PER_SM);
+        long rpp = rowsPerPart(rows);
+        while (rpp * 2 <= MAX_BIAS_GRAD_ROWS_PER_PART
+               && ceilDiv(rows, rpp * 2) * tiles >= (long) BIAS_GRAD_ITEMS_PER_SM * smCount) {
+            rpp *= 2;
+        }
         // Items just beyond one wave of resident blocks leave a second wave mostly empty (70B's fc1 bias at tp 2:
         // 896 items for 792 places, 1.12x PyTorch's time on an H200): parts twice as long make it one wave.
         long wave = (long) COL_SUMS_PARTIAL_BLOCKS_PER_SM * smCount;
@@ -555,19 +559,6 @@ public final class LayerKernels {
         long waves = Math.max(ceilDiv(partsWanted * tiles, resident), ceilDiv(tiles, resident));
         long parts = waves * resident / tiles;
         return Math.max(ceilDiv(rows, parts), rowsPerPart(rows));
-    }
-
-    /**
-     * {@link #rowsPerPart} doubled, up to {@link #MAX_BIAS_GRAD_ROWS_PER_PART}, while the (part, tile) items of
-     * {@code tiles} tiles a part still number {@code itemsPerSm} per SM: the column sums' longer parts.
-     */
-    private long lengthenedParts(long rows, long tiles, int itemsPerSm) {
-        long rpp = rowsPerPart(rows);
-        while (rpp * 2 <= MAX_BIAS_GRAD_ROWS_PER_PART
-               && ceilDiv(rows, rpp * 2) * tiles >= (long) itemsPerSm * smCount) {
-            rpp *= 2;
-        }
-        return rpp;
     }
 
     /**
