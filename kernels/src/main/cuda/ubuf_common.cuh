@@ -43,7 +43,8 @@ __device__ __forceinline__ void unpack_word_converting(const uint4& u, float (&v
 // element is w << 16 and its high one w & 0xffff0000, one instruction each, where Elem<bf16>::load took two for the
 // high one (a byte permute, then the shift). On an H200 (session 34) the LayerNorms, the bias add and the SwiGLU
 // backward ran 0.93-0.97x their time so; the fused SwiGLU backward ran 1.12x slower and the FP8 quantize with
-// transpose up to 1.025x, so those two keep the converting unpack (their CONVERTING arguments).
+// transpose up to 1.025x, so those two keep the converting unpack (SwigluGradOp::CONVERTING_UNPACK, and load_vec's
+// CONVERTING in quantize_transpose_vec).
 template <class T>
 __device__ __forceinline__ void unpack_word(const uint4& u, float (&v)[16 / sizeof(T)]) {
     unpack_word_converting<T>(u, v);
