@@ -30,6 +30,28 @@ __device__ __forceinline__ float warp_totals_sum(float v, float* totals) {
     return total;
 }
 
+// warp_totals_sum of a block of V * blockDim threads run by blockDim: thread t holds v[i], the value of thread
+// t + i * blockDim, so warp w of the wider block is this block's warp w % (blockDim / 32), value w / (blockDim / 32).
+// The same butterflies and the same order of warp totals as that block's warp_totals_sum, so the same bits;
+// V * blockDim at most UBUF_MAX_THREADS (totals has MAX_WARPS slots).
+template <int V>
+__device__ __forceinline__ float warp_totals_sum_wide(float (&v)[V], float* totals) {
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) v[i] += __shfl_xor_sync(0xffffffffu, v[i], o);
+    }
+    const int warps = (int)(blockDim.x >> 5);
+    if ((threadIdx.x & 31) == 0) {
+#pragma unroll
+        for (int i = 0; i < V; ++i) totals[(threadIdx.x >> 5) + i * warps] = v[i];
+    }
+    __syncthreads();
+    float total = 0.f;
+    for (int w = 0; w < V * warps; ++w) total += totals[w];
+    return total;
+}
+
 // Two sums behind the one barrier, each in the order warp_totals_sum adds.
 __device__ __forceinline__ void warp_totals_sum2(float& a, float& b, float* totalsA, float* totalsB) {
 #pragma unroll
@@ -74,6 +96,14 @@ __device__ __forceinline__ float block_sum_alternating(float v, float (*scratch)
     float* half = scratch[parity];
     parity ^= 1;
     return warp_totals_sum(v, half);
+}
+
+// block_sum_alternating of a block V times as wide (warp_totals_sum_wide).
+template <int V>
+__device__ __forceinline__ float block_sum_wide_alternating(float (&v)[V], float (*scratch)[MAX_WARPS], int& parity) {
+    float* half = scratch[parity];
+    parity ^= 1;
+    return warp_totals_sum_wide<V>(v, half);
 }
 
 __device__ __forceinline__ void block_sum2_alternating(float& a, float& b, float (*scratchA)[MAX_WARPS],

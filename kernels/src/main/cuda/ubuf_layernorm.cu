@@ -174,16 +174,22 @@ __device__ __forceinline__ void layernorm_fwd(i64 rows, i64 cols, const T* x, i6
 // same order, so the same bits, and the two block sums with one barrier each. Without the scalar path's per-element
 // bounds and its branches the kernel takes fewer registers and instructions: 9 blocks of 128 an SM instead of 8,
 // 0.82-0.91x layernorm_fwd's time at the layer's shapes (bench kernels, H200; kernels/probes/layernorm_probe.cu).
-template <class T, bool ZC, int K = LN_FWD_GROUPS>
+// With V > 1 each thread stands in for V threads of a block V times as wide (thread t for t, t + blockDim, ...):
+// it holds their V * K groups t + j * blockDim (virtual thread j % V's k-th group for k = j / V) and sums them in
+// V chains, and the block sums add the wide block's warp totals in its order, so the bits of the wide block's
+// kernel. Half the threads a row let twice the rows be resident at once: where a row's block of V = 1 fills an SM
+// in fewer rows than a shard has, all of them may still fit in one wave (LayerKernels chooses).
+template <class T, bool ZC, int K = LN_FWD_GROUPS, int V = 1>
 __device__ __forceinline__ void layernorm_fwd_words(i64 rows, i64 cols, const T* x, i64 ldX, const T* gamma,
                                                     const T* beta, float eps, T* y, i64 ldY, float* mean,
                                                     float* rstd) {
     using G = ColGroups<T>;
     using R = RawGroup<T>;
     constexpr int N = G::N;
+    constexpr int J = K * V;
     if (rows <= 0 || cols <= 0 || (blockDim.x & 31) != 0 || cols % N != 0) return;
     const int groups = (int)(cols / N);
-    if (groups > K * (int)blockDim.x) return;
+    if (groups > J * (int)blockDim.x || (V > 1 && V * blockDim.x > UBUF_MAX_THREADS)) return;
     __shared__ float scratch[2][MAX_WARPS];
     int parity = 0;
     const float n = (float)cols;
@@ -191,51 +197,55 @@ __device__ __forceinline__ void layernorm_fwd_words(i64 rows, i64 cols, const T*
     const uint4* betaW = reinterpret_cast<const uint4*>(beta);
     for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
         const uint4* xr = reinterpret_cast<const uint4*>(x + row * ldX);
-        uint4 raw[K];
+        uint4 raw[J];
 #pragma unroll
-        for (int k = 0; k < K; ++k) {
-            const int g = (int)threadIdx.x + k * (int)blockDim.x;
-            if (g < groups) raw[k] = xr[g];
+        for (int j = 0; j < J; ++j) {
+            const int g = (int)threadIdx.x + j * (int)blockDim.x;
+            if (g < groups) raw[j] = xr[g];
         }
-        float s = 0.f;
+        float s[V];
 #pragma unroll
-        for (int k = 0; k < K; ++k) {
-            const int g = (int)threadIdx.x + k * (int)blockDim.x;
+        for (int i = 0; i < V; ++i) s[i] = 0.f;
+#pragma unroll
+        for (int j = 0; j < J; ++j) {
+            const int g = (int)threadIdx.x + j * (int)blockDim.x;
             if (g < groups) {
                 float v[N];
-                R::unpack(raw[k], v);
+                R::unpack(raw[j], v);
 #pragma unroll
-                for (int i = 0; i < N; ++i) s += v[i];
+                for (int i = 0; i < N; ++i) s[j % V] += v[i];
             }
         }
-        const float mu = block_sum_alternating(s, scratch, parity) / n;
-        float q = 0.f;
+        const float mu = block_sum_wide_alternating<V>(s, scratch, parity) / n;
+        float q[V];
 #pragma unroll
-        for (int k = 0; k < K; ++k) {
-            const int g = (int)threadIdx.x + k * (int)blockDim.x;
+        for (int i = 0; i < V; ++i) q[i] = 0.f;
+#pragma unroll
+        for (int j = 0; j < J; ++j) {
+            const int g = (int)threadIdx.x + j * (int)blockDim.x;
             if (g < groups) {
                 float v[N];
-                R::unpack(raw[k], v);
+                R::unpack(raw[j], v);
 #pragma unroll
                 for (int i = 0; i < N; ++i) {
                     const float d = v[i] - mu;
-                    q += d * d;
+                    q[j % V] += d * d;
                 }
             }
         }
-        const float rs = 1.f / sqrtf(block_sum_alternating(q, scratch, parity) / n + eps);
+        const float rs = 1.f / sqrtf(block_sum_wide_alternating<V>(q, scratch, parity) / n + eps);
         const float nmr = -mu * rs;
         T* yr = y + row * ldY;
 #pragma unroll
-        for (int k = 0; k < K; ++k) {
-            const int g = (int)threadIdx.x + k * (int)blockDim.x;
+        for (int j = 0; j < J; ++j) {
+            const int g = (int)threadIdx.x + j * (int)blockDim.x;
             if (g < groups) {
                 // gamma's and beta's words into registers first: unpack of a word in global memory reads it an
                 // element at a time (eight 2-byte loads for bf16; 1.2-1.3x the kernel's time).
                 const uint4 gammaWord = gammaW[g];
                 const uint4 betaWord = betaW[g];
                 float v[N], gm[N], b[N];
-                R::unpack(raw[k], v);
+                R::unpack(raw[j], v);
                 R::unpack(gammaWord, gm);
                 R::unpack(betaWord, b);
 #pragma unroll
@@ -749,6 +759,18 @@ __device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T
             ubuf::layernorm_fwd_words<T, true>(rows, cols, x, ldX, gamma, beta, eps, y, ldY, mean, rstd);        \
         } else {                                                                                                 \
             ubuf::layernorm_fwd_words<T, false>(rows, cols, x, ldX, gamma, beta, eps, y, ldY, mean, rstd);       \
+        }                                                                                                        \
+    }                                                                                                            \
+    extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS / 2, 65536 / (64 * UBUF_MAX_THREADS / 2))     \
+    ubuf_layernorm_fwd_words2_##SUFFIX(long long rows, long long cols, const T* x, long long ldX, const T* gamma,\
+                                       const T* beta, float eps, int zeroCenteredGamma, T* y, long long ldY,     \
+                                       float* mean, float* rstd) {                                               \
+        if (zeroCenteredGamma) {                                                                                 \
+            ubuf::layernorm_fwd_words<T, true, ubuf::LN_FWD_GROUPS, 2>(rows, cols, x, ldX, gamma, beta, eps, y,  \
+                                                                       ldY, mean, rstd);                         \
+        } else {                                                                                                 \
+            ubuf::layernorm_fwd_words<T, false, ubuf::LN_FWD_GROUPS, 2>(rows, cols, x, ldX, gamma, beta, eps, y, \
+                                                                        ldY, mean, rstd);                        \
         }                                                                                                        \
     }                                                                                                            \
     extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS)                                               \

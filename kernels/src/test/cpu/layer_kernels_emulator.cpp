@@ -168,6 +168,7 @@ struct K;
     struct K<T> {                                                                                         \
         static constexpr auto lnFwd = ubuf_layernorm_fwd_##S;                                             \
         static constexpr auto lnFwdWords = ubuf_layernorm_fwd_words_##S;                                  \
+        static constexpr auto lnFwdWords2 = ubuf_layernorm_fwd_words2_##S;                                \
         static constexpr auto lnBwdDx = ubuf_layernorm_bwd_dx_##S;                                        \
         static constexpr auto lnBwdParams = ubuf_layernorm_bwd_params_partial_##S;                        \
         static constexpr auto lnBwd = ubuf_layernorm_bwd_##S;                                             \
@@ -198,6 +199,7 @@ UBUF_EMU_KERNELS(__nv_bfloat16, bf16)
 int failures = 0;
 int stagedRuns = 0;
 int lnWordRuns = 0;
+int lnPairedRuns = 0;
 int denseRuns = 0;
 int wordRuns = 0;
 int colsRuns = 0;
@@ -285,6 +287,26 @@ void layerNorm(const char* name, long long rows, long long cols, long long ld, i
             ++failures;
         }
         ++lnWordRuns;
+        if (block % 64 == 0) {
+            // Paired, as LayerKernels launches it where one wave of half-width blocks holds the rows: half the
+            // threads, each for two of this block's; still the same bits.
+            Mat<T> yP(rows, cols, ld, offset);
+            std::vector<float> meanP((size_t)rows, NAN), rstdP((size_t)rows, NAN);
+            launch(grid, block / 2, [&] {
+                K<T>::lnFwdWords2(rows, cols, x.base, ld, gamma.base, beta.base, eps, zeroCentered, yP.base, ld,
+                                  meanP.data(), rstdP.data());
+            });
+            checkGuards(name, yP);
+            bool samePaired = std::memcmp(meanP.data(), mean.data(), (size_t)rows * sizeof(float)) == 0
+                              && std::memcmp(rstdP.data(), rstd.data(), (size_t)rows * sizeof(float)) == 0;
+            for (long long r = 0; r < rows; ++r)
+                samePaired = samePaired && std::memcmp(yP.at(r, 0), y.at(r, 0), (size_t)cols * sizeof(T)) == 0;
+            if (!samePaired) {
+                printf("ln-paired-mismatch %s\n", name);
+                ++failures;
+            }
+            ++lnPairedRuns;
+        }
     }
     const long long rowsPerPart = 3;
     const long long parts = (rows + rowsPerPart - 1) / rowsPerPart;
@@ -653,6 +675,9 @@ void all(unsigned long long seed) {
     layerNorm<T>(n("ln_scalar").c_str(), 7, 4096, 4096 + 16, 1, 256, 3, 0, seed);
     // Ragged: cols not a multiple of the vector width, ld padded, zero-centred gamma, small blocks, many blocks.
     layerNorm<T>(n("ln_ragged").c_str(), 10, 1003, 1010, 0, 64, 16, 1, seed + 1);
+    // Blocks of 4 and 6 warps, so 2 and 3 warps paired (one row's groups over some of a thread's words only).
+    layerNorm<T>(n("ln_words128").c_str(), 9, 2048, 2048, 0, 128, 4, 1, seed + 11);
+    layerNorm<T>(n("ln_words192").c_str(), 5, 1536, 1544, 0, 192, 2, 0, seed + 12);
     // One warp per block, one column group per thread, a single row.
     layerNorm<T>(n("ln_small").c_str(), 1, 24, 24, 0, 32, 1, 0, seed + 2);
     // Rows longer than the registers hold at one warp: the looped forward and the two-kernel backward.
@@ -692,6 +717,7 @@ int main() {
     transposeBytes("fp8_transpose_odd", 37, 53, 61, 40, 0, 64, 5, 22);
     printf("staged %d\n", stagedRuns);
     printf("ln-words %d\n", lnWordRuns);
+    printf("ln-paired %d\n", lnPairedRuns);
     printf("dense %d\n", denseRuns);
     printf("words %d\n", wordRuns);
     printf("cols %d\n", colsRuns);

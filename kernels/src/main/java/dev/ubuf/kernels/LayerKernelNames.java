@@ -25,6 +25,14 @@ public final class LayerKernelNames {
         return "ubuf_layernorm_fwd_words_" + suffix(type);
     }
 
+    /**
+     * As {@link #layerNormForwardWords} (the same bits) with each thread standing in for two of its block's: launched
+     * on half the threads, at most 256.
+     */
+    public static String layerNormForwardWordsPaired(KernelType type) {
+        return "ubuf_layernorm_fwd_words2_" + suffix(type);
+    }
+
     /** LayerNorm backward, dx. */
     public static String layerNormBackwardDx(KernelType type) {
         return "ubuf_layernorm_bwd_dx_" + suffix(type);
@@ -134,6 +142,7 @@ public final class LayerKernelNames {
         for (KernelType t : KernelType.values()) {
             names.add(layerNormForward(t));
             names.add(layerNormForwardWords(t));
+            names.add(layerNormForwardWordsPaired(t));
             names.add(layerNormBackwardDx(t));
             names.add(layerNormBackward(t));
             names.add(layerNormBackwardStaged(t));

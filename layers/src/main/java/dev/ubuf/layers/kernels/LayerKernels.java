@@ -41,6 +41,11 @@ public final class LayerKernels {
     static final int MIN_LAYER_NORM_ROWS_PER_PART = 8;
     /** Column groups (16 bytes' worth of columns) per thread that the LayerNorm forward holds in registers. */
     static final int LAYER_NORM_FORWARD_GROUPS = 4;
+    /**
+     * Threads an SM of the LayerNorm forward's word kernels at the 64 registers their launch bounds allow at most: at
+     * least this many blocks of 1024 / block threads are resident.
+     */
+    static final int LAYER_NORM_FORWARD_THREADS_PER_SM = 1024;
     /** ... and the fused backward (it also holds dy and the per-column dgamma/dbeta sums). */
     static final int LAYER_NORM_BACKWARD_GROUPS = 2;
     /** The most threads per block the kernels take (kernels/README.md). */
@@ -186,6 +191,22 @@ public final class LayerKernels {
                 && rowsAligned(x) && rowsAligned(y) && gamma.address() % 16 == 0 && beta.address() % 16 == 0;
     }
 
+    /**
+     * Whether the forward's word kernel runs paired ({@code ubuf_layernorm_fwd_words2}, a thread for two of a block of
+     * {@code block}, the same bits): where the rows outnumber the resident blocks of {@code block} threads but fit in
+     * one wave of the half-width blocks. A one-wave forward reads every row, reduces and writes with nothing left to
+     * wait for: at 2048 x 4096 (8B dims, tp 4) two waves of 128-thread blocks took longer than one of 64-thread
+     * blocks holding twice the words a thread.
+     */
+    boolean layerNormForwardPaired(long rows, int block) {
+        if (block % 64 != 0) {
+            return false;
+        }
+        long resident = (long) smCount * (LAYER_NORM_FORWARD_THREADS_PER_SM / block);
+        long residentPaired = (long) smCount * (LAYER_NORM_FORWARD_THREADS_PER_SM / (block / 2));
+        return rows > resident && rows <= residentPaired;
+    }
+
     private static boolean rowsAligned(TensorView v) {
         return v.address() % 16 == 0 && (v.ld() * v.dtype().bytes()) % 16 == 0;
     }
@@ -244,10 +265,16 @@ public final class LayerKernels {
         o.check();
         // One block per row; rows up to LAYER_NORM_FORWARD_GROUPS * MAX_BLOCK groups are read once into registers,
         // by the kernel without the scalar path where every row is whole aligned 16-byte words (the same bits).
-        String kernel = layerNormForwardWords(x, gamma, beta, y) ? LayerKernelNames.layerNormForwardWords(t)
-                : LayerKernelNames.layerNormForward(t);
-        launch(kernel, layerNormGrid(x.rows()),
-                layerNormBlock(x.cols(), x.dtype(), LAYER_NORM_FORWARD_GROUPS), stream,
+        String kernel = LayerKernelNames.layerNormForward(t);
+        int block = layerNormBlock(x.cols(), x.dtype(), LAYER_NORM_FORWARD_GROUPS);
+        if (layerNormForwardWords(x, gamma, beta, y)) {
+            kernel = LayerKernelNames.layerNormForwardWords(t);
+            if (layerNormForwardPaired(x.rows(), block)) {
+                kernel = LayerKernelNames.layerNormForwardWordsPaired(t);
+                block /= 2;
+            }
+        }
+        launch(kernel, layerNormGrid(x.rows()), block, stream,
                 x.rows(), x.cols(), x.address(), x.ld(), gamma.address(), beta.address(), eps,
                 zeroCenteredGamma ? 1 : 0, y.address(), y.ld(), address(mean), address(rstd));
     }

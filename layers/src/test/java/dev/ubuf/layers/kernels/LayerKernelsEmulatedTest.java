@@ -55,6 +55,7 @@ class LayerKernelsEmulatedTest {
     private static String emulatorFailures = "";
     private static int stagedRuns;
     private static int lnWordRuns;
+    private static int lnPairedRuns;
     private static int denseRuns;
     private static int wordRuns;
     private static int colsRuns;
@@ -125,6 +126,9 @@ class LayerKernelsEmulatedTest {
                         + " memory; ";
                 case "staged" -> stagedRuns = Integer.parseInt(t[1]);
                 case "ln-words" -> lnWordRuns = Integer.parseInt(t[1]);
+                case "ln-paired" -> lnPairedRuns = Integer.parseInt(t[1]);
+                case "ln-paired-mismatch" -> emulatorFailures += t[1] + ": the paired LayerNorm forward's bits"
+                        + " differ from the other forward's; ";
                 case "ln-words-mismatch" -> emulatorFailures += t[1] + ": the LayerNorm forward's word kernel's bits"
                         + " differ from the other forward's; ";
                 case "dense" -> denseRuns = Integer.parseInt(t[1]);
@@ -189,11 +193,13 @@ class LayerKernelsEmulatedTest {
     void theEmulatorRanEveryCaseWithoutWritingOutsideItsViews() {
         assumeTrue(unavailable == null, () -> "kernel emulation skipped: " + unavailable);
         assertEquals("", emulatorFailures);
-        assertEquals(66, CASES.size(), "21 cases for each of fp32, fp16, bf16, and 3 of the FP8 byte transpose");
+        assertEquals(72, CASES.size(), "23 cases for each of fp32, fp16, bf16, and 3 of the FP8 byte transpose");
         assertTrue(stagedRuns >= 6, "the staged LayerNorm backward ran beside the register-only one in at least two"
                 + " cases of each type, got " + stagedRuns);
         assertTrue(lnWordRuns >= 6, "the LayerNorm forward's word kernel ran beside the other one in at least two"
                 + " cases of each type, got " + lnWordRuns);
+        assertEquals(9, lnPairedRuns, "the LayerNorm forward's paired word kernel beside the other forwards in three"
+                + " cases of each type (2, 3 and 4 warps)");
         assertEquals(9, denseRuns, "GELU's dense kernels beside the row/column ones in three cases of each type");
         assertEquals(9, wordRuns, "the SwiGLU forward's word kernel beside the other forwards in three cases of each"
                 + " type (one without a bias, two with)");

@@ -95,6 +95,34 @@ class LayerKernelsTest {
     }
 
     @Test
+    void layerNormForwardRunsPairedWhereOnlyHalfWidthBlocksHoldItsRowsInOneWave() {
+        // 4096 bf16 columns: blocks of 128 threads, at least 1024 / 128 = 8 resident an SM, 1056 on 132 SMs; paired,
+        // 64 threads, 16 an SM, 2112.
+        for (long rows : new long[] {1056, 1057, 2048, 2112, 2113}) {
+            launches.clear();
+            TensorView x = matrix(rows, 4096, DType.BF16);
+            kernels.layerNormForward(x, vector(4096, DType.BF16), vector(4096, DType.BF16), 1e-5f, false, x, null,
+                    null, stream);
+            boolean paired = rows > 1056 && rows <= 2112;
+            assertEquals(new Launch(paired ? "ubuf_layernorm_fwd_words2_bf16" : "ubuf_layernorm_fwd_words_bf16",
+                    (int) rows, paired ? 64 : 128, List.of(rows, 4096L, x.address(), 4096L, launches.getFirst().args()
+                    .get(4), launches.getFirst().args().get(5), 1e-5f, 0, x.address(), 4096L, 0L, 0L)),
+                    launches.getFirst(), "rows " + rows);
+        }
+        // Blocks of 96 threads (3 warps, 3072 bf16 columns) have no half-width twin of whole warps; 8192 columns
+        // (256 threads, at least 4 an SM) pair from 529 to 1056 rows.
+        launches.clear();
+        TensorView narrow = matrix(2048, 3072, DType.BF16);
+        kernels.layerNormForward(narrow, vector(3072, DType.BF16), vector(3072, DType.BF16), 0f, false, narrow, null,
+                null, stream);
+        TensorView wide = matrix(1000, 8192, DType.BF16);
+        kernels.layerNormForward(wide, vector(8192, DType.BF16), vector(8192, DType.BF16), 0f, false, wide, null,
+                null, stream);
+        assertEquals(List.of("ubuf_layernorm_fwd_words_bf16/96", "ubuf_layernorm_fwd_words2_bf16/128"),
+                launches.stream().map(l -> l.name() + "/" + l.block()).toList());
+    }
+
+    @Test
     void layerNormForwardTakesTheScalarPathWhereAnyRowOrVectorIsNotWholeAlignedWords() {
         TensorView gamma = vector(4096, DType.BF16);
         TensorView beta = vector(4096, DType.BF16);
@@ -568,6 +596,12 @@ class LayerKernelsTest {
         kernels.geluBackward(dy, x, out, stream);
         // Strided views: the row/column kernels.
         kernels.layerNormForward(odd, vec, beta, 1e-5f, false, out, mean, rstd, stream);
+        // More rows than resident blocks of the word kernel, not than those of its paired twin (blocks of 256 threads
+        // for fp32's 4096 columns, of 128 for the 16-bit types').
+        long pairedRows = t == DType.FP32 ? 1000 : 2048;
+        TensorView px = matrix(pairedRows, 4096, t);
+        kernels.layerNormForward(px, vector(4096, t), vector(4096, t), 1e-5f, false, px,
+                vector(pairedRows, DType.FP32), vector(pairedRows, DType.FP32), stream);
         kernels.gelu(odd, out, stream);
         kernels.geluBackward(dy, odd, out, stream);
         kernels.biasGelu(x, vec, out, dy, stream);
