@@ -621,12 +621,11 @@ __device__ __forceinline__ void store_warp_groups(const float (&a)[N], float* ro
 
 // K: the column groups a thread holds; the kernels take LN_BWD_GROUPS (other K and launch bounds were slower,
 // kernels/probes/layernorm_bulk_probe.cu).
-// FULL: every thread's K groups lie in the row (cols = K * blockDim groups), so no group needs a bound check.
-template <class T, bool ZC, int K, bool FULL>
-__device__ __forceinline__ void layernorm_bwd_staged_rows(i64 rows, i64 cols, const T* dy, i64 ldDy, const T* x,
-                                                          i64 ldX, const float* mean, const float* rstd,
-                                                          const T* gamma, T* dx, i64 ldDx, i64 rowsPerPart,
-                                                          float* dgammaPart, float* dbetaPart, i64 ldPart) {
+template <class T, bool ZC, int K = LN_BWD_GROUPS>
+__device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T* dy, i64 ldDy, const T* x, i64 ldX,
+                                                     const float* mean, const float* rstd, const T* gamma, T* dx,
+                                                     i64 ldDx, i64 rowsPerPart, float* dgammaPart, float* dbetaPart,
+                                                     i64 ldPart) {
     using G = ColGroups<T>;
     constexpr int N = G::N;
     constexpr int S = LN_BWD_STAGES;
@@ -657,7 +656,7 @@ __device__ __forceinline__ void layernorm_bwd_staged_rows(i64 rows, i64 cols, co
 #pragma unroll
             for (int k = 0; k < K; ++k) {
                 const int g = (int)threadIdx.x + k * (int)blockDim.x;
-                if (FULL || g < groups) {
+                if (g < groups) {
                     cp_async16(s + k * kBytes, dyr + k * kBytes);
                     cp_async16(s + xBytes + k * kBytes, xr + k * kBytes);
                 }
@@ -671,7 +670,7 @@ __device__ __forceinline__ void layernorm_bwd_staged_rows(i64 rows, i64 cols, co
 #pragma unroll
     for (int k = 0; k < K; ++k) {
         const int g = (int)threadIdx.x + k * (int)blockDim.x;
-        if (FULL || g < groups) gammaRaw[k] = reinterpret_cast<const uint4*>(gamma)[g];
+        if (g < groups) gammaRaw[k] = reinterpret_cast<const uint4*>(gamma)[g];
     }
 #pragma unroll
     for (int i = 0; i < S - 1; ++i) issue();
@@ -700,7 +699,7 @@ __device__ __forceinline__ void layernorm_bwd_staged_rows(i64 rows, i64 cols, co
 #pragma unroll
         for (int k = 0; k < K; ++k) {
             const int g = (int)threadIdx.x + k * (int)blockDim.x;
-            if (FULL || g < groups) {
+            if (g < groups) {
                 dyRaw[k] = s[g];
                 xRaw[k] = s[groups + g];
                 LnBwdGroup<T, ZC>::accumulate(dyRaw[k], xRaw[k], gammaRaw[k], N, rs, nmr, s1, s2, dg[k], db[k]);
@@ -713,7 +712,7 @@ __device__ __forceinline__ void layernorm_bwd_staged_rows(i64 rows, i64 cols, co
 #pragma unroll
         for (int k = 0; k < K; ++k) {
             const int g = (int)threadIdx.x + k * (int)blockDim.x;
-            if (FULL || g < groups) {
+            if (g < groups) {
                 float d[N];
                 LnBwdGroup<T, ZC>::dx(dyRaw[k], xRaw[k], gammaRaw[k], rs, nmr, c1, c2, d);
                 store_vec<T, N>(dxr + g * N, d);
@@ -734,22 +733,6 @@ __device__ __forceinline__ void layernorm_bwd_staged_rows(i64 rows, i64 cols, co
         slot = slot + 1 == S ? 0 : slot + 1;
     }
     cp_async_wait<0>();
-}
-
-// Rows of exactly K * blockDim groups (the layer's shapes) take the body without bound checks, which compiled to a
-// branch and its reconvergence a group in each of a row's three passes.
-template <class T, bool ZC, int K = LN_BWD_GROUPS>
-__device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T* dy, i64 ldDy, const T* x, i64 ldX,
-                                                     const float* mean, const float* rstd, const T* gamma, T* dx,
-                                                     i64 ldDx, i64 rowsPerPart, float* dgammaPart, float* dbetaPart,
-                                                     i64 ldPart) {
-    if (cols == (i64)ColGroups<T>::N * K * blockDim.x) {
-        layernorm_bwd_staged_rows<T, ZC, K, true>(rows, cols, dy, ldDy, x, ldX, mean, rstd, gamma, dx, ldDx,
-                                                  rowsPerPart, dgammaPart, dbetaPart, ldPart);
-    } else {
-        layernorm_bwd_staged_rows<T, ZC, K, false>(rows, cols, dy, ldDy, x, ldX, mean, rstd, gamma, dx, ldDx,
-                                                   rowsPerPart, dgammaPart, dbetaPart, ldPart);
-    }
 }
 
 }  // namespace ubuf
