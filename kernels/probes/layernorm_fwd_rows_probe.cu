@@ -9,6 +9,13 @@
 //   V   threads of the word kernel's block a thread stands in for (V = 2: the product's paired kernel).
 //   W   the word kernel's warps at compile time (0: blockDim at run time), so the warp totals are W fixed adds.
 // And the product's word function alone and beside its zero-centred twin (the product kernels carry both).
+// Results (back-to-back launches, one H200; bench/results/2026-11-29-session35/call2-*, call3-*): at 2048 x 4096
+// R = 2 ran 1.01-1.05x the word kernel's time (1024 x 8192 paired is faster for having the wide rows, not the
+// blocks); W fixed 0.96-0.97x at every shape and V (R1 V1 W4 8.72 us, R1 V2 W4 8.58-8.81, the word kernel 9.04);
+// the paired kernel 1.08x slower at 4096 x 4096 and 1.16x at 1024 x 4096, where the word kernel's blocks hold the
+// rows in one wave or neither does. R = 4 and R = 2 with V = 2 spill (64 registers). Both gammas beside each other
+// cost 0.3-0.9%. The product took W fixed for every block sum of 2, 4, 8 or 16 warps (62c6e46: the LayerNorms
+// 0.97-0.99x in `bench kernels`, but the paired kernel at 2048 x 4096 unchanged, 8.42 us, 64.8% of copy).
 // Build and run (PROBE_SHAPE=RxC for one shape):
 //   nvcc -arch=sm_90 -O3 -std=c++17 -I../src/main/cuda layernorm_fwd_rows_probe.cu -o fwdrows && ./fwdrows
 #include <cstdlib>
