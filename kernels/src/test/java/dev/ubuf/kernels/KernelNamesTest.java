@@ -26,11 +26,11 @@ class KernelNamesTest {
     }
 
     @Test
-    void allHasOneHundredTwentyOneDistinctKernelsSixtyNineOfThemLayerKernelsAndTwentyFiveFp8Kernels() {
+    void allHasOneHundredTwentyFourDistinctKernelsSeventyTwoOfThemLayerKernelsAndTwentyFiveFp8Kernels() {
         List<String> all = KernelNames.all();
-        assertEquals(121, all.size());
-        assertEquals(121, all.stream().distinct().count());
-        assertEquals(69, LayerKernelNames.all().size());
+        assertEquals(124, all.size());
+        assertEquals(124, all.stream().distinct().count());
+        assertEquals(72, LayerKernelNames.all().size());
         assertTrue(all.containsAll(LayerKernelNames.all()));
         assertEquals(25, Fp8KernelNames.all().size());
         assertTrue(all.containsAll(Fp8KernelNames.all()));
