@@ -9,6 +9,18 @@
 
 namespace ubuf {
 
+// 1 / sqrt(v): the SFU's reciprocal square root on the GPU (as Transformer Engine's and PyTorch's LayerNorms take
+// it; within 2 ulps), where 1.f / sqrtf took an IEEE square root and division with their slow-path branches, a row
+// and thread. Means and variances multiply by 1 / cols, computed once, where they divided by cols a row. The CPU
+// emulator takes the host's 1 / sqrtf.
+__device__ __forceinline__ float ln_rsqrt(float v) {
+#ifdef __CUDA_ARCH__
+    return rsqrtf(v);
+#else
+    return 1.f / sqrtf(v);
+#endif
+}
+
 // x-hat as the forward and the backwards compute it, one FMA: x * rstd + nmr, nmr = -mean * rstd.
 __device__ __forceinline__ float ln_xhat(float x, float rs, float nmr) { return fmaf(x, rs, nmr); }
 
@@ -32,7 +44,7 @@ __device__ __forceinline__ void layernorm_fwd_looped(i64 rows, i64 cols, const T
     const bool vec = cols % N == 0 && rows_aligned16<T>(x, ldX) && rows_aligned16<T>(y, ldY) && aligned16(gamma)
                      && aligned16(beta);
     const i64 groups = G::count(cols);
-    const float n = (float)cols;
+    const float invN = 1.f / (float)cols;
     for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
         const T* xr = x + row * ldX;
         float s = 0.f;
@@ -45,7 +57,7 @@ __device__ __forceinline__ void layernorm_fwd_looped(i64 rows, i64 cols, const T
                 if (i < valid) s += v[i];
             }
         }
-        const float mu = block_sum(s, scratch) / n;
+        const float mu = block_sum(s, scratch) * invN;
         float q = 0.f;
         for (i64 g = threadIdx.x; g < groups; g += blockDim.x) {
             const int valid = G::valid(g, cols);
@@ -59,7 +71,7 @@ __device__ __forceinline__ void layernorm_fwd_looped(i64 rows, i64 cols, const T
                 }
             }
         }
-        const float rs = 1.f / sqrtf(block_sum(q, scratch) / n + eps);
+        const float rs = ln_rsqrt(block_sum(q, scratch) * invN + eps);
         const float nmr = -mu * rs;
         T* yr = y + row * ldY;
         for (i64 g = threadIdx.x; g < groups; g += blockDim.x) {
@@ -104,7 +116,7 @@ __device__ __forceinline__ void layernorm_fwd(i64 rows, i64 cols, const T* x, i6
     }
     const bool vec = cols % N == 0 && rows_aligned16<T>(x, ldX) && rows_aligned16<T>(y, ldY) && aligned16(gamma)
                      && aligned16(beta);
-    const float n = (float)cols;
+    const float invN = 1.f / (float)cols;
     for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
         const T* xr = x + row * ldX;
         uint4 raw[K];
@@ -127,7 +139,7 @@ __device__ __forceinline__ void layernorm_fwd(i64 rows, i64 cols, const T* x, i6
                 }
             }
         }
-        const float mu = block_sum(s, scratch) / n;
+        const float mu = block_sum(s, scratch) * invN;
         float q = 0.f;
 #pragma unroll
         for (int k = 0; k < K; ++k) {
@@ -145,7 +157,7 @@ __device__ __forceinline__ void layernorm_fwd(i64 rows, i64 cols, const T* x, i6
                 }
             }
         }
-        const float rs = 1.f / sqrtf(block_sum(q, scratch) / n + eps);
+        const float rs = ln_rsqrt(block_sum(q, scratch) * invN + eps);
         const float nmr = -mu * rs;
         T* yr = y + row * ldY;
 #pragma unroll
@@ -192,7 +204,7 @@ __device__ __forceinline__ void layernorm_fwd_words(i64 rows, i64 cols, const T*
     if (groups > J * (int)blockDim.x || (V > 1 && V * blockDim.x > UBUF_MAX_THREADS)) return;
     __shared__ float scratch[2][MAX_WARPS];
     int parity = 0;
-    const float n = (float)cols;
+    const float invN = 1.f / (float)cols;
     const uint4* gammaW = reinterpret_cast<const uint4*>(gamma);
     const uint4* betaW = reinterpret_cast<const uint4*>(beta);
     for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
@@ -216,7 +228,7 @@ __device__ __forceinline__ void layernorm_fwd_words(i64 rows, i64 cols, const T*
                 for (int i = 0; i < N; ++i) s[j % V] += v[i];
             }
         }
-        const float mu = block_sum_wide_alternating<V>(s, scratch, parity) / n;
+        const float mu = block_sum_wide_alternating<V>(s, scratch, parity) * invN;
         float q[V];
 #pragma unroll
         for (int i = 0; i < V; ++i) q[i] = 0.f;
@@ -233,7 +245,7 @@ __device__ __forceinline__ void layernorm_fwd_words(i64 rows, i64 cols, const T*
                 }
             }
         }
-        const float rs = 1.f / sqrtf(block_sum_wide_alternating<V>(q, scratch, parity) / n + eps);
+        const float rs = ln_rsqrt(block_sum_wide_alternating<V>(q, scratch, parity) * invN + eps);
         const float nmr = -mu * rs;
         T* yr = y + row * ldY;
 #pragma unroll
@@ -327,7 +339,7 @@ __device__ __forceinline__ void layernorm_bwd_dx(i64 rows, i64 cols, const T* dy
     const bool vec = cols % N == 0 && rows_aligned16<T>(dy, ldDy) && rows_aligned16<T>(x, ldX)
                      && rows_aligned16<T>(dx, ldDx) && aligned16(gamma);
     const i64 groups = G::count(cols);
-    const float n = (float)cols;
+    const float invN = 1.f / (float)cols;
     for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
         const T* dyr = dy + row * ldDy;
         const T* xr = x + row * ldX;
@@ -351,8 +363,8 @@ __device__ __forceinline__ void layernorm_bwd_dx(i64 rows, i64 cols, const T* dy
             }
         }
         block_sum2(s1, s2, scratchA, scratchB);
-        const float c1 = -rs * (s1 / n);
-        const float c2 = -rs * (s2 / n);
+        const float c1 = -rs * (s1 * invN);
+        const float c2 = -rs * (s2 * invN);
         T* dxr = dx + row * ldDx;
         for (i64 g = threadIdx.x; g < groups; g += blockDim.x) {
             const int valid = G::valid(g, cols);
@@ -422,7 +434,7 @@ __device__ __forceinline__ void layernorm_bwd(i64 rows, i64 cols, const T* dy, i
     int parity = 0;
     const bool vec = cols % N == 0 && rows_aligned16<T>(dy, ldDy) && rows_aligned16<T>(x, ldX)
                      && rows_aligned16<T>(dx, ldDx) && aligned16(gamma);
-    const float n = (float)cols;
+    const float invN = 1.f / (float)cols;
     uint4 gammaRaw[K];
 #pragma unroll
     for (int k = 0; k < K; ++k) {
@@ -471,8 +483,8 @@ __device__ __forceinline__ void layernorm_bwd(i64 rows, i64 cols, const T* dy, i
                 }
             }
             block_sum2_alternating(s1, s2, scratchA, scratchB, parity);
-            const float c1 = -rs * (s1 / n);
-            const float c2 = -rs * (s2 / n);
+            const float c1 = -rs * (s1 * invN);
+            const float c2 = -rs * (s2 * invN);
             T* dxr = dx + r * ldDx;
 #pragma unroll
             for (int k = 0; k < K; ++k) {
@@ -640,7 +652,7 @@ __device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T
     copying.start(rows, rowsPerPart);
     computing.start(rows, rowsPerPart);
     if (!computing.ok) return;
-    const float n = (float)cols;
+    const float invN = 1.f / (float)cols;
     int copySlot = 0, slot = 0;
     // This thread's first word in slot 0 (its word k is kBytes further, x's half of a slot xBytes), and its first
     // word's byte offset in a row: computed once, not every row.
@@ -706,8 +718,8 @@ __device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T
             }
         }
         block_sum2_alternating(s1, s2, scratchA, scratchB, parity);
-        const float c1 = -rs * (s1 / n);
-        const float c2 = -rs * (s2 / n);
+        const float c1 = -rs * (s1 * invN);
+        const float c2 = -rs * (s2 * invN);
         T* dxr = dx + r * ldDx;
 #pragma unroll
         for (int k = 0; k < K; ++k) {
