@@ -9,18 +9,6 @@
 
 namespace ubuf {
 
-// 1 / sqrt(v): the SFU's reciprocal square root on the GPU (as Transformer Engine's and PyTorch's LayerNorms take
-// it; within 2 ulps), where 1.f / sqrtf took an IEEE square root and division with their slow-path branches, a row
-// and thread. Means and variances multiply by 1 / cols, computed once, where they divided by cols a row. The CPU
-// emulator takes the host's 1 / sqrtf.
-__device__ __forceinline__ float ln_rsqrt(float v) {
-#ifdef __CUDA_ARCH__
-    return rsqrtf(v);
-#else
-    return 1.f / sqrtf(v);
-#endif
-}
-
 // x-hat as the forward and the backwards compute it, one FMA: x * rstd + nmr, nmr = -mean * rstd.
 __device__ __forceinline__ float ln_xhat(float x, float rs, float nmr) { return fmaf(x, rs, nmr); }
 
@@ -44,7 +32,7 @@ __device__ __forceinline__ void layernorm_fwd_looped(i64 rows, i64 cols, const T
     const bool vec = cols % N == 0 && rows_aligned16<T>(x, ldX) && rows_aligned16<T>(y, ldY) && aligned16(gamma)
                      && aligned16(beta);
     const i64 groups = G::count(cols);
-    const float invN = 1.f / (float)cols;
+    const float n = (float)cols;
     for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
         const T* xr = x + row * ldX;
         float s = 0.f;
@@ -57,7 +45,7 @@ __device__ __forceinline__ void layernorm_fwd_looped(i64 rows, i64 cols, const T
                 if (i < valid) s += v[i];
             }
         }
-        const float mu = block_sum(s, scratch) * invN;
+        const float mu = block_sum(s, scratch) / n;
         float q = 0.f;
         for (i64 g = threadIdx.x; g < groups; g += blockDim.x) {
             const int valid = G::valid(g, cols);
@@ -71,7 +59,7 @@ __device__ __forceinline__ void layernorm_fwd_looped(i64 rows, i64 cols, const T
                 }
             }
         }
-        const float rs = ln_rsqrt(block_sum(q, scratch) * invN + eps);
+        const float rs = 1.f / sqrtf(block_sum(q, scratch) / n + eps);
         const float nmr = -mu * rs;
         T* yr = y + row * ldY;
         for (i64 g = threadIdx.x; g < groups; g += blockDim.x) {
@@ -116,7 +104,7 @@ __device__ __forceinline__ void layernorm_fwd(i64 rows, i64 cols, const T* x, i6
     }
     const bool vec = cols % N == 0 && rows_aligned16<T>(x, ldX) && rows_aligned16<T>(y, ldY) && aligned16(gamma)
                      && aligned16(beta);
-    const float invN = 1.f / (float)cols;
+    const float n = (float)cols;
     for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
         const T* xr = x + row * ldX;
         uint4 raw[K];
@@ -139,7 +127,7 @@ __device__ __forceinline__ void layernorm_fwd(i64 rows, i64 cols, const T* x, i6
                 }
             }
         }
-        const float mu = block_sum(s, scratch) * invN;
+        const float mu = block_sum(s, scratch) / n;
         float q = 0.f;
 #pragma unroll
         for (int k = 0; k < K; ++k) {
@@ -157,7 +145,7 @@ __device__ __forceinline__ void layernorm_fwd(i64 rows, i64 cols, const T* x, i6
                 }
             }
         }
-        const float rs = ln_rsqrt(block_sum(q, scratch) * invN + eps);
+        const float rs = 1.f / sqrtf(block_sum(q, scratch) / n + eps);
         const float nmr = -mu * rs;
         T* yr = y + row * ldY;
 #pragma unroll
@@ -204,7 +192,7 @@ __device__ __forceinline__ void layernorm_fwd_words(i64 rows, i64 cols, const T*
     if (groups > J * (int)blockDim.x || (V > 1 && V * blockDim.x > UBUF_MAX_THREADS)) return;
     __shared__ float scratch[2][MAX_WARPS];
     int parity = 0;
-    const float invN = 1.f / (float)cols;
+    const float n = (float)cols;
     const uint4* gammaW = reinterpret_cast<const uint4*>(gamma);
     const uint4* betaW = reinterpret_cast<const uint4*>(beta);
     for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
@@ -228,7 +216,7 @@ __device__ __forceinline__ void layernorm_fwd_words(i64 rows, i64 cols, const T*
                 for (int i = 0; i < N; ++i) s[j % V] += v[i];
             }
         }
-        const float mu = block_sum_wide_alternating<V>(s, scratch, parity) * invN;
+        const float mu = block_sum_wide_alternating<V>(s, scratch, parity) / n;
         float q[V];
 #pragma unroll
         for (int i = 0; i < V; ++i) q[i] = 0.f;
@@ -245,7 +233,7 @@ __device__ __forceinline__ void layernorm_fwd_words(i64 rows, i64 cols, const T*
                 }
             }
         }
-        const float rs = ln_rsqrt(block_sum_wide_alternating<V>(q, scratch, parity) * invN + eps);
+        const float rs = 1.f / sqrtf(block_sum_wide_alternating<V>(q, scratch, parity) / n + eps);
         const float nmr = -mu * rs;
         T* yr = y + row * ldY;
 #pragma unroll
@@ -327,6 +315,10 @@ struct LnBwdGroup {
 // dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)), with xhat = (x - mean) * rstd and
 // dxhat = dy * g (g = gamma, + 1 zero-centred: ZC), means over the row, computed as the fused backwards compute
 // them (LnBwdGroup's roundings), so either path gives the same bits. dx may be dy or x exactly.
+// Every backward takes a row's means as its sums times 1 / cols, computed once, where a division by cols a row
+// and thread ran an IEEE division with its slow-path branch (0.975-0.998x the time at the layer's shapes but
+// 70B tp 2, 1.004x; bench kernels, H200). The forward keeps its divisions: with rsqrtf and 1 / cols there too the
+// paired forward ran 1.01x slower at 2048 x 4096.
 template <class T, bool ZC>
 __device__ __forceinline__ void layernorm_bwd_dx(i64 rows, i64 cols, const T* dy, i64 ldDy, const T* x, i64 ldX,
                                                  const float* mean, const float* rstd, const T* gamma, T* dx,
