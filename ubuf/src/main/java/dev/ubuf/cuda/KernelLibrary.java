@@ -19,6 +19,7 @@ public final class KernelLibrary implements AutoCloseable {
     private final CUmodule module = new CUmodule();
     private final Map<String, CUfunction> functions = new HashMap<>();
     private final Map<String, Integer> sharedAllowed = new HashMap<>();
+    private final Map<String, Integer> residentBlocks = new HashMap<>();
     private final ResourceLedger.Entry entry;
     private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -99,6 +100,24 @@ public final class KernelLibrary implements AutoCloseable {
         }
         Cuda.check(JCudaDriver.cuLaunchKernel(f, gridX, 1, 1, blockX, 1, 1, sharedBytes, stream.handle(),
                 Pointer.to(params), null), "cuLaunchKernel(" + name + ")");
+    }
+
+    /**
+     * Blocks of {@code blockX} threads (without dynamic shared memory) of {@code name} that one SM holds at once, as
+     * the driver computes it from the kernel's registers, shared memory and launch bounds
+     * (cuOccupancyMaxActiveBlocksPerMultiprocessor): a host computation, no GPU work; cached per kernel and size.
+     */
+    public synchronized int residentBlocksPerSm(String name, int blockX) {
+        if (blockX < 1) {
+            throw new IllegalArgumentException("blockX must be >= 1, got " + blockX);
+        }
+        CUfunction f = function(name);
+        return residentBlocks.computeIfAbsent(name + "/" + blockX, key -> {
+            int[] blocks = new int[1];
+            Cuda.check(JCudaDriver.cuOccupancyMaxActiveBlocksPerMultiprocessor(blocks, f, blockX, 0),
+                    "cuOccupancyMaxActiveBlocksPerMultiprocessor(" + name + ", " + blockX + ")");
+            return blocks[0];
+        });
     }
 
     private synchronized void allowShared(String name, CUfunction f, int sharedBytes) {

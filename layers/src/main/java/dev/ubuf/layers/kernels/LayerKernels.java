@@ -41,11 +41,6 @@ public final class LayerKernels {
     static final int MIN_LAYER_NORM_ROWS_PER_PART = 8;
     /** Column groups (16 bytes' worth of columns) per thread that the LayerNorm forward holds in registers. */
     static final int LAYER_NORM_FORWARD_GROUPS = 4;
-    /**
-     * Threads an SM of the LayerNorm forward's word kernels at the 64 registers their launch bounds allow at most: at
-     * least this many blocks of 1024 / block threads are resident.
-     */
-    static final int LAYER_NORM_FORWARD_THREADS_PER_SM = 1024;
     /** ... and the fused backward (it also holds dy and the per-column dgamma/dbeta sums). */
     static final int LAYER_NORM_BACKWARD_GROUPS = 2;
     /** The most threads per block the kernels take (kernels/README.md). */
@@ -58,6 +53,21 @@ public final class LayerKernels {
     interface Launcher {
         void launch(String name, int grid, int block, int sharedBytes, CudaStream stream, Object... args);
     }
+
+    /**
+     * Blocks of a kernel an SM holds at once at a block size: the driver's occupancy on a GPU
+     * ({@link KernelLibrary#residentBlocksPerSm}), a model in CPU tests.
+     */
+    @FunctionalInterface
+    interface Occupancy {
+        int blocksPerSm(String kernel, int block);
+    }
+
+    /**
+     * The least occupancy of the kernels' launch bounds: 64 registers a thread at most, so 1024 threads an SM. The CPU
+     * tests' default model; the GPU's word kernels hold more (9 blocks of 128 where this says 8).
+     */
+    static final Occupancy LAUNCH_BOUNDS_FLOOR = (kernel, block) -> Math.max(1, 1024 / block);
 
     /** Shared-memory row slots of the staged LayerNorm backward (LN_BWD_STAGES in ubuf_layernorm.cu). */
     static final int LAYER_NORM_BACKWARD_STAGES = 3;
@@ -86,16 +96,23 @@ public final class LayerKernels {
     static final int MAX_BIAS_ACTIVATION_ROWS_PER_PART = 512;
 
     private final Launcher launcher;
+    private final Occupancy occupancy;
     private final int smCount;
     private final int maxBlocks;
 
     public LayerKernels(KernelLibrary library) {
         this((name, grid, block, shared, stream, args) -> library.launch(name, grid, block, shared,
-                Objects.requireNonNull(stream, "stream"), args), library.context().device().smCount());
+                Objects.requireNonNull(stream, "stream"), args), library::residentBlocksPerSm,
+                library.context().device().smCount());
     }
 
     LayerKernels(Launcher launcher, int smCount) {
+        this(launcher, LAUNCH_BOUNDS_FLOOR, smCount);
+    }
+
+    LayerKernels(Launcher launcher, Occupancy occupancy, int smCount) {
         this.launcher = Objects.requireNonNull(launcher, "launcher");
+        this.occupancy = Objects.requireNonNull(occupancy, "occupancy");
         if (smCount < 1) {
             throw new IllegalArgumentException("smCount must be >= 1, got " + smCount);
         }
@@ -192,18 +209,20 @@ public final class LayerKernels {
     }
 
     /**
-     * Whether the forward's word kernel runs paired ({@code ubuf_layernorm_fwd_words2}, a thread for two of a block of
-     * {@code block}, the same bits): where the rows outnumber the resident blocks of {@code block} threads but fit in
-     * one wave of the half-width blocks, which then read, reduce and write without a second wave behind them. On an
+     * Whether the forward's word kernel of {@code t} runs paired ({@code ubuf_layernorm_fwd_words2}, a thread for two
+     * of a block of {@code block}, the same bits): where the rows outnumber the word kernel's resident blocks but fit
+     * in one wave of the paired kernel's, which then read, reduce and write without a second wave behind them. On an
      * H200 ({@code bench kernels}, bf16): 0.987x the word kernel's time at 2048 x 4096 (8B dims, tp 4), 0.89x at
-     * 1024 x 8192; at 4096 x 4096, beyond one wave of either, 1.08x slower (kernels/probes/layernorm_fwd_rows_probe.cu).
+     * 1024 x 8192; where one wave of the word kernel holds the rows 1.16x slower (1024 x 4096), and beyond one wave of
+     * either 1.08x (4096 x 4096; kernels/probes/layernorm_fwd_rows_probe.cu).
      */
-    boolean layerNormForwardPaired(long rows, int block) {
+    boolean layerNormForwardPaired(KernelType t, long rows, int block) {
         if (block % 64 != 0) {
             return false;
         }
-        long resident = (long) smCount * (LAYER_NORM_FORWARD_THREADS_PER_SM / block);
-        long residentPaired = (long) smCount * (LAYER_NORM_FORWARD_THREADS_PER_SM / (block / 2));
+        long resident = (long) smCount * occupancy.blocksPerSm(LayerKernelNames.layerNormForwardWords(t), block);
+        long residentPaired = (long) smCount
+                * occupancy.blocksPerSm(LayerKernelNames.layerNormForwardWordsPaired(t), block / 2);
         return rows > resident && rows <= residentPaired;
     }
 
@@ -269,7 +288,7 @@ public final class LayerKernels {
         int block = layerNormBlock(x.cols(), x.dtype(), LAYER_NORM_FORWARD_GROUPS);
         if (layerNormForwardWords(x, gamma, beta, y)) {
             kernel = LayerKernelNames.layerNormForwardWords(t);
-            if (layerNormForwardPaired(x.rows(), block)) {
+            if (layerNormForwardPaired(t, x.rows(), block)) {
                 kernel = LayerKernelNames.layerNormForwardWordsPaired(t);
                 block /= 2;
             }

@@ -96,8 +96,8 @@ class LayerKernelsTest {
 
     @Test
     void layerNormForwardRunsPairedWhereOnlyHalfWidthBlocksHoldItsRowsInOneWave() {
-        // 4096 bf16 columns: blocks of 128 threads, at least 1024 / 128 = 8 resident an SM, 1056 on 132 SMs; paired,
-        // 64 threads, 16 an SM, 2112.
+        // 4096 bf16 columns: blocks of 128 threads; the default model (the launch bounds' floor) 1024 / 128 = 8
+        // resident an SM, 1056 on 132 SMs; paired, 64 threads, 16 an SM, 2112.
         for (long rows : new long[] {1056, 1057, 2048, 2112, 2113}) {
             launches.clear();
             TensorView x = matrix(rows, 4096, DType.BF16);
@@ -120,6 +120,28 @@ class LayerKernelsTest {
                 null, stream);
         assertEquals(List.of("ubuf_layernorm_fwd_words_bf16/96", "ubuf_layernorm_fwd_words2_bf16/128"),
                 launches.stream().map(l -> l.name() + "/" + l.block()).toList());
+    }
+
+    @Test
+    void layerNormForwardPairsByTheOccupancyItIsGiven() {
+        // The H200's: the word kernel (56 registers) holds 9 blocks of 128 an SM, the paired one 16 of 64. Between
+        // 8 and 9 waves' worth (1057-1188 rows) the word kernel still holds every row at once and runs.
+        List<String> asked = new ArrayList<>();
+        LayerKernels gpuLike = new LayerKernels((name, grid, block, shared, stream, args) ->
+                launches.add(new Launch(name, grid, block, Arrays.asList(args))), (kernel, block) -> {
+                    asked.add(kernel + "/" + block);
+                    return kernel.startsWith("ubuf_layernorm_fwd_words2") ? 16 : 9;
+                }, SMS);
+        for (long rows : new long[] {1100, 1188, 1189, 2112, 2113}) {
+            TensorView x = matrix(rows, 4096, DType.BF16);
+            gpuLike.layerNormForward(x, vector(4096, DType.BF16), vector(4096, DType.BF16), 0f, false, x, null, null,
+                    stream);
+        }
+        assertEquals(List.of("ubuf_layernorm_fwd_words_bf16/128", "ubuf_layernorm_fwd_words_bf16/128",
+                "ubuf_layernorm_fwd_words2_bf16/64", "ubuf_layernorm_fwd_words2_bf16/64",
+                "ubuf_layernorm_fwd_words_bf16/128"), launches.stream().map(l -> l.name() + "/" + l.block()).toList());
+        assertTrue(asked.contains("ubuf_layernorm_fwd_words_bf16/128") && asked.contains(
+                "ubuf_layernorm_fwd_words2_bf16/64"), "asked about the kernels it launches: " + asked);
     }
 
     @Test
