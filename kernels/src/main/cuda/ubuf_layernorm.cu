@@ -169,6 +169,16 @@ __device__ __forceinline__ void layernorm_fwd(i64 rows, i64 cols, const T* x, i6
     }
 }
 
+// Tells the compiler that the words may have changed, at no cost: without the bound checks' branches it otherwise
+// keeps a row unpacked to floats from one pass to the next (twice the registers: the forward spilled at 64).
+template <int J>
+__device__ __forceinline__ void opaque_words(uint4 (&w)[J]) {
+#ifdef __CUDA_ARCH__
+#pragma unroll
+    for (int j = 0; j < J; ++j) asm volatile("" : "+r"(w[j].x), "+r"(w[j].y), "+r"(w[j].z), "+r"(w[j].w));
+#endif
+}
+
 // layernorm_fwd's register path for whole 16-byte words only (cols a multiple of the group, x and y rows and gamma
 // and beta 16-byte aligned, at most LN_FWD_GROUPS groups a thread; LayerKernels checks this), the same sums in the
 // same order, so the same bits, and the two block sums with one barrier each. Without the scalar path's per-element
@@ -179,10 +189,10 @@ __device__ __forceinline__ void layernorm_fwd(i64 rows, i64 cols, const T* x, i6
 // V chains, and the block sums add the wide block's warp totals in its order, so the bits of the wide block's
 // kernel. Half the threads a row let twice the rows be resident at once: where a row's block of V = 1 fills an SM
 // in fewer rows than a shard has, all of them may still fit in one wave (LayerKernels chooses).
-template <class T, bool ZC, int K = LN_FWD_GROUPS, int V = 1>
-__device__ __forceinline__ void layernorm_fwd_words(i64 rows, i64 cols, const T* x, i64 ldX, const T* gamma,
-                                                    const T* beta, float eps, T* y, i64 ldY, float* mean,
-                                                    float* rstd) {
+template <class T, bool ZC, int K, int V, bool FULL>
+__device__ __forceinline__ void layernorm_fwd_words_rows(i64 rows, i64 cols, const T* x, i64 ldX, const T* gamma,
+                                                         const T* beta, float eps, T* y, i64 ldY, float* mean,
+                                                         float* rstd) {
     using G = ColGroups<T>;
     using R = RawGroup<T>;
     constexpr int N = G::N;
@@ -201,7 +211,7 @@ __device__ __forceinline__ void layernorm_fwd_words(i64 rows, i64 cols, const T*
 #pragma unroll
         for (int j = 0; j < J; ++j) {
             const int g = (int)threadIdx.x + j * (int)blockDim.x;
-            if (g < groups) raw[j] = xr[g];
+            if (FULL || g < groups) raw[j] = xr[g];
         }
         float s[V];
 #pragma unroll
@@ -209,7 +219,7 @@ __device__ __forceinline__ void layernorm_fwd_words(i64 rows, i64 cols, const T*
 #pragma unroll
         for (int j = 0; j < J; ++j) {
             const int g = (int)threadIdx.x + j * (int)blockDim.x;
-            if (g < groups) {
+            if (FULL || g < groups) {
                 float v[N];
                 R::unpack(raw[j], v);
 #pragma unroll
@@ -217,13 +227,14 @@ __device__ __forceinline__ void layernorm_fwd_words(i64 rows, i64 cols, const T*
             }
         }
         const float mu = block_sum_wide_alternating<V>(s, scratch, parity) / n;
+        if (FULL) opaque_words<J>(raw);
         float q[V];
 #pragma unroll
         for (int i = 0; i < V; ++i) q[i] = 0.f;
 #pragma unroll
         for (int j = 0; j < J; ++j) {
             const int g = (int)threadIdx.x + j * (int)blockDim.x;
-            if (g < groups) {
+            if (FULL || g < groups) {
                 float v[N];
                 R::unpack(raw[j], v);
 #pragma unroll
@@ -235,6 +246,7 @@ __device__ __forceinline__ void layernorm_fwd_words(i64 rows, i64 cols, const T*
         }
         const float rs = 1.f / sqrtf(block_sum_wide_alternating<V>(q, scratch, parity) / n + eps);
         const float nmr = -mu * rs;
+        if (FULL) opaque_words<J>(raw);
         T* yr = y + row * ldY;
 #pragma unroll
         for (int j = 0; j < J; ++j) {
@@ -257,6 +269,19 @@ __device__ __forceinline__ void layernorm_fwd_words(i64 rows, i64 cols, const T*
             if (mean != nullptr) mean[row] = mu;
             if (rstd != nullptr) rstd[row] = rs;
         }
+    }
+}
+
+// Rows of exactly J * blockDim groups (the layer's shapes) take the body without bound checks, which compiled to a
+// branch and its reconvergence a group and pass.
+template <class T, bool ZC, int K = LN_FWD_GROUPS, int V = 1>
+__device__ __forceinline__ void layernorm_fwd_words(i64 rows, i64 cols, const T* x, i64 ldX, const T* gamma,
+                                                    const T* beta, float eps, T* y, i64 ldY, float* mean,
+                                                    float* rstd) {
+    if (cols == (i64)ColGroups<T>::N * K * V * blockDim.x) {
+        layernorm_fwd_words_rows<T, ZC, K, V, true>(rows, cols, x, ldX, gamma, beta, eps, y, ldY, mean, rstd);
+    } else {
+        layernorm_fwd_words_rows<T, ZC, K, V, false>(rows, cols, x, ldX, gamma, beta, eps, y, ldY, mean, rstd);
     }
 }
 

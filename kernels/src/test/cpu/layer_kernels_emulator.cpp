@@ -678,6 +678,10 @@ void all(unsigned long long seed) {
     // Blocks of 4 and 6 warps, so 2 and 3 warps paired (one row's groups over some of a thread's words only).
     layerNorm<T>(n("ln_words128").c_str(), 9, 2048, 2048, 0, 128, 4, 1, seed + 11);
     layerNorm<T>(n("ln_words192").c_str(), 5, 1536, 1544, 0, 192, 2, 0, seed + 12);
+    // Rows of exactly 4 (8 paired) words a thread, the layer's case: the word kernels without bound checks (bf16
+    // and fp16 at 4096 columns, fp32 at 2048).
+    layerNorm<T>(n("ln_full4096").c_str(), 5, 4096, 4096, 0, 128, 3, 1, seed + 13);
+    layerNorm<T>(n("ln_full2048").c_str(), 6, 2048, 2048, 0, 128, 2, 0, seed + 14);
     // One warp per block, one column group per thread, a single row.
     layerNorm<T>(n("ln_small").c_str(), 1, 24, 24, 0, 32, 1, 0, seed + 2);
     // Rows longer than the registers hold at one warp: the looped forward and the two-kernel backward.
