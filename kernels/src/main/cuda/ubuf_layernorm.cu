@@ -251,7 +251,7 @@ __device__ __forceinline__ void layernorm_fwd_words_rows(i64 rows, i64 cols, con
 #pragma unroll
         for (int j = 0; j < J; ++j) {
             const int g = (int)threadIdx.x + j * (int)blockDim.x;
-            if (g < groups) {
+            if (FULL || g < groups) {
                 // gamma's and beta's words into registers first: unpack of a word in global memory reads it an
                 // element at a time (eight 2-byte loads for bf16; 1.2-1.3x the kernel's time).
                 const uint4 gammaWord = gammaW[g];
@@ -273,7 +273,9 @@ __device__ __forceinline__ void layernorm_fwd_words_rows(i64 rows, i64 cols, con
 }
 
 // Rows of exactly J * blockDim groups (the layer's shapes) take the body without bound checks, which compiled to a
-// branch and its reconvergence a group and pass.
+// branch and its reconvergence a group and pass: 0.970-0.996x the time at the layer's shapes (bench kernels, H200;
+// the word kernel at 62 registers where 56, the paired one spilling 8 bytes). With the output pass's check kept,
+// 0.98-1.00x.
 template <class T, bool ZC, int K = LN_FWD_GROUPS, int V = 1>
 __device__ __forceinline__ void layernorm_fwd_words(i64 rows, i64 cols, const T* x, i64 ldX, const T* gamma,
                                                     const T* beta, float eps, T* y, i64 ldY, float* mean,
@@ -767,7 +769,7 @@ __device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T
 }  // namespace ubuf
 
 // The forward at 64 registers: uncapped it took 88, so 5 blocks of 128 an SM, and the rows of a layer's shard
-// (2048-4096) ran in waves that each read, reduced and wrote in turn; capped, 10-13% faster, same bits, no spills
+// (2048-4096) ran in waves that each read, reduced and wrote in turn; capped, 10-13% faster, same bits, no spills in bf16
 // (kernels/probes/layernorm_probe.cu, H200).
 #define UBUF_LAYERNORM_KERNELS(SUFFIX, T)                                                                        \
     extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS, 65536 / (64 * UBUF_MAX_THREADS))             \
