@@ -769,8 +769,8 @@ __device__ __forceinline__ void layernorm_bwd_staged(i64 rows, i64 cols, const T
 }  // namespace ubuf
 
 // The forward at 64 registers: uncapped it took 88, so 5 blocks of 128 an SM, and the rows of a layer's shard
-// (2048-4096) ran in waves that each read, reduced and wrote in turn; capped, 10-13% faster, same bits, no spills in bf16
-// (kernels/probes/layernorm_probe.cu, H200).
+// (2048-4096) ran in waves that each read, reduced and wrote in turn; capped, 10-13% faster, same bits, no spills in
+// bf16 (kernels/probes/layernorm_probe.cu, H200).
 #define UBUF_LAYERNORM_KERNELS(SUFFIX, T)                                                                        \
     extern "C" __global__ void __launch_bounds__(UBUF_MAX_THREADS, 65536 / (64 * UBUF_MAX_THREADS))             \
     ubuf_layernorm_fwd_##SUFFIX(long long rows, long long cols, const T* x, long long ldX, const T* gamma,       \
