@@ -182,8 +182,9 @@ __device__ __forceinline__ void opaque_words(uint4 (&w)[J]) {
 // layernorm_fwd's register path for whole 16-byte words only (cols a multiple of the group, x and y rows and gamma
 // and beta 16-byte aligned, at most LN_FWD_GROUPS groups a thread; LayerKernels checks this), the same sums in the
 // same order, so the same bits, and the two block sums with one barrier each. Without the scalar path's per-element
-// bounds and its branches the kernel takes fewer registers and instructions: 9 blocks of 128 an SM instead of 8,
-// 0.82-0.91x layernorm_fwd's time at the layer's shapes (bench kernels, H200; kernels/probes/layernorm_probe.cu).
+// bounds and its branches the kernel took fewer registers and instructions (56: 9 blocks of 128 an SM instead of 8),
+// 0.82-0.91x layernorm_fwd's time at the layer's shapes (bench kernels, H200; kernels/probes/layernorm_probe.cu);
+// with its whole-row body (layernorm_fwd_words below) it takes 62 again, and is faster still.
 // With V > 1 each thread stands in for V threads of a block V times as wide (thread t for t, t + blockDim, ...):
 // it holds their V * K groups t + j * blockDim (virtual thread j % V's k-th group for k = j / V) and sums them in
 // V chains, and the block sums add the wide block's warp totals in its order, so the bits of the wide block's

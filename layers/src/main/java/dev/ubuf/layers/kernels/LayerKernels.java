@@ -65,7 +65,7 @@ public final class LayerKernels {
 
     /**
      * The least occupancy of the kernels' launch bounds: 64 registers a thread at most, so 1024 threads an SM. The CPU
-     * tests' default model; the GPU's word kernels hold more (9 blocks of 128 where this says 8).
+     * tests' default model; on a GPU a kernel that takes fewer registers holds more.
      */
     static final Occupancy LAUNCH_BOUNDS_FLOOR = (kernel, block) -> Math.max(1, 1024 / block);
 
