@@ -40,20 +40,7 @@ __device__ __forceinline__ float add_totals(const float* totals, int warps) {
     }
 }
 
-// The block sums' one-barrier core: a butterfly within each warp, the warp totals into `totals` (a __shared__
-// float[MAX_WARPS]), a barrier, then every thread adds the totals in warp order (each computes the same value, so no
-// broadcast is needed): a fixed order for a given blockDim. blockDim.x must be a multiple of 32 (the callers return
-// early otherwise), and every thread of the block must call it (it is only called outside thread-dependent
-// branches). `totals` may be written again only after another barrier.
-__device__ __forceinline__ float warp_totals_sum(float v, float* totals) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    if ((threadIdx.x & 31) == 0) totals[threadIdx.x >> 5] = v;
-    __syncthreads();
-    return add_totals(totals, (int)(blockDim.x >> 5));
-}
-
-// warp_totals_sum of a block of V * blockDim threads run by blockDim: thread t holds v[i], the value of thread
+// warp_totals_sum (below) of a block of V * blockDim threads run by blockDim: thread t holds v[i], the value of thread
 // t + i * blockDim, so warp w of the wider block is this block's warp w % (blockDim / 32), value w / (blockDim / 32).
 // The same butterflies and the same order of warp totals as that block's warp_totals_sum, so the same bits;
 // V * blockDim at most UBUF_MAX_THREADS (totals has MAX_WARPS slots).
@@ -71,6 +58,16 @@ __device__ __forceinline__ float warp_totals_sum_wide(float (&v)[V], float* tota
     }
     __syncthreads();
     return add_totals(totals, V * warps);
+}
+
+// The block sums' one-barrier core: a butterfly within each warp, the warp totals into `totals` (a __shared__
+// float[MAX_WARPS]), a barrier, then every thread adds the totals in warp order (each computes the same value, so no
+// broadcast is needed): a fixed order for a given blockDim. blockDim.x must be a multiple of 32 (the callers return
+// early otherwise), and every thread of the block must call it (it is only called outside thread-dependent
+// branches). `totals` may be written again only after another barrier.
+__device__ __forceinline__ float warp_totals_sum(float v, float* totals) {
+    float one[1] = {v};
+    return warp_totals_sum_wide<1>(one, totals);
 }
 
 // Two sums behind the one barrier, each in the order warp_totals_sum adds.
@@ -108,18 +105,17 @@ __device__ __forceinline__ void block_sum2(float& a, float& b, float* scratchA, 
 // each scratch (__shared__ float[2][MAX_WARPS]), `parity` flipping at every call, so a call's writes cannot race the
 // previous call's reads of the same half (a thread writes a half again only after the next call's barrier, which
 // every thread reaches after its reads). The same sums in the same order, so the same bits.
-__device__ __forceinline__ float block_sum_alternating(float v, float (*scratch)[MAX_WARPS], int& parity) {
-    float* half = scratch[parity];
-    parity ^= 1;
-    return warp_totals_sum(v, half);
-}
-
-// block_sum_alternating of a block V times as wide (warp_totals_sum_wide).
+// block_sum_alternating (below) of a block V times as wide (warp_totals_sum_wide).
 template <int V>
 __device__ __forceinline__ float block_sum_wide_alternating(float (&v)[V], float (*scratch)[MAX_WARPS], int& parity) {
     float* half = scratch[parity];
     parity ^= 1;
     return warp_totals_sum_wide<V>(v, half);
+}
+
+__device__ __forceinline__ float block_sum_alternating(float v, float (*scratch)[MAX_WARPS], int& parity) {
+    float one[1] = {v};
+    return block_sum_wide_alternating<1>(one, scratch, parity);
 }
 
 __device__ __forceinline__ void block_sum2_alternating(float& a, float& b, float (*scratchA)[MAX_WARPS],
