@@ -3,7 +3,6 @@ package dev.ubuf.atomic;
 import dev.ubuf.ag.AgShape;
 import dev.ubuf.cuda.CudaDevice;
 import dev.ubuf.op.Collective;
-import dev.ubuf.op.MethodOptions;
 import dev.ubuf.op.OverlapMethod;
 import dev.ubuf.op.OverlapShape;
 import dev.ubuf.op.Schedule;
@@ -15,7 +14,6 @@ import dev.ubuf.plan.Region;
 import dev.ubuf.plan.StreamRole;
 import dev.ubuf.tensor.DType;
 
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -33,9 +31,10 @@ import java.util.SequencedMap;
  * writes into: "my UBUF is free for this call", signalled at the start of every call). Requires bf16 (the kernel writes bf16 or
  * fp32), k and n multiples of 8, tp ≥ 2 and an sm_90a GPU.
  *
- * <p>No options, so the planner measures it with the defaults ({@link #tuningSpace}) for every two-rank shape
- * {@link #schedule} accepts, on sm_90a GPUs ({@link #unsupportedOn}), with copy-engine copies and not with graph-safe
- * execution.
+ * <p>One option, {@code kernel} (the GEMM's tiling; {@link #optionKeys}). The planner measures it for every
+ * two-rank shape {@link #schedule} accepts, with the defaults and, where they take clustered tiles, with the
+ * ping-pong's ({@link #tuningSpace}), on sm_90a GPUs ({@link #unsupportedOn}), with copy-engine copies and not
+ * with graph-safe execution.
  */
 public final class AtomicAllGatherGemm implements OverlapMethod {
     public static final String NAME = "atomic";
@@ -62,22 +61,22 @@ public final class AtomicAllGatherGemm implements OverlapMethod {
      */
     @Override
     public List<Map<String, String>> tuningSpace(OverlapShape shape) {
-        return shape.tp() > 2 ? List.of() : OverlapMethod.super.tuningSpace(shape);
+        return AtomicSchedule.tuningSpace(this, shape);
     }
 
     @Override
     public SequencedMap<String, String> optionKeys() {
-        return new LinkedHashMap<>();
+        return AtomicSchedule.optionKeys();
     }
 
     @Override
     public Schedule schedule(OverlapShape shape, Map<String, String> options) {
-        new MethodOptions(name(), optionKeys(), options);
+        String kernel = AtomicSchedule.kernel(this, options);
         if (!(shape instanceof AgShape ag)) {
             throw new IllegalArgumentException("ag/" + name() + " needs an AgShape, got " + shape.key());
         }
         AtomicSchedule.requireShape("ag/atomic", ag, List.of(DType.BF16));
-        return AtomicSchedule.build(this, ag, options, r -> plan(ag, r));
+        return AtomicSchedule.build(this, ag, options, r -> plan(ag, r, kernel));
     }
 
     @Override
@@ -85,8 +84,16 @@ public final class AtomicAllGatherGemm implements OverlapMethod {
         return AtomicSchedule.unsupportedOn("ag/atomic", device);
     }
 
-    /** Rank {@code rank}'s plan (no checks of the kernel's own limits: see {@link #schedule}). */
+    /** Rank {@code rank}'s plan with the kernel's own tiling rule. */
     public static Plan plan(AgShape shape, int rank) {
+        return plan(shape, rank, PlanStep.AtomicGemm.AUTO_KERNEL);
+    }
+
+    /**
+     * Rank {@code rank}'s plan, its GEMM in the tiling {@code kernel} ({@link PlanStep.AtomicGemm#kernel}; no checks
+     * of the kernel's own limits: see {@link #schedule}).
+     */
+    public static Plan plan(AgShape shape, int rank, String kernel) {
         int tp = shape.tp();
         long rows = shape.chunkRows();
         long k = shape.k();
@@ -119,7 +126,7 @@ public final class AtomicAllGatherGemm implements OverlapMethod {
         b.add(new PlanStep.Signal(gemm, rank, rank));
         b.add(new PlanStep.AtomicGemm(gemm, Region.rows(BufferRole.UBUF, rank, 0, shape.m(), k),
                 Region.rows(BufferRole.WEIGHT, rank, 0, k, shape.n()),
-                Region.rows(BufferRole.OUTPUT, rank, 0, shape.m(), shape.n()), false, tp, rank, 0, -1));
+                Region.rows(BufferRole.OUTPUT, rank, 0, shape.m(), shape.n()), false, tp, rank, 0, -1, kernel));
         b.add(new PlanStep.WaitSignal(comm, credit, 1));
         b.add(new PlanStep.Copy(comm, shard, ubuf(prev, rank, rows, k)));
         b.add(new PlanStep.Signal(comm, prev, rank));

@@ -86,6 +86,15 @@ public record AtomicGemmConfig(TileConfig tile, int splits, Schedule schedule) {
             return kernelTag;
         }
 
+        /** The name {@link #parse} reads: {@code cooperative}, {@code pingpong} or {@code cooperative-cluster}. */
+        public String optionName() {
+            return switch (this) {
+                case COOPERATIVE -> "cooperative";
+                case PINGPONG -> "pingpong";
+                case COOPERATIVE_CLUSTER -> "cooperative-cluster";
+            };
+        }
+
         /** {@code cooperative}, {@code pingpong} or {@code cooperative-cluster} (any case). */
         public static Schedule parse(String s) {
             return switch (s.toLowerCase(java.util.Locale.ROOT)) {

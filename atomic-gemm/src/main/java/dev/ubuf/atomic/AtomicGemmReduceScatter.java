@@ -2,7 +2,6 @@ package dev.ubuf.atomic;
 
 import dev.ubuf.cuda.CudaDevice;
 import dev.ubuf.op.Collective;
-import dev.ubuf.op.MethodOptions;
 import dev.ubuf.op.OverlapMethod;
 import dev.ubuf.op.OverlapShape;
 import dev.ubuf.op.Schedule;
@@ -15,7 +14,6 @@ import dev.ubuf.plan.StreamRole;
 import dev.ubuf.rs.RsShape;
 import dev.ubuf.tensor.DType;
 
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -35,9 +33,10 @@ import java.util.SequencedMap;
  * fp32 (twice the bytes of bf16; the kernel writes fp32 so the reduction rounds once). Requires bf16 or fp16, k and
  * n multiples of 8, tp ≥ 2 and an sm_90a GPU.
  *
- * <p>No options, so the planner measures it with the defaults ({@link #tuningSpace}) for every two-rank shape
- * {@link #schedule} accepts, on sm_90a GPUs ({@link #unsupportedOn}), with copy-engine copies and not with graph-safe
- * execution.
+ * <p>One option, {@code kernel} (the GEMM's tiling; {@link #optionKeys}). The planner measures it for every
+ * two-rank shape {@link #schedule} accepts, with the defaults and, where they take clustered tiles, with the
+ * ping-pong's ({@link #tuningSpace}), on sm_90a GPUs ({@link #unsupportedOn}), with copy-engine copies and not
+ * with graph-safe execution.
  */
 public final class AtomicGemmReduceScatter implements OverlapMethod {
     public static final String NAME = "atomic";
@@ -64,22 +63,22 @@ public final class AtomicGemmReduceScatter implements OverlapMethod {
      */
     @Override
     public List<Map<String, String>> tuningSpace(OverlapShape shape) {
-        return shape.tp() > 2 ? List.of() : OverlapMethod.super.tuningSpace(shape);
+        return AtomicSchedule.tuningSpace(this, shape);
     }
 
     @Override
     public SequencedMap<String, String> optionKeys() {
-        return new LinkedHashMap<>();
+        return AtomicSchedule.optionKeys();
     }
 
     @Override
     public Schedule schedule(OverlapShape shape, Map<String, String> options) {
-        new MethodOptions(name(), optionKeys(), options);
+        String kernel = AtomicSchedule.kernel(this, options);
         if (!(shape instanceof RsShape rs)) {
             throw new IllegalArgumentException("rs/" + name() + " needs an RsShape, got " + shape.key());
         }
         AtomicSchedule.requireShape("rs/atomic", rs, List.of(DType.BF16, DType.FP16));
-        return AtomicSchedule.build(this, rs, options, r -> plan(rs, r));
+        return AtomicSchedule.build(this, rs, options, r -> plan(rs, r, kernel));
     }
 
     @Override
@@ -99,8 +98,16 @@ public final class AtomicGemmReduceScatter implements OverlapMethod {
         return 2 * tp + distance - 2;
     }
 
-    /** Rank {@code rank}'s plan (no checks of the kernel's own limits: see {@link #schedule}). */
+    /** Rank {@code rank}'s plan with the kernel's own tiling rule. */
     public static Plan plan(RsShape shape, int rank) {
+        return plan(shape, rank, PlanStep.AtomicGemm.AUTO_KERNEL);
+    }
+
+    /**
+     * Rank {@code rank}'s plan, its GEMM in the tiling {@code kernel} ({@link PlanStep.AtomicGemm#kernel}; no checks
+     * of the kernel's own limits: see {@link #schedule}).
+     */
+    public static Plan plan(RsShape shape, int rank, String kernel) {
         int tp = shape.tp();
         long m = shape.m();
         long n = shape.n();
@@ -125,7 +132,7 @@ public final class AtomicGemmReduceScatter implements OverlapMethod {
         }
         b.add(new PlanStep.AtomicGemm(gemm, Region.rows(BufferRole.INPUT, rank, 0, m, shape.k()),
                 Region.rows(BufferRole.WEIGHT, rank, 0, shape.k(), n),
-                Region.rows(BufferRole.UBUF, rank, 0, m, n), false, tp, (rank + 1) % tp, -1, done(0)));
+                Region.rows(BufferRole.UBUF, rank, 0, m, n), false, tp, (rank + 1) % tp, -1, done(0), kernel));
         for (int d = 1; d < tp; d++) {
             int owner = (rank + d) % tp;
             b.add(new PlanStep.WaitSignal(comm, done(owner), 1));

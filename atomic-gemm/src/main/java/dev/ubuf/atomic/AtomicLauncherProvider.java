@@ -3,6 +3,7 @@ package dev.ubuf.atomic;
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.exec.AtomicGemmLauncher;
+import dev.ubuf.plan.PlanStep;
 import dev.ubuf.tensor.TensorView;
 
 import java.time.Duration;
@@ -26,11 +27,18 @@ public final class AtomicLauncherProvider implements AtomicGemmLauncher.Provider
             @Override
             public void launch(TensorView a, TensorView b, boolean bTransposed, TensorView c, boolean accumulate,
                                int chunks, int firstChunk, long arrivalCounters, int arrivalValue, Duration timeout,
-                               long doneCounters, int doneValue, CudaStream stream) {
+                               long doneCounters, int doneValue, String tiling, CudaStream stream) {
                 AtomicGemmKernel.Hooks hooks = new AtomicGemmKernel.Hooks(arrivalCounters, arrivalValue,
                         arrivalCounters == 0 ? Duration.ZERO : timeout, doneCounters, doneValue);
-                kernel.launch(a, b, bTransposed ? BLayout.NK : BLayout.KN, c, 1f, accumulate ? 1f : 0f, chunks,
-                        firstChunk, hooks, stream);
+                BLayout layout = bTransposed ? BLayout.NK : BLayout.KN;
+                float beta = accumulate ? 1f : 0f;
+                if (tiling.equals(PlanStep.AtomicGemm.AUTO_KERNEL)) {
+                    kernel.launch(a, b, layout, c, 1f, beta, chunks, firstChunk, hooks, stream);
+                } else {
+                    AtomicGemmConfig config = kernel.select((int) a.rows(), (int) c.cols(), (int) a.cols(), chunks,
+                            layout, AtomicGemmConfig.Schedule.parse(tiling));
+                    kernel.launch(a, b, layout, c, 1f, beta, chunks, firstChunk, hooks, config, stream);
+                }
             }
 
             @Override

@@ -134,6 +134,46 @@ class AtomicMethodsTest {
     }
 
     @Test
+    void theKernelOptionNamesTheGemmsTilingAndThePlannerAddsPingPongWhereTheRuleClusters() {
+        MethodRegistry r = MethodRegistry.load();
+        // K = 8192: 128 K steps a tile, where the rule takes clustered tiles
+        AgShape ag = new AgShape(2, 1024, 8192, 256, DType.BF16);
+        RsShape rs = new RsShape(2, 1024, 8192, 256, DType.BF16, false);
+        for (String v : List.of("pingpong", "cooperative", "cooperative-cluster")) {
+            for (int rank = 0; rank < 2; rank++) {
+                assertEquals(v, only(r.schedule(ag, "atomic:kernel=" + v).plan(rank)).kernel());
+                assertEquals(v, only(r.schedule(rs, "atomic:kernel=" + v).plan(rank)).kernel());
+            }
+        }
+        assertEquals("pingpong", only(r.schedule(ag, "atomic:kernel=Ping-Pong").plan(0)).kernel(),
+                "either spelling, any case");
+        assertEquals(PlanStep.AtomicGemm.AUTO_KERNEL, only(r.schedule(ag, "atomic").plan(1)).kernel());
+        assertEquals(PlanStep.AtomicGemm.AUTO_KERNEL, only(r.schedule(rs, "atomic:kernel=AUTO").plan(1)).kernel());
+        var bad = assertThrows(MethodOptionException.class, () -> r.schedule(rs, "atomic:kernel=clustered"));
+        assertTrue(bad.getMessage().contains("kernel=clustered") && bad.getMessage().contains("cooperative-cluster"),
+                bad.getMessage());
+        var e = assertThrows(IllegalArgumentException.class, () -> new PlanStep.AtomicGemm(0,
+                only(r.schedule(ag, "atomic").plan(0)).a(), only(r.schedule(ag, "atomic").plan(0)).b(),
+                only(r.schedule(ag, "atomic").plan(0)).c(), false, 2, 0, -1, -1, " "));
+        assertTrue(e.getMessage().contains("blank"), e.getMessage());
+
+        List<Map<String, String>> both = List.of(Map.of(), Map.of("kernel", "pingpong"));
+        assertEquals(both, r.get(Collective.ALL_GATHER, "atomic").tuningSpace(ag));
+        assertEquals(both, r.get(Collective.REDUCE_SCATTER, "atomic").tuningSpace(rs));
+        assertEquals(both, r.get(Collective.REDUCE_SCATTER, "atomic")
+                .tuningSpace(new RsShape(2, 1024, 4104, 256, DType.BF16, false)), "65 K steps");
+        assertEquals(List.of(Map.of()), r.get(Collective.ALL_GATHER, "atomic")
+                .tuningSpace(new AgShape(2, 1024, 4096, 256, DType.BF16)), "64 K steps: the rule's ping-pong alone");
+        assertEquals(List.of(), r.get(Collective.ALL_GATHER, "atomic")
+                .tuningSpace(new AgShape(4, 1024, 8192, 256, DType.BF16)));
+        Planner p = new Planner(r, PlannerSettings.inMemory());
+        assertTrue(labels(p.candidates(rs)).containsAll(List.of("atomic", "atomic:kernel=pingpong")),
+                labels(p.candidates(rs)).toString());
+        assertTrue(labels(p.candidates(new RsShape(2, 1024, 512, 256, DType.BF16, false))).stream()
+                .noneMatch(l -> l.startsWith("atomic:")));
+    }
+
+    @Test
     void devicesWithoutSm90aAreNamedInTheReason() {
         assertTrue(AtomicSchedule.unsupportedOn("ag/atomic", "NVIDIA H100 80GB HBM3", 90).isEmpty());
         String why = AtomicSchedule.unsupportedOn("rs/atomic", "NVIDIA A100-SXM4-80GB", 80).orElseThrow();

@@ -60,7 +60,17 @@ class AtomicOpsGpuTest {
                 new OverlapScenario(ALL_GATHER, "atomic", DType.BF16, 4096, 1024, 1536, true, true, false),
                 new OverlapScenario(REDUCE_SCATTER, "atomic", DType.BF16, 2048, 384, 512, true, false, true),
                 new OverlapScenario(REDUCE_SCATTER, "atomic", DType.FP16, 2000, 384, 512, true, true, false),
-                new OverlapScenario(REDUCE_SCATTER, "atomic", DType.BF16, 4096, 1536, 1024, true, true, true));
+                new OverlapScenario(REDUCE_SCATTER, "atomic", DType.BF16, 4096, 1536, 1024, true, true, true),
+                // The kernel option's tilings where the rule takes another (ping-pong at these K): clustered tiles
+                // with placeholder halves (1000-row chunks), the cooperative tiles, and the ping-pong named.
+                new OverlapScenario(ALL_GATHER, "atomic:kernel=cooperative-cluster", DType.BF16, 2000, 512, 384, true,
+                        true, false),
+                new OverlapScenario(REDUCE_SCATTER, "atomic:kernel=cooperative-cluster", DType.FP16, 2000, 384, 512,
+                        true, true, true),
+                new OverlapScenario(REDUCE_SCATTER, "atomic:kernel=cooperative", DType.BF16, 2048, 384, 512, true,
+                        false, false),
+                new OverlapScenario(ALL_GATHER, "atomic:kernel=pingpong", DType.BF16, 2048, 512, 384, true, false,
+                        false));
     }
 
     @ParameterizedTest(name = "threads {0}")

@@ -30,11 +30,13 @@ public interface AtomicGemmLauncher extends AutoCloseable {
      * {@code firstChunk}; b is [K, N], or stored [N, K] when {@code bTransposed}. Counters are uint32 arrays of
      * one word per chunk in device memory (0: none): chunk i reads a once {@code arrival[i]} reaches
      * {@code arrivalValue} (wrap-safe), giving up after {@code timeout}; the last tile of chunk i stores
-     * {@code doneValue} into {@code done[i]}. Nothing is captured into a CUDA graph safely: the values are baked.
+     * {@code doneValue} into {@code done[i]}. {@code kernel}: the plan step's tiling
+     * ({@link dev.ubuf.plan.PlanStep.AtomicGemm#kernel}), "auto" for the launcher's own rule. Nothing is captured
+     * into a CUDA graph safely: the values are baked.
      */
     void launch(TensorView a, TensorView b, boolean bTransposed, TensorView c, boolean accumulate, int chunks,
                 int firstChunk, long arrivalCounters, int arrivalValue, Duration timeout, long doneCounters,
-                int doneValue, CudaStream stream);
+                int doneValue, String kernel, CudaStream stream);
 
     /**
      * After the launch's stream completed (or while a report is being written): the expired wait of the last

@@ -455,7 +455,8 @@ public final class CudaPlanExecutor implements AutoCloseable {
             case PlanStep.AtomicGemm g -> " " + g.c() + (g.accumulate() ? " +=" : " =") + " " + g.a().rows() + "x"
                     + g.b().cols() + "x" + g.a().cols() + " in " + g.chunks() + " chunks from " + g.firstChunk()
                     + (g.arrivalFlag() >= 0 ? " arrival flags " + g.arrivalFlag() + "+" : "")
-                    + (g.doneFlag() >= 0 ? " done flags " + g.doneFlag() + "+" : "");
+                    + (g.doneFlag() >= 0 ? " done flags " + g.doneFlag() + "+" : "")
+                    + (g.kernel().equals(PlanStep.AtomicGemm.AUTO_KERNEL) ? "" : " kernel " + g.kernel());
         };
     }
 
@@ -672,7 +673,8 @@ public final class CudaPlanExecutor implements AutoCloseable {
                         g.b().buffer() == BufferRole.WEIGHT && b.weightTransposed(), view(g.c(), b),
                         g.accumulate(), g.chunks(), g.firstChunk(),
                         g.arrivalFlag() < 0 ? 0 : flags.address(flags.rank(), g.arrivalFlag()), value,
-                        atomicTimeout(), g.doneFlag() < 0 ? 0 : flags.address(flags.rank(), g.doneFlag()), value, s);
+                        atomicTimeout(), g.doneFlag() < 0 ? 0 : flags.address(flags.rank(), g.doneFlag()), value,
+                        g.kernel(), s);
             }
         }
     }

@@ -207,7 +207,8 @@ public record Plan(String op, String method, int rank, int tp, List<StreamRole> 
                     staged(r.dst()), r.accumulate());
             case PlanStep.AddBias b -> new PlanStep.AddBias(b.stream(), staged(b.dst()));
             case PlanStep.AtomicGemm g -> new PlanStep.AtomicGemm(g.stream(), staged(g.a()), staged(g.b()),
-                    staged(g.c()), g.accumulate(), g.chunks(), g.firstChunk(), g.arrivalFlag(), g.doneFlag());
+                    staged(g.c()), g.accumulate(), g.chunks(), g.firstChunk(), g.arrivalFlag(), g.doneFlag(),
+                    g.kernel());
             case PlanStep.Quantize q -> throw new IllegalArgumentException("the plan already quantizes: " + q);
             case PlanStep.Signal x -> x;
             case PlanStep.WaitSignal x -> x;

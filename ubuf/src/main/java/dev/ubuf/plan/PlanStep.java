@@ -137,14 +137,24 @@ public sealed interface PlanStep {
      * the call (a {@link WaitSignal} of count 1 per chunk, each such flag receiving one signal per call). With
      * {@code doneFlag} &gt;= 0, chunk i, once written, raises this rank's own flag {@code doneFlag + i} (a
      * {@link Signal} to this rank, its only sender). Chunks are not ordered among themselves: the host executor
-     * runs them as concurrent pieces, so a plan may rely only on the per-chunk flags.
+     * runs them as concurrent pieces, so a plan may rely only on the per-chunk flags. {@code kernel} names the
+     * kernel's tiling as its method's {@code kernel} option does ({@link #AUTO_KERNEL}: the launcher's own rule); the
+     * core passes it to the launcher unread.
      */
     record AtomicGemm(int stream, Region a, Region b, Region c, boolean accumulate, int chunks, int firstChunk,
-                      int arrivalFlag, int doneFlag) implements PlanStep {
+                      int arrivalFlag, int doneFlag, String kernel) implements PlanStep {
+        /** The launcher chooses the kernel's tiling for the shape. */
+        public static final String AUTO_KERNEL = "auto";
+
         public AtomicGemm {
             Objects.requireNonNull(a, "a");
             Objects.requireNonNull(b, "b");
             Objects.requireNonNull(c, "c");
+            Objects.requireNonNull(kernel, "kernel");
+            if (kernel.isBlank()) {
+                throw new IllegalArgumentException("atomic GEMM: the kernel is blank (auto or a tiling the launcher"
+                        + " knows)");
+            }
             if (a.cols() != b.rows() || c.rows() != a.rows() || c.cols() != b.cols()) {
                 throw new IllegalArgumentException("atomic GEMM shapes disagree: " + a + " x " + b + " -> " + c);
             }
@@ -159,6 +169,12 @@ public sealed interface PlanStep {
             if (arrivalFlag < -1 || doneFlag < -1) {
                 throw new IllegalArgumentException("atomic GEMM: flags are -1 (none) or a first flag index");
             }
+        }
+
+        /** The product with the launcher's own choice of tiling ({@link #AUTO_KERNEL}). */
+        public AtomicGemm(int stream, Region a, Region b, Region c, boolean accumulate, int chunks, int firstChunk,
+                          int arrivalFlag, int doneFlag) {
+            this(stream, a, b, c, accumulate, chunks, firstChunk, arrivalFlag, doneFlag, AUTO_KERNEL);
         }
 
         public long chunkRows() {
@@ -180,7 +196,7 @@ public sealed interface PlanStep {
 
         /** The same product with no flags (a plain launch), on {@code stream}. */
         public AtomicGemm withoutFlags(int stream) {
-            return new AtomicGemm(stream, a, b, c, accumulate, chunks, firstChunk, -1, -1);
+            return new AtomicGemm(stream, a, b, c, accumulate, chunks, firstChunk, -1, -1, kernel);
         }
     }
 }

@@ -42,7 +42,7 @@ class PlansOnOneQueueTest {
             case PlanStep.AddBias b -> new PlanStep.AddBias(0, b.dst());
             case PlanStep.Quantize q -> new PlanStep.Quantize(0, q.src(), q.dst());
             case PlanStep.AtomicGemm g -> new PlanStep.AtomicGemm(0, g.a(), g.b(), g.c(), g.accumulate(), g.chunks(),
-                    g.firstChunk(), g.arrivalFlag(), g.doneFlag());
+                    g.firstChunk(), g.arrivalFlag(), g.doneFlag(), g.kernel());
         };
     }
 
