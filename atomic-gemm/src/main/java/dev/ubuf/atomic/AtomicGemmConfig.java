@@ -250,6 +250,24 @@ public record AtomicGemmConfig(TileConfig tile, int splits, Schedule schedule) {
     }
 
     /**
+     * The configuration of a launch whose tiling is named {@code tiling}
+     * ({@link dev.ubuf.plan.PlanStep.AtomicGemm#kernel}): {@link #select} for "auto", else {@link Schedule#parse}'s
+     * schedule by its own rule ({@link #selectCooperative}, {@link #selectPingPong}, or {@link TileConfig#select}'s
+     * tile in clusters).
+     */
+    public static AtomicGemmConfig forTiling(String tiling, int m, int n, int k, int chunks, BLayout layout,
+                                             int multiprocessors) {
+        if (tiling.equals(dev.ubuf.plan.PlanStep.AtomicGemm.AUTO_KERNEL)) {
+            return select(m, n, k, chunks, layout, multiprocessors);
+        }
+        return switch (Schedule.parse(tiling)) {
+            case COOPERATIVE -> selectCooperative(m, n, k, chunks, layout, multiprocessors);
+            case PINGPONG -> selectPingPong(m, n, k, chunks, layout, multiprocessors);
+            case COOPERATIVE_CLUSTER -> cooperativeCluster(TileConfig.select(m, n, chunks, layout, multiprocessors));
+        };
+    }
+
+    /**
      * The cooperative rule: {@link TileConfig#select}'s tile without splits, unless a (tile, splits ≥ 2) pair that
      * supports {@code layout}, fits K and keeps its workspace within {@link #MAX_RULE_WORKSPACE_BYTES} costs at least
      * {@link #SPLIT_MARGIN_PERCENT}% less; among those the cheapest, ties to the fewer splits, then the wider tile.

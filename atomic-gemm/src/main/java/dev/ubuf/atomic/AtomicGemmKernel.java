@@ -313,12 +313,7 @@ public final class AtomicGemmKernel implements AutoCloseable {
      * {@link AtomicGemmConfig#selectPingPong}, or {@link TileConfig#select}'s tile in clusters. */
     public AtomicGemmConfig select(int m, int n, int k, int chunks, BLayout layout, AtomicGemmConfig.Schedule schedule) {
         Objects.requireNonNull(schedule, "schedule");
-        return switch (schedule) {
-            case COOPERATIVE -> AtomicGemmConfig.selectCooperative(m, n, k, chunks, layout, multiprocessors);
-            case PINGPONG -> AtomicGemmConfig.selectPingPong(m, n, k, chunks, layout, multiprocessors);
-            case COOPERATIVE_CLUSTER -> AtomicGemmConfig.cooperativeCluster(
-                    TileConfig.select(m, n, chunks, layout, multiprocessors));
-        };
+        return AtomicGemmConfig.forTiling(schedule.optionName(), m, n, k, chunks, layout, multiprocessors);
     }
 
     /**

@@ -3,7 +3,6 @@ package dev.ubuf.atomic;
 import dev.ubuf.cuda.CudaContext;
 import dev.ubuf.cuda.CudaStream;
 import dev.ubuf.exec.AtomicGemmLauncher;
-import dev.ubuf.plan.PlanStep;
 import dev.ubuf.tensor.TensorView;
 
 import java.time.Duration;
@@ -31,14 +30,9 @@ public final class AtomicLauncherProvider implements AtomicGemmLauncher.Provider
                 AtomicGemmKernel.Hooks hooks = new AtomicGemmKernel.Hooks(arrivalCounters, arrivalValue,
                         arrivalCounters == 0 ? Duration.ZERO : timeout, doneCounters, doneValue);
                 BLayout layout = bTransposed ? BLayout.NK : BLayout.KN;
-                float beta = accumulate ? 1f : 0f;
-                if (tiling.equals(PlanStep.AtomicGemm.AUTO_KERNEL)) {
-                    kernel.launch(a, b, layout, c, 1f, beta, chunks, firstChunk, hooks, stream);
-                } else {
-                    AtomicGemmConfig config = kernel.select((int) a.rows(), (int) c.cols(), (int) a.cols(), chunks,
-                            layout, AtomicGemmConfig.Schedule.parse(tiling));
-                    kernel.launch(a, b, layout, c, 1f, beta, chunks, firstChunk, hooks, config, stream);
-                }
+                AtomicGemmConfig config = AtomicGemmConfig.forTiling(tiling, (int) a.rows(), (int) c.cols(),
+                        (int) a.cols(), chunks, layout, kernel.multiprocessors());
+                kernel.launch(a, b, layout, c, 1f, accumulate ? 1f : 0f, chunks, firstChunk, hooks, config, stream);
             }
 
             @Override

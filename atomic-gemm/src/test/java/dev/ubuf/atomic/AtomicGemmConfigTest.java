@@ -111,6 +111,35 @@ class AtomicGemmConfigTest {
     }
 
     @Test
+    void aNamedTilingTakesThatScheduleByItsOwnRuleAndAutoTheAutomaticChoice() {
+        int sms = 132;
+        for (int[] s : new int[][] {{8192, 8192, 8192}, {1024, 4096, 2048}, {2000, 512, 384}, {128, 4096, 4096}}) {
+            int m = s[0], n = s[1], k = s[2];
+            for (BLayout layout : BLayout.values()) {
+                assertEquals(AtomicGemmConfig.select(m, n, k, 2, layout, sms),
+                        AtomicGemmConfig.forTiling("auto", m, n, k, 2, layout, sms));
+                assertEquals(AtomicGemmConfig.selectPingPong(m, n, k, 2, layout, sms),
+                        AtomicGemmConfig.forTiling("pingpong", m, n, k, 2, layout, sms));
+                assertEquals(AtomicGemmConfig.Schedule.PINGPONG,
+                        AtomicGemmConfig.forTiling("pingpong", m, n, k, 2, layout, sms).schedule());
+                assertEquals(AtomicGemmConfig.selectCooperative(m, n, k, 2, layout, sms),
+                        AtomicGemmConfig.forTiling("cooperative", m, n, k, 2, layout, sms));
+                AtomicGemmConfig cc = AtomicGemmConfig.forTiling("cooperative-cluster", m, n, k, 2, layout, sms);
+                assertEquals(AtomicGemmConfig.Schedule.COOPERATIVE_CLUSTER, cc.schedule());
+                assertEquals(TileConfig.select(m, n, 2, layout, sms), cc.tile());
+                assertEquals(1, cc.splits());
+            }
+        }
+        // On an H100 and an H200 alike the rule clusters 8192^3 and ping-pongs 1024x4096x2048 (K <= 4096).
+        assertEquals(AtomicGemmConfig.Schedule.COOPERATIVE_CLUSTER,
+                AtomicGemmConfig.forTiling("auto", 8192, 8192, 8192, 2, BLayout.NK, sms).schedule());
+        assertEquals(AtomicGemmConfig.Schedule.PINGPONG,
+                AtomicGemmConfig.forTiling("auto", 1024, 4096, 2048, 2, BLayout.NK, sms).schedule());
+        assertThrows(IllegalArgumentException.class,
+                () -> AtomicGemmConfig.forTiling("clustered", 8192, 8192, 8192, 2, BLayout.NK, sms));
+    }
+
+    @Test
     void oneKStepNeverSplits() {
         // K = 64 is one step, K = 65 two: a split needs a step of its own.
         assertEquals(1, AtomicGemmConfig.select(128, 128, 64, 1, BLayout.NK, 132).splits());
