@@ -10,6 +10,7 @@ import dev.ubuf.tensor.TensorView;
 import dev.ubuf.trace.Tracer;
 
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * The demo's no_comm collectives: every collective through NCCL until {@link #skipFromNow}, none after. A skipped
@@ -38,13 +39,13 @@ final class NoCommAfterFirstStep implements Collectives {
     }
 
     @Override
-    public void allGather(NcclCommunicator nccl, TensorView src, TensorView dst, long count, DType words,
+    public void allGather(Supplier<NcclCommunicator> nccl, TensorView src, TensorView dst, long count, DType words,
                           Tracer tracer, CudaStream stream) {
         now.allGather(nccl, src, dst, count, words, tracer, stream);
     }
 
     @Override
-    public void allReduce(NcclCommunicator nccl, List<TensorView> ts, NcclRedOp op, Tracer tracer,
+    public void allReduce(Supplier<NcclCommunicator> nccl, List<TensorView> ts, NcclRedOp op, Tracer tracer,
                           CudaStream stream) {
         now.allReduce(nccl, ts, op, tracer, stream);
     }

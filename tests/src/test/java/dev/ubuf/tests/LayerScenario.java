@@ -53,23 +53,43 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  *                reduce-scatters, aggregate all-gathers), "sm" (SM copies instead of copy engines), "auto" (the
  *                planner chooses every non-bulk GEMM); optionally with "+fp8" or "+fp8current"
  */
-record LayerScenario(Block block, String overlap, DType dtype, int hidden, int ffn, int maxTokens)
-        implements RankScenario {
+record LayerScenario(Block block, String overlap, DType dtype, int hidden, int ffn, int maxTokens,
+                     Reference reference) implements RankScenario {
     static final String NAME = "layer";
-    private static final List<String> PARAMS = List.of("block", "overlap", "dtype", "hidden", "ffn", "maxTokens");
+    private static final List<String> PARAMS = List.of("block", "overlap", "dtype", "hidden", "ffn", "maxTokens",
+            "reference");
 
     enum Block { COLUMN, ROW, LN_LINEAR, MLP_GELU, MLP_SWIGLU }
+
+    /**
+     * What the overlapped block is checked against: the same block with every overlap off (NCCL; float64 as well
+     * for an fp32 LayerNormMLP), or float64 alone, for ranks that share one GPU, where NCCL refuses to run: only an
+     * fp32 LayerNormMLP, its own collectives through the host ({@link HostCollectives}), both rounds checked.
+     */
+    enum Reference { NCCL, FLOAT64 }
+
+    LayerScenario {
+        if (reference == Reference.FLOAT64 && (dtype != DType.FP32 || !fp8Suffix(overlap).isEmpty()
+                || (block != Block.MLP_GELU && block != Block.MLP_SWIGLU))) {
+            throw new IllegalArgumentException("a float64-only check takes an fp32 LayerNormMLP without FP8, got "
+                    + block + " " + overlap + " " + dtype);
+        }
+    }
+
+    LayerScenario(Block block, String overlap, DType dtype, int hidden, int ffn, int maxTokens) {
+        this(block, overlap, dtype, hidden, ffn, maxTokens, Reference.NCCL);
+    }
 
     static LayerScenario parse(List<String> params) {
         ScenarioArgs a = ScenarioArgs.of(NAME, PARAMS, params);
         return new LayerScenario(a.constant(0, Block.class), a.text(1), a.constant(2, DType.class),
-                a.positiveInt(3), a.positiveInt(4), a.positiveInt(5));
+                a.positiveInt(3), a.positiveInt(4), a.positiveInt(5), a.constant(6, Reference.class));
     }
 
     @Override
     public List<String> toArgs() {
         return List.of(NAME, block.name(), overlap, dtype.name(), Integer.toString(hidden), Integer.toString(ffn),
-                Integer.toString(maxTokens));
+                Integer.toString(maxTokens), reference.name());
     }
 
     /** The FP8 suffix of an overlap name ("+fp8", "+fp8current"), or "". */
@@ -136,6 +156,10 @@ record LayerScenario(Block block, String overlap, DType dtype, int hidden, int f
 
     @Override
     public void run(int rank, Bootstrap boot, CudaContext ctx, UbufEnvironment env) {
+        if (reference == Reference.FLOAT64) {
+            runAgainstFloat64(rank, boot, ctx, env);
+            return;
+        }
         int tp = boot.size();
         long seed = ByteBuffer.wrap(boot.broadcast(ByteBuffer.allocate(8).putLong(System.nanoTime()).array(), 0))
                 .getLong();
@@ -215,6 +239,53 @@ record LayerScenario(Block block, String overlap, DType dtype, int hidden, int f
                                 new OpTable.Key(GemmName.FC1_FPROP, maxTokens / 2)),
                         c.opKeys().stream().filter(k -> k.gemm() == GemmName.FC1_FPROP).toList(),
                         "one fprop op per token count, made on first use and reused");
+            }
+            s.synchronize();
+        }
+    }
+
+    /**
+     * The overlapped LayerNormMLP alone, its collectives through the host, against float64 in both rounds: output,
+     * input gradient and every parameter gradient ({@link MlpReference}).
+     */
+    private void runAgainstFloat64(int rank, Bootstrap boot, CudaContext ctx, UbufEnvironment env) {
+        int tp = boot.size();
+        long seed = ByteBuffer.wrap(boot.broadcast(ByteBuffer.allocate(8).putLong(System.nanoTime()).array(), 0))
+                .getLong();
+        try (TpCommunicator comm = TpCommunicator.create(boot, ctx, env, null);
+             CudaStream s = ctx.createStream(StreamPriority.NORMAL);
+             DeviceBuffer xb = ctx.allocate((long) maxTokens / tp * hidden * dtype.bytes());
+             DeviceBuffer dyb = ctx.allocate((long) maxTokens / tp * hidden * dtype.bytes());
+             TpContext on = TpContext.create(comm, config(overlap, tp), dtype, maxTokens, PlannerSettings.inMemory(),
+                     new HostCollectives(boot, ctx));
+             TpLayer a = make(on)) {
+            assertTrue(on.choice(fprop()).overlapped(), fprop() + " must be overlapped under '" + overlap + "'");
+            on.initialize(List.of(a), s);
+            a.initialize(seed, s);
+            SplittableRandom shared = new SplittableRandom(seed);
+            for (Parameter p : a.parameters()) {
+                if (p.name().endsWith("gamma") || p.name().endsWith("beta")) {
+                    HostTensors.upload(ctx, s, HostTensors.random(shared, p.value().elements(), dtype, 1f), p.value());
+                }
+            }
+            for (int round = 0; round < 2; round++) {
+                int tokens = round == 0 ? maxTokens : maxTokens / 2;
+                SplittableRandom rnd = new SplittableRandom(seed * 31 + rank * 7919L + round);
+                TensorView x = new TensorView(xb, 0, tokens / tp, hidden, hidden, dtype);
+                float[] xs = HostTensors.random(rnd, x.elements(), dtype, 1f);
+                HostTensors.upload(ctx, s, xs, x);
+                a.poisonBuffers(s);
+                a.zeroGrad(s);
+                String where = block + " " + overlap + " " + dtype.shortName() + " tokens " + tokens + " rank " + rank
+                        + " against float64 alone (seed " + seed + ")";
+                TensorView y = a.forward(x, s);
+                float[] ys = HostTensors.download(ctx, s, y);
+                TensorView dy = new TensorView(dyb, 0, y.rows(), y.cols(), y.cols(), dtype);
+                float[] dys = HostTensors.random(rnd, dy.elements(), dtype, 1f);
+                HostTensors.upload(ctx, s, dys, dy);
+                float[] dxs = HostTensors.download(ctx, s, a.backward(dy, s));
+                new MlpReference(ctx, s, boot, (LayerNormMLP) a, tokens, hidden, ffn).check(xs, dys, ys, dxs, where);
+                boot.barrier();
             }
             s.synchronize();
         }

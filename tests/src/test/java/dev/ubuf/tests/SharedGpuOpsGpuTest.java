@@ -27,13 +27,14 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * Two ranks on ONE GPU, a JVM each (both on device 0, user buffers shared through VMM file descriptors as between
  * GPUs): the overlap methods of both families, in bf16, fp16, fp32 and FP8, and the atomic RS method on an
  * H100/H200, compute what float64 says (FP8: exactly), on fresh random inputs with poisoned outputs and user
- * buffers, over three calls from alternating caller streams; the cases run in batches, one pair of JVMs each. The
- * plans, flags, chunk offsets, cuBLASLt calls and kernels all run for real, but no byte crosses NVLink and nothing
- * about speed carries over: this checks correctness where only one GPU is lent, and is no substitute for
- * {@link OverlapOpsGpuTest}, {@link Fp8OverlapGpuTest} and {@link AtomicOpsGpuTest} on two GPUs (the atomic AG is left
- * out here: see {@link #atomicCases()}). The bodies are
- * those tests' own scenarios; NCCL refuses two ranks on one GPU, so they check against float64 alone here, and the
- * planner ("auto", whose candidates include NCCL) and the NCCL methods ({@code nccl:splits=S}) are left out.
+ * buffers, over three calls from alternating caller streams; so does the fp32 LayerNormMLP under each overlap
+ * without NCCL ({@link #layerCases()}). The cases run in batches, one pair of JVMs each. The plans, flags, chunk
+ * offsets, cuBLASLt calls and kernels all run for real, but no byte crosses NVLink and nothing about speed carries
+ * over: this checks correctness where only one GPU is lent, and is no substitute for {@link OverlapOpsGpuTest},
+ * {@link Fp8OverlapGpuTest}, {@link AtomicOpsGpuTest} and {@link TpLayersGpuTest} on two GPUs (the atomic AG is left
+ * out here: see {@link #atomicCases()}). The bodies are those tests' own scenarios; NCCL refuses two ranks on one
+ * GPU, so they check against float64 alone here, and the planner ("auto", whose candidates include NCCL) and the
+ * NCCL methods ({@code nccl:splits=S}) are left out.
  *
  * <p>Why a JVM per rank: in one JVM both ranks' streams are streams of one CUDA context and share its hardware
  * queues, and a stream wait holds the queue it sits in. On an H100 (2026-11-25) such runs deadlocked in a different
@@ -102,6 +103,28 @@ class SharedGpuOpsGpuTest {
             assumeTrue(cc == 90, "the atomic methods need compute capability 9.0 (H100/H200), GPU 0 has " + cc);
         }
         return inBatches(atomicCases().map(c -> (RankScenario) c).toList());
+    }
+
+    /**
+     * The fp32 LayerNormMLP of {@link TpLayersGpuTest}'s float64-checked cases, GELU and SwiGLU, under every overlap
+     * without NCCL or the planner (TE's methods, ub_overlap_rs_dgrad, rings, SM copies), checked against float64
+     * alone in both rounds: the NCCL block it is otherwise compared with cannot run here, and the layer's own
+     * all-reduces go through the host ({@link LayerScenario.Reference#FLOAT64}).
+     */
+    static List<LayerScenario> layerCases() {
+        List<LayerScenario> cases = new ArrayList<>();
+        for (LayerScenario.Block b : List.of(LayerScenario.Block.MLP_SWIGLU, LayerScenario.Block.MLP_GELU)) {
+            for (String overlap : List.of("te", "rs_dgrad", "ring", "sm")) {
+                cases.add(new LayerScenario(b, overlap, DType.FP32, 256, 512, 512, LayerScenario.Reference.FLOAT64));
+            }
+            cases.add(new LayerScenario(b, "te", DType.FP32, 128, 256, 256, LayerScenario.Reference.FLOAT64));
+        }
+        return cases;
+    }
+
+    @TestFactory
+    Stream<DynamicNode> layersMatchFloat64WithBothRanksOnOneGpu() {
+        return inBatches(layerCases().stream().map(c -> (RankScenario) c).toList());
     }
 
     /**

@@ -9,6 +9,7 @@ import dev.ubuf.trace.Tracer;
 
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * How a context's layers communicate, chosen once when the {@link TpContext} is made: {@link #nccl()} (every
@@ -32,12 +33,16 @@ public interface Collectives {
     /** Issues one call of a layer GEMM's overlapped op on {@code stream}. */
     void call(OverlapCall call, Tracer tracer, CudaStream stream);
 
-    /** All-gather over the TP group of {@code count} words of type {@code words} per rank from src into dst. */
-    void allGather(NcclCommunicator nccl, TensorView src, TensorView dst, long count, DType words, Tracer tracer,
-                   CudaStream stream);
+    /**
+     * All-gather over the TP group of {@code count} words of type {@code words} per rank from src into dst;
+     * {@code nccl} gives the group's NCCL communicator (made on first use), for the strategies that use it.
+     */
+    void allGather(Supplier<NcclCommunicator> nccl, TensorView src, TensorView dst, long count, DType words,
+                   Tracer tracer, CudaStream stream);
 
     /** In-place all-reduce of fp32 tensors over the TP group, issued as one NCCL group (one launch). */
-    void allReduce(NcclCommunicator nccl, List<TensorView> ts, NcclRedOp op, Tracer tracer, CudaStream stream);
+    void allReduce(Supplier<NcclCommunicator> nccl, List<TensorView> ts, NcclRedOp op, Tracer tracer,
+                   CudaStream stream);
 
     /** Issues a collective of another group of ranks (the data-parallel gradient average). */
     void dataParallel(DataParallelCollective collective, Tracer tracer, CudaStream stream);

@@ -11,6 +11,7 @@ import dev.ubuf.trace.Tracer;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /** {@link Collectives#nccl()}: every collective runs, through NCCL or the overlapped op. Stateless. */
 final class NcclCollectives implements Collectives {
@@ -27,15 +28,15 @@ final class NcclCollectives implements Collectives {
     }
 
     @Override
-    public void allGather(NcclCommunicator nccl, TensorView src, TensorView dst, long count, DType words,
+    public void allGather(Supplier<NcclCommunicator> nccl, TensorView src, TensorView dst, long count, DType words,
                           Tracer tracer, CudaStream stream) {
         try (Tracer.Scope t = span(tracer, "AllGather", dst, stream)) {
-            nccl.allGather(src.address(), dst.address(), count, words, stream.nativeHandle());
+            nccl.get().allGather(src.address(), dst.address(), count, words, stream.nativeHandle());
         }
     }
 
     @Override
-    public void allReduce(NcclCommunicator nccl, List<TensorView> ts, NcclRedOp op, Tracer tracer,
+    public void allReduce(Supplier<NcclCommunicator> nccl, List<TensorView> ts, NcclRedOp op, Tracer tracer,
                           CudaStream stream) {
         if (ts.isEmpty()) {
             return;
@@ -48,10 +49,11 @@ final class NcclCollectives implements Collectives {
         try (Tracer.Scope x = ts.size() == 1 ? span(tracer, "AllReduce", ts.getFirst(), stream)
                 : groupSpan(tracer, ts, stream)) {
             // Every tensor was checked above, so every rank issues the whole group.
+            NcclCommunicator comm = nccl.get();
             NcclCommunicator.groupStart();
             try {
                 for (TensorView t : ts) {
-                    nccl.allReduce(t.address(), t.address(), t.elements(), DType.FP32, op, stream.nativeHandle());
+                    comm.allReduce(t.address(), t.address(), t.elements(), DType.FP32, op, stream.nativeHandle());
                 }
             } finally {
                 NcclCommunicator.groupEnd();

@@ -9,6 +9,7 @@ import dev.ubuf.trace.SpanKind;
 import dev.ubuf.trace.Tracer;
 
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * No collective at all: the layers run the same kernels and GEMMs as under their configuration, an overlapped op runs
@@ -32,12 +33,12 @@ final class NoCollectives implements Collectives {
     }
 
     @Override
-    public void allGather(NcclCommunicator nccl, TensorView src, TensorView dst, long count, DType words,
+    public void allGather(Supplier<NcclCommunicator> nccl, TensorView src, TensorView dst, long count, DType words,
                           Tracer tracer, CudaStream stream) {
     }
 
     @Override
-    public void allReduce(NcclCommunicator nccl, List<TensorView> ts, NcclRedOp op, Tracer tracer,
+    public void allReduce(Supplier<NcclCommunicator> nccl, List<TensorView> ts, NcclRedOp op, Tracer tracer,
                           CudaStream stream) {
     }
 

@@ -622,15 +622,15 @@ public final class TpContext implements AutoCloseable {
      */
     void allGather(TensorView src, TensorView dst, CudaStream stream) {
         if (src.dtype().isReserved()) {
-            collectives.allGather(nccl(), src, dst, src.elements() / 2, DType.FP16, tracer, stream);
+            collectives.allGather(this::nccl, src, dst, src.elements() / 2, DType.FP16, tracer, stream);
         } else {
-            collectives.allGather(nccl(), src, dst, src.elements(), src.dtype(), tracer, stream);
+            collectives.allGather(this::nccl, src, dst, src.elements(), src.dtype(), tracer, stream);
         }
     }
 
     /** In-place NCCL max of an fp32 tensor over the ranks (FP8 amaxes); nothing in a timing-only context. */
     void allReduceMaxFp32(TensorView t, CudaStream stream) {
-        collectives.allReduce(nccl(), List.of(t), NcclRedOp.MAX, tracer, stream);
+        collectives.allReduce(this::nccl, List.of(t), NcclRedOp.MAX, tracer, stream);
     }
 
     /**
@@ -660,7 +660,7 @@ public final class TpContext implements AutoCloseable {
         for (GradientReductions.Pending p : pending) {
             partials.add(p.partial());
         }
-        collectives.allReduce(nccl(), partials, NcclRedOp.SUM, tracer, stream);
+        collectives.allReduce(this::nccl, partials, NcclRedOp.SUM, tracer, stream);
         for (GradientReductions.Pending p : pending) {
             try (Tracer.Scope t = span(p.name() + " grads +=", SpanKind.KERNEL, stream)) {
                 kernels.sum(List.of(p.partial()), p.grads(), true, stream);
