@@ -14,13 +14,13 @@
 // with the product's (elements more than one bf16 unit apart), mean and rstd with float64 on the host (largest error
 // of mean in units of the row's standard deviation, largest relative error of rstd), on inputs uniform in [-2, 2) and
 // on inputs 8 + uniform [-0.25, 0.25) (mean 32 standard deviations from 0).
-// Results (bench/results/2026-11-29-session36/call1/, one H200, back-to-back launches, three rounds): at 2048 x 4096
-// mma J8 8.51-8.56 us against the paired kernel's 8.66-8.70 (0.985x), mma1 J8 8.58-8.61, shift1 J8 8.71-8.84; at
-// 1024 x 8192 mma J8 0.97-0.98x the paired; elsewhere (4096 x 4096, 2048 x 8192, 4096 x 8192) mma at 0.98-1.01x the
-// product's choice and shift1 J4 0.96-0.97x of the word kernel. Means within 5e-9 standard deviations of float64
-// for mma (the product's 4e-9), shift1 2e-7; y within one bf16 unit of the product's but for 0-207 elements of 8-33
-// million. Cutting the first pass's 16 instructions a word to one saves 1-2% where the bar needs 6%: the one-wave
-// kernel is not bound by its issue. Nothing taken.
+// Results (bench/results/2026-11-29-session36/call1-b2d488b-h200/, one H200, back-to-back launches, three
+// rounds): at 2048 x 4096 mma J8 8.51-8.56 us against the paired kernel's 8.66-8.70 (0.985x), mma1 J8 8.58-8.61,
+// shift1 J8 8.71-8.84; at 1024 x 8192 mma J8 0.97-0.98x the paired; elsewhere (4096 x 4096, 2048 x 8192, 4096 x
+// 8192) mma at 0.98-1.01x the product's choice and shift1 J4 0.96-0.97x of the word kernel. Means within 5e-9
+// standard deviations of float64 for mma (the product's 4e-9), shift1 2e-7; y within one bf16 unit of the product's
+// but for 0-207 elements of 8-33 million. Cutting the first pass's 16 instructions a word to one saves 1-2% where
+// the bar needs 6%: the one-wave kernel is not bound by its issue. Nothing taken.
 // Build and run (PROBE_SHAPE=RxC for one shape):
 //   nvcc -arch=sm_90 -O3 -std=c++17 -I../src/main/cuda layernorm_fwd_mma_probe.cu -o fwdmma && ./fwdmma
 #include <cmath>

@@ -84,7 +84,8 @@ record AtomicSchedule(OverlapMethod method, OverlapShape shape, Map<String, Stri
      * clustered tiles (more than {@link AtomicGemmConfig#PINGPONG_MAX_K_STEPS} K steps) also the ping-pong tiles. The
      * rule was made on an H100, where the ping-pong fell to 0.80-0.87 of cuBLASLt on the longest GEMMs; on an H200 the
      * ping-pong was ahead on 8 of the 11 sweep shapes with K > 4096, by up to 0.072 of cuBLASLt (16384x5120x8192:
-     * 1.030 against 0.959; bench/results/2026-11-29-session36/call2), so which one wins is the device's to say.
+     * 1.030 against 0.959; bench/results/2026-11-29-session36/call2-2bf03c3-h200), so which one wins is the
+     * device's to say.
      */
     static List<Map<String, String>> tuningSpace(OverlapMethod method, OverlapShape shape) {
         if (shape.tp() > 2) {
