@@ -251,16 +251,24 @@ public record AtomicGemmConfig(TileConfig tile, int splits, Schedule schedule) {
 
     /**
      * The configuration of a launch whose tiling is named {@code tiling}
-     * ({@link dev.ubuf.plan.PlanStep.AtomicGemm#kernel}): {@link #select} for "auto", else {@link Schedule#parse}'s
-     * schedule by its own rule ({@link #selectCooperative}, {@link #selectPingPong}, or {@link TileConfig#select}'s
-     * tile in clusters).
+     * ({@link dev.ubuf.plan.PlanStep.AtomicGemm#kernel}): the automatic choice
+     * ({@link #select(int, int, int, int, BLayout, int)}) for "auto", else the named schedule by its own rule
+     * ({@link #select(Schedule, int, int, int, int, BLayout, int)}).
      */
     public static AtomicGemmConfig forTiling(String tiling, int m, int n, int k, int chunks, BLayout layout,
                                              int multiprocessors) {
-        if (tiling.equals(dev.ubuf.plan.PlanStep.AtomicGemm.AUTO_KERNEL)) {
-            return select(m, n, k, chunks, layout, multiprocessors);
-        }
-        return switch (Schedule.parse(tiling)) {
+        return tiling.equals(dev.ubuf.plan.PlanStep.AtomicGemm.AUTO_KERNEL)
+                ? select(m, n, k, chunks, layout, multiprocessors)
+                : select(Schedule.parse(tiling), m, n, k, chunks, layout, multiprocessors);
+    }
+
+    /**
+     * {@code schedule}'s configuration by its own rule ({@link #selectCooperative}, {@link #selectPingPong}, or
+     * {@link TileConfig#select}'s tile in clusters): what {@link #forTiling} gives for the schedule's name.
+     */
+    public static AtomicGemmConfig select(Schedule schedule, int m, int n, int k, int chunks, BLayout layout,
+                                          int multiprocessors) {
+        return switch (schedule) {
             case COOPERATIVE -> selectCooperative(m, n, k, chunks, layout, multiprocessors);
             case PINGPONG -> selectPingPong(m, n, k, chunks, layout, multiprocessors);
             case COOPERATIVE_CLUSTER -> cooperativeCluster(TileConfig.select(m, n, chunks, layout, multiprocessors));

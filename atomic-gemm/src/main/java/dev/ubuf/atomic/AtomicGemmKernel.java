@@ -313,7 +313,7 @@ public final class AtomicGemmKernel implements AutoCloseable {
      * {@link AtomicGemmConfig#selectPingPong}, or {@link TileConfig#select}'s tile in clusters. */
     public AtomicGemmConfig select(int m, int n, int k, int chunks, BLayout layout, AtomicGemmConfig.Schedule schedule) {
         Objects.requireNonNull(schedule, "schedule");
-        return AtomicGemmConfig.forTiling(schedule.optionName(), m, n, k, chunks, layout, multiprocessors);
+        return AtomicGemmConfig.select(schedule, m, n, k, chunks, layout, multiprocessors);
     }
 
     /**

@@ -43,10 +43,9 @@ final class HostCollectives implements Collectives {
             throw new IllegalArgumentException("host all-gather of values: " + src + " into " + dst);
         }
         float[] all = new float[Math.toIntExact(dst.elements())];
-        byte[][] parts = boot.allGather(OverlapScenario.floats(HostTensors.download(ctx, stream, src)));
+        float[][] parts = fromEveryRank(src, stream);
         for (int r = 0; r < parts.length; r++) {
-            float[] f = OverlapScenario.unfloats(parts[r]);
-            System.arraycopy(f, 0, all, r * f.length, f.length);
+            System.arraycopy(parts[r], 0, all, r * parts[r].length, parts[r].length);
         }
         HostTensors.upload(ctx, stream, all, dst);
     }
@@ -58,10 +57,10 @@ final class HostCollectives implements Collectives {
             if (!t.isContiguous() || t.dtype() != DType.FP32) {
                 throw new IllegalArgumentException("all-reduce of a non-contiguous or non-fp32 tensor: " + t);
             }
-            byte[][] parts = boot.allGather(OverlapScenario.floats(HostTensors.download(ctx, stream, t)));
-            float[] sum = OverlapScenario.unfloats(parts[0]);
+            float[][] parts = fromEveryRank(t, stream);
+            float[] sum = parts[0];
             for (int r = 1; r < parts.length; r++) {
-                float[] f = OverlapScenario.unfloats(parts[r]);
+                float[] f = parts[r];
                 for (int i = 0; i < sum.length; i++) {
                     sum[i] = switch (op) {
                         case SUM -> sum[i] + f[i];
@@ -72,6 +71,16 @@ final class HostCollectives implements Collectives {
             }
             HostTensors.upload(ctx, stream, sum, t);
         }
+    }
+
+    /** Every rank's values of {@code t} (once {@code stream} has written them), in rank order. */
+    private float[][] fromEveryRank(TensorView t, CudaStream stream) {
+        byte[][] parts = boot.allGather(OverlapScenario.floats(HostTensors.download(ctx, stream, t)));
+        float[][] out = new float[parts.length][];
+        for (int r = 0; r < parts.length; r++) {
+            out[r] = OverlapScenario.unfloats(parts[r]);
+        }
+        return out;
     }
 
     @Override

@@ -161,8 +161,7 @@ record LayerScenario(Block block, String overlap, DType dtype, int hidden, int f
             return;
         }
         int tp = boot.size();
-        long seed = ByteBuffer.wrap(boot.broadcast(ByteBuffer.allocate(8).putLong(System.nanoTime()).array(), 0))
-                .getLong();
+        long seed = sharedSeed(boot);
         int inRowsMax = block == Block.ROW ? maxTokens : maxTokens / tp;
         int inCols = block == Block.ROW ? ffn / tp : hidden;
         try (TpCommunicator comm = TpCommunicator.create(boot, ctx, env, null);
@@ -184,15 +183,7 @@ record LayerScenario(Block block, String overlap, DType dtype, int hidden, int f
             b.initialize(seed, s);
             List<Parameter> pa = a.parameters();
             List<Parameter> pb = b.parameters();
-            SplittableRandom shared = new SplittableRandom(seed);
-            for (int i = 0; i < pa.size(); i++) {
-                if (pa.get(i).name().endsWith("gamma") || pa.get(i).name().endsWith("beta")) {
-                    // LayerNorm parameters: random (the same on every rank), so their use is checked too.
-                    float[] v = HostTensors.random(shared, pa.get(i).value().elements(), dtype, 1f);
-                    HostTensors.upload(ctx, s, v, pa.get(i).value());
-                    HostTensors.upload(ctx, s, v, pb.get(i).value());
-                }
-            }
+            randomLayerNormParameters(ctx, s, seed, pa, pb);
             for (int round = 0; round < 2; round++) {
                 int tokens = round == 0 ? maxTokens : maxTokens / 2;
                 SplittableRandom rnd = new SplittableRandom(seed * 31 + rank * 7919L + round);
@@ -244,14 +235,37 @@ record LayerScenario(Block block, String overlap, DType dtype, int hidden, int f
         }
     }
 
+    /** One seed for every rank: rank 0's clock, broadcast. */
+    private static long sharedSeed(Bootstrap boot) {
+        return ByteBuffer.wrap(boot.broadcast(ByteBuffer.allocate(8).putLong(System.nanoTime()).array(), 0))
+                .getLong();
+    }
+
+    /**
+     * The LayerNorm parameters (gamma, beta) random, the same on every rank and in every stack (parameter i of each
+     * is the same parameter), so their use is checked too.
+     */
+    @SafeVarargs
+    private void randomLayerNormParameters(CudaContext ctx, CudaStream s, long seed, List<Parameter>... stacks) {
+        SplittableRandom shared = new SplittableRandom(seed);
+        List<Parameter> first = stacks[0];
+        for (int i = 0; i < first.size(); i++) {
+            if (first.get(i).name().endsWith("gamma") || first.get(i).name().endsWith("beta")) {
+                float[] v = HostTensors.random(shared, first.get(i).value().elements(), dtype, 1f);
+                for (List<Parameter> stack : stacks) {
+                    HostTensors.upload(ctx, s, v, stack.get(i).value());
+                }
+            }
+        }
+    }
+
     /**
      * The overlapped LayerNormMLP alone, its collectives through the host, against float64 in both rounds: output,
      * input gradient and every parameter gradient ({@link MlpReference}).
      */
     private void runAgainstFloat64(int rank, Bootstrap boot, CudaContext ctx, UbufEnvironment env) {
         int tp = boot.size();
-        long seed = ByteBuffer.wrap(boot.broadcast(ByteBuffer.allocate(8).putLong(System.nanoTime()).array(), 0))
-                .getLong();
+        long seed = sharedSeed(boot);
         try (TpCommunicator comm = TpCommunicator.create(boot, ctx, env, null);
              CudaStream s = ctx.createStream(StreamPriority.NORMAL);
              DeviceBuffer xb = ctx.allocate((long) maxTokens / tp * hidden * dtype.bytes());
@@ -262,12 +276,7 @@ record LayerScenario(Block block, String overlap, DType dtype, int hidden, int f
             assertTrue(on.choice(fprop()).overlapped(), fprop() + " must be overlapped under '" + overlap + "'");
             on.initialize(List.of(a), s);
             a.initialize(seed, s);
-            SplittableRandom shared = new SplittableRandom(seed);
-            for (Parameter p : a.parameters()) {
-                if (p.name().endsWith("gamma") || p.name().endsWith("beta")) {
-                    HostTensors.upload(ctx, s, HostTensors.random(shared, p.value().elements(), dtype, 1f), p.value());
-                }
-            }
+            randomLayerNormParameters(ctx, s, seed, a.parameters());
             for (int round = 0; round < 2; round++) {
                 int tokens = round == 0 ? maxTokens : maxTokens / 2;
                 SplittableRandom rnd = new SplittableRandom(seed * 31 + rank * 7919L + round);
