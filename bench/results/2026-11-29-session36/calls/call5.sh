@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 36 call 5 (one GPU), bundle 4982d60 (the session's last code; 6300bfd adds results only): SharedGpuOpsGpuTest
+# Session 36 call 5 (one GPU), bundle 4982d60 (the last code before the review mend; 6300bfd adds results only): SharedGpuOpsGpuTest
 # whole (two ranks, a JVM each, on one GPU: the overlap methods, FP8, the atomic RS with e36385c's launcher and
 # the kernel option, and the fp32 LayerNormMLP against float64).
 set -u
